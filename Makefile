@@ -1,0 +1,31 @@
+# fabriclab: `make run` and `make test` each install what is missing (Debian packages,
+# through scripts/install-deps.sh), build, and then run the main job or the tests.
+.PHONY: all deps build run test test-asan bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build: deps
+	cmake --preset release
+	cmake --build --preset release
+
+# The main job on its shipped default: the counter table of every collective.
+run: build
+	./build/release/fabriclab counters --table --ranks 8,64,512
+
+test: build
+	ctest --preset release
+
+# The same suite under address and undefined-behaviour sanitizers.
+test-asan: deps
+	cmake --preset asan
+	cmake --build --preset asan
+	ctest --preset asan
+
+bench: build
+	./build/release/bench/offload_benchmark
+
+clean:
+	rm -rf build

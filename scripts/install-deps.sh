@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs, with apt-get and non-interactively, the Debian packages fabriclab needs that
+# are not installed yet. Idempotent: when everything is present it changes nothing and
+# does not touch the network (apt-get update runs only when something must be installed).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ cmake ninja-build make pkg-config
+  # libraries
+  libcli11-dev        # command line
+  nlohmann-json3-dev  # schedule files, JSON output
+  libfmt-dev          # formatting
+  libz3-dev           # exact counter assignment (SMT)
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
