@@ -1,0 +1,56 @@
+// Builders of triggered-operation DAGs for collective algorithms, and the registry that
+// names them. A builder emits the dependence DAG only (no counters); a counter
+// assignment (assignment.h) realises it on counters.
+//
+//   BuildOptions o{.ranks = 8, .bytes = 1 << 20};
+//   Schedule dag = build_schedule("allreduce", "ring", o);
+//
+// Conventions shared by every builder (docs/offload-model.md explains them):
+// - `bytes` is the whole vector for allreduce, reduce, bcast and reduce_scatter, and the
+//   block each rank contributes (allgather) or sends to each peer (alltoall).
+// - A transfer is an initiator op (put or atomic SUM) plus an arrival op on the target.
+// - Every rank ends with one host_wait on everything it must observe: its sinks.
+// - With count_send_completions = false, puts/atomics to other ranks get no completion
+//   counter; builders then express every ordering through arrivals or local ops.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "offload/schedule.h"
+
+namespace fabriclab::offload {
+
+enum class Datatype : std::uint8_t { int64, float64, float32 };
+std::string_view to_string(Datatype d);   // "int64", "double", "float"
+Datatype parse_datatype(std::string_view s);  // throws InputError
+std::int64_t datatype_size(Datatype d);
+
+struct BuildOptions {
+  Rank ranks = 2;
+  std::int64_t bytes = 8;
+  Rank root = 0;
+  Datatype datatype = Datatype::float64;
+  int radix = 4;                       // knomial bcast
+  bool ordered_channels = false;       // in-order delivery per (sender, receiver) pair
+  bool count_send_completions = true;  // false: sends' local completions are not counted
+};
+
+struct AlgorithmInfo {
+  std::string collective;
+  std::string algorithm;
+  std::string reference;  // the published algorithm the builder follows
+  bool uses_root;
+};
+
+// Every (collective, algorithm) pair the planner builds, in a stable order.
+const std::vector<AlgorithmInfo>& algorithms();
+
+// Throws InputError for an unknown collective/algorithm, ranks < 2, a root outside
+// 0..P-1, radix < 2 or bytes < 0.
+Schedule build_schedule(std::string_view collective, std::string_view algorithm,
+                        const BuildOptions& options);
+
+}  // namespace fabriclab::offload

@@ -1,0 +1,77 @@
+// The small toolkit the algorithm builders share: transfers (initiator op + arrival),
+// local atomics, ordered-channel bookkeeping, and the closing host_wait of every rank.
+// Internal to src/offload/algorithms.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "offload/collectives.h"
+#include "offload/schedule.h"
+
+namespace fabriclab::offload {
+
+struct Transfer {
+  OpId send;     // put/atomic on the sender
+  OpId arrival;  // arrival on the receiver
+};
+
+class DagBuilder {
+ public:
+  DagBuilder(std::string_view collective, std::string_view algorithm, const BuildOptions& o);
+
+  const BuildOptions& options() const { return o_; }
+  Rank ranks() const { return o_.ranks; }
+
+  // A put (or atomic SUM) of `bytes` from rank `from` into a buffer of `to`, issued once
+  // `deps` (ops of `from`) have completed.
+  Transfer put(Rank from, Rank to, std::int64_t bytes, std::span<const OpId> deps);
+  Transfer atomic(Rank from, Rank to, std::int64_t bytes, std::span<const OpId> deps);
+  // An atomic SUM from one of `r`'s buffers into another of its own: no arrival; its
+  // completion is counted.
+  OpId local_atomic(Rank r, std::int64_t bytes, std::span<const OpId> deps);
+
+  // The ordering "after sending `t`, continue": the send's completion when send
+  // completions are counted, else nothing (returns an empty list, and the caller's
+  // other deps must carry the ordering).
+  bool sends_counted() const { return o_.count_send_completions; }
+
+  // Adds, on every rank, a host_wait on that rank's sinks (counted ops nothing local
+  // depends on) and returns the schedule.
+  Schedule finish();
+
+ private:
+  Transfer transfer(OpKind kind, Rank from, Rank to, std::int64_t bytes,
+                    std::span<const OpId> deps);
+  void check_local_deps(Rank r, std::span<const OpId> deps) const;
+
+  BuildOptions o_;
+  Schedule s_;
+  std::vector<char> has_local_child_;
+  std::unordered_map<std::uint64_t, OpId> last_arrival_;  // (from, to) -> arrival
+};
+
+// Chunk c of `bytes` split into `parts` pieces on element boundaries (the first
+// `elements % parts` chunks get one extra element; a vector smaller than an element
+// is one element).
+std::int64_t chunk_bytes(std::int64_t bytes, Datatype dt, std::int64_t parts, std::int64_t c);
+
+// The builders, one per algorithm (see algorithms/*.cc for the reference each follows).
+Schedule build_allreduce_recursive_doubling(const BuildOptions& o);
+Schedule build_allreduce_ring(const BuildOptions& o);
+Schedule build_allreduce_binomial(const BuildOptions& o);
+Schedule build_allreduce_rabenseifner(const BuildOptions& o);
+Schedule build_bcast_binomial(const BuildOptions& o);
+Schedule build_bcast_knomial(const BuildOptions& o);
+Schedule build_reduce_binomial(const BuildOptions& o);
+Schedule build_barrier_dissemination(const BuildOptions& o);
+Schedule build_barrier_binomial(const BuildOptions& o);
+Schedule build_allgather_ring(const BuildOptions& o);
+Schedule build_allgather_recursive_doubling(const BuildOptions& o);
+Schedule build_reduce_scatter_ring(const BuildOptions& o);
+Schedule build_alltoall_pairwise(const BuildOptions& o);
+Schedule build_alltoall_all_at_once(const BuildOptions& o);
+
+}  // namespace fabriclab::offload

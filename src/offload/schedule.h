@@ -1,0 +1,130 @@
+// A triggered-operation schedule: the operations of one collective on P ranks, their
+// dependences (a DAG) and, once a counter assignment has run, the trigger counter,
+// threshold and completion counter of every operation. The model is the one of
+// shared/docs/triggered-ops.md section 1; the file format is its section 8
+// (schedule_json.h).
+//
+// Operations are stored compactly (dependence lists in one shared pool) because
+// schedules at P = 1024 hold millions of them.
+//
+//   Schedule s(4);
+//   OpId put = s.add({.kind = OpKind::put, .rank = 0, .peer = 1, .bytes = 64});
+//   OpId arr = s.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 64}, {put});
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabriclab::offload {
+
+using OpId = std::int32_t;
+using Rank = std::int32_t;
+using CounterId = std::int32_t;
+inline constexpr CounterId kNoCounter = -1;
+inline constexpr Rank kNoRank = -1;
+
+enum class OpKind : std::uint8_t { put, get, atomic, arrival, cntr_add, host_wait };
+
+std::string_view to_string(OpKind k);
+std::optional<OpKind> parse_op_kind(std::string_view s);
+
+// Data operations that a rank initiates and that complete locally.
+inline bool is_data_op(OpKind k) {
+  return k == OpKind::put || k == OpKind::get || k == OpKind::atomic;
+}
+
+struct Op {
+  OpKind kind = OpKind::put;
+  Rank rank = 0;
+  Rank peer = kNoRank;       // put/get/atomic: target; arrival: initiator; else none
+  std::int64_t bytes = 0;
+  std::int64_t add = 0;      // cntr_add: amount added to `target`
+  CounterId trigger = kNoCounter;
+  std::int64_t threshold = 0;
+  CounterId completion = kNoCounter;  // put/get/atomic/arrival: counter that gets +1
+  CounterId target = kNoCounter;      // cntr_add: counter that gets +add
+  bool relay = false;                  // cntr_add inserted by a counter assignment
+  bool counted = true;                 // false: completion deliberately not counted
+  // Position of this op's lists in the schedule's pools (filled by Schedule::add).
+  std::uint32_t deps_begin = 0, deps_count = 0, after_begin = 0, after_count = 0;
+
+  bool fires_at_start() const { return trigger == kNoCounter; }
+  // The counter this op increments when it completes (or fires, for cntr_add).
+  CounterId increments() const { return kind == OpKind::cntr_add ? target : completion; }
+  std::int64_t weight() const { return kind == OpKind::cntr_add ? add : 1; }
+};
+
+struct CounterSummary {
+  std::vector<std::int64_t> per_rank;
+  std::int64_t max = 0;
+  std::int64_t total = 0;
+};
+
+class Schedule {
+ public:
+  explicit Schedule(Rank ranks = 0) : ranks_(ranks) {}
+
+  // Metadata (echoed into files; not used by the analyses).
+  std::string collective, algorithm, strategy, datatype;
+  std::int64_t bytes = 0;
+  Rank root = 0;
+  bool ordered_channels = false;
+
+  Rank ranks() const { return ranks_; }
+  std::size_t size() const { return ops_.size(); }
+  const Op& op(OpId id) const { return ops_[static_cast<std::size_t>(id)]; }
+  Op& op(OpId id) { return ops_[static_cast<std::size_t>(id)]; }
+  const std::vector<Op>& ops() const { return ops_; }
+
+  // `deps`: direct predecessors as executed; `after`: transport-provided orderings.
+  OpId add(Op op, std::span<const OpId> deps = {}, std::span<const OpId> after = {});
+  OpId add(Op op, std::initializer_list<OpId> deps) {
+    return add(op, std::span<const OpId>(deps.begin(), deps.size()));
+  }
+
+  std::span<const OpId> deps(OpId id) const {
+    const Op& o = op(id);
+    return {pool_.data() + o.deps_begin, o.deps_count};
+  }
+  std::span<const OpId> after(OpId id) const {
+    const Op& o = op(id);
+    return {pool_.data() + o.after_begin, o.after_count};
+  }
+
+  // Counters are named by schedule-wide ids; each belongs to exactly one rank.
+  CounterId new_counter(Rank owner) {
+    counter_owner_.push_back(owner);
+    return static_cast<CounterId>(counter_owner_.size() - 1);
+  }
+  std::size_t counter_count() const { return counter_owner_.size(); }
+  Rank counter_owner(CounterId c) const { return counter_owner_[static_cast<std::size_t>(c)]; }
+  void set_counter_owners(std::vector<Rank> owners) { counter_owner_ = std::move(owners); }
+
+  // Distinct counters each rank uses (named by any trigger, completion or target).
+  CounterSummary counter_summary() const;
+  std::size_t relay_count() const;
+
+  // Operation ids grouped by rank, in issue order.
+  std::vector<std::vector<OpId>> ops_by_rank() const;
+
+ private:
+  Rank ranks_;
+  std::vector<Op> ops_;
+  std::vector<OpId> pool_;
+  std::vector<Rank> counter_owner_;
+};
+
+// Checks that the schedule is a well-formed DAG in the model: ids in range, acyclic,
+// dependences across ranks only through arrivals (an arrival has exactly one dep, a
+// put/atomic on its peer that targets its rank), ranks and peers in range. Throws
+// InputError naming the operation. When `assigned` is set it also checks the counter
+// realisation: every counter named belongs to the op's rank, every op with deps has a
+// trigger, and every local parent increments exactly the op's trigger counter.
+void validate(const Schedule& s, bool assigned);
+
+}  // namespace fabriclab::offload
