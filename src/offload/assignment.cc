@@ -1,0 +1,510 @@
+#include "offload/assignment.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "core/error.h"
+
+namespace fabriclab::offload {
+
+std::string_view to_string(Strategy s) { return s == Strategy::naive ? "naive" : "optimized"; }
+
+Strategy parse_strategy(std::string_view s) {
+  if (s == "naive") return Strategy::naive;
+  if (s == "optimized") return Strategy::optimized;
+  throw InputError(fmt::format("unknown strategy '{}' (expected naive or optimized)", s));
+}
+
+RankAssignment assign_naive(const RankView& v) {
+  const auto n = v.size();
+  RankAssignment a;
+  a.increments.assign(static_cast<std::size_t>(n), -1);
+  for (std::int32_t i = 0; i < n; ++i)
+    if (v.incrementer[static_cast<std::size_t>(i)]) a.increments[static_cast<std::size_t>(i)] = a.counters++;
+  a.trigger.assign(static_cast<std::size_t>(n), -1);
+  a.threshold.assign(static_cast<std::size_t>(n), 0);
+  for (std::int32_t i = 0; i < n; ++i) {
+    const auto& par = v.parents[static_cast<std::size_t>(i)];
+    if (par.size() == 1) {
+      const auto p = static_cast<std::size_t>(par[0]);
+      a.trigger[static_cast<std::size_t>(i)] = a.increments[p];
+      a.threshold[static_cast<std::size_t>(i)] = v.weight[p];
+    } else if (par.size() >= 2) {
+      const std::int32_t t = a.counters++;
+      a.trigger[static_cast<std::size_t>(i)] = t;
+      a.threshold[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(par.size());
+      for (auto p : par) {
+        a.relays.emplace_back(i, p);
+        a.increments.push_back(t);
+        a.trigger.push_back(a.increments[static_cast<std::size_t>(p)]);
+        a.threshold.push_back(v.weight[static_cast<std::size_t>(p)]);
+      }
+    }
+  }
+  return a;
+}
+
+namespace {
+
+struct UnionFind {
+  std::vector<std::int32_t> up;
+  explicit UnionFind(std::int32_t n) : up(static_cast<std::size_t>(n)) {
+    std::iota(up.begin(), up.end(), 0);
+  }
+  std::int32_t find(std::int32_t x) {
+    while (up[static_cast<std::size_t>(x)] != x) {
+      up[static_cast<std::size_t>(x)] = up[static_cast<std::size_t>(up[static_cast<std::size_t>(x)])];
+      x = up[static_cast<std::size_t>(x)];
+    }
+    return x;
+  }
+  void unite(std::int32_t a, std::int32_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) up[static_cast<std::size_t>(std::max(a, b))] = std::min(a, b);
+  }
+};
+
+// slack(v, p, I) = w(I ∩ Anc(v) ∩ Up(p)) - w(I \ Anc(v) \ Up(p)); the exact rule of
+// triggered-ops.md section 1 holds for (v, p) on a counter incremented by I iff
+// slack > 0 (subtract w(I ∩ Anc(v)) from both sides of "w(I \ Up(p)) < th(v)").
+std::int64_t slack(const RankView& v, std::int32_t op, std::int32_t p, const DynBitset& inc) {
+  const auto& anc = v.anc[static_cast<std::size_t>(op)];
+  const auto& desc = v.desc[static_cast<std::size_t>(p)];
+  const auto pi = static_cast<std::size_t>(p);
+  std::int64_t support, harm;
+  if (!v.has_heavy_weights) {
+    support = static_cast<std::int64_t>(inc.count_and(anc, desc)) + (inc.test(pi) ? 1 : 0);
+    harm = static_cast<std::int64_t>(inc.count_and_not(anc, desc));
+  } else {
+    support = inc.test(pi) ? v.weight[pi] : 0;
+    harm = 0;
+    inc.for_each([&](std::size_t x) {
+      if (anc.test(x) && desc.test(x)) support += v.weight[x];
+      if (!anc.test(x) && !desc.test(x) && x != pi) harm += v.weight[x];
+    });
+  }
+  return support - harm;
+}
+
+// The slack of a relay of parent p triggered on a counter incremented by `inc`: the
+// relay needs p alone, so its ancestors are p's own. slack > 0 iff the incrementers that
+// are neither before nor after p weigh less than p.
+std::int64_t relay_slack(const RankView& v, std::int32_t p, const DynBitset& inc) {
+  const auto pi = static_cast<std::size_t>(p);
+  const auto& a = v.anc[pi];
+  const auto& d = v.desc[pi];
+  std::int64_t harm = 0;
+  inc.for_each([&](std::size_t x) {
+    if (x != pi && !a.test(x) && !d.test(x)) harm += v.weight[x];
+  });
+  return (inc.test(pi) ? v.weight[pi] : 0) - harm;
+}
+
+// Extends the view with relay operations: relay k (local index n + k) relays parent p
+// to op o; o's parents become its relays. Order in H is derived from the old one.
+RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t, std::int32_t>>& relays) {
+  const auto n = static_cast<std::size_t>(v.size());
+  const auto m = n + relays.size();
+  RankView x;
+  x.rank = v.rank;
+  x.ops = v.ops;
+  x.kind = v.kind;
+  x.weight = v.weight;
+  x.incrementer = v.incrementer;
+  x.parents = v.parents;
+  x.has_heavy_weights = v.has_heavy_weights;
+  x.anc.assign(m, DynBitset(m));
+  x.desc.assign(m, DynBitset(m));
+  for (std::size_t i = 0; i < n; ++i) {
+    v.anc[i].for_each([&](std::size_t j) { x.anc[i].set(j); });
+    v.desc[i].for_each([&](std::size_t j) { x.desc[i].set(j); });
+  }
+  std::vector<char> relayed(n, 0);
+  for (const auto& r : relays) relayed[static_cast<std::size_t>(r.first)] = 1;
+  for (std::size_t i = 0; i < n; ++i)
+    if (relayed[i]) x.parents[i].clear();
+  for (std::size_t k = 0; k < relays.size(); ++k) {
+    const auto [o, p] = relays[k];
+    const std::size_t r = n + k;
+    x.ops.push_back(-1);
+    x.kind.push_back(OpKind::cntr_add);
+    x.weight.push_back(1);
+    x.incrementer.push_back(1);
+    x.parents.push_back({p});
+    x.parents[static_cast<std::size_t>(o)].push_back(static_cast<std::int32_t>(r));
+    // Anc(relay) = {p} ∪ Anc(p); Desc(relay) = {o} ∪ Desc(o) (old ops).
+    x.anc[r].set(static_cast<std::size_t>(p));
+    v.anc[static_cast<std::size_t>(p)].for_each([&](std::size_t j) { x.anc[r].set(j); });
+    x.desc[r].set(static_cast<std::size_t>(o));
+    v.desc[static_cast<std::size_t>(o)].for_each([&](std::size_t j) { x.desc[r].set(j); });
+  }
+  for (std::size_t r = n; r < m; ++r) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (x.anc[r].test(j)) x.desc[j].set(r);
+      if (x.desc[r].test(j)) x.anc[j].set(r);
+    }
+  }
+  // relay r1 -> relay r2 iff r1's op is r2's parent or one of its ancestors.
+  for (std::size_t r2 = n; r2 < m; ++r2)
+    for (std::size_t r1 = n; r1 < m; ++r1) {
+      const auto o1 = static_cast<std::size_t>(relays[r1 - n].first);
+      if (x.anc[r2].test(o1)) {
+        x.anc[r2].set(r1);
+        x.desc[r1].set(r2);
+      }
+    }
+  return x;
+}
+
+// Pass 1: the groups of incrementers that must share a counter, and the operations
+// whose parents must be relayed to keep every group safe.
+std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& v) {
+  const auto n = v.size();
+  std::vector<std::vector<std::int32_t>> children(static_cast<std::size_t>(n));
+  std::vector<std::int32_t> merges;  // ops with two or more parents, not relayed
+  for (std::int32_t i = 0; i < n; ++i) {
+    for (auto p : v.parents[static_cast<std::size_t>(i)]) children[static_cast<std::size_t>(p)].push_back(i);
+    if (v.parents[static_cast<std::size_t>(i)].size() >= 2) merges.push_back(i);
+  }
+  std::vector<char> relayed(static_cast<std::size_t>(n), 0);
+  UnionFind uf(n);
+  for (auto o : merges)
+    for (auto p : v.parents[static_cast<std::size_t>(o)]) uf.unite(v.parents[static_cast<std::size_t>(o)][0], p);
+
+  std::vector<std::int32_t> parents_all;
+  for (std::int32_t i = 0; i < n; ++i)
+    if (!children[static_cast<std::size_t>(i)].empty()) parents_all.push_back(i);
+  std::unordered_map<std::int32_t, std::vector<std::int32_t>> groups;
+  for (auto x : parents_all) groups[uf.find(x)].push_back(x);
+  std::vector<std::vector<std::int32_t>> work;
+  for (auto x : parents_all)
+    if (uf.find(x) == x) work.push_back(std::move(groups[x]));
+
+  std::vector<std::pair<std::int32_t, std::int32_t>> relays;
+  while (!work.empty()) {
+    std::vector<std::int32_t> g = std::move(work.back());
+    work.pop_back();
+    if (g.size() < 2) continue;  // a lone counter is always safe
+    DynBitset inc(static_cast<std::size_t>(n));
+    for (auto x : g) inc.set(static_cast<std::size_t>(x));
+    // Find a failing (op, parent) pair. A relayed op's parent p is checked as its relay
+    // would be: the relay's ancestors are p's, so only what p itself needs is excused.
+    std::int32_t bad_parent = -1;
+    const DynBitset* bad_anc = nullptr;
+    for (auto p : g) {
+      for (auto o : children[static_cast<std::size_t>(p)]) {
+        const auto& a = relayed[static_cast<std::size_t>(o)] ? v.anc[static_cast<std::size_t>(p)]
+                                                              : v.anc[static_cast<std::size_t>(o)];
+        const bool bad = relayed[static_cast<std::size_t>(o)] ? relay_slack(v, p, inc) <= 0
+                                                               : slack(v, o, p, inc) <= 0;
+        if (bad) {
+          bad_parent = p;
+          bad_anc = &a;
+          break;
+        }
+      }
+      if (bad_parent >= 0) break;
+    }
+    if (bad_parent < 0) continue;
+    // The harmful incrementers are neither needed by the failing op nor after its
+    // parent; relay the merging op with most parents among those that brought one into
+    // the group.
+    const auto& desc = v.desc[static_cast<std::size_t>(bad_parent)];
+    std::int32_t culprit = -1;
+    std::size_t best = 0;
+    for (auto o : merges) {
+      if (relayed[static_cast<std::size_t>(o)]) continue;
+      const auto& par = v.parents[static_cast<std::size_t>(o)];
+      if (uf.find(par[0]) != uf.find(g[0])) continue;
+      bool brings_harm = false;
+      for (auto q : par)
+        if (q != bad_parent && !bad_anc->test(static_cast<std::size_t>(q)) &&
+            !desc.test(static_cast<std::size_t>(q)))
+          brings_harm = true;
+      if (brings_harm && par.size() >= best) best = par.size(), culprit = o;
+    }
+    if (culprit < 0)
+      throw std::logic_error(fmt::format("optimized assignment: no culprit in an unsafe group "
+                                         "on rank {}",
+                                         v.rank));
+    relayed[static_cast<std::size_t>(culprit)] = 1;
+    for (auto q : v.parents[static_cast<std::size_t>(culprit)]) relays.emplace_back(culprit, q);
+    // Re-form the group without the culprit's merge.
+    for (auto x : g) uf.up[static_cast<std::size_t>(x)] = x;
+    for (auto o : merges) {
+      if (relayed[static_cast<std::size_t>(o)]) continue;
+      const auto& par = v.parents[static_cast<std::size_t>(o)];
+      if (std::find(g.begin(), g.end(), par[0]) == g.end()) continue;
+      for (auto q : par) uf.unite(par[0], q);
+    }
+    std::unordered_map<std::int32_t, std::vector<std::int32_t>> sub;
+    for (auto x : g) sub[uf.find(x)].push_back(x);
+    for (auto x : g)
+      if (uf.find(x) == x) work.push_back(std::move(sub[x]));
+  }
+  // Relays in the order of their ops (deterministic).
+  std::stable_sort(relays.begin(), relays.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  return relays;
+}
+
+}  // namespace
+
+RankAssignment assign_optimized(const RankView& v0) {
+  const auto relays = pass1_relays(v0);
+  const RankView v = relays.empty() ? v0 : with_relays(v0, relays);
+  const auto n0 = v0.size();
+  const auto m = v.size();
+
+  // Groups: parent sets unioned (safe by pass 1), plus every lone incrementer.
+  UnionFind uf(m);
+  for (std::int32_t i = 0; i < m; ++i) {
+    const auto& par = v.parents[static_cast<std::size_t>(i)];
+    for (auto p : par) uf.unite(par[0], p);
+  }
+  // Issue-order key: a relay sits just before the op it feeds.
+  auto key = [&](std::int32_t x) -> std::int64_t {
+    if (x < n0) return 2 * static_cast<std::int64_t>(x) + 1;
+    return 2 * static_cast<std::int64_t>(relays[static_cast<std::size_t>(x - n0)].first);
+  };
+  std::unordered_map<std::int32_t, std::vector<std::int32_t>> members;
+  for (std::int32_t i = 0; i < m; ++i)
+    if (v.incrementer[static_cast<std::size_t>(i)]) members[uf.find(i)].push_back(i);
+  std::vector<std::vector<std::int32_t>> groups;
+  for (auto& [root, g] : members) groups.push_back(std::move(g));
+  for (auto& g : groups)
+    std::sort(g.begin(), g.end(), [&](auto a, auto b) { return key(a) < key(b); });
+  std::sort(groups.begin(), groups.end(),
+            [&](const auto& a, const auto& b) { return key(a[0]) < key(b[0]); });
+
+  // Ops triggered by each group: the ops whose parents are in it.
+  std::vector<std::vector<std::int32_t>> triggered_by(static_cast<std::size_t>(m));
+  for (std::int32_t i = 0; i < m; ++i) {
+    const auto& par = v.parents[static_cast<std::size_t>(i)];
+    if (!par.empty()) triggered_by[static_cast<std::size_t>(uf.find(par[0]))].push_back(i);
+  }
+
+  struct Pair {
+    std::int32_t op, parent;
+    std::int64_t slack;
+  };
+  struct Counter {
+    DynBitset inc;
+    std::vector<Pair> pairs;
+  };
+  std::vector<Counter> counters;
+  RankAssignment a;
+  a.relays = relays;
+  a.increments.assign(static_cast<std::size_t>(m), -1);
+  a.trigger.assign(static_cast<std::size_t>(m), -1);
+  a.threshold.assign(static_cast<std::size_t>(m), 0);
+
+  std::vector<Pair> own, updated;
+  for (const auto& g : groups) {
+    DynBitset gset(static_cast<std::size_t>(m));
+    for (auto x : g) gset.set(static_cast<std::size_t>(x));
+    const auto& trig = triggered_by[static_cast<std::size_t>(uf.find(g[0]))];
+    std::int32_t placed = -1;
+    for (std::size_t k = 0; k < counters.size() && placed < 0; ++k) {
+      Counter& c = counters[k];
+      bool ok = true;
+      updated.clear();
+      for (const Pair& pr : c.pairs) {
+        // Adding G changes the slack by its members' support minus their harm.
+        // Slack is additive over disjoint incrementer sets.
+        const std::int64_t s = pr.slack + slack(v, pr.op, pr.parent, gset);
+        if (s <= 0) {
+          ok = false;
+          break;
+        }
+        updated.push_back({pr.op, pr.parent, s});
+      }
+      if (!ok) continue;
+      DynBitset merged = c.inc;
+      merged |= gset;
+      own.clear();
+      for (auto o : trig) {
+        for (auto p : v.parents[static_cast<std::size_t>(o)]) {
+          const std::int64_t s = slack(v, o, p, merged);
+          if (s <= 0) {
+            ok = false;
+            break;
+          }
+          own.push_back({o, p, s});
+        }
+        if (!ok) break;
+      }
+      if (!ok) continue;
+      c.inc = std::move(merged);
+      c.pairs = updated;
+      c.pairs.insert(c.pairs.end(), own.begin(), own.end());
+      placed = static_cast<std::int32_t>(k);
+    }
+    if (placed < 0) {
+      Counter c{gset, {}};
+      for (auto o : trig)
+        for (auto p : v.parents[static_cast<std::size_t>(o)]) {
+          const std::int64_t s = slack(v, o, p, gset);
+          if (s <= 0)
+            throw std::logic_error(fmt::format(
+                "optimized assignment: group of rank {} unsafe on its own counter", v.rank));
+          c.pairs.push_back({o, p, s});
+        }
+      counters.push_back(std::move(c));
+      placed = static_cast<std::int32_t>(counters.size() - 1);
+    }
+    for (auto x : g) a.increments[static_cast<std::size_t>(x)] = placed;
+    for (auto o : trig) a.trigger[static_cast<std::size_t>(o)] = placed;
+  }
+  a.counters = static_cast<std::int32_t>(counters.size());
+  for (std::int32_t o = 0; o < m; ++o) {
+    const auto t = a.trigger[static_cast<std::size_t>(o)];
+    if (t < 0) continue;
+    // The cumulative count: everything on the counter that must precede o.
+    a.threshold[static_cast<std::size_t>(o)] = v.weight_of_and(
+        counters[static_cast<std::size_t>(t)].inc, v.anc[static_cast<std::size_t>(o)]);
+  }
+  return a;
+}
+
+namespace {
+
+// Key of a rank's local problem: two ranks with equal keys have the same solution.
+std::vector<std::int64_t> problem_key(const RankView& v) {
+  std::vector<std::int64_t> k;
+  k.reserve(v.ops.size() * 4);
+  k.push_back(v.size());
+  for (std::size_t i = 0; i < v.ops.size(); ++i) {
+    k.push_back(static_cast<std::int64_t>(v.kind[i]) | (v.incrementer[i] ? 0x100 : 0));
+    k.push_back(v.weight[i]);
+    k.push_back(static_cast<std::int64_t>(v.parents[i].size()));
+    k.insert(k.end(), v.parents[i].begin(), v.parents[i].end());
+    k.push_back(static_cast<std::int64_t>(v.after[i].size()));
+    k.insert(k.end(), v.after[i].begin(), v.after[i].end());
+  }
+  return k;
+}
+
+struct KeyHash {
+  std::size_t operator()(const std::vector<std::int64_t>& k) const {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (auto x : k) h = (h ^ static_cast<std::uint64_t>(x)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+}  // namespace
+
+Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOptions& opt) {
+  auto views = rank_views(dag);
+  std::vector<RankAssignment> sol(views.size());
+  if (strategy == Strategy::naive) {
+    for (std::size_t r = 0; r < views.size(); ++r) sol[r] = assign_naive(views[r]);
+  } else if (opt.analysis == Analysis::global) {
+    compute_order(dag, Analysis::global, views);
+    for (std::size_t r = 0; r < views.size(); ++r) sol[r] = assign_optimized(views[r]);
+  } else {
+    // Ranks with the same local structure (every rank of a ring, most of a tree) have
+    // the same local problem: solve each distinct one once.
+    std::unordered_map<std::vector<std::int64_t>, std::size_t, KeyHash> seen;
+    for (std::size_t r = 0; r < views.size(); ++r) {
+      auto key = problem_key(views[r]);
+      auto it = seen.find(key);
+      if (it != seen.end()) {
+        sol[r] = sol[it->second];
+        continue;
+      }
+      compute_local_order(views[r]);
+      sol[r] = assign_optimized(views[r]);
+      views[r].anc.clear();
+      views[r].desc.clear();
+      seen.emplace(std::move(key), r);
+    }
+  }
+
+  // Emit: counters numbered rank by rank; relays just before the op they feed.
+  Schedule out(dag.ranks());
+  out.collective = dag.collective;
+  out.algorithm = dag.algorithm;
+  out.datatype = dag.datatype;
+  out.bytes = dag.bytes;
+  out.root = dag.root;
+  out.ordered_channels = dag.ordered_channels;
+  out.strategy = std::string(to_string(strategy));
+
+  std::vector<CounterId> counter_base(views.size());
+  std::vector<Rank> owners;
+  for (std::size_t r = 0; r < views.size(); ++r) {
+    counter_base[r] = static_cast<CounterId>(owners.size());
+    owners.insert(owners.end(), static_cast<std::size_t>(sol[r].counters), static_cast<Rank>(r));
+  }
+  out.set_counter_owners(std::move(owners));
+
+  // Local index of every op, and relays per op.
+  std::vector<std::int32_t> local(dag.size());
+  for (const auto& v : views)
+    for (std::size_t i = 0; i < v.ops.size(); ++i) local[static_cast<std::size_t>(v.ops[i])] = static_cast<std::int32_t>(i);
+  // New ids: first pass.
+  std::vector<OpId> new_id(dag.size());
+  std::vector<std::vector<std::vector<std::int32_t>>> feed(views.size());
+  for (std::size_t r = 0; r < views.size(); ++r) {
+    feed[r].assign(views[r].ops.size(), {});
+    for (std::size_t k = 0; k < sol[r].relays.size(); ++k)
+      feed[r][static_cast<std::size_t>(sol[r].relays[k].first)].push_back(static_cast<std::int32_t>(k));
+  }
+  {
+    OpId next = 0;
+    for (std::size_t i = 0; i < dag.size(); ++i) {
+      const Op& o = dag.op(static_cast<OpId>(i));
+      next += static_cast<OpId>(feed[static_cast<std::size_t>(o.rank)][static_cast<std::size_t>(local[i])].size());
+      new_id[i] = next++;
+    }
+  }
+  auto cid = [&](std::size_t r, std::int32_t c) {
+    return c < 0 ? kNoCounter : counter_base[r] + c;
+  };
+  std::vector<OpId> deps, after;
+  for (std::size_t i = 0; i < dag.size(); ++i) {
+    const Op& o = dag.op(static_cast<OpId>(i));
+    const auto r = static_cast<std::size_t>(o.rank);
+    const auto li = static_cast<std::size_t>(local[i]);
+    const auto& s = sol[r];
+    const auto n = views[r].ops.size();
+    std::vector<OpId> relay_ids;
+    for (auto k : feed[r][li]) {
+      const auto [target, parent] = s.relays[static_cast<std::size_t>(k)];
+      Op rl{.kind = OpKind::cntr_add, .rank = o.rank, .add = 1};
+      rl.relay = true;
+      rl.trigger = cid(r, s.trigger[n + static_cast<std::size_t>(k)]);
+      rl.threshold = s.threshold[n + static_cast<std::size_t>(k)];
+      rl.target = cid(r, s.increments[n + static_cast<std::size_t>(k)]);
+      const OpId pid = new_id[static_cast<std::size_t>(views[r].ops[static_cast<std::size_t>(parent)])];
+      relay_ids.push_back(out.add(rl, std::span<const OpId>(&pid, 1)));
+    }
+    Op no = o;
+    no.trigger = cid(r, s.trigger[li]);
+    no.threshold = s.threshold[li];
+    no.completion = kNoCounter;
+    no.target = kNoCounter;
+    if (o.kind == OpKind::cntr_add)
+      no.target = cid(r, s.increments[li]);
+    else
+      no.completion = cid(r, s.increments[li]);
+    deps.clear();
+    if (!relay_ids.empty()) {
+      deps = relay_ids;
+    } else {
+      for (OpId d : dag.deps(static_cast<OpId>(i))) deps.push_back(new_id[static_cast<std::size_t>(d)]);
+    }
+    after.clear();
+    for (OpId d : dag.after(static_cast<OpId>(i))) after.push_back(new_id[static_cast<std::size_t>(d)]);
+    out.add(no, deps, after);
+  }
+  return out;
+}
+
+}  // namespace fabriclab::offload

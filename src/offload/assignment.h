@@ -1,0 +1,51 @@
+// Counter assignment: realises a dependence DAG on per-rank hardware counters
+// (triggered-ops.md section 2).
+//
+// - naive: one completion counter per operation; an operation with two or more parents
+//   gets its own trigger counter fed by one cntr_add relay per parent.
+// - optimized: dependence-aware, two passes. Pass 1 unions the parent set of every
+//   operation into groups that must share a completion counter; a group that fails the
+//   exact safety rule is split by relaying (cntr_add) one of the operations that forced
+//   it, chosen as the one with most parents. Pass 2 walks the groups in issue order and
+//   puts each on the first existing counter of its rank on which every operation
+//   triggered there stays safe, else on a new counter. Thresholds are the cumulative
+//   counts. Never uses more counters (or relays) than naive.
+// - exact: see exact.h.
+//
+//   Schedule dag = build_schedule("allreduce", "ring", {.ranks = 8});
+//   Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
+#pragma once
+
+#include <string_view>
+
+#include "offload/happens_before.h"
+#include "offload/schedule.h"
+
+namespace fabriclab::offload {
+
+enum class Strategy : std::uint8_t { naive, optimized };
+std::string_view to_string(Strategy s);
+Strategy parse_strategy(std::string_view s);  // throws InputError
+
+struct AssignOptions {
+  Analysis analysis = Analysis::local;
+};
+
+// The DAG must validate (validate(dag, false)); its counters, if any, are ignored.
+Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOptions& opt = {});
+
+// The solution for one rank, in the rank's local indices. Relay k is the extra local
+// operation n + k; it relays `relays[k].second` (a parent) to `relays[k].first`.
+struct RankAssignment {
+  std::int32_t counters = 0;
+  std::vector<std::pair<std::int32_t, std::int32_t>> relays;
+  std::vector<std::int32_t> increments;  // per op (and relay): counter, or -1
+  std::vector<std::int32_t> trigger;     // per op (and relay): counter, or -1
+  std::vector<std::int64_t> threshold;
+};
+
+RankAssignment assign_naive(const RankView& v);
+// `v` must carry anc/desc (compute_order).
+RankAssignment assign_optimized(const RankView& v);
+
+}  // namespace fabriclab::offload

@@ -1,0 +1,59 @@
+// The happens-before graph H of triggered-ops.md section 1, seen from one rank: for each
+// operation of the rank, which other operations of the same rank are its ancestors and
+// descendants in H. Counter safety only ever compares operations of one rank (counters
+// are per NIC), so this projection is all the analyses need.
+//
+// Two analyses build it:
+// - global: H over all ranks, then projected. Exact, but quadratic in the total number
+//   of operations, so meant for P up to about 64.
+// - local: the rank alone, with arrivals unconstrained (any arrival may land at any
+//   time). It has fewer edges than H, so every down-set of H is one of its down-sets:
+//   an assignment it proves safe is safe (sound), at a cost linear in the rank's size.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/bitset.h"
+#include "offload/schedule.h"
+
+namespace fabriclab::offload {
+
+enum class Analysis : std::uint8_t { local, global };
+std::string_view to_string(Analysis a);
+Analysis parse_analysis(std::string_view s);  // throws InputError
+
+// One rank's operations with their local parents (dependences realised through
+// counters) and their order in H. Local indices follow issue order.
+struct RankView {
+  Rank rank = 0;
+  std::vector<OpId> ops;                    // local index -> schedule op id
+  std::vector<OpKind> kind;
+  std::vector<std::int64_t> weight;         // what the op adds to the counter it increments
+  std::vector<char> incrementer;            // completes into (or adds to) a counter
+  std::vector<std::vector<std::int32_t>> parents;  // local indices
+  std::vector<DynBitset> anc, desc;         // strict ancestors / descendants in H
+  // Local edges that generate H in the local analysis (parents + transport orderings);
+  // the key of the rank-symmetry cache.
+  std::vector<std::vector<std::int32_t>> after;
+
+  std::int32_t size() const { return static_cast<std::int32_t>(ops.size()); }
+  // w(S) for a set of local ops.
+  std::int64_t weight_of(const DynBitset& s) const;
+  // w(a ∩ b)
+  std::int64_t weight_of_and(const DynBitset& a, const DynBitset& b) const;
+  bool has_heavy_weights = false;
+};
+
+// Op lists and parents for every rank, without H (cheap).
+std::vector<RankView> rank_views(const Schedule& s);
+
+// Fills anc/desc of every view by the chosen analysis. Global throws InputError when the
+// schedule is too large for it (more than `kMaxGlobalOps` operations).
+inline constexpr std::size_t kMaxGlobalOps = 60000;
+void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views);
+// Local analysis of a single view (anc/desc from its parents and after edges).
+void compute_local_order(RankView& v);
+
+}  // namespace fabriclab::offload
