@@ -1,0 +1,171 @@
+#include "offload/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+
+namespace fabriclab::offload {
+namespace {
+
+// Rank 1 receives from ranks 0 and 2 into one counter and waits for both.
+Schedule two_arrivals(std::int64_t threshold) {
+  Schedule s(3);
+  s.set_counter_owners({1});
+  Op put{.kind = OpKind::put, .peer = 1, .bytes = 8};
+  put.counted = false;
+  put.rank = 0;
+  const OpId p0 = s.add(put);
+  const OpId a0 = s.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8, .completion = 0}, {p0});
+  put.rank = 2;
+  const OpId p2 = s.add(put);
+  const OpId a2 = s.add({.kind = OpKind::arrival, .rank = 1, .peer = 2, .bytes = 8, .completion = 0}, {p2});
+  s.add({.kind = OpKind::host_wait, .rank = 1, .trigger = 0, .threshold = threshold}, {a0, a2});
+  return s;
+}
+
+TEST(Verifier, AcceptsTheCumulativeThresholdAndCountsEveryState) {
+  const auto r = verify(two_arrivals(2));
+  EXPECT_TRUE(r.ok());
+  // Four independent events (two send completions, two arrivals): 2^4 completed sets.
+  EXPECT_TRUE(r.exhaustive_complete);
+  EXPECT_EQ(r.exhaustive_states, 16u);
+}
+
+TEST(Verifier, RejectsALowThresholdWithTheCounterExample) {
+  const auto r = verify(two_arrivals(1));
+  EXPECT_FALSE(r.safe_by_rule);
+  EXPECT_FALSE(r.safe_by_execution);
+  ASSERT_FALSE(r.violations.empty());
+  EXPECT_EQ(r.violations[0].method, "rule");
+  EXPECT_EQ(r.violations[0].op, 4);
+  // Without op 1, op 3 alone reaches threshold 1.
+  EXPECT_NE(r.violations[0].message.find("before its parent op 1"), std::string::npos)
+      << r.violations[0].message;
+  EXPECT_NE(r.violations[0].message.find("incrementers [3]"), std::string::npos);
+}
+
+TEST(Verifier, ReportsAHighThresholdAsAHang) {
+  const auto r = verify(two_arrivals(3));
+  EXPECT_TRUE(r.safe_by_rule);
+  EXPECT_FALSE(r.live_by_fixpoint);
+  bool found = false;
+  for (const auto& v : r.violations)
+    found |= v.kind == Violation::Kind::hang &&
+             v.message.find("counter 0 stopped at 2 < threshold 3") != std::string::npos;
+  EXPECT_TRUE(found);
+}
+
+TEST(Verifier, CountsCounterAddsByTheirWeight) {
+  // Rank 0: a put completing into c0; a cntr_add of 2 into c1 once c0 >= 1; a local
+  // atomic completing into c1; the host waits on c1 for both (2 + 1 = 3).
+  auto make = [](std::int64_t th) {
+    Schedule s(2);
+    s.set_counter_owners({0, 0});
+    const OpId put = s.add({.kind = OpKind::put, .rank = 0, .peer = 1, .bytes = 8, .completion = 0});
+    s.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8, .completion = kNoCounter}, {put});
+    const OpId add = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2, .trigger = 0, .threshold = 1, .target = 1}, {put});
+    const OpId loc = s.add({.kind = OpKind::atomic, .rank = 0, .peer = 0, .bytes = 8, .completion = 1});
+    s.add({.kind = OpKind::host_wait, .rank = 0, .trigger = 1, .threshold = th}, {add, loc});
+    return s;
+  };
+  Schedule ok = make(3);
+  // The arrival is bound to no counter: give it one of rank 1.
+  ok.set_counter_owners({0, 0, 1});
+  ok.op(1).completion = 2;
+  EXPECT_TRUE(verify(ok).ok());
+  // At 2 the cntr_add alone fires the wait before the local atomic completed.
+  Schedule bad = make(2);
+  bad.set_counter_owners({0, 0, 1});
+  bad.op(1).completion = 2;
+  const auto r = verify(bad);
+  EXPECT_FALSE(r.safe_by_rule);
+  EXPECT_FALSE(r.safe_by_execution);
+}
+
+// Rank 0 puts twice to rank 1; rank 1 waits for the first arrival on a counter both
+// arrivals increment.
+Schedule two_puts_same_peer(bool ordered) {
+  Schedule s(2);
+  s.set_counter_owners({1});
+  Op put{.kind = OpKind::put, .rank = 0, .peer = 1, .bytes = 8};
+  put.counted = false;
+  const OpId p0 = s.add(put), p1 = s.add(put);
+  const OpId a0 = s.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8, .completion = 0}, {p0});
+  const OpId d1[] = {p1};
+  std::vector<OpId> after;
+  if (ordered) after.push_back(a0);
+  s.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8, .completion = 0}, d1, after);
+  s.add({.kind = OpKind::host_wait, .rank = 1, .trigger = 0, .threshold = 1}, {a0});
+  return s;
+}
+
+TEST(Verifier, TransportOrderingMakesASharedCounterSafe) {
+  EXPECT_FALSE(verify(two_puts_same_peer(false)).ok());
+  EXPECT_TRUE(verify(two_puts_same_peer(true)).ok());
+}
+
+TEST(Verifier, RejectsTwoRecursiveDoublingLevelsOnOneCounter) {
+  // The planted error of triggered-ops.md section 1: rank 0's level-0 and level-1
+  // arrivals on one counter that triggers level 1.
+  Schedule s = assign_counters(build_schedule("allreduce", "recursive_doubling", {.ranks = 4}),
+                               Strategy::optimized);
+  std::vector<OpId> arrivals;
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s.op(static_cast<OpId>(i)).rank == 0 && s.op(static_cast<OpId>(i)).kind == OpKind::arrival)
+      arrivals.push_back(static_cast<OpId>(i));
+  ASSERT_EQ(arrivals.size(), 2u);
+  const CounterId a = s.op(arrivals[0]).completion, b = s.op(arrivals[1]).completion;
+  ASSERT_NE(a, b);
+  // Move everything of counter b onto a, with thresholds raised by what a already
+  // counts (the cumulative reading a careless merge would use).
+  std::int64_t on_a = 0;
+  for (const Op& o : s.ops())
+    if (o.increments() == a) on_a += o.weight();
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    Op& o = s.op(static_cast<OpId>(i));
+    if (o.trigger == b) o.trigger = a, o.threshold += on_a;
+    if (o.completion == b) o.completion = a;
+    if (o.target == b) o.target = a;
+  }
+  const auto r = verify(s);
+  EXPECT_FALSE(r.safe_by_rule);
+  EXPECT_FALSE(r.safe_by_execution);
+  EXPECT_FALSE(r.violations.empty());
+}
+
+TEST(Verifier, LocalAnalysisIsConservative) {
+  // Binomial allreduce, global analysis: a rank's broadcast arrival shares the counter
+  // of its reduction arrivals, safe only because the arrival needs those reductions,
+  // which the local analysis cannot see.
+  const auto s = assign_counters(build_schedule("allreduce", "binomial", {.ranks = 8}),
+                                 Strategy::optimized, {.analysis = Analysis::global});
+  EXPECT_TRUE(verify(s, {.analysis = Analysis::global, .exhaustive_state_limit = 20000}).ok());
+  const auto local = verify(s, {.analysis = Analysis::local, .exhaustive_state_limit = 20000});
+  EXPECT_FALSE(local.safe_by_rule);
+  EXPECT_TRUE(local.safe_by_execution);  // the executions see the real H
+}
+
+TEST(Verifier, AcceptsEveryStrategyForEveryCollectiveUpTo64Ranks) {
+  std::vector<Rank> ps;
+  for (Rank p = 2; p <= 17; ++p) ps.push_back(p);
+  for (Rank p : {24, 31, 32, 33, 48, 63, 64}) ps.push_back(p);
+  for (const auto& info : algorithms()) {
+    for (Rank p : ps) {
+      const Schedule dag = build_schedule(info.collective, info.algorithm, {.ranks = p});
+      for (auto [st, an] : {std::pair{Strategy::naive, Analysis::local},
+                            {Strategy::optimized, Analysis::local},
+                            {Strategy::optimized, Analysis::global}}) {
+        const auto s = assign_counters(dag, st, {.analysis = an});
+        const auto r = verify(s, {.analysis = Analysis::global, .random_runs = 2,
+                                  .exhaustive_state_limit = 2000});
+        EXPECT_TRUE(r.ok()) << info.collective << "/" << info.algorithm << " P=" << p << " "
+                            << to_string(st) << "/" << to_string(an) << ": "
+                            << (r.violations.empty() ? "" : r.violations[0].message);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabriclab::offload
