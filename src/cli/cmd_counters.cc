@@ -1,0 +1,261 @@
+// fabriclab counters: build a collective's DAG, assign counters with each strategy,
+// verify, and print the counts -- for one collective or as a table of all of them.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+#include "offload/schedule_io.h"
+#include "offload/verifier.h"
+
+namespace fabriclab::cli {
+
+using namespace fabriclab::offload;
+
+namespace {
+
+struct CountersArgs {
+  std::string collective, algorithm;
+  int ranks = 0;
+  std::int64_t bytes = 8;
+  int root = 0;
+  int radix = 4;
+  std::string datatype = "double";
+  bool ordered = false;
+  bool uncounted_sends = false;
+  std::string strategy = "all";
+  std::string analysis = "auto";
+  std::string json_path, dot_path;
+  bool table = false;
+  std::string table_ranks = "8,64,512";
+  std::string ranks_text;
+};
+
+// A strategy run: which strategy, under which analysis.
+struct Variant {
+  Strategy strategy;
+  Analysis analysis;
+  std::string label() const {
+    return strategy == Strategy::naive ? "naive" : fmt::format("optimized/{}", to_string(analysis));
+  }
+};
+
+struct Outcome {
+  Variant variant;
+  std::size_t ops = 0, relays = 0;
+  CounterSummary counters;
+  VerifyReport report;
+  bool verified = false;  // the verifier ran
+  double seconds = 0;
+  Schedule schedule;
+};
+
+// Global analysis fits when the whole happens-before graph is small (P <= 64 in
+// practice); local always fits.
+bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && dag.ranks() <= 64; }
+
+std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
+                              const Schedule& dag) {
+  std::vector<Analysis> analyses;
+  if (analysis == "auto") {
+    analyses.push_back(Analysis::local);
+    if (global_fits(dag)) analyses.push_back(Analysis::global);
+  } else {
+    analyses.push_back(parse_analysis(analysis));
+  }
+  std::vector<Variant> out;
+  if (strategy == "all" || strategy == "naive") out.push_back({Strategy::naive, Analysis::local});
+  if (strategy == "all" || strategy == "optimized")
+    for (Analysis a : analyses) out.push_back({Strategy::optimized, a});
+  if (out.empty())
+    throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized or all)", strategy));
+  return out;
+}
+
+VerifyOptions verify_options(const Schedule& s) {
+  VerifyOptions v;
+  v.analysis = global_fits(s) ? Analysis::global : Analysis::local;
+  v.random_runs = s.size() > 200000 ? 2 : s.size() > 20000 ? 8 : 32;
+  v.exhaustive_state_limit = 20000;
+  return v;
+}
+
+Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o{v, 0, 0, {}, {}, false, 0, assign_counters(dag, v.strategy, {.analysis = v.analysis})};
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  o.ops = o.schedule.size();
+  o.relays = o.schedule.relay_count();
+  o.counters = o.schedule.counter_summary();
+  if (verify_it) {
+    o.report = verify(o.schedule, verify_options(o.schedule));
+    o.verified = true;
+  }
+  return o;
+}
+
+std::string verdict(const Outcome& o) {
+  if (!o.verified) return "not run";
+  if (o.report.ok())
+    return fmt::format("safe+live ({}{})", to_string(o.report.analysis),
+                       o.report.exhaustive_complete ? ", exhaustive" : "");
+  return "REJECTED";
+}
+
+BuildOptions build_options(const CountersArgs& a, int ranks) {
+  BuildOptions o;
+  o.ranks = ranks;
+  o.bytes = a.bytes;
+  o.root = a.root;
+  o.radix = a.radix;
+  o.datatype = parse_datatype(a.datatype);
+  o.ordered_channels = a.ordered;
+  o.count_send_completions = !a.uncounted_sends;
+  return o;
+}
+
+std::string with_suffix(const std::string& path, const std::string& tag) {
+  std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + tag + p.extension().string())).string();
+}
+
+int run_single(const CountersArgs& a) {
+  if (a.collective.empty() || a.algorithm.empty() || a.ranks_text.empty())
+    throw InputError("counters: give --collective, --algorithm and --ranks (or --table)");
+  const Schedule dag = build_schedule(a.collective, a.algorithm, build_options(a, a.ranks));
+  const auto vs = variants(a.strategy, a.analysis, dag);
+  fmt::print("{} {} on {} ranks, {} bytes ({}{}{}): {} operations in the DAG\n", a.collective,
+             a.algorithm, a.ranks, a.bytes, a.datatype,
+             a.ordered ? ", ordered channels" : "",
+             a.uncounted_sends ? ", send completions not counted" : "", dag.size());
+  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", "strategy", "ops", "relays",
+             "counters/max", "counters/total", "verifier");
+  int rc = 0;
+  for (const auto& v : vs) {
+    Outcome o = run_variant(dag, v, true);
+    fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", v.label(), o.ops, o.relays,
+               o.counters.max, o.counters.total, verdict(o));
+    if (!o.report.ok()) {
+      rc = 1;
+      for (const auto& viol : o.report.violations)
+        fmt::print("  [{}] {}\n", viol.method, viol.message);
+    }
+    const bool many = vs.size() > 1;
+    const std::string tag = v.strategy == Strategy::naive ? "naive" : "optimized-" + std::string(to_string(v.analysis));
+    if (!a.json_path.empty()) write_schedule_json(o.schedule, many ? with_suffix(a.json_path, tag) : a.json_path);
+    if (!a.dot_path.empty()) write_schedule_dot(o.schedule, many ? with_suffix(a.dot_path, tag) : a.dot_path);
+  }
+  return rc;
+}
+
+std::vector<int> parse_rank_list(const std::string& s) {
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      std::size_t used = 0;
+      const int p = std::stoi(item, &used);
+      if (used != item.size() || p < 2) throw std::invalid_argument("");
+      out.push_back(p);
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("--ranks: '{}' is not a rank count >= 2 (expected a list "
+                                   "such as 8,64,512)",
+                                   item));
+    }
+  }
+  if (out.empty()) throw InputError("--ranks: empty list");
+  return out;
+}
+
+int run_table(const CountersArgs& a) {
+  const auto ranks = parse_rank_list(a.table_ranks);
+  fmt::print("Counters per rank (max / total over ranks) for every collective; every "
+             "assignment checked by the verifier.\n");
+  fmt::print("optimized/global is shown where the global analysis fits (P <= 64).\n\n");
+  fmt::print("{:<15} {:<19} {:>5} | {:>13} | {:>16} | {:>17} | {}\n", "collective",
+             "algorithm", "P", "naive", "optimized/local", "optimized/global", "verifier");
+  int rc = 0;
+  for (const auto& info : algorithms()) {
+    for (int p : ranks) {
+      BuildOptions bo = build_options(a, p);
+      if (!info.uses_root) bo.root = 0;
+      const Schedule dag = build_schedule(info.collective, info.algorithm, bo);
+      std::vector<Outcome> out;
+      for (const auto& v : variants("all", "auto", dag)) out.push_back(run_variant(dag, v, true));
+      auto cell = [](const Outcome& o) { return fmt::format("{} / {}", o.counters.max, o.counters.total); };
+      bool ok = true;
+      for (const auto& o : out) ok &= o.report.ok();
+      rc |= ok ? 0 : 1;
+      fmt::print("{:<15} {:<19} {:>5} | {:>13} | {:>16} | {:>17} | {}\n", info.collective,
+                 info.algorithm, p, cell(out[0]), cell(out[1]),
+                 out.size() > 2 ? cell(out[2]) : std::string("-"),
+                 ok ? fmt::format("all safe+live ({})", to_string(out.back().report.analysis))
+                    : "REJECTED");
+      std::fflush(stdout);
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+Command add_counters_command(CLI::App& app) {
+  auto args = std::make_shared<CountersArgs>();
+  auto* c = app.add_subcommand(
+      "counters",
+      "Build a collective's triggered-op DAG, assign counters (naive, optimized), verify "
+      "the result and print counters per rank; --table does it for every collective");
+  c->add_option("--collective", args->collective,
+                "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall");
+  c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
+  c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")
+      ->capture_default_str();
+  c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
+  c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
+  c->add_option("--datatype", args->datatype, "int64, double or float")->capture_default_str();
+  c->add_flag("--ordered-channels", args->ordered,
+              "transport delivers in order per (sender, receiver) pair");
+  c->add_flag("--uncounted-sends", args->uncounted_sends,
+              "do not count the local completions of puts/atomics to other ranks");
+  c->add_option("--strategy", args->strategy, "naive, optimized or all")->capture_default_str();
+  c->add_option("--analysis", args->analysis,
+                "local, global, or auto (local, plus global where it fits)")
+      ->capture_default_str();
+  c->add_option("--json", args->json_path,
+                "write the schedule (section 8 format); with several strategies one file "
+                "each, named FILE.<strategy>.json");
+  c->add_option("--dot", args->dot_path, "write a Graphviz view of the schedule");
+  c->add_flag("--table", args->table, "print the table for every collective and algorithm");
+  // --ranks is a count for one collective and a list for the table.
+  c->add_option("--ranks", args->ranks_text,
+                "number of ranks P; with --table a list (default 8,64,512)");
+  return {c, [args]() {
+            if (args->table) {
+              if (!args->ranks_text.empty()) args->table_ranks = args->ranks_text;
+              return run_table(*args);
+            }
+            if (!args->ranks_text.empty()) {
+              // One count; its range is the builder's to check.
+              try {
+                std::size_t used = 0;
+                args->ranks = std::stoi(args->ranks_text, &used);
+                if (used != args->ranks_text.size()) throw std::invalid_argument("");
+              } catch (const std::exception&) {
+                throw InputError(fmt::format("--ranks: '{}' is not a number of ranks (a list "
+                                             "is only for --table)",
+                                             args->ranks_text));
+              }
+            }
+            return run_single(*args);
+          }};
+}
+
+}  // namespace fabriclab::cli

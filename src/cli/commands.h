@@ -1,0 +1,19 @@
+// The fabriclab subcommands. Each adds itself to the CLI11 app; its runner returns the
+// process exit code: 0 success, 1 a negative verdict (an unsafe schedule), 2 bad input
+// (also for an InputError thrown out of a runner).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace fabriclab::cli {
+
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Command add_counters_command(CLI::App& app);
+Command add_verify_command(CLI::App& app);
+
+}  // namespace fabriclab::cli

@@ -1,0 +1,32 @@
+// fabriclab: the command-line entry point. Subcommands live in cmd_*.cc.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <vector>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fabriclab: plan and verify triggered-operation collectives on scarce NIC "
+               "counters"};
+  app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
+  app.require_subcommand(1);
+  const std::vector<fabriclab::cli::Command> commands = {
+      fabriclab::cli::add_counters_command(app),
+      fabriclab::cli::add_verify_command(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    for (const auto& c : commands)
+      if (c.app->parsed()) return c.run();
+  } catch (const fabriclab::InputError& e) {
+    std::cerr << "fabriclab: error: " << e.what() << '\n';
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,35 @@
+// Schedule files: the JSON format of triggered-ops.md section 8 ("fabriclab.schedule/1",
+// field names exactly as written there) and Graphviz DOT for viewing.
+//
+//   write_schedule_json(schedule, "ring8.json");
+//   Schedule back = read_schedule_json("ring8.json");   // throws InputError with line:col
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "offload/schedule.h"
+
+namespace fabriclab::offload {
+
+nlohmann::ordered_json schedule_to_json(const Schedule& s);
+// `origin` names the source in error messages (a file name).
+Schedule schedule_from_json_text(const std::string& text, const std::string& origin);
+
+void write_schedule_json(const Schedule& s, const std::string& path);
+Schedule read_schedule_json(const std::string& path);
+
+// One cluster per rank; solid edges are local dependences, dashed edges carry data to
+// an arrival, dotted edges are transport orderings. Nodes show trigger and completion.
+void write_schedule_dot(const Schedule& s, std::ostream& out);
+void write_schedule_dot(const Schedule& s, const std::string& path);
+
+// Reads a whole file; throws InputError naming it when it cannot be read.
+std::string read_text_file(const std::string& path);
+
+// 1-based line and column of a byte offset in `text`.
+std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset);
+
+}  // namespace fabriclab::offload

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# End-to-end checks of the fabriclab command: exit codes (0 ok, 1 unsafe, 2 bad input)
+# and the messages a user sees. Usage: FABRICLAB=path/to/fabriclab cli_test.sh DATA_DIR
+set -u
+data=$1
+fl=${FABRICLAB:?set FABRICLAB}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0 failed=0
+
+# expect NAME CODE PATTERN -- COMMAND...: the command exits with CODE and its combined
+# output matches the extended regular expression PATTERN.
+expect() {
+  local name=$1 code=$2 pattern=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: exit $rc (want $code), output:"
+    sed 's/^/    /' <<<"$out" | head -20
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+
+expect version 0 '^fabriclab [0-9]+\.[0-9]+\.[0-9]+$' -- "$fl" --version
+expect help-counters 0 'Build a collective' -- "$fl" counters --help
+expect help-verify 0 'Prove a schedule file' -- "$fl" verify --help
+expect no-subcommand 2 'A subcommand is required' -- "$fl"
+expect unknown-collective 2 "unknown collective 'allreduse'" -- \
+  "$fl" counters --collective allreduse --algorithm ring --ranks 4
+expect unknown-algorithm 2 "unknown algorithm 'tree' for bcast \(expected one of: binomial, knomial\)" -- \
+  "$fl" counters --collective bcast --algorithm tree --ranks 4
+expect one-rank 2 'ranks must be at least 2 \(got 1\)' -- \
+  "$fl" counters --collective bcast --algorithm binomial --ranks 1
+expect ranks-list 2 "'x' is not a rank count" -- "$fl" counters --table --ranks 8,x
+
+# One collective: every strategy verified; files written and read back by verify.
+expect counters 0 'optimized/global +[0-9]+ +0 +1 +8 +safe\+live' -- \
+  "$fl" counters --collective bcast --algorithm binomial --ranks 8 --json "$tmp/b.json" --dot "$tmp/b.dot"
+expect json-written 0 'b.optimized-local.json' -- ls "$tmp"
+expect verify-own-output 0 'verdict: safe and live' -- "$fl" verify "$tmp/b.optimized-local.json"
+expect dot-written 0 'digraph schedule' -- cat "$tmp/b.naive.dot"
+
+# The reference's own example, and a planted unsafe schedule.
+expect verify-doc-example 0 'verdict: safe and live' -- "$fl" verify "$data/doc_example.json"
+expect verify-unsafe 1 'op 4 \(host_wait on rank 1\) can fire before its parent op 1' -- \
+  "$fl" verify "$data/unsafe_two_arrivals.json"
+expect verify-unsafe-execution 1 'EARLY FIRING' -- "$fl" verify "$data/unsafe_two_arrivals.json"
+
+# Bad files: exit 2 with the place named.
+printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 2,\n  "ops": [ }\n' >"$tmp/bad.json"
+expect malformed-json 2 'bad.json:4:12: malformed JSON' -- "$fl" verify "$tmp/bad.json"
+expect missing-file 2 'nope.json: cannot open for reading' -- "$fl" verify "$tmp/nope.json"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
