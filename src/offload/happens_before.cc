@@ -30,14 +30,54 @@ std::int64_t RankView::weight_of_and(const DynBitset& a, const DynBitset& b) con
   return w;
 }
 
-std::vector<RankView> rank_views(const Schedule& s) {
+namespace {
+
+// A rank's operations in canonical issue order: non-arrivals in schedule order, each
+// arrival just before its first local consumer (arrivals nothing consumes last). An
+// arrival's creation time says nothing about the rank (it is when its sender was
+// built), so without this two ranks of a ring would differ only in where their arrivals
+// were created -- and the rank-symmetry cache of the assignment would miss.
+std::vector<std::vector<OpId>> canonical_order(const Schedule& s) {
   const auto by_rank = s.ops_by_rank();
+  std::vector<OpId> first_consumer(s.size(), -1);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto id = static_cast<OpId>(i);
+    if (s.op(id).kind == OpKind::arrival) continue;
+    for (OpId d : s.deps(id)) {
+      auto& f = first_consumer[static_cast<std::size_t>(d)];
+      if (f < 0 || id < f) f = id;
+    }
+  }
+  std::vector<std::vector<OpId>> out(by_rank.size());
+  std::vector<std::vector<OpId>> waiting(s.size());  // consumer -> arrivals placed before it
+  for (std::size_t r = 0; r < by_rank.size(); ++r) {
+    std::vector<OpId> unconsumed;
+    for (OpId id : by_rank[r]) {
+      if (s.op(id).kind != OpKind::arrival) continue;
+      const OpId f = first_consumer[static_cast<std::size_t>(id)];
+      (f < 0 ? unconsumed : waiting[static_cast<std::size_t>(f)]).push_back(id);
+    }
+    for (OpId id : by_rank[r]) {
+      if (s.op(id).kind == OpKind::arrival) continue;
+      auto& w = waiting[static_cast<std::size_t>(id)];
+      out[r].insert(out[r].end(), w.begin(), w.end());
+      out[r].push_back(id);
+    }
+    out[r].insert(out[r].end(), unconsumed.begin(), unconsumed.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<RankView> rank_views(const Schedule& s) {
+  const auto order = canonical_order(s);
   std::vector<std::int32_t> local(s.size(), -1);
   std::vector<RankView> views(static_cast<std::size_t>(s.ranks()));
   for (Rank r = 0; r < s.ranks(); ++r) {
     RankView& v = views[static_cast<std::size_t>(r)];
     v.rank = r;
-    v.ops = by_rank[static_cast<std::size_t>(r)];
+    v.ops = order[static_cast<std::size_t>(r)];
     for (std::size_t i = 0; i < v.ops.size(); ++i)
       local[static_cast<std::size_t>(v.ops[i])] = static_cast<std::int32_t>(i);
     const auto n = v.ops.size();

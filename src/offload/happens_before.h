@@ -25,7 +25,8 @@ std::string_view to_string(Analysis a);
 Analysis parse_analysis(std::string_view s);  // throws InputError
 
 // One rank's operations with their local parents (dependences realised through
-// counters) and their order in H. Local indices follow issue order.
+// counters) and their order in H. Local indices follow issue order, with each arrival
+// placed just before its first local consumer.
 struct RankView {
   Rank rank = 0;
   std::vector<OpId> ops;                    // local index -> schedule op id
