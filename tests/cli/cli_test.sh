@@ -38,7 +38,7 @@ expect one-rank 2 'ranks must be at least 2 \(got 1\)' -- \
 expect ranks-list 2 "'x' is not a rank count" -- "$fl" counters --table --ranks 8,x
 
 # One collective: every strategy verified; files written and read back by verify.
-expect counters 0 'optimized/global +[0-9]+ +0 +1 +8 +safe\+live' -- \
+expect counters 0 'optimized/local +[0-9]+ +0 +1 +8 +1 / 8 +safe\+live' -- \
   "$fl" counters --collective bcast --algorithm binomial --ranks 8 --json "$tmp/b.json" --dot "$tmp/b.dot"
 expect json-written 0 'b.optimized-local.json' -- ls "$tmp"
 expect verify-own-output 0 'verdict: safe and live' -- "$fl" verify "$tmp/b.optimized-local.json"

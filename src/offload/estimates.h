@@ -1,0 +1,33 @@
+// Closed-form counter counts (triggered-ops.md section 4): how many counters each rank
+// needs for a collective under the naive and the optimized (local analysis) strategies,
+// from P and the options alone -- no DAG is built, so a library can ask at
+// communicator-creation time. Each formula is per rank (a rank's class: tree position,
+// fold role) and is derived in docs/offload-model.md; tests compare it with the
+// allocator for every P in 2..256 and spot values up to 4096.
+//
+//   Estimate e = estimate_counters("allreduce", "ring", {.ranks = 512}, Strategy::optimized);
+//   e.max;  // 1022
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+
+namespace fabriclab::offload {
+
+struct Estimate {
+  std::vector<std::int64_t> per_rank;
+  std::int64_t max = 0;
+  std::int64_t total = 0;
+};
+
+// Formulas exist for counted send completions, with or without ordered channels, for
+// naive and for optimized under the local analysis. Throws InputError otherwise (and for
+// anything build_schedule would reject).
+Estimate estimate_counters(std::string_view collective, std::string_view algorithm,
+                           const BuildOptions& options, Strategy strategy);
+bool has_estimate(const BuildOptions& options);
+
+}  // namespace fabriclab::offload
