@@ -50,6 +50,12 @@ expect verify-unsafe 1 'op 4 \(host_wait on rank 1\) can fire before its parent 
   "$fl" verify "$data/unsafe_two_arrivals.json"
 expect verify-unsafe-execution 1 'EARLY FIRING' -- "$fl" verify "$data/unsafe_two_arrivals.json"
 
+# Advice: one fits, one never can.
+expect advise 0 'ring P=8 +14 +14 +software +needs 14 counters on a NIC that has 4' -- \
+  "$fl" advise --counters 4 bcast:binomial:8 allreduce:ring:8
+expect advise-bad-spec 2 "collective 'ring:8': expected collective:algorithm:ranks" -- \
+  "$fl" advise ring:8
+
 # Bad files: exit 2 with the place named.
 printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 2,\n  "ops": [ }\n' >"$tmp/bad.json"
 expect malformed-json 2 'bad.json:4:12: malformed JSON' -- "$fl" verify "$tmp/bad.json"
