@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/strategy_runs.h"
 #include "core/error.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
@@ -39,57 +40,6 @@ struct CountersArgs {
   std::string ranks_text;
 };
 
-// A strategy run: which strategy, under which analysis.
-struct Variant {
-  Strategy strategy;
-  Analysis analysis;
-  std::string label() const {
-    return strategy == Strategy::naive ? "naive" : fmt::format("optimized/{}", to_string(analysis));
-  }
-};
-
-struct Outcome {
-  Variant variant;
-  std::size_t ops = 0, relays = 0;
-  CounterSummary counters;
-  VerifyReport report;
-  bool verified = false;  // the verifier ran
-  double seconds = 0;
-  Schedule schedule;
-  std::string estimate = "-";  // closed form "max / total", or why there is none
-  bool estimate_matches = true;
-};
-
-// Global analysis fits when the whole happens-before graph is small (P <= 64 in
-// practice); local always fits.
-bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && dag.ranks() <= 64; }
-
-std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
-                              const Schedule& dag) {
-  std::vector<Analysis> analyses;
-  if (analysis == "auto") {
-    analyses.push_back(Analysis::local);
-    if (global_fits(dag)) analyses.push_back(Analysis::global);
-  } else {
-    analyses.push_back(parse_analysis(analysis));
-  }
-  std::vector<Variant> out;
-  if (strategy == "all" || strategy == "naive") out.push_back({Strategy::naive, Analysis::local});
-  if (strategy == "all" || strategy == "optimized")
-    for (Analysis a : analyses) out.push_back({Strategy::optimized, a});
-  if (out.empty())
-    throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized or all)", strategy));
-  return out;
-}
-
-VerifyOptions verify_options(const Schedule& s) {
-  VerifyOptions v;
-  v.analysis = global_fits(s) ? Analysis::global : Analysis::local;
-  v.random_runs = s.size() > 200000 ? 2 : s.size() > 20000 ? 8 : 32;
-  v.exhaustive_state_limit = 20000;
-  return v;
-}
-
 // The closed form for this variant, compared with what the allocator produced.
 void attach_estimate(Outcome& o, const BuildOptions& bo,
                      const std::string& collective, const std::string& algorithm) {
@@ -103,28 +53,6 @@ void attach_estimate(Outcome& o, const BuildOptions& bo,
   o.estimate = fmt::format("{} / {}{}", e.max, e.total, o.estimate_matches ? "" : " (MISMATCH)");
 }
 
-Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
-  const auto t0 = std::chrono::steady_clock::now();
-  Outcome o{v, 0, 0, {}, {}, false, 0, assign_counters(dag, v.strategy, {.analysis = v.analysis})};
-  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  o.ops = o.schedule.size();
-  o.relays = o.schedule.relay_count();
-  o.counters = o.schedule.counter_summary();
-  if (verify_it) {
-    o.report = verify(o.schedule, verify_options(o.schedule));
-    o.verified = true;
-  }
-  return o;
-}
-
-std::string verdict(const Outcome& o) {
-  if (!o.verified) return "not run";
-  if (o.report.ok())
-    return fmt::format("safe+live ({}{})", to_string(o.report.analysis),
-                       o.report.exhaustive_complete ? ", exhaustive" : "");
-  return "REJECTED";
-}
-
 BuildOptions build_options(const CountersArgs& a, int ranks) {
   BuildOptions o;
   o.ranks = ranks;
@@ -135,11 +63,6 @@ BuildOptions build_options(const CountersArgs& a, int ranks) {
   o.ordered_channels = a.ordered;
   o.count_send_completions = !a.uncounted_sends;
   return o;
-}
-
-std::string with_suffix(const std::string& path, const std::string& tag) {
-  std::filesystem::path p(path);
-  return (p.parent_path() / (p.stem().string() + "." + tag + p.extension().string())).string();
 }
 
 int run_single(const CountersArgs& a) {
@@ -167,7 +90,7 @@ int run_single(const CountersArgs& a) {
         fmt::print("  [{}] {}\n", viol.method, viol.message);
     }
     const bool many = vs.size() > 1;
-    const std::string tag = v.strategy == Strategy::naive ? "naive" : "optimized-" + std::string(to_string(v.analysis));
+    const std::string tag = v.file_tag();
     if (!a.json_path.empty()) write_schedule_json(o.schedule, many ? with_suffix(a.json_path, tag) : a.json_path);
     if (!a.dot_path.empty()) write_schedule_dot(o.schedule, many ? with_suffix(a.dot_path, tag) : a.dot_path);
   }

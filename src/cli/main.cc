@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   const std::vector<fabriclab::cli::Command> commands = {
       fabriclab::cli::add_counters_command(app),
       fabriclab::cli::add_verify_command(app),
+      fabriclab::cli::add_plan_command(app),
       fabriclab::cli::add_advise_command(app),
   };
   try {

@@ -7,10 +7,12 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "offload/json_fields.h"
 
 namespace fabriclab::offload {
 
 using json = nlohmann::ordered_json;
+using detail::Ctx;
 
 namespace {
 constexpr const char* kFormat = "fabriclab.schedule/1";
@@ -59,57 +61,6 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
   return j;
 }
 
-namespace {
-
-// Access helpers that name the place of a bad value.
-struct Ctx {
-  std::string where;  // "file.json: operation 3"
-  [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(fmt::format("{}: {}", where, what));
-  }
-  const json& need(const json& o, const char* key) const {
-    auto it = o.find(key);
-    if (it == o.end()) fail(fmt::format("missing field '{}'", key));
-    return *it;
-  }
-  std::int64_t integer(const json& v, const char* key) const {
-    if (!v.is_number_integer()) fail(fmt::format("field '{}' must be an integer", key));
-    return v.get<std::int64_t>();
-  }
-  std::int32_t small(const json& v, const char* key, std::int64_t lo = 0) const {
-    const auto x = integer(v, key);
-    if (x < lo || x > INT32_MAX) fail(fmt::format("field '{}' = {} is out of range", key, x));
-    return static_cast<std::int32_t>(x);
-  }
-  std::string string(const json& v, const char* key) const {
-    if (!v.is_string()) fail(fmt::format("field '{}' must be a string", key));
-    return v.get<std::string>();
-  }
-  std::vector<OpId> ids(const json& v, const char* key) const {
-    if (!v.is_array()) fail(fmt::format("field '{}' must be an array of operation ids", key));
-    std::vector<OpId> out;
-    for (const auto& x : v) out.push_back(small(x, key));
-    return out;
-  }
-  CounterId counter(const json& v, const char* key) const {
-    if (v.is_null()) return kNoCounter;
-    return small(v, key);
-  }
-  void only(const json& o, std::initializer_list<const char*> keys) const {
-    for (auto it = o.begin(); it != o.end(); ++it) {
-      bool known = false;
-      for (const char* k : keys) known |= it.key() == k;
-      if (!known) {
-        std::string list;
-        for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail(fmt::format("unknown field '{}' (expected: {})", it.key(), list));
-      }
-    }
-  }
-};
-
-}  // namespace
-
 std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset) {
   std::size_t line = 1, col = 1;
   for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
@@ -123,10 +74,10 @@ std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::si
   return {line, col};
 }
 
-Schedule schedule_from_json_text(const std::string& text, const std::string& origin) {
-  json j;
+namespace detail {
+nlohmann::ordered_json parse_json(const std::string& text, const std::string& origin) {
   try {
-    j = json::parse(text);
+    return json::parse(text);
   } catch (const json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
     const auto [line, col] = line_column(text, e.byte > 0 ? e.byte - 1 : 0);
@@ -135,6 +86,11 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     throw InputError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col,
                                  pos == std::string::npos ? msg : msg.substr(pos)));
   }
+}
+}  // namespace detail
+
+Schedule schedule_from_json_text(const std::string& text, const std::string& origin) {
+  const json j = detail::parse_json(text, origin);
   Ctx top{origin};
   if (!j.is_object()) top.fail("the top level must be an object");
   top.only(j, {"format", "collective", "algorithm", "ranks", "strategy", "bytes", "datatype",
@@ -143,16 +99,13 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     top.fail(fmt::format("field 'format' must be \"{}\"", kFormat));
   const Rank ranks = top.small(top.need(j, "ranks"), "ranks", 1);
   Schedule s(ranks);
-  if (j.contains("collective")) s.collective = top.string(j["collective"], "collective");
-  if (j.contains("algorithm")) s.algorithm = top.string(j["algorithm"], "algorithm");
-  if (j.contains("strategy")) s.strategy = top.string(j["strategy"], "strategy");
-  if (j.contains("datatype")) s.datatype = top.string(j["datatype"], "datatype");
-  if (j.contains("bytes")) s.bytes = top.integer(j["bytes"], "bytes");
-  if (j.contains("root")) s.root = top.small(j["root"], "root");
-  if (j.contains("ordered_channels")) {
-    if (!j["ordered_channels"].is_boolean()) top.fail("field 'ordered_channels' must be true or false");
-    s.ordered_channels = j["ordered_channels"].get<bool>();
-  }
+  if (j.contains("collective")) s.collective = top.string(j.at("collective"), "collective");
+  if (j.contains("algorithm")) s.algorithm = top.string(j.at("algorithm"), "algorithm");
+  if (j.contains("strategy")) s.strategy = top.string(j.at("strategy"), "strategy");
+  if (j.contains("datatype")) s.datatype = top.string(j.at("datatype"), "datatype");
+  if (j.contains("bytes")) s.bytes = top.integer(j.at("bytes"), "bytes");
+  if (j.contains("root")) s.root = top.small(j.at("root"), "root");
+  if (j.contains("ordered_channels")) s.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
   const json& ops = top.need(j, "ops");
   if (!ops.is_array()) top.fail("field 'ops' must be an array");
 
@@ -191,7 +144,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       c.fail("only a cntr_add has 'target' and 'add'");
     }
     const auto deps = c.ids(c.need(e, "deps"), "deps");
-    const auto after = e.contains("after") ? c.ids(e["after"], "after") : std::vector<OpId>{};
+    const auto after = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
     for (OpId d : deps)
       if (static_cast<std::size_t>(d) >= ops.size()) c.fail(fmt::format("dep {} is not an operation id", d));
     for (OpId d : after)
@@ -206,10 +159,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     o.completion = c.counter(c.need(e, "completion"), "completion");
     if (o.completion != kNoCounter && !(is_data_op(o.kind) || o.kind == OpKind::arrival))
       c.fail(fmt::format("a {} has no completion counter (use null)", kind));
-    if (e.contains("relay")) {
-      if (!e["relay"].is_boolean()) c.fail("field 'relay' must be true or false");
-      o.relay = e["relay"].get<bool>();
-    }
+    if (e.contains("relay")) o.relay = c.boolean(e.at("relay"), "relay");
     o.counted = !(is_data_op(o.kind) && o.completion == kNoCounter);
     // Counters are schedule-wide names; the first operation to name one makes it its
     // rank's.
@@ -236,17 +186,17 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
 
   if (j.contains("counters")) {
     Ctx c{fmt::format("{}: counters", origin)};
-    const json& cj = j["counters"];
+    const json& cj = j.at("counters");
     if (!cj.is_object()) c.fail("must be an object");
     c.only(cj, {"per_rank", "max", "total"});
     const auto sum = s.counter_summary();
-    if (cj.contains("per_rank") && cj["per_rank"] != json(sum.per_rank))
+    if (cj.contains("per_rank") && cj.at("per_rank") != json(sum.per_rank))
       c.fail(fmt::format("per_rank {} does not match the counters the operations name ({})",
-                         cj["per_rank"].dump(), json(sum.per_rank).dump()));
-    if (cj.contains("max") && cj["max"] != json(sum.max))
-      c.fail(fmt::format("max {} does not match {}", cj["max"].dump(), sum.max));
-    if (cj.contains("total") && cj["total"] != json(sum.total))
-      c.fail(fmt::format("total {} does not match {}", cj["total"].dump(), sum.total));
+                         cj.at("per_rank").dump(), json(sum.per_rank).dump()));
+    if (cj.contains("max") && cj.at("max") != json(sum.max))
+      c.fail(fmt::format("max {} does not match {}", cj.at("max").dump(), sum.max));
+    if (cj.contains("total") && cj.at("total") != json(sum.total))
+      c.fail(fmt::format("total {} does not match {}", cj.at("total").dump(), sum.total));
   }
   return s;
 }

@@ -56,6 +56,16 @@ expect advise 0 'ring P=8 +14 +14 +software +needs 14 counters on a NIC that has
 expect advise-bad-spec 2 "collective 'ring:8': expected collective:algorithm:ranks" -- \
   "$fl" advise ring:8
 
+# Programs: recovery, re-assignment, and an ambiguous one.
+expect plan 0 'optimized/local +10 +0 +1 +4 +safe\+live' -- \
+  "$fl" plan --program "$data/../../examples/programs/bcast4.json"
+printf '%s' '{"format": "fabriclab.program/1", "ranks": 3, "buffers": [{"rank": 1, "name": "in", "counter": 0}],
+ "calls": [{"rank": 0, "kind": "put", "peer": 1, "buffer": "in", "bytes": 8, "trigger": null, "completion": null},
+           {"rank": 2, "kind": "put", "peer": 1, "buffer": "in", "bytes": 8, "trigger": null, "completion": null},
+           {"rank": 1, "kind": "host_wait", "trigger": {"counter": 0, "threshold": 1}}]}' >"$tmp/amb.json"
+expect plan-ambiguous 2 'call 2 \(host_wait on rank 1\): threshold 1 on counter 0 leaves 1 of the 2 arrivals' -- \
+  "$fl" plan --program "$tmp/amb.json"
+
 # Bad files: exit 2 with the place named.
 printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 2,\n  "ops": [ }\n' >"$tmp/bad.json"
 expect malformed-json 2 'bad.json:4:12: malformed JSON' -- "$fl" verify "$tmp/bad.json"

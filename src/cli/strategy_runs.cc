@@ -1,0 +1,80 @@
+#include "cli/strategy_runs.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace fabriclab::cli {
+
+using namespace fabriclab::offload;
+
+std::string Variant::label() const {
+  return strategy == Strategy::naive ? "naive" : fmt::format("optimized/{}", to_string(analysis));
+}
+
+std::string Variant::file_tag() const {
+  return strategy == Strategy::naive ? "naive" : fmt::format("optimized-{}", to_string(analysis));
+}
+
+// Global analysis fits when the whole happens-before graph is small (P <= 64 in
+// practice); local always fits.
+bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && dag.ranks() <= 64; }
+
+std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
+                              const Schedule& dag) {
+  std::vector<Analysis> analyses;
+  if (analysis == "auto") {
+    analyses.push_back(Analysis::local);
+    if (global_fits(dag)) analyses.push_back(Analysis::global);
+  } else {
+    analyses.push_back(parse_analysis(analysis));
+  }
+  std::vector<Variant> out;
+  if (strategy == "all" || strategy == "naive") out.push_back({Strategy::naive, Analysis::local});
+  if (strategy == "all" || strategy == "optimized")
+    for (Analysis a : analyses) out.push_back({Strategy::optimized, a});
+  if (out.empty())
+    throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized or all)", strategy));
+  return out;
+}
+
+VerifyOptions verify_options(const Schedule& s) {
+  VerifyOptions v;
+  v.analysis = global_fits(s) ? Analysis::global : Analysis::local;
+  v.random_runs = s.size() > 200000 ? 2 : s.size() > 20000 ? 8 : 32;
+  v.exhaustive_state_limit = 20000;
+  return v;
+}
+
+Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Outcome o{v, 0, 0, {}, {}, false, 0, assign_counters(dag, v.strategy, {.analysis = v.analysis})};
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  o.ops = o.schedule.size();
+  o.relays = o.schedule.relay_count();
+  o.counters = o.schedule.counter_summary();
+  if (verify_it) {
+    o.report = verify(o.schedule, verify_options(o.schedule));
+    o.verified = true;
+  }
+  return o;
+}
+
+std::string verdict(const VerifyReport& r) {
+  if (r.ok())
+    return fmt::format("safe+live ({}{})", to_string(r.analysis),
+                       r.exhaustive_complete ? ", exhaustive" : "");
+  return "REJECTED";
+}
+
+std::string verdict(const Outcome& o) { return o.verified ? verdict(o.report) : "not run"; }
+
+std::string with_suffix(const std::string& path, const std::string& tag) {
+  std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "." + tag + p.extension().string())).string();
+}
+
+}  // namespace fabriclab::cli

@@ -1,0 +1,53 @@
+// What counters and plan share: running each assignment strategy on a DAG, verifying
+// the result, and naming it in a table.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "offload/assignment.h"
+#include "offload/verifier.h"
+
+namespace fabriclab::cli {
+
+// A strategy run: which strategy, under which analysis.
+struct Variant {
+  offload::Strategy strategy;
+  offload::Analysis analysis;
+  std::string label() const;
+  std::string file_tag() const;  // "naive", "optimized-local", ...
+};
+
+struct Outcome {
+  Variant variant;
+  std::size_t ops = 0, relays = 0;
+  offload::CounterSummary counters;
+  offload::VerifyReport report;
+  bool verified = false;  // the verifier ran
+  double seconds = 0;
+  offload::Schedule schedule;
+  std::string estimate = "-";  // closed form "max / total", or why there is none
+  bool estimate_matches = true;
+};
+
+// Global analysis fits when the whole happens-before graph is small (P <= 64 in
+// practice); local always fits.
+bool global_fits(const offload::Schedule& dag);
+
+// strategy: naive, optimized or all; analysis: local, global or auto (local, plus
+// global where it fits).
+std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
+                              const offload::Schedule& dag);
+
+// Verifier settings scaled to the schedule's size.
+offload::VerifyOptions verify_options(const offload::Schedule& s);
+
+Outcome run_variant(const offload::Schedule& dag, const Variant& v, bool verify_it);
+// "safe+live (global, exhaustive)", "REJECTED", ...
+std::string verdict(const Outcome& o);
+std::string verdict(const offload::VerifyReport& r);
+
+// "dir/x.json" + "naive" -> "dir/x.naive.json"
+std::string with_suffix(const std::string& path, const std::string& tag);
+
+}  // namespace fabriclab::cli

@@ -1,0 +1,75 @@
+// Field access for the JSON readers (schedule and program files): every accessor names
+// the place of a bad value ("file.json: operation 3: field 'peer' must be an integer").
+// Internal to src/offload.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "offload/schedule.h"
+
+namespace fabriclab::offload::detail {
+
+using json = nlohmann::ordered_json;
+
+struct Ctx {
+  std::string where;  // "file.json: operation 3"
+  [[noreturn]] void fail(const std::string& what) const {
+    throw InputError(fmt::format("{}: {}", where, what));
+  }
+  const json& need(const json& o, const char* key) const {
+    auto it = o.find(key);
+    if (it == o.end()) fail(fmt::format("missing field '{}'", key));
+    return *it;
+  }
+  std::int64_t integer(const json& v, const char* key) const {
+    if (!v.is_number_integer()) fail(fmt::format("field '{}' must be an integer", key));
+    return v.get<std::int64_t>();
+  }
+  std::int32_t small(const json& v, const char* key, std::int64_t lo = 0) const {
+    const auto x = integer(v, key);
+    if (x < lo || x > INT32_MAX) fail(fmt::format("field '{}' = {} is out of range", key, x));
+    return static_cast<std::int32_t>(x);
+  }
+  std::string string(const json& v, const char* key) const {
+    if (!v.is_string()) fail(fmt::format("field '{}' must be a string", key));
+    return v.get<std::string>();
+  }
+  std::vector<OpId> ids(const json& v, const char* key) const {
+    if (!v.is_array()) fail(fmt::format("field '{}' must be an array of operation ids", key));
+    std::vector<OpId> out;
+    for (const auto& x : v) out.push_back(small(x, key));
+    return out;
+  }
+  CounterId counter(const json& v, const char* key) const {
+    if (v.is_null()) return kNoCounter;
+    return small(v, key);
+  }
+  bool boolean(const json& v, const char* key) const {
+    if (!v.is_boolean()) fail(fmt::format("field '{}' must be true or false", key));
+    return v.get<bool>();
+  }
+  void only(const json& o, std::initializer_list<const char*> keys) const {
+    for (auto it = o.begin(); it != o.end(); ++it) {
+      bool known = false;
+      for (const char* k : keys) known |= it.key() == k;
+      if (!known) {
+        std::string list;
+        for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail(fmt::format("unknown field '{}' (expected: {})", it.key(), list));
+      }
+    }
+  }
+};
+
+
+// Parses JSON text; a syntax error names origin:line:column.
+json parse_json(const std::string& text, const std::string& origin);
+
+}  // namespace fabriclab::offload::detail
