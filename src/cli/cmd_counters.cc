@@ -43,7 +43,9 @@ struct CountersArgs {
 // The closed form for this variant, compared with what the allocator produced.
 void attach_estimate(Outcome& o, const BuildOptions& bo,
                      const std::string& collective, const std::string& algorithm) {
-  if (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global) return;
+  if (o.variant.strategy == Strategy::exact ||
+      (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
+    return;
   if (!has_estimate(bo)) {
     o.estimate = "n/a";
     return;
@@ -84,6 +86,7 @@ int run_single(const CountersArgs& a) {
     fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", v.label(), o.ops, o.relays,
                o.counters.max, o.counters.total, o.estimate, verdict(o));
     if (!o.estimate_matches) rc = 1;
+    if (const auto note = exact_note(o); !note.empty()) fmt::print("  note: {}\n", note);
     if (!o.report.ok()) {
       rc = 1;
       for (const auto& viol : o.report.violations)
@@ -119,34 +122,54 @@ std::vector<int> parse_rank_list(const std::string& s) {
 
 int run_table(const CountersArgs& a) {
   const auto ranks = parse_rank_list(a.table_ranks);
-  fmt::print("Counters per rank (max / total over ranks) for every collective; every "
-             "assignment checked by the verifier.\n");
-  fmt::print("optimized/global is shown where the global analysis fits (P <= 64). \"= estimate\": the\n"
-             "closed-form estimates (no DAG built) equal naive and optimized/local rank by rank.\n\n");
-  fmt::print("{:<15} {:<19} {:>5} | {:>13} | {:>16} | {:>17} | {}\n", "collective",
-             "algorithm", "P", "naive", "optimized/local", "optimized/global", "verifier");
+  fmt::print(
+      "Counters per rank (max / total over ranks) for every collective; every assignment is\n"
+      "checked by the verifier. optimized/global: where the global analysis fits (P <= 64).\n"
+      "exact: proven minimum by SAT for P <= 16 (global analysis), '*' where the solver's\n"
+      "budget ran out. \"= estimate\": the closed forms equal naive and optimized/local.\n\n");
+  fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", "collective",
+             "algorithm", "P", "naive", "optimized/local", "optimized/global", "exact", "checks");
   int rc = 0;
   for (const auto& info : algorithms()) {
     for (int p : ranks) {
       BuildOptions bo = build_options(a, p);
       if (!info.uses_root) bo.root = 0;
       const Schedule dag = build_schedule(info.collective, info.algorithm, bo);
+      const bool global = global_fits(dag);
+      std::vector<Variant> vs = {{Strategy::naive, Analysis::local}, {Strategy::optimized, Analysis::local}};
+      if (global) vs.push_back({Strategy::optimized, Analysis::global});
+      if (exact_fits(dag)) vs.push_back({Strategy::exact, global ? Analysis::global : Analysis::local});
       std::vector<Outcome> out;
-      for (const auto& v : variants("all", "auto", dag)) {
+      for (const auto& v : vs) {
         out.push_back(run_variant(dag, v, true));
         attach_estimate(out.back(), bo, info.collective, info.algorithm);
       }
-      auto cell = [](const Outcome& o) { return fmt::format("{} / {}", o.counters.max, o.counters.total); };
-      bool ok = true, exact = true;
-      for (const auto& o : out) ok &= o.report.ok(), exact &= o.estimate_matches;
-      rc |= ok && exact ? 0 : 1;
-      fmt::print("{:<15} {:<19} {:>5} | {:>13} | {:>16} | {:>17} | {}\n", info.collective,
-                 info.algorithm, p, cell(out[0]), cell(out[1]),
-                 out.size() > 2 ? cell(out[2]) : std::string("-"),
-                 fmt::format("{}{}",
-                             ok ? fmt::format("all safe+live ({})", to_string(out.back().report.analysis))
-                                : "REJECTED",
-                             !has_estimate(bo) ? "" : exact ? "; = estimate" : "; ESTIMATE MISMATCH"));
+      auto find = [&](Strategy s, Analysis an) -> const Outcome* {
+        for (const auto& o : out)
+          if (o.variant.strategy == s && (s == Strategy::naive || o.variant.analysis == an)) return &o;
+        return nullptr;
+      };
+      auto cell = [](const Outcome* o) {
+        if (!o) return std::string("-");
+        std::string c = fmt::format("{} / {}", o->counters.max, o->counters.total);
+        for (const auto& r : o->exact)
+          if (!r.proven_minimum) return c + "*";
+        return c;
+      };
+      bool ok = true, estimates = true;
+      for (const auto& o : out) ok &= o.report.ok(), estimates &= o.estimate_matches;
+      rc |= ok && estimates ? 0 : 1;
+      std::string checks = ok ? "safe+live" : "REJECTED";
+      if (has_estimate(bo)) checks += estimates ? "; = estimate" : "; ESTIMATE MISMATCH";
+      if (const Outcome* e = find(Strategy::exact, Analysis::global); e && !exact_note(*e).empty())
+        checks += "; optimized > exact";
+      if (const Outcome* e = find(Strategy::exact, Analysis::local); e && !exact_note(*e).empty())
+        checks += "; optimized > exact";
+      const Outcome* ex = find(Strategy::exact, global ? Analysis::global : Analysis::local);
+      fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", info.collective,
+                 info.algorithm, p, cell(find(Strategy::naive, Analysis::local)),
+                 cell(find(Strategy::optimized, Analysis::local)),
+                 cell(find(Strategy::optimized, Analysis::global)), cell(ex), checks);
       std::fflush(stdout);
     }
   }
@@ -159,8 +182,8 @@ Command add_counters_command(CLI::App& app) {
   auto args = std::make_shared<CountersArgs>();
   auto* c = app.add_subcommand(
       "counters",
-      "Build a collective's triggered-op DAG, assign counters (naive, optimized), verify "
-      "the result and print counters per rank; --table does it for every collective");
+      "Build a collective's triggered-op DAG, assign counters (naive, optimized, exact), "
+      "verify the result and print counters per rank; --table does it for every collective");
   c->add_option("--collective", args->collective,
                 "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall");
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
@@ -173,7 +196,9 @@ Command add_counters_command(CLI::App& app) {
               "transport delivers in order per (sender, receiver) pair");
   c->add_flag("--uncounted-sends", args->uncounted_sends,
               "do not count the local completions of puts/atomics to other ranks");
-  c->add_option("--strategy", args->strategy, "naive, optimized or all")->capture_default_str();
+  c->add_option("--strategy", args->strategy,
+                "naive, optimized, exact, or all (exact only where it is solvable: P <= 16)")
+      ->capture_default_str();
   c->add_option("--analysis", args->analysis,
                 "local, global, or auto (local, plus global where it fits)")
       ->capture_default_str();

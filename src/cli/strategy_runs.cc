@@ -12,11 +12,30 @@ namespace fabriclab::cli {
 using namespace fabriclab::offload;
 
 std::string Variant::label() const {
-  return strategy == Strategy::naive ? "naive" : fmt::format("optimized/{}", to_string(analysis));
+  return strategy == Strategy::naive ? "naive" : fmt::format("{}/{}", to_string(strategy), to_string(analysis));
 }
 
 std::string Variant::file_tag() const {
-  return strategy == Strategy::naive ? "naive" : fmt::format("optimized-{}", to_string(analysis));
+  return strategy == Strategy::naive ? "naive" : fmt::format("{}-{}", to_string(strategy), to_string(analysis));
+}
+
+bool exact_fits(const Schedule& dag) { return dag.ranks() <= 16 && dag.size() <= 4000; }
+
+std::string exact_note(const Outcome& o) {
+  if (o.exact.empty()) return "";
+  std::int32_t worse = 0, gap = 0, unproven = 0;
+  for (const auto& r : o.exact) {
+    if (r.optimized > r.counters) ++worse, gap = std::max(gap, r.optimized - r.counters);
+    if (!r.proven_minimum) ++unproven;
+  }
+  std::string note;
+  if (worse)
+    note = fmt::format("optimized uses up to {} more counter{} than the proven minimum, on {} rank{}",
+                       gap, gap == 1 ? "" : "s", worse, worse == 1 ? "" : "s");
+  if (unproven)
+    note += fmt::format("{}budget exhausted on {} rank{}: their count is an upper bound",
+                        note.empty() ? "" : "; ", unproven, unproven == 1 ? "" : "s");
+  return note;
 }
 
 // Global analysis fits when the whole happens-before graph is small (P <= 64 in
@@ -36,8 +55,10 @@ std::vector<Variant> variants(const std::string& strategy, const std::string& an
   if (strategy == "all" || strategy == "naive") out.push_back({Strategy::naive, Analysis::local});
   if (strategy == "all" || strategy == "optimized")
     for (Analysis a : analyses) out.push_back({Strategy::optimized, a});
+  if (strategy == "exact" || (strategy == "all" && exact_fits(dag)))
+    for (Analysis a : analyses) out.push_back({Strategy::exact, a});
   if (out.empty())
-    throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized or all)", strategy));
+    throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized, exact or all)", strategy));
   return out;
 }
 
@@ -51,7 +72,15 @@ VerifyOptions verify_options(const Schedule& s) {
 
 Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
   const auto t0 = std::chrono::steady_clock::now();
-  Outcome o{v, 0, 0, {}, {}, false, 0, assign_counters(dag, v.strategy, {.analysis = v.analysis})};
+  Outcome o;
+  o.variant = v;
+  if (v.strategy == Strategy::exact) {
+    ExactResult r = assign_exact(dag, {.analysis = v.analysis});
+    o.schedule = std::move(r.schedule);
+    o.exact = std::move(r.ranks);
+  } else {
+    o.schedule = assign_counters(dag, v.strategy, {.analysis = v.analysis});
+  }
   o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   o.ops = o.schedule.size();
   o.relays = o.schedule.relay_count();

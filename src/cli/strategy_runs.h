@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "offload/assignment.h"
+#include "offload/exact.h"
 #include "offload/verifier.h"
 
 namespace fabriclab::cli {
@@ -19,7 +20,7 @@ struct Variant {
 };
 
 struct Outcome {
-  Variant variant;
+  Variant variant{offload::Strategy::naive, offload::Analysis::local};
   std::size_t ops = 0, relays = 0;
   offload::CounterSummary counters;
   offload::VerifyReport report;
@@ -28,14 +29,21 @@ struct Outcome {
   offload::Schedule schedule;
   std::string estimate = "-";  // closed form "max / total", or why there is none
   bool estimate_matches = true;
+  // exact only: per rank, proven minimum and what optimized uses under the same analysis.
+  std::vector<offload::ExactRank> exact;
 };
+
+// Where the exact strategy is offered by default: small enough to solve in seconds.
+bool exact_fits(const offload::Schedule& dag);
+// "" or a note such as "optimized uses 1 more counter than the proven minimum on 8 ranks"
+std::string exact_note(const Outcome& o);
 
 // Global analysis fits when the whole happens-before graph is small (P <= 64 in
 // practice); local always fits.
 bool global_fits(const offload::Schedule& dag);
 
-// strategy: naive, optimized or all; analysis: local, global or auto (local, plus
-// global where it fits).
+// strategy: naive, optimized, exact or all (exact where it fits); analysis: local,
+// global or auto (local, plus global where it fits).
 std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
                               const offload::Schedule& dag);
 

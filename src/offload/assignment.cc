@@ -4,18 +4,28 @@
 
 #include <algorithm>
 #include <numeric>
+#include <functional>
 #include <unordered_map>
 
 #include "core/error.h"
+#include "offload/assignment_detail.h"
+#include "offload/exact.h"
 
 namespace fabriclab::offload {
 
-std::string_view to_string(Strategy s) { return s == Strategy::naive ? "naive" : "optimized"; }
+std::string_view to_string(Strategy s) {
+  switch (s) {
+    case Strategy::naive: return "naive";
+    case Strategy::optimized: return "optimized";
+    case Strategy::exact: return "exact";
+  }
+  return "?";
+}
 
 Strategy parse_strategy(std::string_view s) {
-  if (s == "naive") return Strategy::naive;
-  if (s == "optimized") return Strategy::optimized;
-  throw InputError(fmt::format("unknown strategy '{}' (expected naive or optimized)", s));
+  for (Strategy x : {Strategy::naive, Strategy::optimized, Strategy::exact})
+    if (to_string(x) == s) return x;
+  throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized or exact)", s));
 }
 
 RankAssignment assign_naive(const RankView& v) {
@@ -271,9 +281,11 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
 
 }  // namespace
 
-RankAssignment assign_optimized(const RankView& v0) {
-  const auto relays = pass1_relays(v0);
-  const RankView v = relays.empty() ? v0 : with_relays(v0, relays);
+GroupedView group_view(const RankView& v0) {
+  GroupedView gv;
+  gv.relays = pass1_relays(v0);
+  gv.view = gv.relays.empty() ? v0 : with_relays(v0, gv.relays);
+  const RankView& v = gv.view;
   const auto n0 = v0.size();
   const auto m = v.size();
 
@@ -286,24 +298,69 @@ RankAssignment assign_optimized(const RankView& v0) {
   // Issue-order key: a relay sits just before the op it feeds.
   auto key = [&](std::int32_t x) -> std::int64_t {
     if (x < n0) return 2 * static_cast<std::int64_t>(x) + 1;
-    return 2 * static_cast<std::int64_t>(relays[static_cast<std::size_t>(x - n0)].first);
+    return 2 * static_cast<std::int64_t>(gv.relays[static_cast<std::size_t>(x - n0)].first);
   };
   std::unordered_map<std::int32_t, std::vector<std::int32_t>> members;
   for (std::int32_t i = 0; i < m; ++i)
     if (v.incrementer[static_cast<std::size_t>(i)]) members[uf.find(i)].push_back(i);
-  std::vector<std::vector<std::int32_t>> groups;
-  for (auto& [root, g] : members) groups.push_back(std::move(g));
-  for (auto& g : groups)
+  for (auto& [root, g] : members) gv.groups.push_back(std::move(g));
+  for (auto& g : gv.groups)
     std::sort(g.begin(), g.end(), [&](auto a, auto b) { return key(a) < key(b); });
-  std::sort(groups.begin(), groups.end(),
+  std::sort(gv.groups.begin(), gv.groups.end(),
             [&](const auto& a, const auto& b) { return key(a[0]) < key(b[0]); });
 
   // Ops triggered by each group: the ops whose parents are in it.
-  std::vector<std::vector<std::int32_t>> triggered_by(static_cast<std::size_t>(m));
+  std::vector<std::int32_t> group_of_root(static_cast<std::size_t>(m), -1);
+  for (std::size_t g = 0; g < gv.groups.size(); ++g)
+    group_of_root[static_cast<std::size_t>(uf.find(gv.groups[g][0]))] = static_cast<std::int32_t>(g);
+  gv.triggered.resize(gv.groups.size());
   for (std::int32_t i = 0; i < m; ++i) {
     const auto& par = v.parents[static_cast<std::size_t>(i)];
-    if (!par.empty()) triggered_by[static_cast<std::size_t>(uf.find(par[0]))].push_back(i);
+    if (par.empty()) continue;
+    const auto g = group_of_root[static_cast<std::size_t>(uf.find(par[0]))];
+    gv.triggered[static_cast<std::size_t>(g)].push_back(i);
   }
+  return gv;
+}
+
+std::int64_t pair_slack(const RankView& v, std::int32_t op, std::int32_t parent,
+                        const DynBitset& inc) {
+  return slack(v, op, parent, inc);
+}
+
+RankAssignment assignment_from_placement(const GroupedView& gv,
+                                         const std::vector<std::int32_t>& counter_of_group) {
+  const RankView& v = gv.view;
+  const auto m = static_cast<std::size_t>(v.size());
+  RankAssignment a;
+  a.relays = gv.relays;
+  a.increments.assign(m, -1);
+  a.trigger.assign(m, -1);
+  a.threshold.assign(m, 0);
+  std::vector<DynBitset> inc;
+  for (std::size_t g = 0; g < gv.groups.size(); ++g) {
+    const auto k = counter_of_group[g];
+    if (static_cast<std::size_t>(k) >= inc.size()) inc.resize(static_cast<std::size_t>(k) + 1, DynBitset(m));
+    for (auto x : gv.groups[g]) {
+      a.increments[static_cast<std::size_t>(x)] = k;
+      inc[static_cast<std::size_t>(k)].set(static_cast<std::size_t>(x));
+    }
+    for (auto o : gv.triggered[g]) a.trigger[static_cast<std::size_t>(o)] = k;
+  }
+  a.counters = static_cast<std::int32_t>(inc.size());
+  for (std::size_t o = 0; o < m; ++o) {
+    const auto t = a.trigger[o];
+    if (t < 0) continue;
+    // The cumulative count: everything on the counter that must precede o.
+    a.threshold[o] = v.weight_of_and(inc[static_cast<std::size_t>(t)], v.anc[o]);
+  }
+  return a;
+}
+
+RankAssignment assign_optimized(const RankView& v0) {
+  const GroupedView gv = group_view(v0);
+  const RankView& v = gv.view;
+  const auto m = v.size();
 
   struct Pair {
     std::int32_t op, parent;
@@ -314,17 +371,13 @@ RankAssignment assign_optimized(const RankView& v0) {
     std::vector<Pair> pairs;
   };
   std::vector<Counter> counters;
-  RankAssignment a;
-  a.relays = relays;
-  a.increments.assign(static_cast<std::size_t>(m), -1);
-  a.trigger.assign(static_cast<std::size_t>(m), -1);
-  a.threshold.assign(static_cast<std::size_t>(m), 0);
-
+  std::vector<std::int32_t> counter_of_group(gv.groups.size(), -1);
   std::vector<Pair> own, updated;
-  for (const auto& g : groups) {
+  for (std::size_t gi = 0; gi < gv.groups.size(); ++gi) {
+    const auto& g = gv.groups[gi];
     DynBitset gset(static_cast<std::size_t>(m));
     for (auto x : g) gset.set(static_cast<std::size_t>(x));
-    const auto& trig = triggered_by[static_cast<std::size_t>(uf.find(g[0]))];
+    const auto& trig = gv.triggered[gi];
     std::int32_t placed = -1;
     for (std::size_t k = 0; k < counters.size() && placed < 0; ++k) {
       Counter& c = counters[k];
@@ -375,18 +428,9 @@ RankAssignment assign_optimized(const RankView& v0) {
       counters.push_back(std::move(c));
       placed = static_cast<std::int32_t>(counters.size() - 1);
     }
-    for (auto x : g) a.increments[static_cast<std::size_t>(x)] = placed;
-    for (auto o : trig) a.trigger[static_cast<std::size_t>(o)] = placed;
+    counter_of_group[gi] = placed;
   }
-  a.counters = static_cast<std::int32_t>(counters.size());
-  for (std::int32_t o = 0; o < m; ++o) {
-    const auto t = a.trigger[static_cast<std::size_t>(o)];
-    if (t < 0) continue;
-    // The cumulative count: everything on the counter that must precede o.
-    a.threshold[static_cast<std::size_t>(o)] = v.weight_of_and(
-        counters[static_cast<std::size_t>(t)].inc, v.anc[static_cast<std::size_t>(o)]);
-  }
-  return a;
+  return assignment_from_placement(gv, counter_of_group);
 }
 
 namespace {
@@ -417,33 +461,48 @@ struct KeyHash {
 
 }  // namespace
 
+std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<RankView>& views,
+                                           Analysis analysis,
+                                           const std::function<RankAssignment(const RankView&)>& solve) {
+  std::vector<RankAssignment> sol(views.size());
+  if (analysis == Analysis::global) {
+    compute_order(dag, Analysis::global, views);
+    for (std::size_t r = 0; r < views.size(); ++r) sol[r] = solve(views[r]);
+    return sol;
+  }
+  // Ranks with the same local structure (every rank of a ring, most of a tree) have the
+  // same local problem: solve each distinct one once.
+  std::unordered_map<std::vector<std::int64_t>, std::size_t, KeyHash> seen;
+  for (std::size_t r = 0; r < views.size(); ++r) {
+    auto key = problem_key(views[r]);
+    auto it = seen.find(key);
+    if (it != seen.end()) {
+      sol[r] = sol[it->second];
+      continue;
+    }
+    compute_local_order(views[r]);
+    sol[r] = solve(views[r]);
+    views[r].anc.clear();
+    views[r].desc.clear();
+    seen.emplace(std::move(key), r);
+  }
+  return sol;
+}
+
 Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOptions& opt) {
   auto views = rank_views(dag);
   std::vector<RankAssignment> sol(views.size());
+  if (strategy == Strategy::exact) return assign_exact(dag, {.analysis = opt.analysis}).schedule;
   if (strategy == Strategy::naive) {
     for (std::size_t r = 0; r < views.size(); ++r) sol[r] = assign_naive(views[r]);
-  } else if (opt.analysis == Analysis::global) {
-    compute_order(dag, Analysis::global, views);
-    for (std::size_t r = 0; r < views.size(); ++r) sol[r] = assign_optimized(views[r]);
   } else {
-    // Ranks with the same local structure (every rank of a ring, most of a tree) have
-    // the same local problem: solve each distinct one once.
-    std::unordered_map<std::vector<std::int64_t>, std::size_t, KeyHash> seen;
-    for (std::size_t r = 0; r < views.size(); ++r) {
-      auto key = problem_key(views[r]);
-      auto it = seen.find(key);
-      if (it != seen.end()) {
-        sol[r] = sol[it->second];
-        continue;
-      }
-      compute_local_order(views[r]);
-      sol[r] = assign_optimized(views[r]);
-      views[r].anc.clear();
-      views[r].desc.clear();
-      seen.emplace(std::move(key), r);
-    }
+    sol = solve_per_rank(dag, views, opt.analysis, assign_optimized);
   }
+  return emit_schedule(dag, views, sol, std::string(to_string(strategy)));
+}
 
+Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
+                       const std::vector<RankAssignment>& sol, const std::string& strategy) {
   // Emit: counters numbered rank by rank; relays just before the op they feed.
   Schedule out(dag.ranks());
   out.collective = dag.collective;
@@ -452,8 +511,7 @@ Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOpt
   out.bytes = dag.bytes;
   out.root = dag.root;
   out.ordered_channels = dag.ordered_channels;
-  out.strategy = std::string(to_string(strategy));
-
+  out.strategy = strategy;
   std::vector<CounterId> counter_base(views.size());
   std::vector<Rank> owners;
   for (std::size_t r = 0; r < views.size(); ++r) {

@@ -10,7 +10,7 @@
 //   puts each on the first existing counter of its rank on which every operation
 //   triggered there stays safe, else on a new counter. Thresholds are the cumulative
 //   counts. Never uses more counters (or relays) than naive.
-// - exact: see exact.h.
+// - exact: the minimum for the same relays and groups, by SAT (exact.h).
 //
 //   Schedule dag = build_schedule("allreduce", "ring", {.ranks = 8});
 //   Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
@@ -23,7 +23,7 @@
 
 namespace fabriclab::offload {
 
-enum class Strategy : std::uint8_t { naive, optimized };
+enum class Strategy : std::uint8_t { naive, optimized, exact };
 std::string_view to_string(Strategy s);
 Strategy parse_strategy(std::string_view s);  // throws InputError
 
@@ -42,6 +42,9 @@ struct RankAssignment {
   std::vector<std::int32_t> increments;  // per op (and relay): counter, or -1
   std::vector<std::int32_t> trigger;     // per op (and relay): counter, or -1
   std::vector<std::int64_t> threshold;
+  // exact only: whether `counters` is a proven minimum, and the best lower bound proven.
+  bool proven_minimum = false;
+  std::int32_t lower_bound = 0;
 };
 
 RankAssignment assign_naive(const RankView& v);

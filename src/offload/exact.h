@@ -1,0 +1,43 @@
+// The exact strategy (triggered-ops.md section 2): the minimum number of counters per
+// rank, proven by the z3 SMT solver, to measure how far the optimized first fit is from
+// optimal.
+//
+// It solves the same problem as the optimized strategy's pass 2: pass 1's relays and
+// forced groups are kept, and each group is placed on one of K counters so that every
+// operation triggered on a counter stays safe (the slack of every (op, parent) pair
+// summed over the groups on that counter is positive). K counts up from 1; the first
+// satisfiable K is the minimum. Each solver call has a deterministic resource budget
+// (z3's rlimit, not wall time, so results do not depend on machine load); when it runs
+// out the rank keeps the optimized placement and reports the lower bound it proved.
+//
+//   ExactResult r = assign_exact(dag, {.analysis = Analysis::local});
+//   r.ranks[3].proven_minimum;  // true when counters[3] is optimal
+#pragma once
+
+#include <vector>
+
+#include "offload/assignment.h"
+
+namespace fabriclab::offload {
+
+struct ExactOptions {
+  Analysis analysis = Analysis::local;
+  unsigned rlimit_per_rank = 20'000'000;  // z3 resource units for one rank's whole search
+};
+
+struct ExactRank {
+  std::int32_t counters = 0;     // what the schedule uses on this rank
+  std::int32_t optimized = 0;    // what the optimized first fit uses
+  std::int32_t lower_bound = 0;  // proven: no assignment uses fewer
+  bool proven_minimum = false;   // counters == lower_bound
+};
+
+struct ExactResult {
+  Schedule schedule;
+  std::vector<ExactRank> ranks;
+  bool all_proven() const;
+};
+
+ExactResult assign_exact(const Schedule& dag, const ExactOptions& opt = {});
+
+}  // namespace fabriclab::offload
