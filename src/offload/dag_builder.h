@@ -58,20 +58,36 @@ class DagBuilder {
 // is one element).
 std::int64_t chunk_bytes(std::int64_t bytes, Datatype dt, std::int64_t parts, std::int64_t c);
 
-// The builders, one per algorithm (see algorithms/*.cc for the reference each follows).
+// The builders, one per algorithm, and the published algorithm each follows (the
+// definitions in algorithms/*.cc say how it maps onto triggered operations).
+// Thakur, Rabenseifner, Gropp, IJHPCA 2005; MPICH MPIR_Allreduce_intra_recursive_doubling.
 Schedule build_allreduce_recursive_doubling(const BuildOptions& o);
+// Patarasuk and Yuan, JPDC 2009; MPICH MPIR_Allreduce_intra_ring.
 Schedule build_allreduce_ring(const BuildOptions& o);
+// MPICH binomial reduce (MPIR_Reduce_intra_binomial) then binomial bcast.
 Schedule build_allreduce_binomial(const BuildOptions& o);
+// Rabenseifner 2004; MPICH MPIR_Allreduce_intra_reduce_scatter_allgather.
 Schedule build_allreduce_rabenseifner(const BuildOptions& o);
+// MPICH MPIR_Bcast_intra_binomial.
 Schedule build_bcast_binomial(const BuildOptions& o);
+// MPICH MPIR_Bcast_intra_tree, k-nomial tree of radix k.
 Schedule build_bcast_knomial(const BuildOptions& o);
+// MPICH MPIR_Reduce_intra_binomial, reductions as NIC atomics (Underwood et al. 2011).
 Schedule build_reduce_binomial(const BuildOptions& o);
+// Hensgen, Finkel, Manber, IJPP 1988; MPICH MPIR_Barrier_intra_dissemination.
 Schedule build_barrier_dissemination(const BuildOptions& o);
+// Binomial gather + release, Hensgen et al. 1988, on MPICH's binomial tree.
 Schedule build_barrier_binomial(const BuildOptions& o);
+// MPICH MPIR_Allgather_intra_ring.
 Schedule build_allgather_ring(const BuildOptions& o);
+// Thakur, Rabenseifner, Gropp 2005; MPICH MPIR_Allgather_intra_recursive_doubling
+// (non-powers of two by the recursive-doubling allreduce fold).
 Schedule build_allgather_recursive_doubling(const BuildOptions& o);
+// MPICH MPIR_Reduce_scatter_intra_ring.
 Schedule build_reduce_scatter_ring(const BuildOptions& o);
+// MPICH MPIR_Alltoall_intra_pairwise.
 Schedule build_alltoall_pairwise(const BuildOptions& o);
+// MPICH MPIR_Alltoall_intra_scattered with an unbounded window.
 Schedule build_alltoall_all_at_once(const BuildOptions& o);
 
 }  // namespace fabriclab::offload
