@@ -139,15 +139,22 @@ class Executor {
       after_pending_[i] = static_cast<std::int32_t>(s_->after(static_cast<OpId>(i)).size());
   }
 
-  // Fires every untriggered op. Returns false on an early firing (see violation()).
+  // Posts the schedule: fires every untriggered op, and every op whose threshold its
+  // counter already meets (a NIC fires those at posting). Returns false on an early
+  // firing (see violation()).
   bool start() {
     for (std::size_t i = 0; i < s_->size(); ++i) {
       const Op& o = s_->op(static_cast<OpId>(i));
-      if (o.kind != OpKind::arrival && o.fires_at_start())
-        if (!fire(static_cast<OpId>(i))) return false;
+      if (o.kind != OpKind::arrival && o.fires_at_start()) ready_.push_back(static_cast<OpId>(i));
     }
-    return true;
+    for (std::size_t c = 0; c < value_.size(); ++c) release(c);
+    return settle();
   }
+
+  // The fixpoint keeps executing past an early firing (recorded once) so that liveness
+  // is still decided; the adversary stops at the first one.
+  void keep_going_after_violations() { stop_on_violation_ = false; }
+  bool violated() const { return !violation_.empty(); }
 
   // Events the adversary may pick: fired data ops not completed, and arrivals whose
   // initiator fired and whose transport predecessors have landed.
@@ -159,7 +166,8 @@ class Executor {
     enabled_[k] = enabled_.back();
     enabled_.pop_back();
     trace_.push_back(id);
-    return finish(id);
+    finish(id);
+    return settle();
   }
 
   std::int64_t value(CounterId c) const { return value_[static_cast<std::size_t>(c)]; }
@@ -189,33 +197,56 @@ class Executor {
   }
 
  private:
+  // Fires everything made ready, breadth first (counter adds may cascade: no
+  // recursion, so chains of any length are fine).
+  bool settle() {
+    while (head_ < ready_.size()) {
+      if (!fire(ready_[head_++]) && stop_on_violation_) return false;
+    }
+    ready_.clear();
+    head_ = 0;
+    return true;
+  }
+
+  // Queues the waiters of counter c whose threshold its value meets, in threshold order.
+  void release(std::size_t c) {
+    const auto& w = x_->waiters[c];
+    while (cursor_[c] < w.size() && s_->op(w[cursor_[c]]).threshold <= value_[c])
+      ready_.push_back(w[cursor_[c]++]);
+  }
+
   bool fire(OpId id) {
     const auto i = static_cast<std::size_t>(id);
     fired_[i] = 1;
     const Op& o = s_->op(id);
+    bool ok = true;
     for (OpId d : s_->deps(id)) {
-      if (!completed_[static_cast<std::size_t>(d)]) {
+      if (completed_[static_cast<std::size_t>(d)]) continue;
+      ok = false;
+      if (violation_.empty()) {
         violating_op_ = id;
         violation_ = fmt::format(
             "{} fired when counter {} reached {} (threshold {}) while its parent {} had not "
             "completed; completions so far, in order: {}",
             name_op(*s_, id), o.trigger, o.trigger == kNoCounter ? 0 : value(o.trigger),
             o.threshold, name_op(*s_, d), list_ops(trace_, 40));
-        return false;
       }
+      break;
     }
+    if (!ok && stop_on_violation_) return false;
     if (is_data_op(o.kind)) {
       enabled_.push_back(id);
       for (OpId a : x_->arrivals_of[i]) {
         source_fired_[static_cast<std::size_t>(a)] = 1;
         if (after_pending_[static_cast<std::size_t>(a)] == 0) enabled_.push_back(a);
       }
-      return true;
+    } else {
+      finish(id);  // cntr_add and host_wait complete when they fire
     }
-    return finish(id);  // cntr_add and host_wait complete when they fire
+    return ok;
   }
 
-  bool finish(OpId id) {
+  void finish(OpId id) {
     const auto i = static_cast<std::size_t>(id);
     completed_[i] = 1;
     const Op& o = s_->op(id);
@@ -224,15 +255,9 @@ class Executor {
       if (--after_pending_[ai] == 0 && source_fired_[ai]) enabled_.push_back(a);
     }
     const CounterId c = o.increments();
-    if (c == kNoCounter) return true;
-    const auto ci = static_cast<std::size_t>(c);
-    value_[ci] += o.weight();
-    const auto& w = x_->waiters[ci];
-    while (cursor_[ci] < w.size() && s_->op(w[cursor_[ci]]).threshold <= value_[ci]) {
-      const OpId next = w[cursor_[ci]++];
-      if (!fire(next)) return false;
-    }
-    return true;
+    if (c == kNoCounter) return;
+    value_[static_cast<std::size_t>(c)] += o.weight();
+    release(static_cast<std::size_t>(c));
   }
 
   const ExecIndex* x_;
@@ -242,26 +267,23 @@ class Executor {
   std::vector<char> fired_, completed_, source_fired_;
   std::vector<std::int32_t> after_pending_;
   std::vector<OpId> enabled_, trace_;
+  std::vector<OpId> ready_;  // made ready, not yet fired
+  std::size_t head_ = 0;
+  bool stop_on_violation_ = true;
   std::string violation_;
   OpId violating_op_ = -1;
 };
 
 void check_fixpoint(const ExecIndex& ix, VerifyReport& rep) {
   Executor x(ix);
-  if (!x.start()) {
-    rep.safe_by_execution = false;
-    rep.violations.push_back({Violation::Kind::early, "fixpoint", x.violating_op(), x.violation()});
-    return;
-  }
+  x.keep_going_after_violations();
+  x.start();
   // Completing every enabled event in any order reaches the same fixpoint (firing is
   // monotone in the counter values).
-  while (!x.enabled().empty()) {
-    if (!x.complete_at(x.enabled().size() - 1)) {
-      rep.safe_by_execution = false;
-      rep.violations.push_back(
-          {Violation::Kind::early, "fixpoint", x.violating_op(), x.violation()});
-      return;
-    }
+  while (!x.enabled().empty()) x.complete_at(x.enabled().size() - 1);
+  if (x.violated()) {
+    rep.safe_by_execution = false;
+    rep.violations.push_back({Violation::Kind::early, "fixpoint", x.violating_op(), x.violation()});
   }
   std::vector<OpId> ids;
   auto hangs = x.hangs(&ids);
@@ -335,7 +357,7 @@ VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
   VerifyReport rep;
   rep.analysis = opt.analysis;
   if (rep.analysis == Analysis::global && s.size() > kMaxGlobalOps) rep.analysis = Analysis::local;
-  check_rule(s, rep.analysis, rep);
+  if (opt.rule) check_rule(s, rep.analysis, rep);
   const ExecIndex ix(s);
   check_fixpoint(ix, rep);
   for (int k = 0; k < opt.random_runs; ++k) {

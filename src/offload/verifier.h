@@ -29,6 +29,7 @@ struct VerifyOptions {
   int random_runs = 32;
   std::size_t exhaustive_state_limit = 200000;  // 0: no exhaustive search
   std::size_t exhaustive_max_ops = 200;         // larger schedules: random runs only
+  bool rule = true;  // false: executions only (the rule's bitsets are quadratic in a rank's size)
 };
 
 struct Violation {

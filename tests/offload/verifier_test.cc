@@ -56,6 +56,49 @@ TEST(Verifier, ReportsAHighThresholdAsAHang) {
   EXPECT_TRUE(found);
 }
 
+TEST(Verifier, FiresAnAlreadyMetThresholdAtPosting) {
+  // A wait for counter 0 >= 0 with nothing to wait for is met when posted.
+  Schedule s(1);
+  s.set_counter_owners({0});
+  s.add({.kind = OpKind::host_wait, .rank = 0, .trigger = 0, .threshold = 0});
+  EXPECT_TRUE(verify(s).ok());
+  // With a parent, threshold 0 fires before it: the executions see it at posting too.
+  Schedule t = two_arrivals(0);
+  const auto r = verify(t);
+  EXPECT_FALSE(r.safe_by_rule);
+  EXPECT_FALSE(r.safe_by_execution);
+}
+
+TEST(Verifier, DecidesLivenessEvenAfterAnEarlyFiring) {
+  // Threshold 1 fires early; a second wait for 3 on the same counter (which only
+  // reaches 2) hangs. Both must be reported.
+  Schedule s = two_arrivals(1);
+  s.add({.kind = OpKind::host_wait, .rank = 1, .trigger = 0, .threshold = 3}, {1, 3});
+  const auto r = verify(s);
+  EXPECT_FALSE(r.safe_by_rule);
+  EXPECT_FALSE(r.live_by_fixpoint);
+  bool hang = false;
+  for (const auto& v : r.violations)
+    hang |= v.kind == Violation::Kind::hang && v.op == 5;
+  EXPECT_TRUE(hang);
+}
+
+TEST(Verifier, RunsLongCounterAddChainsWithoutRecursion) {
+  // A host kick, then 100000 counter adds each triggered by the previous one's counter.
+  const int n = 100000;
+  Schedule s(1);
+  std::vector<Rank> owners(n + 1, 0);
+  s.set_counter_owners(owners);
+  OpId prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 1, .target = 0});
+  for (int i = 1; i <= n; ++i)
+    prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 1, .trigger = i - 1, .threshold = 1, .target = i},
+                 {prev});
+  s.add({.kind = OpKind::host_wait, .rank = 0, .trigger = n, .threshold = 1}, {prev});
+  const auto r = verify(s, {.random_runs = 1, .exhaustive_state_limit = 0, .rule = false});
+  EXPECT_TRUE(r.ok());
+  EXPECT_TRUE(r.live_by_fixpoint);
+}
+
 TEST(Verifier, CountsCounterAddsByTheirWeight) {
   // Rank 0: a put completing into c0; a cntr_add of 2 into c1 once c0 >= 1; a local
   // atomic completing into c1; the host waits on c1 for both (2 + 1 = 3).
