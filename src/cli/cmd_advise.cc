@@ -44,7 +44,11 @@ CollectiveRequest parse_spec(const std::string& spec) {
         "collective '{}': expected collective:algorithm:ranks[:bytes], e.g. allreduce:ring:64",
         spec));
   CollectiveRequest r{parts[0], parts[1], {}};
-  r.options.ranks = static_cast<Rank>(number(parts[2], "ranks"));
+  const long long ranks = number(parts[2], "ranks");
+  if (ranks < 2 || ranks > kMaxBuildRanks)
+    throw InputError(fmt::format("collective '{}': ranks must be in 2..{} (got {})", spec,
+                                 kMaxBuildRanks, ranks));
+  r.options.ranks = static_cast<Rank>(ranks);
   if (parts.size() == 4) r.options.bytes = number(parts[3], "bytes");
   return r;
 }

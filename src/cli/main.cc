@@ -1,6 +1,7 @@
 // fabriclab: the command-line entry point. Subcommands live in cmd_*.cc.
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <new>
 #include <vector>
 
 #include "cli/commands.h"
@@ -29,6 +30,13 @@ int main(int argc, char** argv) {
   } catch (const fabriclab::InputError& e) {
     std::cerr << "fabriclab: error: " << e.what() << '\n';
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "fabriclab: error: out of memory: the problem is too large for this machine\n";
+    return 2;
+  } catch (const std::exception& e) {
+    // Anything else is a bug in fabriclab, not bad input.
+    std::cerr << "fabriclab: internal error: " << e.what() << '\n';
+    return 3;
   }
   return 0;
 }

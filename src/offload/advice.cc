@@ -116,8 +116,9 @@ std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveReque
     }
     if (a.decision == Advice::Decision::offload)
       a.reason = fmt::format("fits: {} and {} slots per NIC", counters_text(a.counters_max), a.slots_max);
-    if (a.decision != Advice::Decision::offload && strategy == Strategy::optimized &&
-        a.counters_naive_max > a.counters_max)
+    const bool short_of_counters = a.counters_max > b.counters || a.decision == Advice::Decision::wait;
+    if (a.decision != Advice::Decision::offload && short_of_counters &&
+        strategy == Strategy::optimized && a.counters_naive_max > a.counters_max)
       a.reason += fmt::format(" (naive would need {})", a.counters_naive_max);
     out.push_back(std::move(a));
   }

@@ -74,16 +74,14 @@ const std::vector<AlgorithmInfo>& algorithms() {
   return infos;
 }
 
-Schedule build_schedule(std::string_view collective, std::string_view algorithm,
-                        const BuildOptions& o) {
-  bool known_collective = false;
+namespace {
+
+// The registry entry for (collective, algorithm), or an InputError listing the names.
+const Entry& find_entry(std::string_view collective, std::string_view algorithm) {
   std::string names;
-  for (const auto& e : registry()) {
-    if (e.info.collective != collective) continue;
-    known_collective = true;
-    names += (names.empty() ? "" : ", ") + e.info.algorithm;
-  }
-  if (!known_collective) {
+  for (const auto& e : registry())
+    if (e.info.collective == collective) names += (names.empty() ? "" : ", ") + e.info.algorithm;
+  if (names.empty()) {
     std::vector<std::string> seen;
     std::string all;
     for (const auto& e : registry()) {
@@ -93,23 +91,48 @@ Schedule build_schedule(std::string_view collective, std::string_view algorithm,
     }
     throw InputError(fmt::format("unknown collective '{}' (expected one of: {})", collective, all));
   }
-  for (const auto& e : registry()) {
-    if (e.info.collective != collective || e.info.algorithm != algorithm) continue;
-    if (o.ranks < 2)
-      throw InputError(fmt::format("ranks must be at least 2 (got {})", o.ranks));
-    if (o.ranks > (1 << 20))
-      throw InputError(fmt::format("ranks must be at most {} (got {})", 1 << 20, o.ranks));
-    if (o.bytes < 0) throw InputError(fmt::format("bytes must be >= 0 (got {})", o.bytes));
-    if (o.root < 0 || o.root >= o.ranks)
-      throw InputError(fmt::format("root {} is outside 0..{}", o.root, o.ranks - 1));
-    if (o.radix < 2) throw InputError(fmt::format("radix must be at least 2 (got {})", o.radix));
-    if (!e.info.uses_root && o.root != 0)
-      throw InputError(fmt::format("{} {} has no root; --root does not apply", collective,
-                                   algorithm));
-    return e.build(o);
-  }
+  for (const auto& e : registry())
+    if (e.info.collective == collective && e.info.algorithm == algorithm) return e;
   throw InputError(fmt::format("unknown algorithm '{}' for {} (expected one of: {})", algorithm,
                                collective, names));
+}
+
+// Operations the DAG will hold, from the algorithm's shape: rings and all-to-all are
+// quadratic in P, the rest O(P log P). An upper bound for the others.
+std::int64_t projected_ops(const AlgorithmInfo& a, std::int64_t p) {
+  if (a.collective == "allreduce" && a.algorithm == "ring") return 4 * p * (p - 1) + p;
+  if (a.algorithm == "ring" || a.collective == "alltoall") return 2 * p * (p - 1) + p;
+  std::int64_t log = 1;
+  while ((std::int64_t{1} << log) < p) ++log;
+  return 8 * p * (log + 2);
+}
+
+}  // namespace
+
+void check_build_options(std::string_view collective, std::string_view algorithm,
+                         const BuildOptions& o, bool check_size) {
+  const Entry& e = find_entry(collective, algorithm);
+  if (o.ranks < 2) throw InputError(fmt::format("ranks must be at least 2 (got {})", o.ranks));
+  if (o.ranks > kMaxBuildRanks)
+    throw InputError(fmt::format("ranks must be at most {} (got {})", kMaxBuildRanks, o.ranks));
+  if (o.bytes < 0 || o.bytes > kMaxBuildBytes)
+    throw InputError(fmt::format("bytes must be in 0..{} (1 TiB; got {})", kMaxBuildBytes, o.bytes));
+  if (o.root < 0 || o.root >= o.ranks)
+    throw InputError(fmt::format("root {} is outside 0..{}", o.root, o.ranks - 1));
+  if (o.radix < 2) throw InputError(fmt::format("radix must be at least 2 (got {})", o.radix));
+  if (!e.info.uses_root && o.root != 0)
+    throw InputError(fmt::format("{} {} has no root; --root does not apply", collective, algorithm));
+  if (const auto n = projected_ops(e.info, o.ranks); check_size && n > kMaxBuildOps)
+    throw InputError(fmt::format(
+        "{} {} on {} ranks would have about {} operations, more than the {} this tool builds "
+        "(the closed-form estimates have no such limit)",
+        collective, algorithm, o.ranks, n, kMaxBuildOps));
+}
+
+Schedule build_schedule(std::string_view collective, std::string_view algorithm,
+                        const BuildOptions& o) {
+  check_build_options(collective, algorithm, o);
+  return find_entry(collective, algorithm).build(o);
 }
 
 }  // namespace fabriclab::offload

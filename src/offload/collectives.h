@@ -48,8 +48,17 @@ struct AlgorithmInfo {
 // Every (collective, algorithm) pair the planner builds, in a stable order.
 const std::vector<AlgorithmInfo>& algorithms();
 
-// Throws InputError for an unknown collective/algorithm, ranks < 2, a root outside
-// 0..P-1, radix < 2 or bytes < 0.
+// Limits of what the builders build: P up to 2^20, 1 TiB messages, and 2^25 operations
+// (about P = 2900 for ring allreduce; the analyses need a few hundred bytes per op).
+inline constexpr Rank kMaxBuildRanks = 1 << 20;
+inline constexpr std::int64_t kMaxBuildBytes = std::int64_t{1} << 40;
+inline constexpr std::int64_t kMaxBuildOps = std::int64_t{1} << 25;
+
+// Throws InputError for an unknown collective/algorithm, ranks outside 2..2^20, a root
+// outside 0..P-1 (or given to a collective without one), radix < 2, bytes outside
+// 0..1 TiB, or (with check_size) a DAG larger than kMaxBuildOps.
+void check_build_options(std::string_view collective, std::string_view algorithm,
+                         const BuildOptions& options, bool check_size = true);
 Schedule build_schedule(std::string_view collective, std::string_view algorithm,
                         const BuildOptions& options);
 

@@ -19,7 +19,7 @@ std::int64_t tree_children(std::int64_t vr, std::int64_t p, std::int64_t k) {
   while (mask < p && vr % (k * mask) == 0) mask *= k;
   std::int64_t c = 0;
   for (std::int64_t m = mask / k; m >= 1; m /= k)
-    for (std::int64_t j = 1; j < k; ++j) c += vr + j * m < p ? 1 : 0;
+    for (std::int64_t j = 1; j < k && vr + j * m < p; ++j) ++c;
   return c;
 }
 
@@ -102,14 +102,8 @@ bool has_estimate(const BuildOptions& o) { return o.count_send_completions; }
 
 Estimate estimate_counters(std::string_view collective, std::string_view algorithm,
                            const BuildOptions& o, Strategy strategy) {
-  // Reject what the builder rejects, with its messages, without building anything.
-  bool known = false;
-  for (const auto& a : algorithms()) known |= a.collective == collective && a.algorithm == algorithm;
-  if (!known || o.ranks < 2 || o.root < 0 || o.root >= o.ranks || o.radix < 2) {
-    BuildOptions tiny = o;
-    if (known && o.ranks >= 2 && o.ranks <= 64) tiny.ranks = o.ranks;
-    build_schedule(collective, algorithm, tiny);  // throws the builder's message
-  }
+  // Everything the builder would reject, except the size of the DAG: none is built.
+  check_build_options(collective, algorithm, o, /*check_size=*/false);
   if (!has_estimate(o))
     throw InputError(fmt::format(
         "no closed-form estimate for {} {} with uncounted send completions yet; run the "

@@ -18,6 +18,14 @@ namespace fabriclab::offload::detail {
 
 using json = nlohmann::ordered_json;
 
+// Limits on what files may say. Counters are 32-bit signed on the NIC (triggered-ops.md
+// section 7), so thresholds and adds stay below 2^31; ids and ranks below 2^20 keep the
+// per-counter and per-rank tables small; bytes are at most 1 TiB.
+inline constexpr std::int64_t kMaxCounterId = (1 << 20) - 1;
+inline constexpr std::int64_t kMaxRanks = 1 << 20;
+inline constexpr std::int64_t kMaxCount = (std::int64_t{1} << 31) - 1;
+inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 40;
+
 struct Ctx {
   std::string where;  // "file.json: operation 3"
   [[noreturn]] void fail(const std::string& what) const {
@@ -47,9 +55,15 @@ struct Ctx {
     for (const auto& x : v) out.push_back(small(x, key));
     return out;
   }
+  // An integer in [lo, hi].
+  std::int64_t bounded(const json& v, const char* key, std::int64_t lo, std::int64_t hi) const {
+    const auto x = integer(v, key);
+    if (x < lo || x > hi) fail(fmt::format("field '{}' = {} is outside {}..{}", key, x, lo, hi));
+    return x;
+  }
   CounterId counter(const json& v, const char* key) const {
     if (v.is_null()) return kNoCounter;
-    return small(v, key);
+    return static_cast<CounterId>(bounded(v, key, 0, kMaxCounterId));
   }
   bool boolean(const json& v, const char* key) const {
     if (!v.is_boolean()) fail(fmt::format("field '{}' must be true or false", key));

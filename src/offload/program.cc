@@ -31,7 +31,7 @@ Program program_from_json_text(const std::string& text, const std::string& origi
     top.fail(fmt::format("field 'format' must be \"{}\"", kFormat));
   Program p;
   p.origin = origin;
-  p.ranks = top.small(top.need(j, "ranks"), "ranks", 1);
+  p.ranks = static_cast<Rank>(top.bounded(top.need(j, "ranks"), "ranks", 1, detail::kMaxRanks));
   if (j.contains("ordered_channels")) p.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
   auto rank_of = [&](const Ctx& c, const json& e) {
     const Rank r = c.small(c.need(e, "rank"), "rank");
@@ -72,12 +72,13 @@ Program program_from_json_text(const std::string& text, const std::string& origi
                          kind));
     k.kind = *parsed;
     c.where = fmt::format("{}: {}", origin, name_call(i, k));
-    const json* trig = e.contains("trigger") ? &e.at("trigger") : nullptr;
-    if (trig && !trig->is_null()) {
+    const json* trig = &c.need(e, "trigger");
+    if (!trig->is_null()) {
       if (!trig->is_object()) c.fail("field 'trigger' must be null or {\"counter\": C, \"threshold\": T}");
       c.only(*trig, {"counter", "threshold"});
-      k.trigger = c.small(c.need(*trig, "counter"), "trigger.counter");
-      k.threshold = c.integer(c.need(*trig, "threshold"), "trigger.threshold");
+      k.trigger = c.counter(c.need(*trig, "counter"), "trigger.counter");
+      if (k.trigger == kNoCounter) c.fail("field 'trigger.counter' must be a counter id");
+      k.threshold = c.bounded(c.need(*trig, "threshold"), "trigger.threshold", 0, detail::kMaxCount);
     }
     switch (k.kind) {
       case OpKind::put:
@@ -86,7 +87,7 @@ Program program_from_json_text(const std::string& text, const std::string& origi
         c.only(e, {"rank", "kind", "peer", "buffer", "bytes", "trigger", "completion"});
         k.peer = c.small(c.need(e, "peer"), "peer");
         if (k.peer >= p.ranks) c.fail(fmt::format("peer {} is outside 0..{}", k.peer, p.ranks - 1));
-        k.bytes = c.integer(c.need(e, "bytes"), "bytes");
+        k.bytes = c.bounded(c.need(e, "bytes"), "bytes", 0, detail::kMaxBytes);
         k.completion = c.counter(c.need(e, "completion"), "completion");
         if (k.kind != OpKind::get && k.peer != k.rank)
           k.buffer = c.string(c.need(e, "buffer"), "buffer");
@@ -95,8 +96,9 @@ Program program_from_json_text(const std::string& text, const std::string& origi
         break;
       case OpKind::cntr_add:
         c.only(e, {"rank", "kind", "target", "add", "trigger"});
-        k.target = c.small(c.need(e, "target"), "target");
-        k.add = c.integer(c.need(e, "add"), "add");
+        k.target = c.counter(c.need(e, "target"), "target");
+        if (k.target == kNoCounter) c.fail("field 'target' must be a counter id");
+        k.add = c.bounded(c.need(e, "add"), "add", 0, detail::kMaxCount);
         break;
       case OpKind::host_wait:
         c.only(e, {"rank", "kind", "trigger"});
@@ -239,33 +241,29 @@ Recovered recover_dag(const Program& p) {
           "{}: threshold {} on counter {} is below the {} that calls issued before it add to "
           "that counter: which of them it waits for is ambiguous",
           where, o.threshold, call.trigger, before));
-    if (need == 0) {
-      // Waits for its local predecessors only.
-    } else if (need == static_cast<std::int64_t>(arr.size())) {
-      deps[i].insert(deps[i].end(), arr.begin(), arr.end());
+    std::vector<Rank> senders;
+    for (OpId a : arr) senders.push_back(nodes[static_cast<std::size_t>(a)].op.peer);
+    std::sort(senders.begin(), senders.end());
+    senders.erase(std::unique(senders.begin(), senders.end()), senders.end());
+    const bool one_channel = p.ordered_channels && senders.size() == 1;
+    if (need == static_cast<std::int64_t>(arr.size())) {
+      deps[i].insert(deps[i].end(), arr.begin(), arr.end());  // every arrival (or none bound)
+    } else if (need > static_cast<std::int64_t>(arr.size())) {
+      throw InputError(fmt::format(
+          "{}: threshold {} on counter {} exceeds what increments it before the call ({} "
+          "from earlier calls, {} arrivals): it would wait for calls issued after it",
+          where, o.threshold, call.trigger, before, arr.size()));
+    } else if (one_channel) {
+      // In-order delivery from one sender: the first `need` arrivals.
+      deps[i].insert(deps[i].end(), arr.begin(), arr.begin() + need);
     } else {
-      std::vector<Rank> senders;
-      for (OpId a : arr) senders.push_back(nodes[static_cast<std::size_t>(a)].op.peer);
-      std::sort(senders.begin(), senders.end());
-      senders.erase(std::unique(senders.begin(), senders.end()), senders.end());
-      const bool one_channel = p.ordered_channels && senders.size() == 1;
-      if (one_channel && need < static_cast<std::int64_t>(arr.size())) {
-        // In-order delivery from one sender: the first `need` arrivals.
-        deps[i].insert(deps[i].end(), arr.begin(), arr.begin() + need);
-      } else if (need > static_cast<std::int64_t>(arr.size())) {
-        throw InputError(fmt::format(
-            "{}: threshold {} on counter {} exceeds what increments it before the call ({} "
-            "from earlier calls, {} arrivals): it would wait for calls issued after it",
-            where, o.threshold, call.trigger, before, arr.size()));
-      } else {
-        std::string from;
-        for (Rank r : senders) from += (from.empty() ? "" : ", ") + std::to_string(r);
-        throw InputError(fmt::format(
-            "{}: threshold {} on counter {} leaves {} of the {} arrivals bound to it (from "
-            "rank{} {}) to wait for; which ones is ambiguous{}",
-            where, o.threshold, call.trigger, need, arr.size(), senders.size() == 1 ? "" : "s",
-            from, senders.size() == 1 ? " (declare ordered_channels if the transport delivers in order)" : ""));
-      }
+      std::string from;
+      for (Rank r : senders) from += (from.empty() ? "" : ", ") + std::to_string(r);
+      throw InputError(fmt::format(
+          "{}: threshold {} on counter {} leaves {} of the {} arrivals bound to it (from "
+          "rank{} {}) to wait for; which ones is ambiguous{}",
+          where, o.threshold, call.trigger, need, arr.size(), senders.size() == 1 ? "" : "s",
+          from, senders.size() == 1 ? " (declare ordered_channels if the transport delivers in order)" : ""));
     }
     out.dependences += deps[i].size();
   }

@@ -83,6 +83,7 @@ std::string describe(const Schedule& s, OpId id) {
 void validate(const Schedule& s, bool assigned) {
   const auto n = static_cast<OpId>(s.size());
   if (s.ranks() < 1) throw InputError("schedule: ranks must be at least 1");
+  std::vector<OpId> arrivals_of(static_cast<std::size_t>(n), -1);  // sender -> its arrival
   for (OpId id = 0; id < n; ++id) {
     const Op& o = s.op(id);
     if (o.rank < 0 || o.rank >= s.ranks())
@@ -101,10 +102,12 @@ void validate(const Schedule& s, bool assigned) {
       if (d < 0 || d >= n || d == id)
         throw InputError(
             fmt::format("{}: 'after' {} is not another operation", describe(s, id), d));
-      if (s.op(d).rank != o.rank || s.op(d).kind != OpKind::arrival || o.kind != OpKind::arrival)
+      if (s.op(d).rank != o.rank || s.op(d).kind != OpKind::arrival || o.kind != OpKind::arrival ||
+          s.op(d).peer != o.peer)
         throw InputError(fmt::format(
-            "{}: 'after' may only order an arrival after an earlier arrival of the same rank "
-            "(got operation {})",
+            "{}: 'after' may only order an arrival after an earlier arrival from the same "
+            "sender to the same rank -- the only order a transport can provide (got operation "
+            "{})",
             describe(s, id), d));
     }
     if (o.kind == OpKind::arrival) {
@@ -119,6 +122,17 @@ void validate(const Schedule& s, bool assigned) {
         throw InputError(fmt::format(
             "{}: its dep {} must be a put or atomic on another rank that targets rank {}",
             describe(s, id), deps[0], o.rank));
+      if (o.peer != src.rank || o.bytes != src.bytes)
+        throw InputError(fmt::format(
+            "{}: peer {} and bytes {} must be those of its sender, operation {} (rank {}, {} "
+            "bytes)",
+            describe(s, id), o.peer, o.bytes, deps[0], src.rank, src.bytes));
+      auto& landed = arrivals_of[static_cast<std::size_t>(deps[0])];
+      if (landed >= 0)
+        throw InputError(fmt::format("{}: operation {} already lands as operation {}; a put or "
+                                     "atomic has exactly one arrival",
+                                     describe(s, id), deps[0], landed));
+      landed = id;
       if (o.trigger != kNoCounter)
         throw InputError(fmt::format("{}: an arrival has no trigger", describe(s, id)));
     } else {
@@ -136,6 +150,15 @@ void validate(const Schedule& s, bool assigned) {
     }
     if (o.kind == OpKind::cntr_add && o.add < 0)
       throw InputError(fmt::format("{}: a counter only grows; add must be >= 0", describe(s, id)));
+  }
+
+  for (OpId id = 0; id < n; ++id) {
+    const Op& o = s.op(id);
+    if ((o.kind == OpKind::put || o.kind == OpKind::atomic) && o.peer != o.rank &&
+        arrivals_of[static_cast<std::size_t>(id)] < 0)
+      throw InputError(fmt::format("{}: no arrival on rank {} lists it as its dep; every put or "
+                                   "atomic to another rank lands somewhere",
+                                   describe(s, id), o.peer));
   }
 
   // Acyclic over deps and after (Kahn).

@@ -97,13 +97,13 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
                "root", "ordered_channels", "ops", "counters"});
   if (top.string(top.need(j, "format"), "format") != kFormat)
     top.fail(fmt::format("field 'format' must be \"{}\"", kFormat));
-  const Rank ranks = top.small(top.need(j, "ranks"), "ranks", 1);
+  const auto ranks = static_cast<Rank>(top.bounded(top.need(j, "ranks"), "ranks", 1, detail::kMaxRanks));
   Schedule s(ranks);
   if (j.contains("collective")) s.collective = top.string(j.at("collective"), "collective");
   if (j.contains("algorithm")) s.algorithm = top.string(j.at("algorithm"), "algorithm");
   if (j.contains("strategy")) s.strategy = top.string(j.at("strategy"), "strategy");
   if (j.contains("datatype")) s.datatype = top.string(j.at("datatype"), "datatype");
-  if (j.contains("bytes")) s.bytes = top.integer(j.at("bytes"), "bytes");
+  if (j.contains("bytes")) s.bytes = top.bounded(j.at("bytes"), "bytes", 0, detail::kMaxBytes);
   if (j.contains("root")) s.root = top.small(j.at("root"), "root");
   if (j.contains("ordered_channels")) s.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
   const json& ops = top.need(j, "ops");
@@ -135,15 +135,16 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     if (o.rank >= ranks) c.fail(fmt::format("rank {} is outside 0..{}", o.rank, ranks - 1));
     if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
       o.peer = c.small(c.need(e, "peer"), "peer");
-      o.bytes = c.integer(c.need(e, "bytes"), "bytes");
+      o.bytes = c.bounded(c.need(e, "bytes"), "bytes", 0, detail::kMaxBytes);
     }
     if (o.kind == OpKind::cntr_add) {
       o.target = c.counter(c.need(e, "target"), "target");
-      o.add = c.integer(c.need(e, "add"), "add");
+      o.add = c.bounded(c.need(e, "add"), "add", 0, detail::kMaxCount);
     } else if (e.contains("target") || e.contains("add")) {
       c.fail("only a cntr_add has 'target' and 'add'");
     }
     const auto deps = c.ids(c.need(e, "deps"), "deps");
+    if (deps.size() > ops.size()) c.fail("field 'deps' lists more ids than there are operations");
     const auto after = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
     for (OpId d : deps)
       if (static_cast<std::size_t>(d) >= ops.size()) c.fail(fmt::format("dep {} is not an operation id", d));
@@ -153,8 +154,9 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     if (!trig.is_null()) {
       if (!trig.is_object()) c.fail("field 'trigger' must be null or {\"counter\": C, \"threshold\": T}");
       c.only(trig, {"counter", "threshold"});
-      o.trigger = c.small(c.need(trig, "counter"), "trigger.counter");
-      o.threshold = c.integer(c.need(trig, "threshold"), "trigger.threshold");
+      o.trigger = c.counter(c.need(trig, "counter"), "trigger.counter");
+      if (o.trigger == kNoCounter) c.fail("field 'trigger.counter' must be a counter id");
+      o.threshold = c.bounded(c.need(trig, "threshold"), "trigger.threshold", 0, detail::kMaxCount);
     }
     o.completion = c.counter(c.need(e, "completion"), "completion");
     if (o.completion != kNoCounter && !(is_data_op(o.kind) || o.kind == OpKind::arrival))

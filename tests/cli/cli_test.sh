@@ -53,6 +53,9 @@ expect verify-unsafe-execution 1 'EARLY FIRING' -- "$fl" verify "$data/unsafe_tw
 # Advice: one fits, one never can.
 expect advise 0 'ring P=8 +14 +14 +software +needs 14 counters on a NIC that has 4' -- \
   "$fl" advise --counters 4 bcast:binomial:8 allreduce:ring:8
+expect advise-huge-p 2 "ranks must be in 2..1048576 \(got 4294967300\)" -- "$fl" advise allreduce:ring:4294967300
+expect too-big 2 'would have about 39999700000 operations' -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 100000
 expect advise-bad-spec 2 "collective 'ring:8': expected collective:algorithm:ranks" -- \
   "$fl" advise ring:8
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
@@ -49,7 +51,19 @@ TEST(Program, NaiveSchedulesRoundTripThroughPrograms) {
           if (naive.op(static_cast<OpId>(i)).kind != OpKind::arrival) deps += naive.deps(static_cast<OpId>(i)).size();
         EXPECT_EQ(r.dependences, deps);
         EXPECT_EQ(r.contracted_counter_adds, naive.relay_count());
-        EXPECT_EQ(r.dag.size(), dag.size());
+        // The recovered DAG is the builder's, op by op (deps as sets).
+        ASSERT_EQ(r.dag.size(), dag.size());
+        for (std::size_t i = 0; i < dag.size(); ++i) {
+          const auto id = static_cast<OpId>(i);
+          EXPECT_EQ(r.dag.op(id).kind, dag.op(id).kind);
+          EXPECT_EQ(r.dag.op(id).rank, dag.op(id).rank);
+          std::vector<OpId> want(dag.deps(id).begin(), dag.deps(id).end());
+          std::vector<OpId> got(r.dag.deps(id).begin(), r.dag.deps(id).end());
+          std::sort(want.begin(), want.end());
+          EXPECT_EQ(got, want) << "op " << i;
+          EXPECT_EQ(std::vector<OpId>(r.dag.after(id).begin(), r.dag.after(id).end()),
+                    std::vector<OpId>(dag.after(id).begin(), dag.after(id).end()));
+        }
         EXPECT_TRUE(verify(r.as_given, {.random_runs = 2, .exhaustive_state_limit = 0}).ok());
         EXPECT_EQ(assign_counters(r.dag, Strategy::optimized).counter_summary().per_rank,
                   assign_counters(dag, Strategy::optimized).counter_summary().per_rank);
@@ -74,8 +88,20 @@ std::string three_arrivals(int threshold, bool same_sender, bool ordered) {
          std::to_string(threshold) + "}}]}";
 }
 
-TEST(Program, AllArrivalsOrNoneIsUnambiguous) {
+TEST(Program, WaitingForEveryBoundArrivalIsUnambiguous) {
   EXPECT_EQ(error_of(three_arrivals(3, false, false)), "no error");
+}
+
+TEST(Program, ALocalThresholdWithArrivalsBoundIsAmbiguous) {
+  // An atomic into counter 0 and an arrival bound to it; a wait for 1: which of the two?
+  EXPECT_EQ(error_of(R"({"format": "fabriclab.program/1", "ranks": 2,
+    "buffers": [{"rank": 1, "name": "in", "counter": 0}], "calls": [
+    {"rank": 0, "kind": "put", "peer": 1, "buffer": "in", "bytes": 8, "trigger": null, "completion": null},
+    {"rank": 1, "kind": "atomic", "peer": 1, "bytes": 8, "trigger": null, "completion": 0},
+    {"rank": 1, "kind": "host_wait", "trigger": {"counter": 0, "threshold": 1}}]})"),
+            "p.json: call 2 (host_wait on rank 1): threshold 1 on counter 0 leaves 0 of the 1 "
+            "arrivals bound to it (from rank 0) to wait for; which ones is ambiguous (declare "
+            "ordered_channels if the transport delivers in order)");
 }
 
 TEST(Program, RejectsAPartialWaitOnUnorderedArrivalsNamingTheCall) {

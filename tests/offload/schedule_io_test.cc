@@ -104,6 +104,46 @@ TEST(ScheduleIo, BadSchedulesAreRejectedNamingTheOperation) {
             "t.json: field 'format' must be \"fabriclab.schedule/1\"");
 }
 
+TEST(ScheduleIo, RejectsTransportFactsNoNetworkProvides) {
+  const std::string head = R"({"format": "fabriclab.schedule/1", "ranks": 3, "ops": [
+ {"id": 0, "rank": 0, "kind": "put", "peer": 1, "bytes": 8, "deps": [], "trigger": null, "completion": null},
+ {"id": 1, "rank": 2, "kind": "put", "peer": 1, "bytes": 8, "deps": [], "trigger": null, "completion": null},
+ {"id": 2, "rank": 1, "kind": "arrival", "peer": 0, "bytes": 8, "deps": [0], "trigger": null, "completion": 0},)";
+  // An ordering between arrivals from different senders.
+  EXPECT_EQ(error_of(head + R"(
+ {"id": 3, "rank": 1, "kind": "arrival", "peer": 2, "bytes": 8, "deps": [1], "after": [2], "trigger": null, "completion": 0}]})"),
+            "operation 3 (arrival on rank 1): 'after' may only order an arrival after an earlier "
+            "arrival from the same sender to the same rank -- the only order a transport can "
+            "provide (got operation 2)");
+  // One put landing twice.
+  EXPECT_EQ(error_of(head + R"(
+ {"id": 3, "rank": 1, "kind": "arrival", "peer": 0, "bytes": 8, "deps": [0], "trigger": null, "completion": 0},
+ {"id": 4, "rank": 1, "kind": "arrival", "peer": 2, "bytes": 8, "deps": [1], "trigger": null, "completion": 0}]})"),
+            "operation 3 (arrival on rank 1): operation 0 already lands as operation 2; a put or "
+            "atomic has exactly one arrival");
+  // An arrival whose peer is not its sender.
+  EXPECT_EQ(error_of(head + R"(
+ {"id": 3, "rank": 1, "kind": "arrival", "peer": 0, "bytes": 8, "deps": [1], "trigger": null, "completion": 0}]})"),
+            "operation 3 (arrival on rank 1): peer 0 and bytes 8 must be those of its sender, "
+            "operation 1 (rank 2, 8 bytes)");
+  // A put that lands nowhere.
+  EXPECT_EQ(error_of(head + "{\"id\": 3, \"rank\": 1, \"kind\": \"host_wait\", \"deps\": [2], "
+                            "\"trigger\": {\"counter\": 0, \"threshold\": 1}, \"completion\": null}]}"),
+            "operation 1 (put on rank 2): no arrival on rank 1 lists it as its dep; every put or "
+            "atomic to another rank lands somewhere");
+}
+
+TEST(ScheduleIo, RejectsNumbersBeyondWhatCountersAndTablesHold) {
+  // Two adds of 2^63 - 1 would overflow the rule's sums: counters are 32-bit.
+  EXPECT_EQ(error_of(R"({"format": "fabriclab.schedule/1", "ranks": 1, "ops": [
+    {"id": 0, "rank": 0, "kind": "cntr_add", "target": 0, "add": 9223372036854775807, "deps": [], "trigger": null, "completion": null}]})"),
+            "t.json: operation 0: field 'add' = 9223372036854775807 is outside 0..2147483647");
+  EXPECT_EQ(error_of(tiny("[1]", "1", "2147483647")),
+            "t.json: operation 1: field 'completion' = 2147483647 is outside 0..1048575");
+  EXPECT_EQ(error_of(R"({"format": "fabriclab.schedule/1", "ranks": 2000000000, "ops": []})"),
+            "t.json: field 'ranks' = 2000000000 is outside 1..1048576");
+}
+
 TEST(ScheduleIo, CounterSummaryInTheFileMustMatch) {
   std::string t = tiny();
   t.insert(t.size() - 1, R"(, "counters": {"per_rank": [1, 2], "max": 2, "total": 3})");

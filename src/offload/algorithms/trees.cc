@@ -24,10 +24,8 @@ Tree knomial_tree(Rank p, Rank root, int k) {
     }
     // Children: vr + j*m for m = mask/k, mask/k^2, ..., 1 (largest subtree first).
     for (std::int64_t m = mask / k; m >= 1; m /= k)
-      for (int j = 1; j < k; ++j)
-        if (vr + j * m < p)
-          t.children[static_cast<std::size_t>(real(vr))].push_back(
-              real(static_cast<Rank>(vr + j * m)));
+      for (std::int64_t j = 1; j < k && vr + j * m < p; ++j)
+        t.children[static_cast<std::size_t>(real(vr))].push_back(real(static_cast<Rank>(vr + j * m)));
   }
   return t;
 }
