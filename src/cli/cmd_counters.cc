@@ -204,7 +204,7 @@ Command add_counters_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--json", args->json_path,
                 "write the schedule (section 8 format); with several strategies one file "
-                "each, named FILE.<strategy>.json");
+                "each, named FILE.<strategy>-<analysis>.json (FILE.naive.json for naive)");
   c->add_option("--dot", args->dot_path, "write a Graphviz view of the schedule");
   c->add_flag("--table", args->table, "print the table for every collective and algorithm");
   // --ranks is a count for one collective and a list for the table.

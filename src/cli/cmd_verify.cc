@@ -66,8 +66,8 @@ Command add_verify_command(CLI::App& app) {
   c->add_option("--seed", args->seed, "first seed of the random adversary")->capture_default_str();
   c->add_option("--runs", args->runs, "random adversarial runs")->capture_default_str();
   c->add_option("--states", args->states,
-                "state limit of the exhaustive search (0: none); it runs on schedules of up "
-                "to 200 operations")
+                "state limit of the exhaustive search (0 skips it); it runs on schedules of "
+                "up to 200 operations")
       ->capture_default_str();
   return {c, [args]() { return run_verify(*args); }};
 }

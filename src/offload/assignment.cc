@@ -78,10 +78,12 @@ struct UnionFind {
   }
 };
 
-// slack(v, p, I) = w(I ∩ Anc(v) ∩ Up(p)) - w(I \ Anc(v) \ Up(p)); the exact rule of
+}  // namespace
+
+// pair_slack(v, p, I) = w(I ∩ Anc(v) ∩ Up(p)) - w(I \ Anc(v) \ Up(p)); the exact rule of
 // triggered-ops.md section 1 holds for (v, p) on a counter incremented by I iff
 // slack > 0 (subtract w(I ∩ Anc(v)) from both sides of "w(I \ Up(p)) < th(v)").
-std::int64_t slack(const RankView& v, std::int32_t op, std::int32_t p, const DynBitset& inc) {
+std::int64_t pair_slack(const RankView& v, std::int32_t op, std::int32_t p, const DynBitset& inc) {
   const auto& anc = v.anc[static_cast<std::size_t>(op)];
   const auto& desc = v.desc[static_cast<std::size_t>(p)];
   const auto pi = static_cast<std::size_t>(p);
@@ -99,6 +101,8 @@ std::int64_t slack(const RankView& v, std::int32_t op, std::int32_t p, const Dyn
   }
   return support - harm;
 }
+
+namespace {
 
 // slack(v, op, p, G) for a group given as a member list: O(|G|) bit tests instead of
 // popcounts over the whole rank, for the common case of a small group.
@@ -227,7 +231,7 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
         const auto& a = relayed[static_cast<std::size_t>(o)] ? v.anc[static_cast<std::size_t>(p)]
                                                               : v.anc[static_cast<std::size_t>(o)];
         const bool bad = relayed[static_cast<std::size_t>(o)] ? relay_slack(v, p, inc) <= 0
-                                                               : slack(v, o, p, inc) <= 0;
+                                                               : pair_slack(v, o, p, inc) <= 0;
         if (bad) {
           bad_parent = p;
           bad_anc = &a;
@@ -323,11 +327,6 @@ GroupedView group_view(const RankView& v0) {
   return gv;
 }
 
-std::int64_t pair_slack(const RankView& v, std::int32_t op, std::int32_t parent,
-                        const DynBitset& inc) {
-  return slack(v, op, parent, inc);
-}
-
 RankAssignment assignment_from_placement(const GroupedView& gv,
                                          const std::vector<std::int32_t>& counter_of_group) {
   const RankView& v = gv.view;
@@ -387,7 +386,7 @@ RankAssignment assign_optimized(const RankView& v0) {
         // Adding G changes the slack by its members' support minus their harm.
         // Slack is additive over disjoint incrementer sets.
         const std::int64_t s = pr.slack + (g.size() <= 64 ? slack_of_members(v, pr.op, pr.parent, g)
-                                                          : slack(v, pr.op, pr.parent, gset));
+                                                          : pair_slack(v, pr.op, pr.parent, gset));
         if (s <= 0) {
           ok = false;
           break;
@@ -400,7 +399,7 @@ RankAssignment assign_optimized(const RankView& v0) {
       own.clear();
       for (auto o : trig) {
         for (auto p : v.parents[static_cast<std::size_t>(o)]) {
-          const std::int64_t s = slack(v, o, p, merged);
+          const std::int64_t s = pair_slack(v, o, p, merged);
           if (s <= 0) {
             ok = false;
             break;
@@ -419,7 +418,7 @@ RankAssignment assign_optimized(const RankView& v0) {
       Counter c{gset, {}};
       for (auto o : trig)
         for (auto p : v.parents[static_cast<std::size_t>(o)]) {
-          const std::int64_t s = slack(v, o, p, gset);
+          const std::int64_t s = pair_slack(v, o, p, gset);
           if (s <= 0)
             throw std::logic_error(fmt::format(
                 "optimized assignment: group of rank {} unsafe on its own counter", v.rank));
@@ -490,9 +489,9 @@ std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<Rank
 }
 
 Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOptions& opt) {
+  if (strategy == Strategy::exact) return assign_exact(dag, {.analysis = opt.analysis}).schedule;
   auto views = rank_views(dag);
   std::vector<RankAssignment> sol(views.size());
-  if (strategy == Strategy::exact) return assign_exact(dag, {.analysis = opt.analysis}).schedule;
   if (strategy == Strategy::naive) {
     for (std::size_t r = 0; r < views.size(); ++r) sol[r] = assign_naive(views[r]);
   } else {

@@ -42,9 +42,11 @@ struct RankAssignment {
   std::vector<std::int32_t> increments;  // per op (and relay): counter, or -1
   std::vector<std::int32_t> trigger;     // per op (and relay): counter, or -1
   std::vector<std::int64_t> threshold;
-  // exact only: whether `counters` is a proven minimum, and the best lower bound proven.
+  // exact only: whether `counters` is a proven minimum, the best lower bound proven, and
+  // what the optimized first fit uses (the upper bound the search starts from).
   bool proven_minimum = false;
   std::int32_t lower_bound = 0;
+  std::int32_t first_fit = 0;
 };
 
 RankAssignment assign_naive(const RankView& v);

@@ -29,6 +29,7 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
   const auto m = static_cast<std::size_t>(v.size());
   const auto n = gv.groups.size();
   RankAssignment best = assign_optimized(v0);  // the upper bound, and the fallback
+  best.first_fit = best.counters;
   best.lower_bound = n == 0 ? 0 : 1;
   best.proven_minimum = best.counters <= best.lower_bound;
   if (best.proven_minimum) return best;
@@ -95,6 +96,7 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
       c = renumber[static_cast<std::size_t>(c)];
     }
     RankAssignment a = assignment_from_placement(gv, placement);
+    a.first_fit = best.first_fit;
     a.lower_bound = k;
     a.proven_minimum = a.counters == k;
     return a;
@@ -108,15 +110,10 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
 ExactResult assign_exact(const Schedule& dag, const ExactOptions& opt) {
   auto views = rank_views(dag);
   const auto sol = solve_per_rank(dag, views, opt.analysis, [&](const RankView& v) {
-    return solve_exact(v, opt.rlimit_per_rank);
+    return solve_exact(v, opt.rlimit_per_check);
   });
   ExactResult r{emit_schedule(dag, views, sol, "exact"), {}};
-  // What optimized would use, for comparison (same analysis).
-  const auto optimized = assign_counters(dag, Strategy::optimized, {.analysis = opt.analysis})
-                             .counter_summary();
-  for (std::size_t k = 0; k < sol.size(); ++k)
-    r.ranks.push_back({sol[k].counters, static_cast<std::int32_t>(optimized.per_rank[k]),
-                       sol[k].lower_bound, sol[k].proven_minimum});
+  for (const auto& x : sol) r.ranks.push_back({x.counters, x.first_fit, x.lower_bound, x.proven_minimum});
   return r;
 }
 

@@ -7,7 +7,7 @@
 // operation triggered on a counter stays safe (the slack of every (op, parent) pair
 // summed over the groups on that counter is positive). K counts up from 1; the first
 // satisfiable K is the minimum. Each solver call has a deterministic resource budget
-// (z3's rlimit, not wall time, so results do not depend on machine load); when it runs
+// (z3's rlimit, not wall time, so results do not depend on machine load); when one runs
 // out the rank keeps the optimized placement and reports the lower bound it proved.
 //
 //   ExactResult r = assign_exact(dag, {.analysis = Analysis::local});
@@ -22,7 +22,7 @@ namespace fabriclab::offload {
 
 struct ExactOptions {
   Analysis analysis = Analysis::local;
-  unsigned rlimit_per_rank = 20'000'000;  // z3 resource units for one rank's whole search
+  unsigned rlimit_per_check = 20'000'000;  // z3 resource units for each solver call (one per K)
 };
 
 struct ExactRank {

@@ -2,7 +2,7 @@
 // dependences (a DAG) and, once a counter assignment has run, the trigger counter,
 // threshold and completion counter of every operation. The model is the one of
 // shared/docs/triggered-ops.md section 1; the file format is its section 8
-// (schedule_json.h).
+// (schedule_io.h).
 //
 // Operations are stored compactly (dependence lists in one shared pool) because
 // schedules at P = 1024 hold millions of them.

@@ -91,18 +91,21 @@ TEST(Assignment, OrderedChannelsLetRingShareOneCounter) {
 TEST(Assignment, AllAtOnceAlltoallPutsEverythingOnOneCounter) {
   const auto s = assigned("alltoall", "all_at_once", {.ranks = 9}, Strategy::optimized);
   EXPECT_EQ(s.counter_summary().max, 1);
-  // The host waits for 8 sends and 8 arrivals: threshold 16.
+  // Each host waits for 8 sends and 8 arrivals: threshold 16.
+  int waits = 0;
   for (const Op& o : s.ops())
     if (o.kind == OpKind::host_wait) {
       EXPECT_EQ(o.threshold, 16);
+      ++waits;
     }
+  EXPECT_EQ(waits, 9);
 }
 
 TEST(Assignment, ThresholdsAreCumulativeCounts) {
   // Binomial bcast, P = 8: rank 4 receives from 0 and forwards to 6 and 5; its one
   // counter counts the arrival (1), then the two put completions (3).
   const auto s = assigned("bcast", "binomial", {.ranks = 8}, Strategy::optimized);
-  int puts = 0;
+  int puts = 0, waits = 0;
   for (const Op& o : s.ops()) {
     if (o.rank != 4) continue;
     if (o.kind == OpKind::put) {
@@ -111,9 +114,11 @@ TEST(Assignment, ThresholdsAreCumulativeCounts) {
     }
     if (o.kind == OpKind::host_wait) {
       EXPECT_EQ(o.threshold, 3);
+      ++waits;
     }
   }
   EXPECT_EQ(puts, 2);
+  EXPECT_EQ(waits, 1);
 }
 
 TEST(Assignment, OptimizedNeverUsesMoreThanNaiveAndAlwaysVerifies) {

@@ -4,12 +4,9 @@
 // CI budget without exercising any code the fast suite does not.
 #include <gtest/gtest.h>
 
-#include "offload/estimates.h"
+#include "estimates_check.h"
 
 namespace fabriclab::offload {
-
-void expect_estimate_equals_allocator(const AlgorithmInfo& a, const BuildOptions& o);
-
 namespace {
 
 TEST(EstimatesSweep, EqualTheAllocatorForEveryPFrom2To256) {
