@@ -92,10 +92,7 @@ int run_single(const CountersArgs& a) {
       for (const auto& viol : o.report.violations)
         fmt::print("  [{}] {}\n", viol.method, viol.message);
     }
-    const bool many = vs.size() > 1;
-    const std::string tag = v.file_tag();
-    if (!a.json_path.empty()) write_schedule_json(o.schedule, many ? with_suffix(a.json_path, tag) : a.json_path);
-    if (!a.dot_path.empty()) write_schedule_dot(o.schedule, many ? with_suffix(a.dot_path, tag) : a.dot_path);
+    write_outputs(o, a.json_path, a.dot_path, vs.size() > 1);
   }
   return rc;
 }

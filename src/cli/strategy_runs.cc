@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "offload/schedule_io.h"
 
 namespace fabriclab::cli {
 
@@ -101,9 +102,20 @@ std::string verdict(const VerifyReport& r) {
 
 std::string verdict(const Outcome& o) { return o.verified ? verdict(o.report) : "not run"; }
 
+namespace {
 std::string with_suffix(const std::string& path, const std::string& tag) {
   std::filesystem::path p(path);
   return (p.parent_path() / (p.stem().string() + "." + tag + p.extension().string())).string();
+}
+}  // namespace
+
+void write_outputs(const Outcome& o, const std::string& json_path, const std::string& dot_path,
+                   bool tag_with_variant) {
+  const std::string tag = o.variant.file_tag();
+  if (!json_path.empty())
+    write_schedule_json(o.schedule, tag_with_variant ? with_suffix(json_path, tag) : json_path);
+  if (!dot_path.empty())
+    write_schedule_dot(o.schedule, tag_with_variant ? with_suffix(dot_path, tag) : dot_path);
 }
 
 }  // namespace fabriclab::cli

@@ -55,7 +55,9 @@ Outcome run_variant(const offload::Schedule& dag, const Variant& v, bool verify_
 std::string verdict(const Outcome& o);
 std::string verdict(const offload::VerifyReport& r);
 
-// "dir/x.json" + "naive" -> "dir/x.naive.json"
-std::string with_suffix(const std::string& path, const std::string& tag);
+// Writes the outcome's schedule as JSON and/or DOT (empty path: not written); with
+// several variants each file gets the variant's tag: x.json -> x.optimized-local.json.
+void write_outputs(const Outcome& o, const std::string& json_path, const std::string& dot_path,
+                   bool tag_with_variant);
 
 }  // namespace fabriclab::cli

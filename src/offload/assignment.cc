@@ -504,12 +504,7 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
                        const std::vector<RankAssignment>& sol, const std::string& strategy) {
   // Emit: counters numbered rank by rank; relays just before the op they feed.
   Schedule out(dag.ranks());
-  out.collective = dag.collective;
-  out.algorithm = dag.algorithm;
-  out.datatype = dag.datatype;
-  out.bytes = dag.bytes;
-  out.root = dag.root;
-  out.ordered_channels = dag.ordered_channels;
+  out.copy_metadata(dag);
   out.strategy = strategy;
   std::vector<CounterId> counter_base(views.size());
   std::vector<Rank> owners;

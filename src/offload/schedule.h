@@ -75,6 +75,17 @@ class Schedule {
   Rank root = 0;
   bool ordered_channels = false;
 
+  // Copies the metadata above (not ops or counters) from another schedule.
+  void copy_metadata(const Schedule& o) {
+    collective = o.collective;
+    algorithm = o.algorithm;
+    strategy = o.strategy;
+    datatype = o.datatype;
+    bytes = o.bytes;
+    root = o.root;
+    ordered_channels = o.ordered_channels;
+  }
+
   Rank ranks() const { return ranks_; }
   std::size_t size() const { return ops_.size(); }
   const Op& op(OpId id) const { return ops_[static_cast<std::size_t>(id)]; }
