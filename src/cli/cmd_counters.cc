@@ -46,7 +46,7 @@ void attach_estimate(Outcome& o, const BuildOptions& bo,
   if (o.variant.strategy == Strategy::exact ||
       (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
     return;
-  if (!has_estimate(bo)) {
+  if (!has_estimate(collective, algorithm, bo)) {
     o.estimate = "n/a";
     return;
   }
@@ -157,7 +157,7 @@ int run_table(const CountersArgs& a) {
       for (const auto& o : out) ok &= o.report.ok(), estimates &= o.estimate_matches;
       rc |= ok && estimates ? 0 : 1;
       std::string checks = ok ? "safe+live" : "REJECTED";
-      if (has_estimate(bo)) checks += estimates ? "; = estimate" : "; ESTIMATE MISMATCH";
+      if (has_estimate(info.collective, info.algorithm, bo)) checks += estimates ? "; = estimate" : "; ESTIMATE MISMATCH";
       if (const Outcome* e = find(Strategy::exact, Analysis::global); e && !exact_note(*e).empty())
         checks += "; optimized > exact";
       if (const Outcome* e = find(Strategy::exact, Analysis::local); e && !exact_note(*e).empty())

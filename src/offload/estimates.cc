@@ -45,7 +45,8 @@ std::int64_t by_fold_role(std::int64_t r, std::int64_t p, std::int64_t even, std
 
 using Formula = std::function<std::int64_t(std::int64_t rank)>;
 
-Formula formula(std::string_view c, std::string_view a, const BuildOptions& o, bool naive) {
+// Counted send completions: every put/atomic's completion is a counter increment.
+Formula formula_counted(std::string_view c, std::string_view a, const BuildOptions& o, bool naive) {
   const std::int64_t p = o.ranks, k = floor_log2(p), L = ceil_log2(p);
   const bool ordered = o.ordered_channels;
   auto rel = [p, root = std::int64_t{o.root}](std::int64_t r) { return (r - root + p) % p; };
@@ -96,20 +97,72 @@ Formula formula(std::string_view c, std::string_view a, const BuildOptions& o, b
   return nullptr;
 }
 
+// Uncounted send completions: only arrivals and local atomics increment counters, and
+// the recursive-doubling-style chains wait on every earlier arrival. Locally all arrivals
+// are concurrent, so every op that waits on two or more of them is relayed and no two
+// of those groups can share a counter: counts are arrivals + relay groups (+ what a
+// rank's own local atomics add). Rabenseifner has no formula yet (its final
+// reduce-scatter group and its allgather relays pack in a way not derived here).
+Formula formula_uncounted(std::string_view c, std::string_view a, const BuildOptions& o, bool naive) {
+  const std::int64_t p = o.ranks, k = floor_log2(p), L = ceil_log2(p);
+  const bool ordered = o.ordered_channels;
+  auto rel = [p, root = std::int64_t{o.root}](std::int64_t r) { return (r - root + p) % p; };
+  auto ge2 = [](std::int64_t x) -> std::int64_t { return x >= 2 ? 1 : 0; };
+  // Rounds that wait on the arrivals of all earlier rounds: those with >= 2 are relayed.
+  auto chain = [](std::int64_t rounds) { return rounds + std::max<std::int64_t>(0, rounds - 2); };
+
+  if (c == "allreduce" && a == "recursive_doubling")
+    return [=](std::int64_t r) {
+      return naive ? by_fold_role(r, p, 1, 4 * k, 4 * k - 1) : by_fold_role(r, p, 1, k + 1, k);
+    };
+  if (c == "allgather" && a == "recursive_doubling")
+    return [=](std::int64_t r) { return by_fold_role(r, p, 1, 2 * k + 1, chain(k)); };
+  if (c == "barrier" && a == "dissemination") return [=](std::int64_t) { return chain(L); };
+  if (c == "allreduce" && a == "ring")
+    return [=](std::int64_t) -> std::int64_t { return !naive && ordered ? 1 : 2 * (p - 1); };
+  if ((c == "allgather" || c == "reduce_scatter") && a == "ring")
+    return [=](std::int64_t) -> std::int64_t { return !naive && ordered ? 1 : p - 1; };
+  if (c == "alltoall" && a == "pairwise") return [=](std::int64_t) { return p - 1; };
+  if (c == "alltoall" && a == "all_at_once")
+    return [=](std::int64_t) -> std::int64_t { return naive ? p - 1 + ge2(p - 1) : 1; };
+  if (c == "bcast" && (a == "binomial" || a == "knomial"))
+    return [=](std::int64_t r) -> std::int64_t { return rel(r) == 0 ? 0 : 1; };
+  if (c == "reduce" && a == "binomial")
+    return [=](std::int64_t r) -> std::int64_t {
+      const std::int64_t ch = tree_children(rel(r), p, 2);
+      if (!naive) return rel(r) == 0 || ch > 0 ? 1 : 0;
+      return ch + ge2(ch);  // arrivals, plus a trigger counter where two or more meet
+    };
+  if ((c == "allreduce" || c == "barrier") && a == "binomial")
+    return [=](std::int64_t r) -> std::int64_t {
+      const std::int64_t vr = rel(r), ch = tree_children(vr, p, 2);
+      if (vr == 0) return naive ? ch + (ch >= 2 ? ch : 0) : 1;
+      if (ch == 0) return 1;
+      return naive ? ch + ge2(ch) + 1 : 2;
+    };
+  return nullptr;
+}
+
 }  // namespace
 
-bool has_estimate(const BuildOptions& o) { return o.count_send_completions; }
+bool has_estimate(std::string_view collective, std::string_view algorithm, const BuildOptions& o) {
+  return o.count_send_completions || !(collective == "allreduce" && algorithm == "rabenseifner");
+}
 
 Estimate estimate_counters(std::string_view collective, std::string_view algorithm,
                            const BuildOptions& o, Strategy strategy) {
   // Everything the builder would reject, except the size of the DAG: none is built.
   check_build_options(collective, algorithm, o, /*check_size=*/false);
-  if (!has_estimate(o))
+  if (!has_estimate(collective, algorithm, o))
     throw InputError(fmt::format(
         "no closed-form estimate for {} {} with uncounted send completions yet; run the "
         "allocator (fabriclab counters) for this case",
         collective, algorithm));
-  const Formula f = formula(collective, algorithm, o, strategy == Strategy::naive);
+  const bool naive = strategy == Strategy::naive;
+  if (strategy == Strategy::exact)
+    throw InputError("the closed-form estimates are for the naive and optimized strategies");
+  const Formula f = o.count_send_completions ? formula_counted(collective, algorithm, o, naive)
+                                             : formula_uncounted(collective, algorithm, o, naive);
   if (!f) throw std::logic_error(fmt::format("no formula for {}/{}", collective, algorithm));
   Estimate e;
   e.per_rank.resize(static_cast<std::size_t>(o.ranks));

@@ -23,11 +23,13 @@ struct Estimate {
   std::int64_t total = 0;
 };
 
-// Formulas exist for counted send completions, with or without ordered channels, for
-// naive and for optimized under the local analysis. Throws InputError otherwise (and for
-// anything build_schedule would reject).
+// Formulas exist for naive and for optimized under the local analysis, with or without
+// ordered channels and counted send completions -- except Rabenseifner's allreduce with
+// uncounted sends. Throws InputError otherwise (and for anything build_schedule would
+// reject, except a DAG too large to build).
 Estimate estimate_counters(std::string_view collective, std::string_view algorithm,
                            const BuildOptions& options, Strategy strategy);
-bool has_estimate(const BuildOptions& options);
+bool has_estimate(std::string_view collective, std::string_view algorithm,
+                  const BuildOptions& options);
 
 }  // namespace fabriclab::offload
