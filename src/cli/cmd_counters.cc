@@ -2,9 +2,6 @@
 // verify, and print the counts -- for one collective or as a table of all of them.
 #include <fmt/format.h>
 
-#include <chrono>
-#include <filesystem>
-#include <iostream>
 #include <memory>
 #include <sstream>
 

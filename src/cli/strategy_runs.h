@@ -25,7 +25,6 @@ struct Outcome {
   offload::CounterSummary counters;
   offload::VerifyReport report;
   bool verified = false;  // the verifier ran
-  double seconds = 0;
   offload::Schedule schedule;
   std::string estimate = "-";  // closed form "max / total", or why there is none
   bool estimate_matches = true;
