@@ -1,0 +1,104 @@
+#include "core/units.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "core/error.h"
+
+namespace fabriclab {
+namespace {
+
+TEST(Units, FactoriesScaleToTheBaseUnit) {
+  EXPECT_EQ(ns(5).ps(), 5000);
+  EXPECT_EQ(us(10).ps(), 10'000'000);
+  EXPECT_EQ(ms(3).ps(), 3'000'000'000);
+  EXPECT_EQ(sec(2).ps(), 2'000'000'000'000);
+  EXPECT_EQ((us(10) + ns(5)).ps(), 10'005'000);
+  EXPECT_EQ(KiB(9).count(), 9216);
+  EXPECT_EQ(KB(9).count(), 9000);
+  EXPECT_EQ(GiB(1).count(), 1073741824);
+  EXPECT_EQ(Gbps(100).bps(), 100'000'000'000);
+  EXPECT_EQ(us(1) / ns(3), 333);
+  EXPECT_LT(ns(999), us(1));
+}
+
+TEST(Units, FactoriesRejectOverflow) {
+  // INT64_MAX ps is about 106 days; 200 days in seconds does not fit.
+  EXPECT_THROW(sec(200 * 24 * 3600), std::overflow_error);
+  EXPECT_NO_THROW(sec(100 * 24 * 3600));
+  EXPECT_THROW(GiB(std::int64_t{1} << 40), std::overflow_error);
+}
+
+TEST(Units, ParsesExactDecimals) {
+  EXPECT_EQ(parse_time("10us"), us(10));
+  EXPECT_EQ(parse_time("2.5ns").ps(), 2500);
+  EXPECT_EQ(parse_time("335.5 us").ps(), 335'500'000);
+  EXPECT_EQ(parse_time("0s").ps(), 0);
+  EXPECT_EQ(parse_bytes("9KiB"), KiB(9));
+  EXPECT_EQ(parse_bytes("1.5KB").count(), 1500);
+  EXPECT_EQ(parse_bytes("4096B").count(), 4096);
+  EXPECT_EQ(parse_bit_rate("100Gbps"), Gbps(100));
+  EXPECT_EQ(parse_bit_rate("2.5Gbps").bps(), 2'500'000'000);
+  EXPECT_EQ(parse_bit_rate("1.6Tbps").bps(), 1'600'000'000'000);
+}
+
+TEST(Units, RejectsBadTextNamingIt) {
+  auto msg = [](auto f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(msg([] { parse_time("10 furlongs"); }),
+            "'10 furlongs' is not a time: unknown unit 'furlongs' (expected a number and one of: "
+            "ps, ns, us, ms, s; e.g. 10ns)");
+  EXPECT_EQ(msg([] { parse_time("0.1ps"); }),
+            "'0.1ps' is not a time: not a whole number of ps (expected a number and one of: ps, "
+            "ns, us, ms, s; e.g. 10ns)");
+  EXPECT_EQ(msg([] { parse_bytes("KiB"); }),
+            "'KiB' is not a size: no number (expected a number and one of: B, KB, MB, GB, KiB, "
+            "MiB, GiB; e.g. 10KB)");
+  EXPECT_EQ(msg([] { parse_bit_rate("100"); }),
+            "'100' is not a bit rate: no unit (expected a number and one of: bps, Kbps, Mbps, "
+            "Gbps, Tbps; e.g. 10Kbps)");
+  EXPECT_EQ(msg([] { parse_time("99999999999s"); }),
+            "'99999999999s' is not a time: too large (expected a number and one of: ps, ns, us, "
+            "ms, s; e.g. 10ns)");
+  EXPECT_NE(msg([] { parse_time("-5us"); }), "no error");
+  EXPECT_NE(msg([] { parse_time("1.2.3us"); }), "no error");
+}
+
+TEST(Units, SerializationTimeByHand) {
+  // 1500 B at 100 Gb/s: 12000 bits / 1e11 b/s = 120 ns exactly.
+  EXPECT_EQ(serialization_time(bytes(1500), Gbps(100)).ps(), 120'000);
+  // 4 KiB at 100 Gb/s: 32768 bits = 327.68 ns.
+  EXPECT_EQ(serialization_time(KiB(4), Gbps(100)).ps(), 327'680);
+  // 64 B at 25 Gb/s: 512 bits / 2.5e10 = 20.48 ns.
+  EXPECT_EQ(serialization_time(bytes(64), Gbps(25)).ps(), 20'480);
+  // 1 B at 3 Gb/s: 8 / 3e9 s = 2666.67 ps, rounded up to 2667.
+  EXPECT_EQ(serialization_time(bytes(1), Gbps(3)).ps(), 2667);
+  // 1 GiB at 800 Gb/s needs a 128-bit intermediate: 8589934592 bits = 10737418.24 ns.
+  EXPECT_EQ(serialization_time(GiB(1), Gbps(800)).ps(), 10'737'418'240);
+  EXPECT_EQ(serialization_time(bytes(0), Gbps(100)).ps(), 0);
+  EXPECT_THROW(serialization_time(bytes(1), bps(0)), std::invalid_argument);
+}
+
+TEST(Units, RendersTheShortestExactForm) {
+  EXPECT_EQ(to_string(us(10)), "10us");
+  EXPECT_EQ(to_string(ps(2500)), "2.5ns");
+  EXPECT_EQ(to_string(ps(327'680)), "327.68ns");
+  EXPECT_EQ(to_string(ps(7)), "7ps");
+  EXPECT_EQ(to_string(ps(0)), "0ps");
+  EXPECT_EQ(to_string(ps(1234567)), "1234.567ns");
+  EXPECT_EQ(to_string(KiB(9)), "9KiB");
+  EXPECT_EQ(to_string(bytes(1500)), "1.5KB");
+  EXPECT_EQ(to_string(Gbps(100)), "100Gbps");
+  // Round trip.
+  for (const char* t : {"10us", "2.5ns", "335.5us", "7ps"}) EXPECT_EQ(to_string(parse_time(t)), t);
+}
+
+}  // namespace
+}  // namespace fabriclab
