@@ -1,0 +1,42 @@
+#include "core/simulator.h"
+
+#include <stdexcept>
+
+namespace fabriclab {
+
+namespace {
+std::uint64_t mix(std::uint64_t h, std::uint64_t x) {
+  for (int i = 0; i < 8; ++i) h = (h ^ ((x >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+void Simulator::schedule_at(Time t, EventHandler& h, std::uint64_t tag) {
+  if (t < now_)
+    throw std::logic_error("Simulator: an event was scheduled at " + to_string(t) +
+                           ", before the current time " + to_string(now_));
+  if (h.fingerprint_id_ == 0) h.fingerprint_id_ = next_handler_id_++;
+  queue_.push(t, {&h, tag});
+}
+
+std::uint64_t Simulator::run(Time until) {
+  stopped_ = false;
+  std::uint64_t ran = 0;
+  while (!queue_.empty() && !stopped_) {
+    if (queue_.top().time > until) {
+      now_ = until;
+      break;
+    }
+    auto e = queue_.pop();
+    now_ = e.time;
+    fingerprint_ = mix(mix(mix(fingerprint_, static_cast<std::uint64_t>(e.time.ps())),
+                           e.payload.handler->fingerprint_id_),
+                       e.payload.tag);
+    ++executed_;
+    ++ran;
+    e.payload.handler->on_event(e.payload.tag);
+  }
+  return ran;
+}
+
+}  // namespace fabriclab
