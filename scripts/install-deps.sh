@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev  # schedule files, JSON output
   libfmt-dev          # formatting
   libz3-dev           # exact counter assignment (SMT)
+  libtomlplusplus-dev # scenario files (TOML)
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )
