@@ -89,12 +89,13 @@ std::int64_t parse_quantity(std::string_view text, const Unit (&units)[N], const
 // the power-of-1000 units only: 1.5KiB would be a lie).
 template <std::size_t N>
 std::string render(std::int64_t v, const Unit (&units)[N]) {
-  const std::int64_t a = v < 0 ? -v : v;
+  // The magnitude as unsigned: negating INT64_MIN would overflow.
+  const std::uint64_t a = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
   for (std::size_t k = N; k-- > 0;) {
-    const std::int64_t f = units[k].factor;
+    const auto f = static_cast<std::uint64_t>(units[k].factor);
     if (a < f && k > 0) continue;
-    if (v % f == 0) return fmt::format("{}{}", v / f, units[k].name);
-    if (f % 1000 == 0 && v % (f / 1000) == 0) {
+    if (a % f == 0) return fmt::format("{}{}{}", v < 0 ? "-" : "", a / f, units[k].name);
+    if (f % 1000 == 0 && a % (f / 1000) == 0) {
       std::string frac = fmt::format("{:03}", (a % f) / (f / 1000));
       while (frac.back() == '0') frac.pop_back();
       return fmt::format("{}{}.{}{}", v < 0 ? "-" : "", a / f, frac, units[k].name);

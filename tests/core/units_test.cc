@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
+
 #include <stdexcept>
 
 #include "core/error.h"
@@ -44,31 +46,23 @@ TEST(Units, ParsesExactDecimals) {
 }
 
 TEST(Units, RejectsBadTextNamingIt) {
-  auto msg = [](auto f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(msg([] { parse_time("10 furlongs"); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_time("10 furlongs"); }),
             "'10 furlongs' is not a time: unknown unit 'furlongs' (expected a number and one of: "
             "ps, ns, us, ms, s; e.g. 10ns)");
-  EXPECT_EQ(msg([] { parse_time("0.1ps"); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_time("0.1ps"); }),
             "'0.1ps' is not a time: not a whole number of ps (expected a number and one of: ps, "
             "ns, us, ms, s; e.g. 10ns)");
-  EXPECT_EQ(msg([] { parse_bytes("KiB"); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_bytes("KiB"); }),
             "'KiB' is not a size: no number (expected a number and one of: B, KB, MB, GB, KiB, "
             "MiB, GiB; e.g. 10KB)");
-  EXPECT_EQ(msg([] { parse_bit_rate("100"); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_bit_rate("100"); }),
             "'100' is not a bit rate: no unit (expected a number and one of: bps, Kbps, Mbps, "
             "Gbps, Tbps; e.g. 10Kbps)");
-  EXPECT_EQ(msg([] { parse_time("99999999999s"); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_time("99999999999s"); }),
             "'99999999999s' is not a time: too large (expected a number and one of: ps, ns, us, "
             "ms, s; e.g. 10ns)");
-  EXPECT_NE(msg([] { parse_time("-5us"); }), "no error");
-  EXPECT_NE(msg([] { parse_time("1.2.3us"); }), "no error");
+  EXPECT_NE(fabriclab::testing::input_error_of([] { parse_time("-5us"); }), "no error");
+  EXPECT_NE(fabriclab::testing::input_error_of([] { parse_time("1.2.3us"); }), "no error");
 }
 
 TEST(Units, SerializationTimeByHand) {
@@ -96,6 +90,9 @@ TEST(Units, RendersTheShortestExactForm) {
   EXPECT_EQ(to_string(KiB(9)), "9KiB");
   EXPECT_EQ(to_string(bytes(1500)), "1.5KB");
   EXPECT_EQ(to_string(Gbps(100)), "100Gbps");
+  EXPECT_EQ(to_string(ps(-2500)), "-2.5ns");
+  // Largest unit with at most three decimals: 808 ps past a whole ns.
+  EXPECT_EQ(to_string(Time::from_ps(INT64_MIN)), "-9223372036854775.808ns");
   // Round trip.
   for (const char* t : {"10us", "2.5ns", "335.5us", "7ps"}) EXPECT_EQ(to_string(parse_time(t)), t);
 }

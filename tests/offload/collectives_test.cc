@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -188,34 +190,26 @@ TEST(Collectives, UncountedSendsLeaveSendsOutOfEveryDependence) {
 }
 
 TEST(Collectives, BadOptionsAreRejectedWithClearMessages) {
-  auto msg = [](auto f) {
-    try {
-      f();
-    } catch (const InputError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  EXPECT_EQ(msg([] { build_schedule("allreduse", "ring", {.ranks = 4}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduse", "ring", {.ranks = 4}); }),
             "unknown collective 'allreduse' (expected one of: allreduce, bcast, reduce, "
             "barrier, allgather, reduce_scatter, alltoall)");
-  EXPECT_EQ(msg([] { build_schedule("allreduce", "tree", {.ranks = 4}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduce", "tree", {.ranks = 4}); }),
             "unknown algorithm 'tree' for allreduce (expected one of: recursive_doubling, ring, "
             "binomial, rabenseifner)");
-  EXPECT_EQ(msg([] { build_schedule("allreduce", "ring", {.ranks = 1}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduce", "ring", {.ranks = 1}); }),
             "ranks must be at least 2 (got 1)");
-  EXPECT_EQ(msg([] { build_schedule("bcast", "binomial", {.ranks = 4, .root = 4}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("bcast", "binomial", {.ranks = 4, .root = 4}); }),
             "root 4 is outside 0..3");
-  EXPECT_EQ(msg([] { build_schedule("bcast", "knomial", {.ranks = 4, .radix = 1}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("bcast", "knomial", {.ranks = 4, .radix = 1}); }),
             "radix must be at least 2 (got 1)");
-  EXPECT_EQ(msg([] { build_schedule("allgather", "ring", {.ranks = 4, .bytes = std::int64_t{1} << 62}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allgather", "ring", {.ranks = 4, .bytes = std::int64_t{1} << 62}); }),
             "bytes must be in 0..1099511627776 (1 TiB; got 4611686018427387904)");
-  EXPECT_EQ(msg([] { build_schedule("allreduce", "ring", {.ranks = 100000}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduce", "ring", {.ranks = 100000}); }),
             "allreduce ring on 100000 ranks would have about 39999700000 operations, more than "
             "the 33554432 this tool builds (the closed-form estimates have no such limit)");
-  EXPECT_EQ(msg([] { build_schedule("allreduce", "ring", {.ranks = 4, .root = 1}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduce", "ring", {.ranks = 4, .root = 1}); }),
             "allreduce ring has no root; --root does not apply");
-  EXPECT_EQ(msg([] { parse_datatype("complex"); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_datatype("complex"); }),
             "unknown datatype 'complex' (expected int64, double or float)");
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
+
 #include <algorithm>
 
 #include "core/error.h"
@@ -13,12 +15,7 @@ namespace fabriclab::offload {
 namespace {
 
 std::string error_of(const std::string& text) {
-  try {
-    recover_dag(program_from_json_text(text, "p.json"));
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return fabriclab::testing::input_error_of([&] { recover_dag(program_from_json_text(text, "p.json")); });
 }
 
 TEST(Program, RecoversTheShippedBroadcastByHand) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
+
 #include <sstream>
 
 #include "core/error.h"
@@ -13,12 +15,7 @@ namespace fabriclab::offload {
 namespace {
 
 std::string error_of(const std::string& text) {
-  try {
-    schedule_from_json_text(text, "t.json");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return fabriclab::testing::input_error_of([&] { schedule_from_json_text(text, "t.json"); });
 }
 
 // A valid two-rank schedule to mutate: put 0 -> arrival on 1 -> host_wait on 1.

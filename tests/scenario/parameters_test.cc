@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
+
 #include "core/error.h"
 
 namespace fabriclab::scenario {
@@ -20,12 +22,7 @@ ParamRegistry registry() {
 }
 
 std::string error_of(const std::string& toml, const std::vector<std::string>& sets = {}) {
-  try {
-    resolve_text(registry(), toml, "s.toml", sets);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
+  return fabriclab::testing::input_error_of([&] { resolve_text(registry(), toml, "s.toml", sets); });
 }
 
 TEST(Parameters, DefaultsFileAndOverridesInThatOrder) {
