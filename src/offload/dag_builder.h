@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -12,6 +13,12 @@
 #include "offload/schedule.h"
 
 namespace fabriclab::offload {
+
+// Where a transfer reads (in the sender's window) and writes (in the receiver's).
+struct Place {
+  std::int64_t src = 0;
+  std::int64_t dst = 0;
+};
 
 struct Transfer {
   OpId send;     // put/atomic on the sender
@@ -25,13 +32,19 @@ class DagBuilder {
   const BuildOptions& options() const { return o_; }
   Rank ranks() const { return o_.ranks; }
 
-  // A put (or atomic SUM) of `bytes` from rank `from` into a buffer of `to`, issued once
-  // `deps` (ops of `from`) have completed.
-  Transfer put(Rank from, Rank to, std::int64_t bytes, std::span<const OpId> deps);
-  Transfer atomic(Rank from, Rank to, std::int64_t bytes, std::span<const OpId> deps);
-  // An atomic SUM from one of `r`'s buffers into another of its own: no arrival; its
+  // A put (or atomic SUM) of `bytes` from rank `from`'s window at `at.src` into `to`'s
+  // window at `at.dst`, issued once `deps` (ops of `from`) have completed.
+  Transfer put(Rank from, Rank to, std::int64_t bytes, Place at, std::span<const OpId> deps);
+  Transfer atomic(Rank from, Rank to, std::int64_t bytes, Place at, std::span<const OpId> deps);
+  // An atomic SUM from one part of `r`'s window into another: no arrival; its
   // completion is counted.
-  OpId local_atomic(Rank r, std::int64_t bytes, std::span<const OpId> deps);
+  OpId local_atomic(Rank r, std::int64_t bytes, Place at, std::span<const OpId> deps);
+
+  // The data layout (schedule.h DataLayout): every builder sets it; finish() checks that
+  // every transfer stays inside the window.
+  void set_layout(std::int64_t window_bytes, const std::function<std::int64_t(Rank)>& input,
+                  const std::function<std::int64_t(Rank)>& output);
+  void add_prologue(HostCopy c) { s_.layout.prologue.push_back(c); }
 
   // The ordering "after sending `t`, continue": the send's completion when send
   // completions are counted, else nothing (returns an empty list, and the caller's
@@ -43,7 +56,7 @@ class DagBuilder {
   Schedule finish();
 
  private:
-  Transfer transfer(OpKind kind, Rank from, Rank to, std::int64_t bytes,
+  Transfer transfer(OpKind kind, Rank from, Rank to, std::int64_t bytes, Place at,
                     std::span<const OpId> deps);
   void check_local_deps(Rank r, std::span<const OpId> deps) const;
 
@@ -52,6 +65,9 @@ class DagBuilder {
   std::vector<char> has_local_child_;
   std::unordered_map<std::uint64_t, OpId> last_arrival_;  // (from, to) -> arrival
 };
+
+// The byte offset of chunk c in that split (the sum of chunks 0..c-1).
+std::int64_t chunk_offset(std::int64_t bytes, Datatype dt, std::int64_t parts, std::int64_t c);
 
 // Chunk c of `bytes` split into `parts` pieces on element boundaries (the first
 // `elements % parts` chunks get one extra element; a vector smaller than an element

@@ -48,6 +48,11 @@ struct Op {
   std::int64_t threshold = 0;
   CounterId completion = kNoCounter;  // put/get/atomic/arrival: counter that gets +1
   CounterId target = kNoCounter;      // cntr_add: counter that gets +add
+  // Data placement, in bytes into the per-rank window (DataLayout): put/atomic read
+  // [src_offset, +bytes) of their own window and write (or add into) [dst_offset, +bytes)
+  // of the peer's; an arrival repeats its send's dst_offset.
+  std::int64_t src_offset = 0;
+  std::int64_t dst_offset = 0;
   bool relay = false;                  // cntr_add inserted by a counter assignment
   bool counted = true;                 // false: completion deliberately not counted
   // Position of this op's lists in the schedule's pools (filled by Schedule::add).
@@ -57,6 +62,23 @@ struct Op {
   // The counter this op increments when it completes (or fires, for cntr_add).
   CounterId increments() const { return kind == OpKind::cntr_add ? target : completion; }
   std::int64_t weight() const { return kind == OpKind::cntr_add ? add : 1; }
+};
+
+// Where a collective's data lives on each rank, so that a schedule can be executed and
+// its result checked (src/exec). Every rank has one window of `window_bytes`, zeroed
+// before each run; the host copies the rank's input to input_offset[r], performs the
+// `prologue` copies (a local step of the algorithm, such as all-to-all's own block), starts
+// the schedule and, when it is done, reads the output at output_offset[r]. The sizes of
+// input and output follow from the collective (exec/reference.h).
+struct HostCopy {
+  Rank rank = 0;
+  std::int64_t src_offset = 0, dst_offset = 0, bytes = 0;
+};
+struct DataLayout {
+  std::int64_t window_bytes = 0;  // 0: the schedule has no data layout
+  std::vector<std::int64_t> input_offset, output_offset;  // per rank
+  std::vector<HostCopy> prologue;
+  bool empty() const { return window_bytes == 0; }
 };
 
 struct CounterSummary {
@@ -69,11 +91,12 @@ class Schedule {
  public:
   explicit Schedule(Rank ranks = 0) : ranks_(ranks) {}
 
-  // Metadata (echoed into files; not used by the analyses).
+  // Metadata (echoed into files; not used by the analyses) and the data layout.
   std::string collective, algorithm, strategy, datatype;
   std::int64_t bytes = 0;
   Rank root = 0;
   bool ordered_channels = false;
+  DataLayout layout;
 
   // Copies the metadata above (not ops or counters) from another schedule.
   void copy_metadata(const Schedule& o) {
@@ -84,6 +107,7 @@ class Schedule {
     bytes = o.bytes;
     root = o.root;
     ordered_channels = o.ordered_channels;
+    layout = o.layout;
   }
 
   Rank ranks() const { return ranks_; }

@@ -31,7 +31,7 @@ Tree knomial_tree(Rank p, Rank root, int k) {
 }
 
 std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes,
-                             std::span<const OpId> root_deps) {
+                             Place at, std::span<const OpId> root_deps) {
   std::vector<OpId> arrival(t.parent.size(), kNoOp);
   std::deque<Rank> queue{t.root};
   while (!queue.empty()) {
@@ -43,8 +43,8 @@ std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int
     else
       deps = {arrival[static_cast<std::size_t>(u)]};
     for (Rank c : t.children[static_cast<std::size_t>(u)]) {
-      const Transfer x = kind == OpKind::atomic ? b.atomic(u, c, bytes, deps)
-                                                : b.put(u, c, bytes, deps);
+      const Transfer x = kind == OpKind::atomic ? b.atomic(u, c, bytes, at, deps)
+                                                : b.put(u, c, bytes, at, deps);
       arrival[static_cast<std::size_t>(c)] = x.arrival;
       queue.push_back(c);
     }
@@ -53,7 +53,7 @@ std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int
 }
 
 std::vector<std::vector<OpId>> tree_reduce(DagBuilder& b, const Tree& t, OpKind kind,
-                                           std::int64_t bytes) {
+                                           std::int64_t bytes, Place at) {
   std::vector<std::vector<OpId>> arrivals(t.parent.size());
   // Children have larger relative ranks than their parent: walk from the leaves up.
   for (auto it = t.order.rbegin(); it != t.order.rend(); ++it) {
@@ -61,8 +61,8 @@ std::vector<std::vector<OpId>> tree_reduce(DagBuilder& b, const Tree& t, OpKind 
     if (r == t.root) continue;
     const Rank parent = t.parent[static_cast<std::size_t>(r)];
     const auto& deps = arrivals[static_cast<std::size_t>(r)];
-    const Transfer x = kind == OpKind::atomic ? b.atomic(r, parent, bytes, deps)
-                                              : b.put(r, parent, bytes, deps);
+    const Transfer x = kind == OpKind::atomic ? b.atomic(r, parent, bytes, at, deps)
+                                              : b.put(r, parent, bytes, at, deps);
     arrivals[static_cast<std::size_t>(parent)].push_back(x.arrival);
   }
   return arrivals;
