@@ -26,6 +26,7 @@ test-asan: deps
 
 bench: build
 	./build/release/bench/offload_benchmark
+	./bench/exec_times.sh 4 1024 30
 
 clean:
 	rm -rf build

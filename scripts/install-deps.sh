@@ -13,6 +13,8 @@ packages=(
   libfmt-dev          # formatting
   libz3-dev           # exact counter assignment (SMT)
   libtomlplusplus-dev # scenario files (TOML)
+  libfabric-dev       # fabriclab exec: triggered operations (sockets provider)
+  libfabric-bin       # fi_info, to see the providers installed
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

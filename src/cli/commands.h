@@ -17,5 +17,6 @@ Command add_counters_command(CLI::App& app);
 Command add_verify_command(CLI::App& app);
 Command add_advise_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
+Command add_exec_command(CLI::App& app);
 
 }  // namespace fabriclab::cli

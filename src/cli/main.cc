@@ -8,7 +8,7 @@
 #include "core/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fabriclab: plan and verify triggered-operation collectives on scarce NIC "
+  CLI::App app{"fabriclab: plan, verify and run triggered-operation collectives on scarce NIC "
                "counters"};
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
   app.require_subcommand(1);
@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
       fabriclab::cli::add_verify_command(app),
       fabriclab::cli::add_plan_command(app),
       fabriclab::cli::add_advise_command(app),
+      fabriclab::cli::add_exec_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -29,6 +29,16 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
   j["datatype"] = s.datatype;
   j["root"] = s.root;
   j["ordered_channels"] = s.ordered_channels;
+  if (!s.layout.empty()) {
+    json pro = json::array();
+    for (const HostCopy& c : s.layout.prologue)
+      pro.push_back({{"rank", c.rank}, {"src_offset", c.src_offset}, {"dst_offset", c.dst_offset},
+                     {"bytes", c.bytes}});
+    j["layout"] = {{"window_bytes", s.layout.window_bytes},
+                   {"input_offset", s.layout.input_offset},
+                   {"output_offset", s.layout.output_offset},
+                   {"prologue", std::move(pro)}};
+  }
   json ops = json::array();
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto id = static_cast<OpId>(i);
@@ -40,6 +50,10 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
     if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
       e["peer"] = o.peer;
       e["bytes"] = o.bytes;
+      if (!s.layout.empty()) {
+        if (o.kind != OpKind::arrival) e["src_offset"] = o.src_offset;
+        e["dst_offset"] = o.dst_offset;
+      }
     }
     if (o.kind == OpKind::cntr_add) {
       e["target"] = o.target == kNoCounter ? json(nullptr) : json(o.target);
@@ -94,7 +108,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   Ctx top{origin};
   if (!j.is_object()) top.fail("the top level must be an object");
   top.only(j, {"format", "collective", "algorithm", "ranks", "strategy", "bytes", "datatype",
-               "root", "ordered_channels", "ops", "counters"});
+               "root", "ordered_channels", "layout", "ops", "counters"});
   if (top.string(top.need(j, "format"), "format") != kFormat)
     top.fail(fmt::format("field 'format' must be \"{}\"", kFormat));
   const auto ranks = static_cast<Rank>(top.bounded(top.need(j, "ranks"), "ranks", 1, detail::kMaxRanks));
@@ -106,6 +120,35 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   if (j.contains("bytes")) s.bytes = top.bounded(j.at("bytes"), "bytes", 0, detail::kMaxBytes);
   if (j.contains("root")) s.root = top.small(j.at("root"), "root");
   if (j.contains("ordered_channels")) s.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
+  if (j.contains("layout")) {
+    Ctx c{fmt::format("{}: layout", origin)};
+    const json& l = j.at("layout");
+    if (!l.is_object()) c.fail("must be an object");
+    c.only(l, {"window_bytes", "input_offset", "output_offset", "prologue"});
+    DataLayout& d = s.layout;
+    d.window_bytes = c.bounded(c.need(l, "window_bytes"), "window_bytes", 1, detail::kMaxBytes);
+    for (const char* key : {"input_offset", "output_offset"}) {
+      const json& a = c.need(l, key);
+      if (!a.is_array() || a.size() != static_cast<std::size_t>(ranks))
+        c.fail(fmt::format("field '{}' must list one offset per rank ({})", key, ranks));
+      auto& v = std::string_view(key) == "input_offset" ? d.input_offset : d.output_offset;
+      for (const json& x : a) v.push_back(c.bounded(x, key, 0, d.window_bytes - 1));
+    }
+    if (l.contains("prologue")) {
+      const json& pro = l.at("prologue");
+      if (!pro.is_array()) c.fail("field 'prologue' must be an array");
+      for (const json& x : pro) {
+        if (!x.is_object()) c.fail("a prologue entry must be an object");
+        c.only(x, {"rank", "src_offset", "dst_offset", "bytes"});
+        HostCopy h;
+        h.rank = static_cast<Rank>(c.bounded(c.need(x, "rank"), "prologue.rank", 0, ranks - 1));
+        h.bytes = c.bounded(c.need(x, "bytes"), "prologue.bytes", 0, d.window_bytes);
+        h.src_offset = c.bounded(c.need(x, "src_offset"), "prologue.src_offset", 0, d.window_bytes - h.bytes);
+        h.dst_offset = c.bounded(c.need(x, "dst_offset"), "prologue.dst_offset", 0, d.window_bytes - h.bytes);
+        d.prologue.push_back(h);
+      }
+    }
+  }
   const json& ops = top.need(j, "ops");
   if (!ops.is_array()) top.fail("field 'ops' must be an array");
 
@@ -115,8 +158,8 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     Ctx c{fmt::format("{}: ops[{}]", origin, i)};
     const json& e = ops[i];
     if (!e.is_object()) c.fail("an operation must be an object");
-    c.only(e, {"id", "rank", "kind", "peer", "bytes", "target", "add", "deps", "after",
-               "trigger", "completion", "relay"});
+    c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add",
+               "deps", "after", "trigger", "completion", "relay"});
     const auto id = c.small(c.need(e, "id"), "id");
     if (static_cast<std::size_t>(id) != i)
       c.fail(fmt::format("id {} out of order: operations must be listed with ids 0, 1, 2, ... "
@@ -136,6 +179,15 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
       o.peer = c.small(c.need(e, "peer"), "peer");
       o.bytes = c.bounded(c.need(e, "bytes"), "bytes", 0, detail::kMaxBytes);
+    }
+    if (!s.layout.empty() && (is_data_op(o.kind) || o.kind == OpKind::arrival)) {
+      // With a layout every transfer says where it reads and writes, inside the window.
+      const std::int64_t last = s.layout.window_bytes - o.bytes;
+      if (last < 0) c.fail(fmt::format("{} bytes do not fit the {}-byte window", o.bytes, s.layout.window_bytes));
+      if (o.kind != OpKind::arrival) o.src_offset = c.bounded(c.need(e, "src_offset"), "src_offset", 0, last);
+      o.dst_offset = c.bounded(c.need(e, "dst_offset"), "dst_offset", 0, last);
+    } else if (e.contains("src_offset") || e.contains("dst_offset")) {
+      c.fail("'src_offset' and 'dst_offset' need a top-level 'layout' and belong to transfers");
     }
     if (o.kind == OpKind::cntr_add) {
       o.target = c.counter(c.need(e, "target"), "target");
@@ -185,6 +237,16 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   }
   s.set_counter_owners(owner);
   validate(s, false);
+  if (!s.layout.empty())
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const Op& a = s.op(static_cast<OpId>(i));
+      if (a.kind != OpKind::arrival) continue;
+      const Op& send = s.op(s.deps(static_cast<OpId>(i))[0]);
+      if (a.dst_offset != send.dst_offset || a.bytes != send.bytes)
+        Ctx{fmt::format("{}: operation {}", origin, i)}.fail(fmt::format(
+            "the arrival lands {} bytes at {} but its send writes {} bytes at {}", a.bytes,
+            a.dst_offset, send.bytes, send.dst_offset));
+    }
 
   if (j.contains("counters")) {
     Ctx c{fmt::format("{}: counters", origin)};

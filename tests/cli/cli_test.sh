@@ -6,24 +6,7 @@ data=$1
 fl=${FABRICLAB:?set FABRICLAB}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-passed=0 failed=0
-
-# expect NAME CODE PATTERN -- COMMAND...: the command exits with CODE and its combined
-# output matches the extended regular expression PATTERN.
-expect() {
-  local name=$1 code=$2 pattern=$3
-  shift 4
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ] || ! grep -Eq -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: exit $rc (want $code), output:"
-    sed 's/^/    /' <<<"$out" | head -20
-    failed=$((failed + 1))
-  else
-    passed=$((passed + 1))
-  fi
-}
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
 expect version 0 '^fabriclab [0-9]+\.[0-9]+\.[0-9]+$' -- "$fl" --version
 expect help-counters 0 'Build a collective' -- "$fl" counters --help
@@ -74,5 +57,4 @@ printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 2,\n  "ops": [ }\n' >
 expect malformed-json 2 'bad.json:4:12: malformed JSON' -- "$fl" verify "$tmp/bad.json"
 expect missing-file 2 'nope.json: cannot open for reading' -- "$fl" verify "$tmp/nope.json"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

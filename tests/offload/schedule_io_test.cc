@@ -59,6 +59,36 @@ TEST(ScheduleIo, RoundTripsEveryFieldExactly) {
   }
 }
 
+TEST(ScheduleIo, DataLayoutRoundTripsAndIsCheckedOnRead) {
+  // All-to-all carries host copies in its layout; they survive the round trip.
+  const Schedule s = assign_counters(build_schedule("alltoall", "pairwise", {.ranks = 3, .bytes = 16}),
+                                     Strategy::optimized);
+  const auto j = schedule_to_json(s);
+  const Schedule back = schedule_from_json_text(j.dump(), "mem");
+  EXPECT_EQ(back.layout.window_bytes, 2 * 3 * 16);
+  ASSERT_EQ(back.layout.prologue.size(), 3u);
+  EXPECT_EQ(back.layout.prologue[1].src_offset, 16);  // rank 1's own block...
+  EXPECT_EQ(back.layout.prologue[1].dst_offset, 64);  // ...to its receive block 1
+  EXPECT_EQ(back.layout.output_offset, (std::vector<std::int64_t>{48, 48, 48}));
+
+  // bcast, 2 ranks, 8 bytes: ops 0 (put) and 1 (its arrival) in an 8-byte window.
+  auto bad = schedule_to_json(build_schedule("bcast", "binomial", {.ranks = 2, .bytes = 8}));
+  bad["ops"][1]["dst_offset"] = 8;
+  EXPECT_EQ(error_of(bad.dump()), "t.json: operation 1: field 'dst_offset' = 8 is outside 0..0");
+  bad = schedule_to_json(build_schedule("bcast", "binomial", {.ranks = 2, .bytes = 4}));
+  bad["ops"][1]["dst_offset"] = 4;
+  EXPECT_EQ(error_of(bad.dump()),
+            "t.json: operation 1: the arrival lands 4 bytes at 4 but its send writes 4 bytes at 0");
+  bad = schedule_to_json(build_schedule("bcast", "binomial", {.ranks = 2, .bytes = 8}));
+  bad["layout"]["input_offset"] = {0};
+  EXPECT_EQ(error_of(bad.dump()),
+            "t.json: layout: field 'input_offset' must list one offset per rank (2)");
+  bad.erase("layout");
+  EXPECT_EQ(error_of(bad.dump()),
+            "t.json: operation 0: 'src_offset' and 'dst_offset' need a top-level 'layout' and "
+            "belong to transfers");
+}
+
 TEST(ScheduleIo, UsesTheFieldNamesOfTheReference) {
   const auto j = schedule_to_json(
       assign_counters(build_schedule("bcast", "binomial", {.ranks = 2}), Strategy::optimized));
@@ -96,7 +126,7 @@ TEST(ScheduleIo, BadSchedulesAreRejectedNamingTheOperation) {
             "cntr_add or host_wait)");
   EXPECT_EQ(error_of(R"({"format": "fabriclab.schedule/1", "ranks": 2, "colour": 1, "ops": []})"),
             "t.json: unknown field 'colour' (expected: format, collective, algorithm, ranks, "
-            "strategy, bytes, datatype, root, ordered_channels, ops, counters)");
+            "strategy, bytes, datatype, root, ordered_channels, layout, ops, counters)");
   EXPECT_EQ(error_of(R"({"format": "fabriclab.schedule/2", "ranks": 2, "ops": []})"),
             "t.json: field 'format' must be \"fabriclab.schedule/1\"");
 }

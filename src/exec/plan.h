@@ -1,0 +1,43 @@
+// What each rank's host does to run a schedule on an exec::Nic, worked out once before
+// the ranks start.
+//
+// Triggered path (from a counter-assigned schedule): the schedule's counters of rank r
+// become r's NIC counters 0..n-1; each distinct counter that counts arrivals gets its own
+// registration of the window (key k >= 1, key 0 is unbound), and a sender targets the
+// key of its arrival's counter; every put, atomic and counter add becomes deferred work
+// with its trigger, threshold and completion counter; host_waits become (counter, value)
+// conditions the host polls.
+//
+// (The software path needs no plan: runner.cc walks the DAG, posting each transfer once
+// its local dependences have completed and telling the receiver when its data is there.)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "exec/nic.h"
+#include "offload/schedule.h"
+
+namespace fabriclab::exec {
+
+struct HostWait {
+  int counter = 0;
+  std::int64_t value = 0;
+  offload::OpId op = 0;  // the schedule's host_wait
+};
+
+struct RankProgram {
+  offload::Rank rank = 0;
+  std::vector<offload::CounterId> counters;  // schedule counter of each NIC counter
+  std::vector<int> key_counter;              // NIC counter bound to key k (-1: none)
+  std::vector<TriggeredOp> ops;              // in issue order
+  std::vector<offload::OpId> op_ids;         // the schedule op of each
+  std::vector<std::int64_t> per_iteration;   // what one run adds to each NIC counter
+  std::vector<HostWait> waits;
+};
+
+// Plans the triggered path of a counter-assigned schedule with a data layout. The
+// schedule must have passed validate(s, true).
+std::vector<RankProgram> plan_triggered(const offload::Schedule& s);
+
+}  // namespace fabriclab::exec

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# fabriclab exec, end to end on libfabric's sockets provider: every collective and
+# algorithm at P = 2 and 4 with both assignments, one at P = 8 with 1 MiB, the software
+# fallback, 100 iterations, a wrong threshold that the watchdog must report (not hang),
+# and the bad inputs that must exit 2.
+# Usage: FABRICLAB=path/to/fabriclab exec_test.sh DATA_DIR
+set -u
+fl=${FABRICLAB:?set FABRICLAB}
+data=${1:?usage: exec_test.sh DATA_DIR}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
+
+algorithms="allreduce:recursive_doubling allreduce:ring allreduce:binomial
+allreduce:rabenseifner bcast:binomial bcast:knomial reduce:binomial
+barrier:dissemination barrier:binomial allgather:ring allgather:recursive_doubling
+reduce_scatter:ring alltoall:pairwise alltoall:all_at_once"
+
+for ca in $algorithms; do
+  c=${ca%%:*} a=${ca#*:}
+  for p in 2 4; do
+    for s in naive optimized; do
+      # A root other than 0 where the collective has one, and an odd element count.
+      root=()
+      case $c in bcast|reduce) root=(--root $((p - 1))) ;; esac
+      expect "$c-$a-P$p-$s" 0 'result: 3/3 iterations verified on every rank' -- \
+        "$fl" exec --collective "$c" --algorithm "$a" --ranks "$p" --strategy "$s" \
+        --count 1001 --iterations 3 --timeout 20 "${root[@]}"
+    done
+  done
+done
+
+# P = 8 and 1 MiB (131072 doubles): atomics split at the provider's 4 KiB.
+expect ring-P8-1MiB 0 'path: triggered operations.*result: 2/2 iterations verified' -- \
+  bash -o pipefail -c "'$fl' exec --collective allreduce --algorithm ring --ranks 8 --count 131072 \
+           --iterations 2 --timeout 30 | tr '\n' ' '"
+# Other datatypes.
+expect int64 0 'result: 2/2' -- "$fl" exec --collective allreduce --algorithm recursive_doubling \
+  --ranks 4 --datatype int64 --count 333 --iterations 2
+expect float 0 'result: 2/2' -- "$fl" exec --collective reduce_scatter --algorithm ring \
+  --ranks 4 --datatype float --count 1000 --iterations 2
+# Over budget: the software path, verified the same way; or a refusal.
+expect fallback-software 0 'path: software fallback \(the plan needs 6 counters.*result: 3/3' -- \
+  bash -o pipefail -c "'$fl' exec --collective allreduce --algorithm ring --ranks 4 --budget 2 \
+           --iterations 3 | tr '\n' ' '"
+expect fallback-software-alltoall 0 'software fallback.*result: 3/3' -- \
+  bash -o pipefail -c "'$fl' exec --collective alltoall --algorithm pairwise --ranks 4 --budget 0 \
+           --iterations 3 | tr '\n' ' '"
+expect fallback-refuse 1 'refused: the plan needs 6 counters on its busiest rank and the budget is 2' -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 4 --budget 2 --fallback refuse
+# 100 iterations re-using the counters (base offsets carried forward).
+expect hundred-iterations 0 'result: 100/100 iterations verified' -- \
+  "$fl" exec --collective allreduce --algorithm recursive_doubling --ranks 4 --iterations 100
+# A threshold one too high: the watchdog names the rank, counter and values; exit 1.
+expect wrong-threshold 1 'rank 1 made no progress for 2 s:.*host_wait \(op [0-9]+\) on counter [0-9]+ \(schedule counter [0-9]+\): at [0-9]+, needs [0-9]+' -- \
+  bash -o pipefail -c "'$fl' exec --collective allreduce --algorithm ring --ranks 2 \
+           --perturb-threshold 1:1 --timeout 2 | tr '\n' ' '"
+# A schedule file written by `counters --json` runs as it is; one that fails the verifier
+# (a host_wait threshold lowered from 3 to 2) or has no data layout is refused.
+"$fl" counters --collective allreduce --algorithm ring --ranks 2 --strategy naive \
+  --json "$tmp/ring2.json" >/dev/null
+expect schedule-file 0 'exec .*ring2.json \(allreduce ring on 2 ranks.*result: 2/2' -- \
+  bash -o pipefail -c "'$fl' exec --schedule '$tmp/ring2.json' --iterations 2 | tr '\n' ' '"
+sed '0,/"threshold": 3/s//"threshold": 2/' "$tmp/ring2.json" >"$tmp/ring2-early.json"
+expect schedule-unsafe 2 'ring2-early.json: the schedule fails the verifier, so it is not run: op 11 \(host_wait on rank 0\) can fire before its parent' -- \
+  "$fl" exec --schedule "$tmp/ring2-early.json"
+expect schedule-no-layout 2 'unsafe_two_arrivals.json: the schedule has no data layout' -- \
+  "$fl" exec --schedule "$data/unsafe_two_arrivals.json"
+expect schedule-and-collective 2 'give either --schedule FILE or --collective' -- \
+  "$fl" exec --schedule "$tmp/ring2.json" --ranks 3
+
+# Bad input: exit 2 with a clear message.
+expect no-provider 2 "no usable libfabric provider: 'nosuch'" -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 2 --provider nosuch
+expect too-many-ranks 2 'ranks 65 is outside 2..64' -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 65
+expect bad-datatype 2 "unknown datatype 'int8'" -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 2 --datatype int8
+expect exact-strategy 2 'strategy is naive or optimized' -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 2 --strategy exact
+expect bad-perturb 2 "perturb-threshold 'x': expected RANK:DELTA" -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 2 --perturb-threshold x
+expect bad-fallback 2 "fallback 'maybe': expected software or refuse" -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 2 --fallback maybe
+expect too-big 2 'limit is 256 MiB' -- \
+  "$fl" exec --collective alltoall --algorithm pairwise --ranks 64 --count 1000000
+
+finish
