@@ -66,7 +66,11 @@ class Nic {
   virtual void setup(std::int64_t window_bytes, int counters, std::span<const int> key_counter) = 0;
   // This rank's address and registrations, to be given to every peer's connect().
   virtual std::vector<std::byte> address() const = 0;
-  virtual void connect(const std::vector<std::vector<std::byte>>& peers) = 0;
+  // Learns every rank's address (peers[self] is this one's) and makes ready to be
+  // reached. Then, once every rank has connected, wire_up() establishes every pair's
+  // connection and returns when this rank can talk to all others.
+  virtual void connect(const std::vector<std::vector<std::byte>>& peers, offload::Rank self) = 0;
+  virtual void wire_up() = 0;
   virtual std::span<std::byte> window() = 0;
 
   // Triggered path. The NIC keeps each operation until clear_fired(), which the caller
@@ -74,7 +78,12 @@ class Nic {
   virtual void queue(const TriggeredOp& op) = 0;
   virtual void clear_fired() = 0;
   virtual std::uint64_t read_counter(int c) = 0;
+  // Operations that completed in error into counter c (they count towards triggers too).
+  virtual std::uint64_t read_counter_errors(int c) = 0;
   virtual void set_counter(int c, std::uint64_t value) = 0;
+  // Called while the host waits: lets a transport whose triggers run in software retry
+  // triggered operations it deferred (see the libfabric backend). A NIC needs nothing.
+  virtual void progress() = 0;
 
   // Software path: a plain transfer that reports `completed` with `tag` once its data is
   // visible at the target; a notification to `peer` that it reports as `notified`.

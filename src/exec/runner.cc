@@ -31,7 +31,7 @@ namespace {
 // ---- Control channel: [type u32][length u32][payload] on a stream socket pair. ----
 
 enum class Msg : std::uint32_t {
-  hello = 1, peers, prepare, ready, start, done, stall, heartbeat, fatal, quit, info
+  hello = 1, peers, wire, prepare, ready, start, done, stall, heartbeat, fatal, quit, info
 };
 
 struct Message {
@@ -136,7 +136,12 @@ class RankProcess {
                            peers->body.begin() + static_cast<std::ptrdiff_t>(at + len));
         at += len;
       }
-      nic_->connect(addrs);
+      nic_->connect(addrs, r_);
+      if (!send_msg(fd_, Msg::ready)) return 3;
+      auto wire = recv_msg(fd_);
+      if (!wire || wire->type != Msg::wire) return 3;
+      nic_->wire_up();
+      if (!send_msg(fd_, Msg::ready)) return 3;
       for (;;) {
         auto m = recv_msg(fd_);
         if (!m || m->type == Msg::quit) break;
@@ -262,7 +267,11 @@ class RankProcess {
         met &= static_cast<std::int64_t>(nic_->read_counter(w.counter)) >=
                w.value + base_[static_cast<std::size_t>(w.counter)];
       if (met) return {};
-      if (changed()) progress = Clock::now();
+      if (changed()) {
+        progress = Clock::now();
+      } else if (seconds_since(progress) > 0.002) {
+        nic_->progress();  // 2 ms without a change: let deferred triggers retry
+      }
       if (seconds_since(progress) > o_.timeout_seconds) return stall_report();
       heartbeat(beat);
       std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -277,6 +286,10 @@ class RankProcess {
 
   std::string stall_report() {
     std::string out = fmt::format("rank {} made no progress for {} s:", r_, o_.timeout_seconds);
+    for (std::size_t c = 0; c < base_.size(); ++c)
+      if (const auto e = nic_->read_counter_errors(static_cast<int>(c)); e > 0)
+        out += fmt::format("\n    counter {} (schedule counter {}) counted {} failed operations",
+                           c, prog_->counters[c], e);
     for (const HostWait& w : prog_->waits) {
       const auto v = static_cast<std::int64_t>(nic_->read_counter(w.counter));
       const auto need = w.value + base_[static_cast<std::size_t>(w.counter)];
@@ -572,6 +585,16 @@ RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& progra
   const Rank p = s.ranks();
   RunResult res;
   res.ranks.resize(static_cast<std::size_t>(p));
+  for (Rank r = 0; r < p; ++r) {
+    auto& st = res.ranks[static_cast<std::size_t>(r)];
+    if (o.path == Path::triggered) {
+      st.counters = static_cast<int>(programs[static_cast<std::size_t>(r)].counters.size());
+      st.ops = static_cast<std::int64_t>(programs[static_cast<std::size_t>(r)].ops.size());
+    } else {
+      for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id)
+        st.ops += s.op(id).rank == r && offload::is_data_op(s.op(id).kind);
+    }
+  }
   Children kids;
   spawn(kids, p, [&](int r, int fd) {
     RankProcess proc(fd, r, s, o.path == Path::triggered ? &programs.at(static_cast<std::size_t>(r)) : nullptr, o);
@@ -604,6 +627,16 @@ RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& progra
     peers.insert(peers.end(), m->body.begin(), m->body.end());
   }
   for (auto& c : kids.all()) send_msg(c.fd, Msg::peers, peers);
+  // Every rank ready to be reached, then every pair connected.
+  for (int step = 0; step < 2; ++step) {
+    Collected ready = collect(kids, silence);
+    if (!all_are(ready, Msg::ready)) {
+      fail_all(ready);
+      return res;
+    }
+    if (step == 0)
+      for (auto& c : kids.all()) send_msg(c.fd, Msg::wire);
+  }
   for (std::int64_t it = 0; it < o.iterations; ++it) {
     std::vector<std::byte> body;
     append(body, it);
@@ -638,16 +671,6 @@ RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& progra
   const auto how = kids.stop(false);
   for (std::size_t r = 0; r < how.size(); ++r)
     if (!how[r].empty()) res.failures.push_back(fmt::format("rank {}: {}", r, how[r]));
-  for (Rank r = 0; r < p; ++r) {
-    auto& st = res.ranks[static_cast<std::size_t>(r)];
-    if (o.path == Path::triggered) {
-      st.counters = static_cast<int>(programs[static_cast<std::size_t>(r)].counters.size());
-      st.ops = static_cast<std::int64_t>(programs[static_cast<std::size_t>(r)].ops.size());
-    } else {
-      for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id)
-        st.ops += s.op(id).rank == r && offload::is_data_op(s.op(id).kind);
-    }
-  }
   return res;
 }
 

@@ -11,9 +11,11 @@
 #include <rdma/fi_trigger.h>
 
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "core/error.h"
@@ -26,6 +28,8 @@ using exec::TriggeredOp;
 using offload::Rank;
 
 namespace {
+
+constexpr std::uint64_t kWireUp = ~std::uint64_t{0};  // the tag of wiring-up messages
 
 [[noreturn]] void fail(const char* call, int rc) {
   throw std::runtime_error(fmt::format("libfabric: {} failed: {} ({})", call, fi_strerror(-rc), rc));
@@ -209,7 +213,8 @@ class LibfabricNic final : public exec::Nic {
     return encode(p);
   }
 
-  void connect(const std::vector<std::vector<std::byte>>& peers) override {
+  void connect(const std::vector<std::vector<std::byte>>& peers, Rank self) override {
+    self_ = self;
     peers_.clear();
     addrs_.assign(peers.size(), FI_ADDR_UNSPEC);
     for (std::size_t r = 0; r < peers.size(); ++r) {
@@ -217,6 +222,44 @@ class LibfabricNic final : public exec::Nic {
       if (fi_av_insert(av_, peers_[r].name.data(), 1, &addrs_[r], 0, nullptr) != 1)
         throw std::runtime_error(fmt::format("libfabric: fi_av_insert of rank {} failed", r));
     }
+    // Receives for the wiring-up messages, posted before any rank sends one (an
+    // unexpected message overflows the provider's buffered-receive limit of 0).
+    expect_notifications(static_cast<std::int64_t>(peers.size()) - 1);
+  }
+
+  // The sockets provider connects lazily, on a pair's first message. Inside a collective
+  // that is fragile: two ranks may open their connection to each other at the same
+  // moment, and a triggered operation whose post fails with anything but -FI_EAGAIN
+  // (a connection that could not be made) is dropped by the provider without a trace.
+  // It also puts connection set-up into the first iteration's time. So every pair is
+  // wired up in both directions before any collective: first each rank sends one message
+  // to every higher rank and waits until it has heard from every lower one; then it
+  // answers every lower rank and waits for every higher one.
+  void wire_up() override {
+    const auto p = static_cast<Rank>(peers_.size());
+    auto await = [&](std::int64_t n, const char* who) {
+      std::int64_t heard = 0;
+      const auto t0 = std::chrono::steady_clock::now();
+      while (heard < n) {
+        NicEvent e;
+        if (poll(e)) {
+          if (e.kind != NicEvent::notified || e.tag != kWireUp)
+            throw std::runtime_error("libfabric: unexpected message while wiring up");
+          ++heard;
+          continue;
+        }
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60))
+          throw std::runtime_error(fmt::format(
+              "libfabric: rank {} heard from {} of its {} {} ranks in 60 s while connecting",
+              self_, heard, n, who));
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+    };
+    for (Rank r = self_ + 1; r < p; ++r) notify(r, kWireUp);
+    await(self_, "lower");
+    for (Rank r = 0; r < self_; ++r) notify(r, kWireUp);
+    await(p - 1 - self_, "higher");
+    ctx_.clear();
   }
 
   std::span<std::byte> window() override { return window_; }
@@ -255,8 +298,21 @@ class LibfabricNic final : public exec::Nic {
   std::uint64_t read_counter(int c) override {
     return fi_cntr_read(cntrs_.at(static_cast<std::size_t>(c)));
   }
+  std::uint64_t read_counter_errors(int c) override {
+    return fi_cntr_readerr(cntrs_.at(static_cast<std::size_t>(c)));
+  }
   void set_counter(int c, std::uint64_t value) override {
     check("fi_cntr_set", fi_cntr_set(cntrs_.at(static_cast<std::size_t>(c)), value));
+  }
+
+  // The sockets provider fires the triggered operations of a counter when the counter
+  // changes; one that meets a full transmit queue (-FI_EAGAIN) stays queued, and the
+  // provider looks at it again only at the counter's next change. When that was the last
+  // change, the operation would wait forever (seen at P = 8 with 1 MiB: 256 atomic
+  // segments on one threshold). Adding 0 to a counter is a change that changes nothing:
+  // it makes the provider re-examine the counter's queued operations.
+  void progress() override {
+    for (fid_cntr* c : cntrs_) check("fi_cntr_add(0)", fi_cntr_add(c, 0));
   }
 
   void post(const exec::Transfer& t, std::uint64_t tag) override {
@@ -374,6 +430,7 @@ class LibfabricNic final : public exec::Nic {
   std::vector<fid_mr*> mrs_;
   std::vector<std::byte> window_;
   std::vector<Published> peers_;
+  Rank self_ = 0;
   std::vector<fi_addr_t> addrs_;
   std::deque<Work> work_;
   std::deque<Ctx> ctx_;
