@@ -224,7 +224,7 @@ class LibfabricNic final : public exec::Nic {
     }
     // Receives for the wiring-up messages, posted before any rank sends one (an
     // unexpected message overflows the provider's buffered-receive limit of 0).
-    expect_notifications(static_cast<std::int64_t>(peers.size()) - 1);
+    expect_notifications(static_cast<std::int64_t>(peers.size()));
   }
 
   // The sockets provider connects lazily, on a pair's first message. Inside a collective
@@ -232,9 +232,10 @@ class LibfabricNic final : public exec::Nic {
   // moment, and a triggered operation whose post fails with anything but -FI_EAGAIN
   // (a connection that could not be made) is dropped by the provider without a trace.
   // It also puts connection set-up into the first iteration's time. So every pair is
-  // wired up in both directions before any collective: first each rank sends one message
-  // to every higher rank and waits until it has heard from every lower one; then it
-  // answers every lower rank and waits for every higher one.
+  // wired up in both directions before any collective: each rank first connects to
+  // itself (local atomics use that connection), then sends one message to every higher
+  // rank and waits until it has heard from every lower one, then answers every lower
+  // rank and waits for every higher one.
   void wire_up() override {
     const auto p = static_cast<Rank>(peers_.size());
     auto await = [&](std::int64_t n, const char* who) {
@@ -255,6 +256,8 @@ class LibfabricNic final : public exec::Nic {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     };
+    notify(self_, kWireUp);  // local atomics go through a connection to itself
+    await(1, "own");
     for (Rank r = self_ + 1; r < p; ++r) notify(r, kWireUp);
     await(self_, "lower");
     for (Rank r = 0; r < self_; ++r) notify(r, kWireUp);
