@@ -121,9 +121,32 @@ int run_file(const ExecArgs& a) {
                                  "checked (fabriclab counters --json writes one)",
                                  a.schedule_path));
   const Datatype dt = parse_datatype(s.datatype);
-  exec::shape(s, 0);  // a collective with a reference result
+  const std::int64_t esize = datatype_size(dt);
+  if (s.bytes <= 0 || s.bytes % esize != 0)
+    throw InputError(fmt::format("{}: 'bytes' is {}; exec needs a positive multiple of the "
+                                 "{}-byte {} element",
+                                 a.schedule_path, s.bytes, esize, s.datatype));
   check_window(s, a.schedule_path);
+  for (Rank r = 0; r < s.ranks(); ++r) {
+    const exec::Shape sh = exec::shape(s, r);  // also: a collective with a reference result
+    const auto in = s.layout.input_offset[static_cast<std::size_t>(r)];
+    const auto out = s.layout.output_offset[static_cast<std::size_t>(r)];
+    if (in + sh.input_bytes > s.layout.window_bytes || out + sh.output_bytes > s.layout.window_bytes)
+      throw InputError(fmt::format("{}: layout: rank {}'s input ({} bytes at {}) or output ({} "
+                                   "bytes at {}) does not fit the {}-byte window",
+                                   a.schedule_path, r, sh.input_bytes, in, sh.output_bytes, out,
+                                   s.layout.window_bytes));
+  }
   validate(s, true);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const Op& o = s.op(static_cast<OpId>(i));
+    // The NIC would free a deferred work item nobody waits for while it is still in use.
+    if (is_data_op(o.kind) && o.completion == kNoCounter)
+      throw InputError(fmt::format("{}: operation {} is a {} whose completion is not counted; "
+                                   "exec runs schedules whose transfers all complete into a "
+                                   "counter (build them without --uncounted-sends)",
+                                   a.schedule_path, i, to_string(o.kind)));
+  }
   const VerifyReport vr = verify(s, {.random_runs = 8});
   if (!vr.ok())
     throw InputError(fmt::format("{}: the schedule fails the verifier, so it is not run: {}",

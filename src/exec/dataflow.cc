@@ -110,12 +110,16 @@ std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std
         complete(e.op);
         break;
       case Ev::land: {
-        std::byte* dst = win[static_cast<std::size_t>(o.rank)].data() + o.dst_offset;
+        // Where the send says (the transports address the target from the send).
         const Op& send = s.op(s.deps(e.op)[0]);
-        if (send.kind == OpKind::atomic)
+        std::byte* dst = win[static_cast<std::size_t>(o.rank)].data() + send.dst_offset;
+        if (o.bytes == 0) {
+          // Nothing to move (a barrier's notification).
+        } else if (send.kind == OpKind::atomic) {
           add_into(dt, dst, e.data.data(), o.bytes);
-        else
+        } else {
           std::memcpy(dst, e.data.data(), static_cast<std::size_t>(o.bytes));
+        }
         complete(e.op);
         break;
       }

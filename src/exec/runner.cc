@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -306,7 +307,8 @@ class RankProcess {
       const auto need = op.threshold + base_[static_cast<std::size_t>(op.trigger)];
       if (v >= need) continue;
       ++pending;
-      if (shown++ < 6) {
+      if (shown < 6) {
+        ++shown;
         const Op& so = s_.op(prog_->op_ids[i]);
         out += fmt::format("\n    op {} ({}{}) waits for counter {} (schedule counter {}): at {}, needs {}",
                            prog_->op_ids[i], offload::to_string(so.kind),
@@ -629,7 +631,8 @@ RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& progra
   for (auto& c : kids.all()) send_msg(c.fd, Msg::peers, peers);
   // Every rank ready to be reached, then every pair connected.
   for (int step = 0; step < 2; ++step) {
-    Collected ready = collect(kids, silence);
+    // Wiring up may take the backend a while (it gives up after 60 s itself).
+    Collected ready = collect(kids, std::max(silence, 75.0));
     if (!all_are(ready, Msg::ready)) {
       fail_all(ready);
       return res;

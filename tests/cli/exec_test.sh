@@ -66,6 +66,10 @@ expect schedule-unsafe 2 'ring2-early.json: the schedule fails the verifier, so 
   "$fl" exec --schedule "$tmp/ring2-early.json"
 expect schedule-no-layout 2 'unsafe_two_arrivals.json: the schedule has no data layout' -- \
   "$fl" exec --schedule "$data/unsafe_two_arrivals.json"
+"$fl" counters --collective bcast --algorithm binomial --ranks 4 --strategy naive \
+  --uncounted-sends --json "$tmp/bcast-uncounted.json" >/dev/null
+expect schedule-uncounted 2 'operation 0 is a put whose completion is not counted' -- \
+  "$fl" exec --schedule "$tmp/bcast-uncounted.json"
 expect schedule-and-collective 2 'give either --schedule FILE or --collective' -- \
   "$fl" exec --schedule "$tmp/ring2.json" --ranks 3
 

@@ -96,7 +96,7 @@ TEST(Dataflow, ABrokenLayoutIsCaught) {
   Schedule dag = offload::build_schedule("allreduce", "ring", {.ranks = 4, .bytes = 4 * 8});
   for (std::size_t i = 0; i < dag.size(); ++i) {
     auto& op = dag.op(static_cast<offload::OpId>(i));
-    if (op.kind == offload::OpKind::arrival && op.rank == 1) {
+    if (op.kind == offload::OpKind::atomic && op.peer == 1) {
       op.dst_offset = (op.dst_offset + 8) % 32;
       break;
     }

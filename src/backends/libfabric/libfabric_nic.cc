@@ -29,7 +29,10 @@ using offload::Rank;
 
 namespace {
 
-constexpr std::uint64_t kWireUp = ~std::uint64_t{0};  // the tag of wiring-up messages
+constexpr int kWireUpSeconds = 60;
+
+// Wiring-up messages carry this bit and their sender's rank.
+constexpr std::uint64_t kWireUp = std::uint64_t{1} << 63;
 
 [[noreturn]] void fail(const char* call, int rc) {
   throw std::runtime_error(fmt::format("libfabric: {} failed: {} ({})", call, fi_strerror(-rc), rc));
@@ -153,8 +156,9 @@ class LibfabricNic final : public exec::Nic {
     std::size_t count = 0;
     const int arc = fi_atomicvalid(ep_, to_fi(dt), FI_SUM, &count);
     if (arc != 0 || count == 0)
-      throw InputError(fmt::format("provider '{}' cannot do SUM atomics on {} ({})", provider,
-                                   offload::to_string(dt), fi_strerror(-arc)));
+      throw InputError(fmt::format("provider '{}' cannot do SUM atomics on {}{}", provider,
+                                   offload::to_string(dt),
+                                   arc != 0 ? fmt::format(" ({})", fi_strerror(-arc)) : ""));
     nic_info_.max_atomic_bytes = static_cast<std::int64_t>(count) * offload::datatype_size(dt);
   }
 
@@ -238,30 +242,38 @@ class LibfabricNic final : public exec::Nic {
   // rank and waits for every higher one.
   void wire_up() override {
     const auto p = static_cast<Rank>(peers_.size());
-    auto await = [&](std::int64_t n, const char* who) {
-      std::int64_t heard = 0;
+    std::vector<char> heard(peers_.size(), 0);
+    // Waits until every rank in [lo, hi) has been heard from (messages name their sender,
+    // and may arrive in any order).
+    auto await = [&](Rank lo, Rank hi) {
       const auto t0 = std::chrono::steady_clock::now();
-      while (heard < n) {
+      for (;;) {
+        Rank missing = -1;
+        for (Rank r = lo; r < hi && missing < 0; ++r)
+          if (!heard[static_cast<std::size_t>(r)]) missing = r;
+        if (missing < 0) return;
         NicEvent e;
         if (poll(e)) {
-          if (e.kind != NicEvent::notified || e.tag != kWireUp)
+          const std::uint64_t sender = e.tag & ~kWireUp;
+          if (e.kind != NicEvent::notified || (e.tag & kWireUp) != kWireUp || sender >= heard.size())
             throw std::runtime_error("libfabric: unexpected message while wiring up");
-          ++heard;
+          heard[sender] = 1;
           continue;
         }
-        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60))
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(kWireUpSeconds))
           throw std::runtime_error(fmt::format(
-              "libfabric: rank {} heard from {} of its {} {} ranks in 60 s while connecting",
-              self_, heard, n, who));
+              "libfabric: rank {} did not hear from rank {} within {} s while connecting",
+              self_, missing, kWireUpSeconds));
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     };
-    notify(self_, kWireUp);  // local atomics go through a connection to itself
-    await(1, "own");
-    for (Rank r = self_ + 1; r < p; ++r) notify(r, kWireUp);
-    await(self_, "lower");
-    for (Rank r = 0; r < self_; ++r) notify(r, kWireUp);
-    await(p - 1 - self_, "higher");
+    const std::uint64_t me = kWireUp | static_cast<std::uint64_t>(self_);
+    notify(self_, me);  // local atomics go through a connection to itself
+    await(self_, self_ + 1);
+    for (Rank r = self_ + 1; r < p; ++r) notify(r, me);
+    await(0, self_);
+    for (Rank r = 0; r < self_; ++r) notify(r, me);
+    await(self_ + 1, p);
     ctx_.clear();
   }
 
@@ -410,8 +422,13 @@ class LibfabricNic final : public exec::Nic {
       if (n == -FI_EAVAIL) {
         fi_cq_err_entry err{};
         fi_cq_readerr(cq_, &err, 0);
-        throw std::runtime_error(fmt::format("libfabric: operation failed: {}",
-                                             fi_strerror(err.err)));
+        const auto* ctx = static_cast<const Ctx*>(err.op_context);
+        throw std::runtime_error(fmt::format(
+            "libfabric: {} failed: {}",
+            ctx == nullptr ? std::string("an operation")
+            : ctx->kind == NicEvent::notified ? std::string("a receive of a notification")
+                                              : fmt::format("software transfer of op {}", ctx->tag),
+            fi_strerror(err.err)));
       }
       if (n < 0) fail("fi_cq_read", static_cast<int>(n));
       for (ssize_t i = 0; i < n; ++i) {
