@@ -126,10 +126,7 @@ std::int64_t chunk_offset(std::int64_t bytes, Datatype dt, std::int64_t parts, s
 }
 
 std::int64_t chunk_bytes(std::int64_t bytes, Datatype dt, std::int64_t parts, std::int64_t c) {
-  const std::int64_t esize = datatype_size(dt);
-  const std::int64_t elements = std::max<std::int64_t>(1, (bytes + esize - 1) / esize);
-  const std::int64_t base = elements / parts, extra = elements % parts;
-  return (base + (c < extra ? 1 : 0)) * esize;
+  return chunk_offset(bytes, dt, parts, c + 1) - chunk_offset(bytes, dt, parts, c);
 }
 
 }  // namespace fabriclab::offload

@@ -384,32 +384,30 @@ class LibfabricNic final : public exec::Nic {
     const Published& p = peers_.at(peer);
     const auto key = static_cast<std::size_t>(t.key);
     w.desc = fi_mr_desc(mrs_.at(0));
+    // The fields fi_msg_rma and fi_msg_atomic share.
+    auto common = [&](auto& msg, auto* iov, auto* rma_iov) {
+      msg.msg_iov = iov;
+      msg.desc = &w.desc;
+      msg.iov_count = 1;
+      msg.addr = addrs_.at(peer);
+      msg.rma_iov = rma_iov;
+      msg.rma_iov_count = 1;
+      msg.context = context;
+    };
+    const std::uint64_t remote = p.bases.at(key) + static_cast<std::uint64_t>(t.dst);
     if (t.op == exec::DataOp::put) {
       w.iov = {window_.data() + t.src, static_cast<std::size_t>(t.bytes)};
-      w.riov = {p.bases.at(key) + static_cast<std::uint64_t>(t.dst),
-                static_cast<std::size_t>(t.bytes), p.keys.at(key)};
+      w.riov = {remote, static_cast<std::size_t>(t.bytes), p.keys.at(key)};
       w.rma.ep = ep_;
-      w.rma.msg.msg_iov = &w.iov;
-      w.rma.msg.desc = &w.desc;
-      w.rma.msg.iov_count = 1;
-      w.rma.msg.addr = addrs_.at(peer);
-      w.rma.msg.rma_iov = &w.riov;
-      w.rma.msg.rma_iov_count = 1;
-      w.rma.msg.context = context;
+      common(w.rma.msg, &w.iov, &w.riov);
     } else {
       const auto n = static_cast<std::size_t>(t.bytes / offload::datatype_size(dt_));
       w.ioc = {window_.data() + t.src, n};
-      w.rioc = {p.bases.at(key) + static_cast<std::uint64_t>(t.dst), n, p.keys.at(key)};
+      w.rioc = {remote, n, p.keys.at(key)};
       w.atomic.ep = ep_;
-      w.atomic.msg.msg_iov = &w.ioc;
-      w.atomic.msg.desc = &w.desc;
-      w.atomic.msg.iov_count = 1;
-      w.atomic.msg.addr = addrs_.at(peer);
-      w.atomic.msg.rma_iov = &w.rioc;
-      w.atomic.msg.rma_iov_count = 1;
+      common(w.atomic.msg, &w.ioc, &w.rioc);
       w.atomic.msg.datatype = to_fi(dt_);
       w.atomic.msg.op = FI_SUM;
-      w.atomic.msg.context = context;
     }
   }
 
