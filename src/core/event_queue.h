@@ -151,18 +151,29 @@ class CalendarQueue {
     return best;
   }
 
-  // Brown's width estimate: three times the mean gap between the earliest events.
+  // Brown's width estimate: three times the mean gap between the earliest events. A
+  // network simulator schedules bursts at identical times (ports of equal rate finishing
+  // together): when the earliest sample spans no time at all the sample grows until it
+  // does, else a width of 1 ps would make every pop walk a whole empty year.
   std::int64_t estimate_width() {
-    const std::size_t sample = size_ < 25 ? size_ : 25;
+    std::size_t sample = size_ < 25 ? size_ : 25;
     if (sample < 2) return width_;
     std::vector<Event<Payload>> taken;
-    for (std::size_t k = 0; k < sample; ++k) {
-      const std::size_t b = find_min_bucket();
-      taken.push_back(std::move(buckets_[b].back()));
-      buckets_[b].pop_back();
+    std::int64_t span = 0;
+    while (true) {
+      while (taken.size() < sample) {
+        const std::size_t b = find_min_bucket();
+        taken.push_back(std::move(buckets_[b].back()));
+        buckets_[b].pop_back();
+        --size_;
+      }
+      span = taken.back().time.ps() - taken.front().time.ps();
+      if (span > 0 || sample == size_ + taken.size()) break;
+      sample = std::min(2 * sample, size_ + taken.size());
     }
-    const std::int64_t span = taken.back().time.ps() - taken.front().time.ps();
+    size_ += taken.size();
     for (auto& e : taken) insert(std::move(e));
+    if (span == 0) return width_;
     const std::int64_t w = 3 * span / static_cast<std::int64_t>(sample - 1);
     return w > 0 ? w : 1;
   }
