@@ -54,7 +54,7 @@ TEST(EventQueue, CalendarQueuePopsInTimeThenScheduleOrder) {
 TEST(EventQueue, CalendarQueueSurvivesBurstsAtOneInstant) {
   // A network's ports finish frames together: most events tie. The width estimate must
   // not collapse (it samples past the ties), and order must hold.
-  for (std::uint64_t ties : {90u, 99u}) differential<CalendarQueue<int>>(3, 300000, ties);
+  differential<CalendarQueue<int>>(3, 300000, 95);
 }
 
 TEST(EventQueue, SameTimeEventsLeaveInScheduleOrder) {
