@@ -15,6 +15,7 @@ packages=(
   libtomlplusplus-dev # scenario files (TOML)
   libfabric-dev       # fabriclab exec: triggered operations (sockets provider)
   libfabric-bin       # fi_info, to see the providers installed
+  zlib1g-dev          # CRC-32 (ECMP hashing, RoCEv2 ICRC)
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
 )

@@ -18,5 +18,6 @@ Command add_verify_command(CLI::App& app);
 Command add_advise_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
 Command add_exec_command(CLI::App& app);
+Command add_run_command(CLI::App& app);
 
 }  // namespace fabriclab::cli

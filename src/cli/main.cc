@@ -9,7 +9,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"fabriclab: plan, verify and run triggered-operation collectives on scarce NIC "
-               "counters"};
+               "counters; simulate RoCEv2 fabrics packet by packet"};
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
   app.require_subcommand(1);
   const std::vector<fabriclab::cli::Command> commands = {
@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       fabriclab::cli::add_plan_command(app),
       fabriclab::cli::add_advise_command(app),
       fabriclab::cli::add_exec_command(app),
+      fabriclab::cli::add_run_command(app),
   };
   try {
     app.parse(argc, argv);

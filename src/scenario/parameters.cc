@@ -171,6 +171,11 @@ std::int64_t Config::integer(const std::string& k) const { return get(k, ParamKi
 double Config::real(const std::string& k) const { return get(k, ParamKind::real).d; }
 bool Config::boolean(const std::string& k) const { return get(k, ParamKind::boolean).i != 0; }
 const std::string& Config::text(const std::string& k) const { return get(k, ParamKind::text).text; }
+const std::string& Config::shown(const std::string& k) const {
+  auto it = values_.find(k);
+  if (it == values_.end()) throw std::logic_error("parameter not declared: " + k);
+  return it->second.text;
+}
 const std::string& Config::origin(const std::string& k) const {
   auto it = values_.find(k);
   if (it == values_.end()) throw std::logic_error("parameter not declared: " + k);

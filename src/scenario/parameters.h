@@ -51,6 +51,8 @@ class Config {
   double real(const std::string& key) const;
   bool boolean(const std::string& key) const;
   const std::string& text(const std::string& key) const;  // text and choice
+  // Any parameter's value as text ("200KB"), for messages.
+  const std::string& shown(const std::string& key) const;
   // Where each value came from: "default", "file.toml:12:9", "--set".
   const std::string& origin(const std::string& key) const;
   // {"key": "value as written", ...} in key order, for result files.

@@ -57,4 +57,25 @@ printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 2,\n  "ops": [ }\n' >
 expect malformed-json 2 'bad.json:4:12: malformed JSON' -- "$fl" verify "$tmp/bad.json"
 expect missing-file 2 'nope.json: cannot open for reading' -- "$fl" verify "$tmp/nope.json"
 
+# fabriclab run: the shipped scenarios, overrides, and what a bad scenario gets.
+examples="$data/../../examples"
+expect run-incast 0 'incast.toml: 16 of 16 flows delivered' -- "$fl" run "$examples/incast.toml" --out "$tmp/incast"
+expect run-summary 0 '"lossless_drops": 0' -- cat "$tmp/incast/summary.json"
+expect run-ports-csv 0 '^sw0,0,[0-9]+,3920,0,' -- cat "$tmp/incast/ports.csv"
+expect run-flows-csv 0 '^15,h16,h0,1000000,0.000,' -- cat "$tmp/incast/flows.csv"
+expect run-set 0 'incast.toml: 4 of 4 flows delivered' -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/incast4" --set traffic.incast.senders=4 --seed 3
+expect run-summary-seed 0 '"sim.seed": "3"' -- cat "$tmp/incast4/summary.json"
+expect run-leaf-spine 0 'leaf-spine.toml: 64 of 64 flows delivered' -- \
+  "$fl" run "$examples/leaf-spine.toml" --out "$tmp/ls"
+expect run-lossless-drop 1 'dropped on a lossless priority' -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/drop" --set switch.pfc.headroom=given --set switch.pfc.headroom_size=1KiB
+expect run-unknown-key 2 "--set: unknown key 'traffic.byts' \(did you mean 'traffic.bytes'\?\)" -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set traffic.byts=1MB
+expect run-bad-unit 2 "'5furlongs' is not a time" -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set topology.link_delay=5furlongs
+printf '[topology]\nkind = "ring"\n' >"$tmp/ring.toml"
+expect run-bad-choice 2 'ring.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/ring.toml" --out "$tmp/x"
+expect run-missing 2 'nope.toml: cannot open for reading' -- "$fl" run "$tmp/nope.toml"
+
 finish

@@ -1,0 +1,94 @@
+#include "fabric/hash.h"
+
+#include <zlib.h>
+
+#include <array>
+
+#include "core/error.h"
+#include "fabric/packet.h"
+
+namespace fabriclab::fabric {
+
+HashFunction parse_hash_function(const std::string& name) {
+  if (name == "crc32") return HashFunction::crc32;
+  if (name == "crc16") return HashFunction::crc16;
+  if (name == "xor") return HashFunction::xor_fold;
+  throw InputError("unknown hash function '" + name + "' (expected crc32, crc16 or xor)");
+}
+
+const char* to_string(HashFunction f) {
+  switch (f) {
+    case HashFunction::crc32: return "crc32";
+    case HashFunction::crc16: return "crc16";
+    case HashFunction::xor_fold: return "xor";
+  }
+  return "?";
+}
+
+std::uint32_t crc32(const std::uint8_t* data, std::size_t n) {
+  return static_cast<std::uint32_t>(::crc32_z(0L, data, n));
+}
+
+namespace {
+constexpr std::array<std::uint16_t, 256> make_crc16_table() {
+  std::array<std::uint16_t, 256> t{};
+  for (unsigned i = 0; i < 256; ++i) {
+    std::uint16_t c = static_cast<std::uint16_t>(i << 8);
+    for (int k = 0; k < 8; ++k) c = static_cast<std::uint16_t>((c & 0x8000) ? (c << 1) ^ 0x1021 : c << 1);
+    t[i] = c;
+  }
+  return t;
+}
+constexpr auto kCrc16 = make_crc16_table();
+}  // namespace
+
+std::uint16_t crc16_ccitt(const std::uint8_t* data, std::size_t n) {
+  std::uint16_t c = 0xffff;
+  for (std::size_t i = 0; i < n; ++i)
+    c = static_cast<std::uint16_t>((c << 8) ^ kCrc16[((c >> 8) ^ data[i]) & 0xff]);
+  return c;
+}
+
+namespace {
+std::uint16_t fold(std::uint32_t x) { return static_cast<std::uint16_t>((x >> 16) ^ (x & 0xffff)); }
+
+// The 17 hashed bytes in network order: seed, source IP, destination IP, UDP source
+// port, UDP destination port (4791), IP protocol (17). `tuple` false zeroes the last 13.
+std::uint32_t crc_of(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, std::uint32_t dst_ip,
+                     std::uint16_t udp_sport, bool tuple) {
+  const std::uint16_t dport = tuple ? kRoceUdpPort : 0;
+  const std::uint8_t b[17] = {
+      static_cast<std::uint8_t>(seed >> 24),   static_cast<std::uint8_t>(seed >> 16),
+      static_cast<std::uint8_t>(seed >> 8),    static_cast<std::uint8_t>(seed),
+      static_cast<std::uint8_t>(src_ip >> 24), static_cast<std::uint8_t>(src_ip >> 16),
+      static_cast<std::uint8_t>(src_ip >> 8),  static_cast<std::uint8_t>(src_ip),
+      static_cast<std::uint8_t>(dst_ip >> 24), static_cast<std::uint8_t>(dst_ip >> 16),
+      static_cast<std::uint8_t>(dst_ip >> 8),  static_cast<std::uint8_t>(dst_ip),
+      static_cast<std::uint8_t>(udp_sport >> 8), static_cast<std::uint8_t>(udp_sport),
+      static_cast<std::uint8_t>(dport >> 8),   static_cast<std::uint8_t>(dport & 0xff),
+      static_cast<std::uint8_t>(tuple ? 17 : 0)};
+  return f == HashFunction::crc32 ? crc32(b, sizeof b) : crc16_ccitt(b, sizeof b);
+}
+
+std::uint32_t tuple_xor(std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport) {
+  return src_ip ^ dst_ip ^ (static_cast<std::uint32_t>(udp_sport) << 16 | kRoceUdpPort) ^ 17u;
+}
+}  // namespace
+
+std::uint32_t flow_hash(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, std::uint32_t dst_ip,
+                        std::uint16_t udp_sport) {
+  if (f == HashFunction::xor_fold) return fold(seed ^ tuple_xor(src_ip, dst_ip, udp_sport));
+  return crc_of(f, seed, src_ip, dst_ip, udp_sport, true);
+}
+
+std::uint32_t flow_hash_key(HashFunction f, std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport) {
+  if (f == HashFunction::xor_fold) return fold(tuple_xor(src_ip, dst_ip, udp_sport));
+  return crc_of(f, 0, src_ip, dst_ip, udp_sport, true);  // h(0 || tuple)
+}
+
+std::uint32_t flow_hash_seed(HashFunction f, std::uint32_t seed) {
+  if (f == HashFunction::xor_fold) return fold(seed);
+  return crc_of(f, seed, 0, 0, 0, false) ^ crc_of(f, 0, 0, 0, 0, false);  // h(seed || 0) ^ h(0)
+}
+
+}  // namespace fabriclab::fabric

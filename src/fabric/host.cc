@@ -1,0 +1,353 @@
+#include "fabric/host.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "fabric/port.h"
+
+namespace fabriclab::fabric {
+
+std::unique_ptr<CongestionControl> make_congestion_control(const std::string& name, BitRate line) {
+  if (name == "none") return std::make_unique<LineRate>(line);
+  throw InputError("unknown congestion control '" + name + "' (expected: none)");
+}
+
+namespace {
+// RoCEv2 NICs derive the UDP source port from the QP; a mix of (host, QPN) spreads it
+// over the dynamic range 49152..65535 the way a hash would.
+std::uint16_t source_port(std::uint32_t host, std::uint32_t qpn) {
+  std::uint64_t x = (static_cast<std::uint64_t>(host) << 32 | qpn) * 0x9e3779b97f4a7c15ull;
+  x ^= x >> 31;
+  return static_cast<std::uint16_t>(49152 + (x % 16384));
+}
+}  // namespace
+
+Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows)
+    : Node(std::move(name)), ctx_(ctx), host_id_(host_id), cfg_(cfg), flows_(flows) {
+  ring_head_.fill(kNone);
+  if (cfg_.mtu == 0) throw InputError("nic.mtu must be positive");
+  if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
+}
+
+std::uint32_t Host::add_recv_qp(std::uint32_t flow, std::uint64_t bytes) {
+  RecvQp r;
+  r.flow = flow;
+  r.bytes = bytes;
+  r.npkts = static_cast<std::uint32_t>((bytes + cfg_.mtu - 1) / cfg_.mtu);
+  if (cfg_.reorder_window > 0) r.placed.assign(cfg_.reorder_window / 64 + 1, 0);
+  recv_.push_back(std::move(r));
+  return static_cast<std::uint32_t>(recv_.size() - 1);
+}
+
+std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint32_t dst_qpn, std::uint64_t bytes,
+                                std::uint8_t priority, Time start) {
+  if (port_count() != 1) throw std::logic_error("host " + name() + " must have exactly one port");
+  const std::uint64_t npkts = (bytes + cfg_.mtu - 1) / cfg_.mtu;
+  if (npkts == 0 || npkts > kPsnMask)
+    throw InputError("flow " + std::to_string(flow) + ": a QP's share must be 1 byte to 2^24 packets (use more QPs)");
+  SendQp s;
+  s.flow = flow;
+  s.dst = dst;
+  s.dst_qpn = dst_qpn;
+  s.bytes = bytes;
+  s.npkts = static_cast<std::uint32_t>(npkts);
+  s.priority = priority;
+  s.start = start;
+  s.cc = make_congestion_control(cfg_.congestion_control, port(0).rate());
+  const auto q = static_cast<std::uint32_t>(send_.size());
+  s.sport = source_port(host_id_, q);
+  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport);
+  send_.push_back(std::move(s));
+  ctx_.sim.schedule_at(start, *this, kStart | q);
+  return q;
+}
+
+std::uint32_t Host::payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const {
+  if (psn + 1 < npkts) return cfg_.mtu;
+  return static_cast<std::uint32_t>(bytes - static_cast<std::uint64_t>(npkts - 1) * cfg_.mtu);
+}
+
+void Host::ring_insert(std::uint32_t q) {
+  SendQp& s = send_[q];
+  s.in_ring = true;
+  std::uint32_t& head = ring_head_[s.priority];
+  if (head == kNone) {
+    head = s.ring_next = s.ring_prev = q;
+    return;
+  }
+  // Before the head: the last to be served in this round.
+  SendQp& h = send_[head];
+  s.ring_next = head;
+  s.ring_prev = h.ring_prev;
+  send_[h.ring_prev].ring_next = q;
+  h.ring_prev = q;
+}
+
+void Host::ring_remove(std::uint32_t q) {
+  SendQp& s = send_[q];
+  s.in_ring = false;
+  std::uint32_t& head = ring_head_[s.priority];
+  if (s.ring_next == q) {
+    head = kNone;
+  } else {
+    send_[s.ring_prev].ring_next = s.ring_next;
+    send_[s.ring_next].ring_prev = s.ring_prev;
+    if (head == q) head = s.ring_next;
+  }
+  s.ring_next = s.ring_prev = kNone;
+}
+
+void Host::arm_timer(SendQp& s, std::uint32_t q, Time at) {
+  s.timer_at = at;
+  ctx_.sim.schedule_at(at, *this, kRto | q);
+}
+
+Packet* Host::make_data(SendQp& s) {
+  const Time now = ctx_.sim.now();
+  Packet* p = ctx_.packets.acquire();
+  const std::uint32_t psn = s.next_psn++;
+  p->flow = s.flow;
+  p->src = host_id_;
+  p->dst = s.dst;
+  p->dst_qp = s.dst_qpn;
+  p->src_qp = static_cast<std::uint32_t>(&s - send_.data());
+  p->psn = psn;
+  p->payload = payload_of(psn, s.npkts, s.bytes);
+  p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 0xffffffffu));
+  p->udp_sport = s.sport;
+  p->hash_key = s.hash_key;
+  p->priority = s.priority;
+  p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
+  const bool rc = cfg_.transport == Transport::rc;
+  if (s.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
+  else if (psn == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
+  else if (psn + 1 == s.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
+  else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
+
+  p->seal();
+  if (psn < s.high) ++flows_[s.flow].retransmitted;
+  else s.high = psn + 1;
+  ++ctx_.ledger.data_packets_sent;
+  ctx_.ledger.data_bytes_sent += p->payload;
+
+  const BitRate r = s.cc->rate();
+  s.cc->on_sent(now, p->wire_bytes());
+  s.next_send = r < port(0).rate() ? now + serialization_time(Bytes::from_count(p->wire_bytes()), r) : now;
+  if (rc && s.timer_at == Time::max()) {
+    s.last_progress = now;
+    arm_timer(s, p->src_qp, now + cfg_.rto);
+  }
+  return p;
+}
+
+Packet* Host::next_packet(Port& port) {
+  const Time now = ctx_.sim.now();
+  Time wake = Time::max();
+  for (int c = 7; c >= 0; --c) {
+    if (ctrl_[c].empty()) continue;
+    if (!port.paused(static_cast<std::uint8_t>(c))) return ctrl_[c].pop();
+    wake = std::min(wake, port.paused_until(static_cast<std::uint8_t>(c)));
+  }
+  for (int c = 7; c >= 0; --c) {
+    const std::uint32_t head = ring_head_[c];
+    if (head == kNone) continue;
+    if (port.paused(static_cast<std::uint8_t>(c))) {
+      wake = std::min(wake, port.paused_until(static_cast<std::uint8_t>(c)));
+      continue;
+    }
+    std::uint32_t q = head;
+    do {
+      SendQp& s = send_[q];
+      const std::uint32_t next = s.ring_next;
+      if (s.next_send <= now) {
+        Packet* p = make_data(s);
+        ring_head_[c] = next;  // round-robin: the next QP goes first next time
+        if (s.next_psn >= s.npkts) ring_remove(q);
+        return p;
+      }
+      wake = std::min(wake, s.next_send);
+      q = next;
+    } while (q != head);
+  }
+  if (wake != Time::max()) port.wake_at(wake);
+  return nullptr;
+}
+
+void Host::send_control(Packet* p) {
+  ++ctx_.ledger.control_packets_sent;
+  ctrl_[p->priority].push(p);
+  port(0).kick();
+}
+
+void Host::send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome) {
+  if (!r.ack_key_set) {
+    r.ack_hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport);
+    r.ack_key_set = true;
+  }
+  Packet* a = ctx_.packets.acquire();
+  a->hash_key = r.ack_hash_key;
+  a->flow = data.flow;
+  a->src = host_id_;
+  a->dst = data.src;
+  a->dst_qp = data.src_qp;
+  a->src_qp = data.dst_qp;
+  a->psn = psn;
+  a->udp_sport = data.udp_sport;
+  a->opcode = Opcode::rc_ack;
+  a->syndrome = syndrome;
+  a->priority = data.priority;
+  a->ecn = kEcnNotEct;
+  a->seal();
+  send_control(a);
+}
+
+bool Host::bit(const RecvQp& r, std::uint32_t psn) const {
+  const std::uint32_t i = psn % static_cast<std::uint32_t>(r.placed.size() * 64);
+  return (r.placed[i / 64] >> (i % 64)) & 1;
+}
+void Host::set_bit(RecvQp& r, std::uint32_t psn, bool v) {
+  const std::uint32_t i = psn % static_cast<std::uint32_t>(r.placed.size() * 64);
+  const std::uint64_t m = 1ull << (i % 64);
+  r.placed[i / 64] = v ? r.placed[i / 64] | m : r.placed[i / 64] & ~m;
+}
+
+void Host::deliver(RecvQp& r, std::uint32_t psn) {
+  FlowState& f = flows_[r.flow];
+  f.delivered += payload_of(psn, r.npkts, r.bytes);
+}
+
+void Host::qp_complete(const RecvQp& r) {
+  FlowState& f = flows_[r.flow];
+  if (++f.qps_done < f.spec.qps) return;
+  f.finish = ctx_.sim.now();
+  if (--ctx_.flows_left == 0) ctx_.sim.stop();
+}
+
+void Host::on_data(Packet* p) {
+  if (p->dst != host_id_) throw std::logic_error(name() + ": received a packet for host " + std::to_string(p->dst));
+  RecvQp& r = recv_.at(p->dst_qp);
+  ++ctx_.ledger.data_packets_arrived;
+  ctx_.ledger.data_bytes_arrived += p->payload;
+  if (p->ecn == kEcnCe) ++ce_received_;
+  const std::uint32_t psn = p->psn;
+
+  if (cfg_.transport == Transport::uc) {
+    if (!r.broken && psn == r.expected) {
+      deliver(r, psn);
+      if (++r.expected == r.npkts) qp_complete(r);
+    } else {
+      r.broken = true;  // a gap: the rest of the message is lost
+      ++oos_drops_;
+    }
+    ctx_.packets.release(p);
+    return;
+  }
+
+  if (psn == r.expected) {
+    deliver(r, psn);
+    std::uint32_t advanced = 1;
+    ++r.expected;
+    r.nak_sent = false;
+    // Packets already placed out of order now join the in-order prefix.
+    while (!r.placed.empty() && r.expected < r.npkts && bit(r, r.expected)) {
+      set_bit(r, r.expected, false);
+      ++r.expected;
+      ++advanced;
+    }
+    r.since_ack += advanced;
+    const bool complete = r.expected == r.npkts;
+    if (r.since_ack >= cfg_.ack_every || complete) {
+      send_ack(r, *p, r.expected - 1, kAethAck);
+      r.since_ack = 0;
+    }
+    if (complete) qp_complete(r);
+  } else if (psn > r.expected) {
+    if (psn - r.expected <= cfg_.reorder_window && psn < r.npkts) {
+      if (bit(r, psn)) {
+        ++duplicates_;
+      } else {
+        set_bit(r, psn, true);
+        deliver(r, psn);
+        ++ooo_accepted_;
+      }
+    } else {
+      ++oos_drops_;
+      if (!r.nak_sent) {
+        send_ack(r, *p, r.expected, kAethNakSeq);
+        r.nak_sent = true;
+        ++naks_sent_;
+      }
+    }
+  } else {
+    ++duplicates_;
+    send_ack(r, *p, r.expected - 1, kAethAck);
+  }
+  ctx_.packets.release(p);
+}
+
+void Host::on_ack(const Packet& p) {
+  SendQp& s = send_.at(p.dst_qp);
+  const Time now = ctx_.sim.now();
+  if (p.syndrome == kAethNakSeq) {
+    // The receiver expects p.psn: everything before it arrived; resend from there.
+    if (p.psn > s.una) s.una = p.psn;
+    if (s.next_psn > p.psn) s.next_psn = p.psn;
+    s.last_progress = now;
+    if (!s.in_ring && s.next_psn < s.npkts) {
+      ring_insert(p.dst_qp);
+      port(0).kick();
+    }
+    return;
+  }
+  if (p.psn + 1 > s.una) {
+    s.una = p.psn + 1;
+    s.last_progress = now;
+    s.cc->on_ack(now);
+    // After a go-back, what the receiver already has is not sent again.
+    if (s.next_psn < s.una) s.next_psn = s.una;
+    if (s.in_ring && s.next_psn >= s.npkts) ring_remove(p.dst_qp);
+  }
+}
+
+void Host::receive(Port& /*port*/, Packet* p) {
+  if (is_data(p->opcode)) {
+    on_data(p);
+    return;
+  }
+  if (p->opcode == Opcode::rc_ack) on_ack(*p);
+  else if (p->opcode == Opcode::cnp) send_[p->dst_qp].cc->on_cnp(ctx_.sim.now());
+  ctx_.packets.release(p);
+}
+
+void Host::on_event(std::uint64_t tag) {
+  const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
+  SendQp& s = send_.at(q);
+  const Time now = ctx_.sim.now();
+  if ((tag & ~0xffffffffull) == kStart) {
+    s.next_send = now;
+    ring_insert(q);
+    port(0).kick();
+    return;
+  }
+  // RTO check (lazy: one pending per QP, moved forward by progress).
+  s.timer_at = Time::max();
+  if (s.una >= s.npkts) return;
+  if (now - s.last_progress >= cfg_.rto) {
+    ++timeouts_;
+    s.next_psn = s.una;
+    s.last_progress = now;
+    if (!s.in_ring) ring_insert(q);
+    arm_timer(s, q, now + cfg_.rto);
+    port(0).kick();
+  } else {
+    arm_timer(s, q, s.last_progress + cfg_.rto);
+  }
+}
+
+void Host::drain() {
+  for (auto& q : ctrl_)
+    while (!q.empty()) ctx_.packets.release(q.pop());
+}
+
+}  // namespace fabriclab::fabric

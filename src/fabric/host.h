@@ -1,0 +1,131 @@
+// A host and its RoCEv2 NIC (one port). Each flow is carried by one or more queue pairs;
+// each QP sends its share of the flow as one RDMA WRITE message, segmented at the MTU.
+//
+// Sender: packets leave round-robin over the QPs with data (per priority, highest
+// first), paced at the rate the QP's congestion control allows, never on a paused
+// priority. RC: cumulative ACKs advance the oldest unacknowledged PSN; a NAK (sequence
+// error) or a retransmission timeout without progress goes back to it (go-back-N).
+// UC: no ACKs, nothing is resent.
+// Receiver: RC accepts the expected PSN, acknowledges every `ack_every` packets and the
+// last one, answers the first out-of-sequence packet of a gap with one NAK and drops the
+// gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
+// places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that.
+// UC drops the rest of a message after a gap.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/units.h"
+#include "fabric/congestion.h"
+#include "fabric/context.h"
+#include "fabric/flows.h"
+#include "fabric/hash.h"
+#include "fabric/node.h"
+
+namespace fabriclab::fabric {
+
+enum class Transport : std::uint8_t { rc, uc };
+
+struct NicConfig {
+  std::uint32_t mtu = 4096;          // payload bytes per packet
+  Transport transport = Transport::rc;
+  bool ecn_capable = true;           // data sent ECT(0)
+  std::uint32_t ack_every = 8;       // coalesced ACKs: one per this many in-order packets
+  Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
+  std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
+  std::string congestion_control = "none";
+  HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)
+};
+
+class Host final : public Node, public EventHandler {
+ public:
+  Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows);
+
+  std::uint32_t host_id() const { return host_id_; }
+  // A receiving QP for `bytes` of flow `flow`; returns its QPN.
+  std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
+  // A sending QP toward (dst, dst_qpn), starting at `start`; returns its QPN.
+  std::uint32_t add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint32_t dst_qpn, std::uint64_t bytes,
+                            std::uint8_t priority, Time start);
+
+  Packet* next_packet(Port& port) override;
+  void receive(Port& port, Packet* p) override;
+  void on_event(std::uint64_t tag) override;
+
+  // Receiver statistics.
+  std::uint64_t naks_sent() const { return naks_sent_; }
+  std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
+  std::uint64_t duplicates() const { return duplicates_; }
+  std::uint64_t ce_marked_received() const { return ce_received_; }
+  std::uint64_t reordered_accepted() const { return ooo_accepted_; }
+  std::uint64_t timeouts() const { return timeouts_; }
+  // Packets waiting in the NIC's control queues (end-of-run ledger), and their release.
+  template <typename F>
+  void for_each_queued(F&& f) const {
+    for (const auto& q : ctrl_)
+      for (const Packet* p = q.front(); p; p = p->next) f(*p);
+  }
+  void drain();
+
+ private:
+  static constexpr std::uint32_t kNone = 0xffffffff;
+  struct SendQp {
+    std::uint32_t flow, dst, dst_qpn;
+    std::uint64_t bytes;
+    std::uint32_t npkts;
+    std::uint32_t next_psn = 0;    // next to send
+    std::uint32_t una = 0;         // oldest unacknowledged
+    std::uint32_t high = 0;        // one past the highest PSN ever sent
+    std::uint16_t sport;
+    std::uint32_t hash_key;        // of (this host, dst, sport)
+    std::uint8_t priority;
+    bool in_ring = false;
+    std::uint32_t ring_next = kNone, ring_prev = kNone;
+    Time start, next_send, last_progress;
+    Time timer_at = Time::max();   // the pending RTO check, if any
+    std::unique_ptr<CongestionControl> cc;
+  };
+  struct RecvQp {
+    std::uint32_t flow;
+    std::uint64_t bytes;
+    std::uint32_t npkts;
+    std::uint32_t expected = 0;
+    std::uint32_t since_ack = 0;
+    bool nak_sent = false;
+    bool broken = false;  // UC: a gap ended the message
+    bool ack_key_set = false;
+    std::uint32_t ack_hash_key = 0;  // of the ACKs' 5-tuple (this host -> the sender)
+    std::vector<std::uint64_t> placed;  // reorder window bitmap, indexed by PSN mod its size
+  };
+  enum : std::uint64_t { kStart = 1ull << 32, kRto = 2ull << 32 };
+
+  std::uint32_t payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const;
+  Packet* make_data(SendQp& s);
+  void send_control(Packet* p);
+  void send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome);
+  void on_data(Packet* p);
+  void on_ack(const Packet& p);
+  void deliver(RecvQp& r, std::uint32_t psn);
+  void qp_complete(const RecvQp& r);
+  void ring_insert(std::uint32_t q);
+  void ring_remove(std::uint32_t q);
+  void arm_timer(SendQp& s, std::uint32_t q, Time at);
+  bool bit(const RecvQp& r, std::uint32_t psn) const;
+  void set_bit(RecvQp& r, std::uint32_t psn, bool v);
+
+  FabricContext& ctx_;
+  std::uint32_t host_id_;
+  NicConfig cfg_;
+  FlowTable& flows_;
+  std::vector<SendQp> send_;
+  std::vector<RecvQp> recv_;
+  std::array<std::uint32_t, 8> ring_head_;
+  std::array<PacketFifo, 8> ctrl_;  // ACK/NAK/CNP per priority
+  std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
+                timeouts_ = 0;
+};
+
+}  // namespace fabriclab::fabric

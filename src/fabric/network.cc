@@ -1,0 +1,195 @@
+#include "fabric/network.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace fabriclab::fabric {
+
+Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
+    : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
+  sw_.max_frame = Bytes::from_count(nic_.mtu + 82);
+  nic_.ecmp_hash = sw_.hash;
+}
+
+Network::~Network() {
+  // Release what a run that threw left behind, so the pool does not report a leak twice.
+  for (auto& p : hosts_)
+    for (std::size_t i = 0; i < p->port_count(); ++i) p->port(i).drain();
+  for (auto& s : switches_)
+    for (std::size_t i = 0; i < s->port_count(); ++i) s->port(i).drain();
+  for (auto& h : hosts_) h->drain();
+  for (auto& s : switches_) s->drain();
+}
+
+std::uint32_t Network::add_host(std::string name) {
+  if (!switches_.empty()) throw std::logic_error("Network: add every host before the switches");
+  const auto h = static_cast<std::uint32_t>(hosts_.size());
+  if (name.empty()) name = fmt::format("h{}", h);
+  hosts_.push_back(std::make_unique<Host>(ctx_, std::move(name), h, nic_, flows_));
+  hosts_.back()->set_id(static_cast<std::uint32_t>(nodes_.size()));
+  nodes_.push_back(hosts_.back().get());
+  return h;
+}
+
+std::uint32_t Network::add_switch(std::string name) {
+  const auto s = static_cast<std::uint32_t>(switches_.size());
+  switches_.push_back(std::make_unique<Switch>(ctx_, std::move(name), s, sw_, seed_));
+  switches_.back()->set_id(static_cast<std::uint32_t>(nodes_.size()));
+  nodes_.push_back(switches_.back().get());
+  return s;
+}
+
+void Network::connect(Node& a, Node& b, BitRate rate, Time delay) {
+  if (prepared_) throw std::logic_error("Network::connect after the run was prepared");
+  if (&a == &b) throw InputError("a link must join two different nodes (" + a.name() + ")");
+  if (rate.bps() <= 0) throw InputError("link " + a.name() + "-" + b.name() + ": the rate must be positive");
+  if (delay < Time()) throw InputError("link " + a.name() + "-" + b.name() + ": the delay must not be negative");
+  for (Node* n : {&a, &b})
+    if (n->port_count() >= 0xfffe) throw InputError(n->name() + ": too many ports");
+  a.add_port(std::make_unique<Port>(ctx_, a, static_cast<std::uint16_t>(a.port_count())));
+  b.add_port(std::make_unique<Port>(ctx_, b, static_cast<std::uint16_t>(b.port_count())));
+  Port::connect(a.port(a.port_count() - 1), b.port(b.port_count() - 1), rate, delay);
+}
+
+std::uint32_t Network::add_flow(const FlowSpec& f) {
+  if (prepared_) throw std::logic_error("Network::add_flow after the run was prepared");
+  const std::string what = "flow " + std::to_string(flows_.size());
+  if (f.src >= hosts_.size() || f.dst >= hosts_.size())
+    throw InputError(what + ": host out of range (" + std::to_string(hosts_.size()) + " hosts)");
+  if (f.src == f.dst) throw InputError(what + ": source and destination are the same host");
+  if (f.bytes == 0) throw InputError(what + ": must carry at least one byte");
+  if (f.qps == 0) throw InputError(what + ": needs at least one QP");
+  if (f.priority > 7) throw InputError(what + ": priority must be 0..7");
+  if (f.start < Time()) throw InputError(what + ": start must not be negative");
+  flows_.push_back({.spec = f});
+  return static_cast<std::uint32_t>(flows_.size() - 1);
+}
+
+void Network::build_routes() {
+  const std::size_t n = nodes_.size();
+  // Flows grouped by destination, to check each is reachable from its source.
+  std::vector<std::vector<std::uint32_t>> sources_of(hosts_.size());
+  for (const auto& f : flows_) sources_of[f.spec.dst].push_back(f.spec.src);
+
+  std::vector<std::vector<std::uint32_t>> begin(switches_.size());
+  std::vector<std::vector<std::uint16_t>> ports(switches_.size());
+  std::vector<std::int32_t> dist(n);
+  std::vector<std::uint32_t> frontier, next;
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
+    std::fill(dist.begin(), dist.end(), -1);
+    dist[h] = 0;
+    frontier.assign(1, h);
+    // Breadth-first from host h; hosts are endpoints, never transit.
+    while (!frontier.empty()) {
+      next.clear();
+      for (std::uint32_t u : frontier) {
+        if (u != h && u < hosts_.size()) continue;
+        Node& node = *nodes_[u];
+        for (std::size_t i = 0; i < node.port_count(); ++i) {
+          const std::uint32_t v = node.port(i).peer()->owner().id();
+          if (dist[v] < 0) {
+            dist[v] = dist[u] + 1;
+            next.push_back(v);
+          }
+        }
+      }
+      frontier.swap(next);
+    }
+    for (std::uint32_t src : sources_of[h])
+      if (dist[src] < 0)
+        throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[h]->name());
+    for (std::size_t s = 0; s < switches_.size(); ++s) {
+      Switch& sw = *switches_[s];
+      begin[s].push_back(static_cast<std::uint32_t>(ports[s].size()));
+      const std::int32_t d = dist[sw.id()];
+      if (d <= 0) continue;
+      for (std::size_t i = 0; i < sw.port_count(); ++i)
+        if (dist[sw.port(i).peer()->owner().id()] == d - 1) ports[s].push_back(static_cast<std::uint16_t>(i));
+    }
+  }
+  for (std::size_t s = 0; s < switches_.size(); ++s) {
+    begin[s].push_back(static_cast<std::uint32_t>(ports[s].size()));
+    switches_[s]->set_routes(std::move(begin[s]), std::move(ports[s]));
+  }
+}
+
+void Network::prepare() {
+  if (ran_) throw std::logic_error("Network::run may be called once");
+  if (prepared_) return;
+  prepared_ = true;
+  for (auto& h : hosts_)
+    if (h->port_count() != 1)
+      throw InputError("host " + h->name() + " has " + std::to_string(h->port_count()) + " links (expected 1)");
+  for (auto& s : switches_) s->finalize();
+  build_routes();
+  for (std::uint32_t id = 0; id < flows_.size(); ++id) {
+    const FlowSpec& f = flows_[id].spec;
+    // The flow's bytes split over its QPs as evenly as possible, one message each.
+    for (std::uint32_t q = 0; q < f.qps; ++q) {
+      const std::uint64_t share = f.bytes / f.qps + (q < f.bytes % f.qps ? 1 : 0);
+      if (share == 0) {  // more QPs than bytes: the spare QPs count as done
+        ++flows_[id].qps_done;
+        continue;
+      }
+      const std::uint32_t rq = hosts_[f.dst]->add_recv_qp(id, share);
+      hosts_[f.src]->add_send_qp(id, f.dst, rq, share, f.priority, f.start);
+    }
+  }
+  ctx_.flows_left = flows_.size();
+}
+
+RunTotals Network::run(Time stop) {
+  prepare();
+  sim_.run(stop);
+  return finish(stop);
+}
+
+RunTotals Network::finish(Time /*stop*/) {
+  ran_ = true;
+  RunTotals t;
+  t.end = sim_.now();
+  t.events = sim_.events();
+  t.peak_packets = packets_.peak();
+  std::uint64_t found = 0;
+  auto count = [&](const Packet& p) {
+    ++found;
+    if (is_data(p.opcode)) {
+      ++t.in_flight_data_packets;
+      t.in_flight_data_bytes += p.payload;
+    }
+  };
+  for (Node* n : nodes_)
+    for (std::size_t i = 0; i < n->port_count(); ++i) {
+      n->port(i).for_each_in_flight(count);
+      t.packet_hops += n->port(i).tx_packets();
+    }
+  for (auto& h : hosts_) h->for_each_queued(count);
+  for (auto& s : switches_) s->for_each_queued(count);
+  for (const auto& f : flows_) t.flows_finished += f.finished();
+  t.all_finished = t.flows_finished == flows_.size();
+
+  const Ledger& l = ledger_;
+  if (l.data_bytes_sent != l.data_bytes_arrived + l.data_bytes_dropped + t.in_flight_data_bytes ||
+      l.data_packets_sent != l.data_packets_arrived + l.data_packets_dropped + t.in_flight_data_packets)
+    throw std::logic_error(
+        "conservation violated: data sent " + std::to_string(l.data_packets_sent) + " packets / " +
+        std::to_string(l.data_bytes_sent) + " B, arrived " + std::to_string(l.data_packets_arrived) + " / " +
+        std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
+        std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
+        std::to_string(t.in_flight_data_bytes));
+  if (found != packets_.live())
+    throw std::logic_error("packet leak: " + std::to_string(packets_.live()) + " packets alive, " +
+                           std::to_string(found) + " in queues and on links");
+  for (Node* n : nodes_)
+    for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
+  for (auto& h : hosts_) h->drain();
+  for (auto& s : switches_) s->drain();
+  packets_.check_no_leaks();
+  return t;
+}
+
+}  // namespace fabriclab::fabric

@@ -1,0 +1,121 @@
+// The simulator's packet: a small plain struct of header fields (RoCEv2 data, ACK, NAK,
+// CNP and PFC frames), linked intrusively into the FIFO it waits in, taken from and
+// returned to a Pool so that the steady state allocates nothing. Bytes on the wire are
+// never materialized here; frame_bytes() gives their count, pcap output synthesizes them.
+//
+// Sizes follow the wire: Ethernet (14) + 802.1Q tag (4, carries the priority) + IPv4 (20)
+// + UDP (8) + BTH (12) + RETH (16, first/only of a WRITE) or AETH (4, ACK/NAK) + payload
+// + ICRC (4) + FCS (4), padded to the 64-byte minimum frame. A port serializes the frame
+// plus 20 bytes of preamble, start delimiter and inter-frame gap (wire_bytes()).
+#pragma once
+
+#include <cstdint>
+
+#include "core/units.h"
+
+namespace fabriclab::fabric {
+
+// InfiniBand BTH opcodes (RoCEv2), as tshark shows them.
+enum class Opcode : std::uint8_t {
+  rc_write_first = 6,
+  rc_write_middle = 7,
+  rc_write_last = 8,
+  rc_write_only = 10,
+  rc_ack = 17,           // ACK and NAK (AETH syndrome tells them apart)
+  uc_write_first = 0x26,
+  uc_write_middle = 0x27,
+  uc_write_last = 0x28,
+  uc_write_only = 0x2a,
+  cnp = 0x81,
+  pfc = 0xff,            // not a BTH opcode: an 802.1Qbb MAC control frame
+};
+
+inline bool is_data(Opcode op) {
+  return op != Opcode::rc_ack && op != Opcode::cnp && op != Opcode::pfc;
+}
+inline bool has_reth(Opcode op) {
+  return op == Opcode::rc_write_first || op == Opcode::rc_write_only ||
+         op == Opcode::uc_write_first || op == Opcode::uc_write_only;
+}
+inline bool is_last(Opcode op) {
+  return op == Opcode::rc_write_last || op == Opcode::rc_write_only ||
+         op == Opcode::uc_write_last || op == Opcode::uc_write_only;
+}
+
+inline constexpr std::uint8_t kAethAck = 0x00;   // AETH syndrome: ACK (credits unused)
+inline constexpr std::uint8_t kAethNakSeq = 0x60; // NAK: PSN sequence error
+inline constexpr std::uint8_t kEcnNotEct = 0, kEcnEct0 = 2, kEcnCe = 3;
+inline constexpr std::uint16_t kRoceUdpPort = 4791;
+inline constexpr std::uint32_t kPsnMask = 0xffffff;  // PSNs are 24 bits
+
+struct Packet {
+  Packet* next = nullptr;   // the FIFO this packet waits in
+  std::uint32_t flow = 0;   // the flow it belongs to (statistics only)
+  std::uint32_t src = 0;    // source host (its IPv4 address is derived from it)
+  std::uint32_t dst = 0;    // destination host
+  std::uint32_t dst_qp = 0; // BTH destination QP
+  std::uint32_t src_qp = 0; // the sender's QP (a real BTH does not carry it; ACKs need it)
+  std::uint32_t psn = 0;    // 24-bit PSN
+  std::uint32_t payload = 0;       // RDMA payload bytes
+  std::uint32_t message_bytes = 0; // RETH DMA length (first/only)
+  std::uint32_t hash_key = 0;      // the 5-tuple's part of the ECMP hash (flow_hash_key)
+  std::uint16_t udp_sport = 0;     // RoCEv2 entropy: chosen per QP
+  std::uint16_t ingress = 0;       // switch: the local port it arrived on (MMU accounting)
+  std::uint16_t frame = 0;         // frame bytes, set by seal() once the headers are chosen
+  Opcode opcode = Opcode::rc_write_only;
+  std::uint8_t priority = 0;       // 802.1p / traffic class 0..7
+  std::uint8_t ecn = kEcnNotEct;
+  std::uint8_t syndrome = kAethAck; // AETH (ACK/NAK)
+
+  // The frame's size from its opcode and payload; every hop reads `frame`, so it is
+  // computed once, by whoever builds the packet.
+  void seal() {
+    std::uint32_t n = 14 + 4 + 20 + 8 + 12 + 4 + 4;  // eth, 802.1Q, IP, UDP, BTH, ICRC, FCS
+    if (opcode == Opcode::pfc) n = 64;
+    else if (opcode == Opcode::rc_ack) n += 4;        // AETH
+    else if (opcode == Opcode::cnp) n += 16;          // reserved
+    else if (has_reth(opcode)) n += 16;
+    if (opcode != Opcode::pfc) n += payload;
+    frame = static_cast<std::uint16_t>(n < 64 ? 64 : n);
+  }
+  std::uint32_t frame_bytes() const { return frame; }
+  // Bytes a port spends on the frame: the frame plus preamble, SFD and inter-frame gap.
+  std::uint32_t wire_bytes() const { return frame + 20u; }
+
+  // A PFC frame has no PSN: its word holds the priority and the pause time in quanta
+  // (0 = XON, resume).
+  void set_pause(std::uint8_t prio, std::uint16_t quanta) { psn = static_cast<std::uint32_t>(prio) << 16 | quanta; }
+  std::uint8_t pause_class() const { return static_cast<std::uint8_t>(psn >> 16); }
+  std::uint16_t pause_quanta() const { return static_cast<std::uint16_t>(psn); }
+};
+static_assert(sizeof(Packet) <= 64, "a packet should fit one cache line");
+
+// A FIFO of packets linked through Packet::next: push and pop in O(1), no allocation.
+class PacketFifo {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  Packet* front() const { return head_; }
+  std::uint32_t size() const { return size_; }
+  void push(Packet* p) {
+    p->next = nullptr;
+    if (tail_) tail_->next = p;
+    else head_ = p;
+    tail_ = p;
+    ++size_;
+  }
+  Packet* pop() {
+    Packet* p = head_;
+    head_ = p->next;
+    if (!head_) tail_ = nullptr;
+    p->next = nullptr;
+    --size_;
+    return p;
+  }
+
+ private:
+  Packet* head_ = nullptr;
+  Packet* tail_ = nullptr;
+  std::uint32_t size_ = 0;
+};
+
+}  // namespace fabriclab::fabric

@@ -1,0 +1,143 @@
+#include "fabric/port.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fabriclab::fabric {
+
+void Port::connect(Port& a, Port& b, BitRate rate, Time delay) {
+  if (a.peer_ || b.peer_) throw std::logic_error("Port::connect: a port is already connected");
+  if (rate.bps() <= 0) throw std::logic_error("Port::connect: the rate must be positive");
+  a.peer_ = &b;
+  b.peer_ = &a;
+  a.rate_ = b.rate_ = rate;
+  a.delay_ = b.delay_ = delay;
+}
+
+void Port::kick() {
+  if (!on_wire_) start_next();
+}
+
+void Port::wake_at(Time t) {
+  if (t >= wake_pending_ && wake_pending_ >= ctx_.sim.now()) return;  // an earlier wake will pull
+  wake_pending_ = t;
+  ctx_.sim.schedule_at(t, *this, kWake);
+}
+
+void Port::send_control(Packet* p) {
+  control_.push(p);
+  ++ctx_.ledger.control_packets_sent;
+  kick();
+}
+
+Time Port::pause_quantum_time(std::uint32_t quanta) const {
+  return serialization_time(Bytes::from_count(64 * static_cast<std::int64_t>(quanta)), rate_);
+}
+
+void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
+  const Time now = ctx_.sim.now();
+  ++pfc_received_;
+  if (pause_until_[prio] <= now) {  // not paused: the previous interval has ended
+    paused_closed_[prio] += pause_until_[prio] - pause_start_[prio];
+    pause_start_[prio] = now;
+  }
+  pause_until_[prio] = quanta == 0 ? now : now + pause_quantum_time(quanta);
+  if (quanta == 0) kick();
+}
+
+Time Port::paused_time(std::uint8_t prio, Time now) const {
+  const Time end = std::min(pause_until_[prio], now);
+  return paused_closed_[prio] + (end > pause_start_[prio] ? end - pause_start_[prio] : Time());
+}
+
+Time Port::paused_time(Time now) const {
+  Time t;
+  for (std::uint8_t c = 0; c < 8; ++c) t += paused_time(c, now);
+  return t;
+}
+
+void Port::start_next() {
+  Packet* p = control_.empty() ? owner_.next_packet(*this) : control_.pop();
+  if (!p) return;
+  if (p->frame == 0) throw std::logic_error(owner_.name() + ": a packet was sent without seal()");
+  on_wire_ = p;
+  // Most frames are MTU-sized: skip the 128-bit division when the size repeats.
+  const std::uint32_t bytes = p->wire_bytes();
+  if (bytes != memo_bytes_) {
+    memo_bytes_ = bytes;
+    memo_time_ = serialization_time(Bytes::from_count(bytes), rate_);
+  }
+  ctx_.sim.schedule_in(memo_time_, *this, kTxDone);
+}
+
+void Port::link_push(Time arrival, Packet* p) {
+  if (link_count_ == link_.size()) {  // grow: unroll the ring into a twice larger one
+    std::vector<InFlight> bigger(2 * link_.size());
+    for (std::size_t i = 0; i < link_count_; ++i) bigger[i] = link_[(link_head_ + i) & (link_.size() - 1)];
+    link_.swap(bigger);
+    link_head_ = 0;
+  }
+  link_[(link_head_ + link_count_) & (link_.size() - 1)] = {arrival, p};
+  ++link_count_;
+}
+
+void Port::on_event(std::uint64_t tag) {
+  switch (tag) {
+    case kTxDone: {
+      Packet* p = on_wire_;
+      on_wire_ = nullptr;
+      tx_bytes_ += p->frame_bytes();
+      ++tx_packets_;
+      if (p->opcode == Opcode::pfc) ++pfc_sent_;
+      owner_.transmitted(*this, *p);
+      if (impairment_ && impairment_->drop(*p)) {
+        ++link_drops_;
+        if (is_data(p->opcode)) {
+          ++ctx_.ledger.data_packets_dropped;
+          ctx_.ledger.data_bytes_dropped += p->payload;
+        }
+        ctx_.packets.release(p);
+        start_next();
+        return;
+      }
+      const Time arrival = ctx_.sim.now() + delay_;
+      link_push(arrival, p);
+      if (link_count_ == 1) ctx_.sim.schedule_at(arrival, *this, kArrive);
+      start_next();
+      return;
+    }
+    case kArrive: {
+      Packet* p = link_[link_head_].packet;
+      link_head_ = (link_head_ + 1) & (link_.size() - 1);
+      if (--link_count_ > 0) ctx_.sim.schedule_at(link_[link_head_].arrival, *this, kArrive);
+      deliver(p);
+      return;
+    }
+    case kWake:
+      if (wake_pending_ <= ctx_.sim.now()) wake_pending_ = Time::max();
+      kick();
+      return;
+    default:
+      throw std::logic_error("Port: unknown event tag");
+  }
+}
+
+void Port::deliver(Packet* p) {
+  if (p->opcode == Opcode::pfc) {
+    peer_->pause(p->pause_class(), p->pause_quanta());
+    ctx_.packets.release(p);
+    return;
+  }
+  peer_->owner_.receive(*peer_, p);
+}
+
+void Port::drain() {
+  if (on_wire_) ctx_.packets.release(std::exchange(on_wire_, nullptr));
+  for (; link_count_ > 0; --link_count_) {
+    ctx_.packets.release(link_[link_head_].packet);
+    link_head_ = (link_head_ + 1) & (link_.size() - 1);
+  }
+  while (!control_.empty()) ctx_.packets.release(control_.pop());
+}
+
+}  // namespace fabriclab::fabric

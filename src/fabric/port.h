@@ -1,0 +1,138 @@
+// A port and the link that leaves it: a serializer at line rate, then a propagation delay
+// to the peer port. The port is a small state machine -- idle or transmitting -- with a
+// pause state per priority set by the PFC frames it receives; it pulls its next packet
+// from its Node, so queues live in one place. One pending wake-up per concern: the end of
+// the frame being serialized, and the arrival of the first frame on the link (frames on
+// a link arrive in order, so the rest wait in a ring of (arrival time, packet): the next
+// arrival is known without touching the next packet, which is usually cold in cache).
+//
+// PFC frames a node sends (send_control) go before any queued packet and are never
+// paused; PFC frames arriving are consumed here and pause or resume this port's egress.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/simulator.h"
+#include "core/units.h"
+#include "fabric/context.h"
+#include "fabric/node.h"
+#include "fabric/packet.h"
+
+namespace fabriclab::fabric {
+
+// An impairment on a link (the reorder box's hook): consulted for every frame that
+// finishes serialization. This slice supports dropping; delays, swaps, duplicates and
+// corruption come with the reorder box.
+class LinkImpairment {
+ public:
+  virtual ~LinkImpairment() = default;
+  // True: the frame is lost on the link.
+  virtual bool drop(const Packet& p) = 0;
+};
+
+// Drops the `occurrence`-th transmission (1 = the first) of (flow, PSN) data packets.
+class DropRule final : public LinkImpairment {
+ public:
+  DropRule(std::uint32_t flow, std::uint32_t psn, std::uint32_t occurrence = 1)
+      : flow_(flow), psn_(psn), occurrence_(occurrence) {}
+  bool drop(const Packet& p) override {
+    if (!is_data(p.opcode) || p.flow != flow_ || p.psn != psn_) return false;
+    return ++seen_ == occurrence_;
+  }
+
+ private:
+  std::uint32_t flow_, psn_, occurrence_, seen_ = 0;
+};
+
+class Port final : public EventHandler {
+ public:
+  Port(FabricContext& ctx, Node& owner, std::uint16_t index) : ctx_(ctx), owner_(owner), index_(index) {}
+
+  // Both ends get the same rate and delay (full duplex).
+  static void connect(Port& a, Port& b, BitRate rate, Time delay);
+
+  Node& owner() { return owner_; }
+  const Node& owner() const { return owner_; }
+  std::uint16_t index() const { return index_; }
+  Port* peer() const { return peer_; }
+  BitRate rate() const { return rate_; }
+  Time delay() const { return delay_; }
+  bool transmitting() const { return on_wire_ != nullptr; }
+
+  // The owner has something new for this port: start serializing if idle.
+  void kick();
+  // Wake the port at `t` to pull again (pacing or a pause running out).
+  void wake_at(Time t);
+  // A PFC frame (or other MAC control) that jumps the queues.
+  void send_control(Packet* p);
+  // Frames leaving this port pass `imp` (not owned; nullptr = a clean link).
+  void set_impairment(LinkImpairment* imp) { impairment_ = imp; }
+
+  bool paused(std::uint8_t prio) const { return pause_until_[prio] > ctx_.sim.now(); }
+  Time paused_until(std::uint8_t prio) const { return pause_until_[prio]; }
+  // Reaction to a received PFC frame: pause `prio` for `quanta` x 512 bit times at this
+  // port's rate (0 = resume now).
+  void pause(std::uint8_t prio, std::uint16_t quanta);
+  // 512 bit times at this port's rate, rounded up to the picosecond.
+  Time pause_quantum_time(std::uint32_t quanta) const;
+
+  // Statistics.
+  std::uint64_t tx_bytes() const { return tx_bytes_; }      // frame bytes
+  std::uint64_t tx_packets() const { return tx_packets_; }
+  std::uint64_t pfc_sent() const { return pfc_sent_; }
+  std::uint64_t pfc_received() const { return pfc_received_; }
+  std::uint64_t link_drops() const { return link_drops_; }
+  // Time this port's egress was paused up to `now`, summed over priorities.
+  Time paused_time(Time now) const;
+  Time paused_time(std::uint8_t prio, Time now) const;
+
+  // Packets still on this port's wire or link (for the end-of-run ledger).
+  template <typename F>
+  void for_each_in_flight(F&& f) const {
+    if (on_wire_) f(*on_wire_);
+    for (std::size_t i = 0; i < link_count_; ++i) f(*link_[(link_head_ + i) & (link_.size() - 1)].packet);
+    for (const Packet* p = control_.front(); p; p = p->next) f(*p);
+  }
+  // Releases every packet still held here to the pool (end of run).
+  void drain();
+
+  void on_event(std::uint64_t tag) override;
+
+ private:
+  enum : std::uint64_t { kTxDone = 0, kArrive = 1, kWake = 2 };
+  void start_next();
+  void deliver(Packet* p);
+
+  FabricContext& ctx_;
+  Node& owner_;
+  std::uint16_t index_;
+  Port* peer_ = nullptr;
+  BitRate rate_;
+  Time delay_;
+
+  Packet* on_wire_ = nullptr;  // being serialized
+  PacketFifo control_;         // PFC frames to send
+  struct InFlight {
+    Time arrival;
+    Packet* packet;
+  };
+  void link_push(Time arrival, Packet* p);
+  // Serialized, propagating to the peer, in arrival order: a ring (power-of-two size)
+  // that grows by doubling to the link's bandwidth-delay product and then stays.
+  std::vector<InFlight> link_ = std::vector<InFlight>(4);
+  std::size_t link_head_ = 0, link_count_ = 0;
+  Time wake_pending_ = Time::max();  // earliest kWake scheduled and not yet run
+  std::uint32_t memo_bytes_ = 0;     // serialization time of the last frame size seen
+  Time memo_time_;
+  LinkImpairment* impairment_ = nullptr;
+
+  std::array<Time, 8> pause_until_{};
+  std::array<Time, 8> pause_start_{};
+  std::array<Time, 8> paused_closed_{};  // paused time in intervals that have ended
+
+  std::uint64_t tx_bytes_ = 0, tx_packets_ = 0, pfc_sent_ = 0, pfc_received_ = 0, link_drops_ = 0;
+};
+
+}  // namespace fabriclab::fabric

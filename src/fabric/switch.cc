@@ -1,0 +1,257 @@
+#include "fabric/switch.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/error.h"
+#include "fabric/port.h"
+
+namespace fabriclab::fabric {
+
+namespace {
+// DWRR credit per round for weight 1: a jumbo frame, so a class always gets at least
+// one packet out per visit.
+constexpr std::int64_t kDwrrQuantum = 9216;
+
+std::uint32_t mix_seed(std::uint32_t seed, std::uint32_t index) {
+  std::uint64_t x = (static_cast<std::uint64_t>(seed) << 32 | index) * 0x9e3779b97f4a7c15ull;
+  return static_cast<std::uint32_t>(x >> 32);
+}
+}  // namespace
+
+Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index, const SwitchConfig& cfg,
+               std::uint64_t run_seed)
+    : Node(std::move(name)),
+      ctx_(ctx),
+      index_(switch_index),
+      cfg_(cfg),
+      seed_(cfg.seed_per_switch ? mix_seed(cfg.seed, switch_index) : cfg.seed),
+      seed_hash_(flow_hash_seed(cfg.hash, seed_)),
+      alpha_(std::ldexp(1.0, cfg.dynamic_th)),
+      rng_(run_seed, "switch/" + this->name()) {}
+
+void Switch::finalize() {
+  ports_.assign(port_count(), SwitchPort{});
+  const int lossless = cfg_.pfc ? std::popcount(cfg_.lossless) : 0;
+  std::int64_t headroom_total = 0;
+  for (std::size_t i = 0; i < port_count(); ++i) {
+    const Port& p = port(i);
+    std::int64_t h = 0;
+    if (lossless > 0) {
+      if (cfg_.headroom_auto) {
+        // SONiC: xoff = lossless_mtu + (port_mtu + 2 x cable bytes + mac_phy_delay +
+        // peer_response) x cell_occupancy, with cell occupancy 1 and no gearbox.
+        __extension__ using I128 = __int128;
+        const I128 cable = static_cast<I128>(p.rate().bps()) * p.delay().ps() / 8'000'000'000'000;
+        h = 2 * cfg_.max_frame.count() + 2 * static_cast<std::int64_t>(cable) + cfg_.mac_phy_delay.count() +
+            cfg_.peer_response.count();
+      } else {
+        h = cfg_.headroom.count();
+      }
+    }
+    ports_[i].headroom = h;
+    headroom_total += h * lossless;
+  }
+  const std::int64_t reserves = static_cast<std::int64_t>(port_count()) * 8 * cfg_.reserve.count();
+  shared_size_ = cfg_.buffer.count() - reserves - headroom_total;
+  if (shared_size_ <= 0)
+    throw InputError("switch " + name() + ": buffer " + to_string(cfg_.buffer) + " does not hold the reserves (" +
+                     to_string(Bytes::from_count(reserves)) + ") and PFC headroom (" +
+                     to_string(Bytes::from_count(headroom_total)) + ") of its " + std::to_string(port_count()) +
+                     " ports");
+}
+
+void Switch::set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports) {
+  route_begin_ = std::move(begin);
+  route_ports_ = std::move(ports);
+  spray_next_.assign(route_begin_.empty() ? 0 : route_begin_.size() - 1, 0);
+}
+
+std::int64_t Switch::shared_limit() const {
+  if (cfg_.threshold_mode == ThresholdMode::static_th) return cfg_.static_th.count();
+  return static_cast<std::int64_t>(alpha_ * static_cast<double>(shared_size_ - shared_used_));
+}
+
+bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
+  SwitchPort& sp = ports_[in];
+  PgState& g = sp.pg[pg];
+  const std::int64_t in_pool = g.used - g.headroom_used;
+  if (in_pool + size <= cfg_.reserve.count()) {
+    g.used += size;
+    return true;
+  }
+  const std::int64_t before = shared_part(g);
+  const std::int64_t after = in_pool + size - cfg_.reserve.count();
+  if (!g.xoff && after <= shared_limit() && shared_used_ + (after - before) <= shared_size_) {
+    g.used += size;
+    shared_used_ += after - before;
+    return true;
+  }
+  const bool lossless = cfg_.pfc && ((cfg_.lossless >> pg) & 1);
+  if (!lossless) return false;
+  if (!g.xoff) {
+    g.xoff = true;
+    send_pause(in, pg, cfg_.pause_quanta);
+  }
+  if (g.headroom_used + size > sp.headroom) return false;
+  g.used += size;
+  g.headroom_used += size;
+  return true;
+}
+
+void Switch::release(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
+  PgState& g = ports_[in].pg[pg];
+  const std::int64_t before = shared_part(g);
+  g.used -= size;
+  g.headroom_used -= std::min(size, g.headroom_used);
+  if (g.used < 0) throw std::logic_error("switch " + name() + ": MMU accounting went negative");
+  shared_used_ += shared_part(g) - before;
+  if (g.xoff && g.headroom_used == 0 &&
+      shared_part(g) <= std::max<std::int64_t>(0, shared_limit() - cfg_.xon_offset.count())) {
+    g.xoff = false;
+    g.refresh_at = Time::max();
+    send_pause(in, pg, 0);
+  }
+}
+
+void Switch::send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta) {
+  Packet* f = ctx_.packets.acquire();
+  f->opcode = Opcode::pfc;
+  f->set_pause(pg, quanta);
+  f->priority = 7;
+  f->ingress = 0xffff;
+  f->seal();
+  Port& p = port(in);
+  p.send_control(f);
+  if (quanta > 0) {
+    // Refresh at half the pause time, so the upstream never resumes while XOFF holds.
+    PgState& g = ports_[in].pg[pg];
+    const Time half = Time::from_ps(p.pause_quantum_time(quanta).ps() / 2);
+    g.refresh_at = ctx_.sim.now() + half;
+    ctx_.sim.schedule_at(g.refresh_at, *this, static_cast<std::uint64_t>(in) * 8 + pg);
+  }
+}
+
+void Switch::on_event(std::uint64_t tag) {
+  const auto in = static_cast<std::uint16_t>(tag / 8);
+  const auto pg = static_cast<std::uint8_t>(tag % 8);
+  const PgState& g = ports_[in].pg[pg];
+  if (g.xoff && g.refresh_at == ctx_.sim.now()) send_pause(in, pg, cfg_.pause_quanta);
+}
+
+std::uint16_t Switch::choose_egress(const Packet& p) {
+  if (p.dst + 1 >= route_begin_.size()) throw std::logic_error("switch " + name() + ": no route table for host");
+  const std::uint32_t b = route_begin_[p.dst];
+  const std::uint32_t n = route_begin_[p.dst + 1] - b;
+  if (n == 0) throw std::logic_error("switch " + name() + ": no route to host " + std::to_string(p.dst));
+  if (n == 1) return route_ports_[b];
+  switch (cfg_.load_balance) {
+    case LoadBalance::ecmp:
+      return route_ports_[b + (seed_hash_ ^ p.hash_key) % n];
+    case LoadBalance::spray_round_robin: {
+      std::uint32_t& k = spray_next_[p.dst];
+      const std::uint16_t out = route_ports_[b + k];
+      k = k + 1 == n ? 0 : k + 1;
+      return out;
+    }
+    case LoadBalance::spray_random:
+      return route_ports_[b + rng_.below(n)];
+  }
+  return route_ports_[b];
+}
+
+void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
+  if (!cfg_.ecn || p.ecn == kEcnNotEct || p.ecn == kEcnCe || !is_data(p.opcode)) return;
+  const bool mark = cfg_.wred.mark(sp.queue_bytes[prio], rng_);
+  if (mark) {
+    p.ecn = kEcnCe;
+    ++sp.ecn_marks;
+  }
+}
+
+void Switch::receive(Port& port, Packet* p) {
+  const std::uint16_t in = port.index();
+  const std::int64_t size = p->frame_bytes();
+  p->ingress = in;
+  if (!admit(in, p->priority, size)) {
+    SwitchPort& sp = ports_[in];
+    ++sp.drops;
+    if (is_data(p->opcode)) {
+      ++ctx_.ledger.data_packets_dropped;
+      ctx_.ledger.data_bytes_dropped += p->payload;
+    }
+    if (cfg_.pfc && ((cfg_.lossless >> p->priority) & 1)) ++ctx_.ledger.lossless_drops;
+    ctx_.packets.release(p);
+    return;
+  }
+  const std::uint16_t out = choose_egress(*p);
+  SwitchPort& ep = ports_[out];
+  const std::uint8_t prio = p->priority;
+  ep.queue[prio].push(p);
+  ep.queue_bytes[prio] += size;
+  ep.queued += size;
+  ep.max_queued = std::max(ep.max_queued, ep.queued);
+  if (cfg_.mark_at_enqueue) maybe_mark(ep, *p, prio);
+  this->port(out).kick();
+}
+
+Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
+  Time wake = Time::max();
+  auto take = [&](std::uint8_t c) {
+    if (!cfg_.mark_at_enqueue) maybe_mark(sp, *sp.queue[c].front(), c);
+    Packet* p = sp.queue[c].pop();
+    const std::int64_t size = p->frame_bytes();
+    sp.queue_bytes[c] -= size;
+    sp.queued -= size;
+    return p;
+  };
+  const std::uint8_t strict = cfg_.scheduler == Scheduler::strict ? 0xff : cfg_.strict_classes;
+  for (int c = 7; c >= 0; --c) {
+    const auto k = static_cast<std::uint8_t>(c);
+    if (!((strict >> k) & 1) || sp.queue[k].empty()) continue;
+    if (!port.paused(k)) return take(k);
+    wake = std::min(wake, port.paused_until(k));
+  }
+  if (cfg_.scheduler == Scheduler::dwrr) {
+    for (int visits = 0; visits < 17; ++visits) {
+      const std::uint8_t c = sp.rr;
+      const bool skip = ((strict >> c) & 1) || sp.queue[c].empty() || port.paused(c);
+      if (skip) {
+        if (sp.queue[c].empty()) sp.deficit[c] = 0;
+        else if (port.paused(c)) wake = std::min(wake, port.paused_until(c));
+        sp.quantum_given[c] = false;
+        sp.rr = static_cast<std::uint8_t>((c + 1) % 8);
+        continue;
+      }
+      if (!sp.quantum_given[c]) {
+        sp.deficit[c] += cfg_.weights[c] * kDwrrQuantum;
+        sp.quantum_given[c] = true;
+      }
+      const std::int64_t size = sp.queue[c].front()->frame_bytes();
+      if (size <= sp.deficit[c]) {
+        sp.deficit[c] -= size;
+        return take(c);
+      }
+      sp.quantum_given[c] = false;
+      sp.rr = static_cast<std::uint8_t>((c + 1) % 8);
+    }
+  }
+  if (wake != Time::max()) port.wake_at(wake);
+  return nullptr;
+}
+
+Packet* Switch::next_packet(Port& port) { return dequeue(ports_[port.index()], port); }
+
+void Switch::transmitted(Port& /*port*/, const Packet& p) {
+  if (p.opcode != Opcode::pfc) release(p.ingress, p.priority, p.frame_bytes());
+}
+
+void Switch::drain() {
+  for (auto& sp : ports_)
+    for (auto& q : sp.queue)
+      while (!q.empty()) ctx_.packets.release(q.pop());
+}
+
+}  // namespace fabriclab::fabric

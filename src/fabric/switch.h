@@ -1,0 +1,137 @@
+// A switch: 8 priority queues per egress port, scheduled strict-priority or DWRR (with a
+// set of strict classes above the DWRR ones); a shared-buffer MMU with ingress
+// accounting per (port, priority group) -- a reserved minimum, then the shared pool up
+// to a static or dynamic threshold, then, for lossless priorities, headroom; PFC per
+// priority (XOFF when a lossless group leaves the shared pool, XON when it is back below
+// its threshold minus `xon_offset` with the headroom empty, pauses refreshed before they
+// expire); ECN marking by the WRED rule (Kmin/Kmax/Pmax on the egress queue, at dequeue
+// or enqueue); forwarding over equal-cost next hops by ECMP hash or packet spraying.
+//
+// Priority group = priority (one to one). A drop on a lossless priority cannot happen in
+// a correctly sized switch: it is counted in the ledger and the run reports it loudly.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "core/random.h"
+#include "core/simulator.h"
+#include "core/units.h"
+#include "fabric/context.h"
+#include "fabric/hash.h"
+#include "fabric/node.h"
+#include "fabric/wred.h"
+
+namespace fabriclab::fabric {
+
+enum class Scheduler : std::uint8_t { strict, dwrr };
+enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random };
+enum class ThresholdMode : std::uint8_t { static_th, dynamic_th };
+
+struct SwitchConfig {
+  Bytes buffer = Bytes::from_count(32 << 20);   // shared buffer of the whole switch
+  Bytes reserve = Bytes::from_count(0);          // per ingress port and priority group
+  ThresholdMode threshold_mode = ThresholdMode::dynamic_th;
+  Bytes static_th = Bytes::from_count(512 << 10);
+  int dynamic_th = 0;                            // limit = 2^n x free shared buffer
+  std::uint8_t lossless = 1u << 3;               // priorities that never drop (PFC)
+  bool pfc = true;
+  bool headroom_auto = true;                     // SONiC formula per port, else `headroom`
+  Bytes headroom = Bytes::from_count(0);
+  Bytes max_frame = Bytes::from_count(4096 + 82); // largest frame (MTU payload + headers)
+  Bytes mac_phy_delay = Bytes::from_count(1536); // formula terms
+  Bytes peer_response = Bytes::from_count(3840);
+  Bytes xon_offset = Bytes::from_count(8192);
+  std::uint16_t pause_quanta = 0xffff;
+  Scheduler scheduler = Scheduler::strict;
+  std::array<std::uint32_t, 8> weights{1, 1, 1, 1, 1, 1, 1, 1};  // DWRR
+  std::uint8_t strict_classes = 0xc0;            // DWRR: classes served strictly first (6, 7)
+  bool ecn = true;
+  bool mark_at_enqueue = false;
+  Wred wred;
+  LoadBalance load_balance = LoadBalance::ecmp;
+  HashFunction hash = HashFunction::crc32;
+  std::uint32_t seed = 0;
+  bool seed_per_switch = true;                   // false: every switch hashes alike (polarizes)
+};
+
+class Switch final : public Node, public EventHandler {
+ public:
+  Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index, const SwitchConfig& cfg,
+         std::uint64_t run_seed);
+
+  // Called once all ports exist: sizes the MMU (throws InputError when the reserves and
+  // headroom do not fit in the buffer).
+  void finalize();
+  // Equal-cost egress ports toward each host, filled by the network's routing.
+  void set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports);
+
+  Packet* next_packet(Port& port) override;
+  void transmitted(Port& port, const Packet& p) override;
+  void receive(Port& port, Packet* p) override;
+  void on_event(std::uint64_t tag) override;
+
+  // Per-port statistics.
+  std::uint64_t drops(std::size_t port) const { return ports_[port].drops; }
+  std::uint64_t ecn_marks(std::size_t port) const { return ports_[port].ecn_marks; }
+  std::int64_t max_queue_bytes(std::size_t port) const { return ports_[port].max_queued; }
+  std::int64_t queued_bytes(std::size_t port) const { return ports_[port].queued; }
+  std::int64_t headroom_of(std::size_t port) const { return ports_[port].headroom; }
+  std::int64_t shared_pool() const { return shared_size_; }
+  std::uint32_t seed() const { return seed_; }
+
+  template <typename F>
+  void for_each_queued(F&& f) const {
+    for (const auto& sp : ports_)
+      for (const auto& q : sp.queue)
+        for (const Packet* p = q.front(); p; p = p->next) f(*p);
+  }
+  void drain();
+
+ private:
+  struct PgState {
+    std::int64_t used = 0;       // bytes of this ingress (port, PG) in the switch
+    std::int64_t headroom_used = 0;
+    bool xoff = false;
+    Time refresh_at = Time::max();
+  };
+  struct SwitchPort {
+    std::array<PacketFifo, 8> queue;
+    std::array<std::int64_t, 8> queue_bytes{};
+    std::array<std::int64_t, 8> deficit{};
+    std::array<bool, 8> quantum_given{};
+    std::uint8_t rr = 0;
+    std::int64_t queued = 0, max_queued = 0;
+    std::array<PgState, 8> pg;
+    std::int64_t headroom = 0;   // per lossless PG
+      std::uint64_t drops = 0, ecn_marks = 0;
+  };
+
+  std::int64_t shared_part(const PgState& g) const {
+    const std::int64_t s = g.used - g.headroom_used - cfg_.reserve.count();
+    return s > 0 ? s : 0;
+  }
+  std::int64_t shared_limit() const;
+  bool admit(std::uint16_t in, std::uint8_t pg, std::int64_t size);
+  void release(std::uint16_t in, std::uint8_t pg, std::int64_t size);
+  void send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta);
+  std::uint16_t choose_egress(const Packet& p);
+  Packet* dequeue(SwitchPort& sp, Port& port);
+  void maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio);
+
+  FabricContext& ctx_;
+  std::uint32_t index_;
+  SwitchConfig cfg_;
+  std::uint32_t seed_;
+  std::uint32_t seed_hash_;  // flow_hash_seed(cfg_.hash, seed_)
+  double alpha_;             // dynamic threshold: 2^dynamic_th
+  RandomStream rng_;
+  std::vector<SwitchPort> ports_;
+  std::vector<std::uint32_t> route_begin_;   // per host: [begin[h], begin[h+1])
+  std::vector<std::uint16_t> route_ports_;
+  std::vector<std::uint32_t> spray_next_;     // per host: round-robin position
+  std::int64_t shared_size_ = 0, shared_used_ = 0;
+};
+
+}  // namespace fabriclab::fabric

@@ -1,0 +1,123 @@
+#include "fabric/topology.h"
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace fabriclab::fabric {
+
+namespace {
+constexpr std::uint32_t kMaxHosts = 1u << 20;
+
+void at_least(std::uint32_t v, std::uint32_t lo, const char* key) {
+  if (v < lo) throw InputError(std::string("topology.") + key + " must be at least " + std::to_string(lo));
+}
+}  // namespace
+
+TopologyKind parse_topology_kind(const std::string& name) {
+  if (name == "back_to_back") return TopologyKind::back_to_back;
+  if (name == "single_switch") return TopologyKind::single_switch;
+  if (name == "two_switches") return TopologyKind::two_switches;
+  if (name == "leaf_spine") return TopologyKind::leaf_spine;
+  if (name == "fat_tree") return TopologyKind::fat_tree;
+  throw InputError("unknown topology '" + name +
+                   "' (expected back_to_back, single_switch, two_switches, leaf_spine or fat_tree)");
+}
+
+const char* to_string(TopologyKind k) {
+  switch (k) {
+    case TopologyKind::back_to_back: return "back_to_back";
+    case TopologyKind::single_switch: return "single_switch";
+    case TopologyKind::two_switches: return "two_switches";
+    case TopologyKind::leaf_spine: return "leaf_spine";
+    case TopologyKind::fat_tree: return "fat_tree";
+  }
+  return "?";
+}
+
+std::uint32_t host_count(const TopologySpec& t) {
+  std::uint64_t n = 0;
+  switch (t.kind) {
+    case TopologyKind::back_to_back: n = 2; break;
+    case TopologyKind::single_switch: n = t.hosts; break;
+    case TopologyKind::two_switches: n = std::uint64_t{t.s1_hosts} + t.s2_hosts; break;
+    case TopologyKind::leaf_spine: n = std::uint64_t{t.leaves} * t.hosts_per_leaf; break;
+    case TopologyKind::fat_tree: n = std::uint64_t{t.k} * t.k * t.k / 4; break;
+  }
+  if (n > kMaxHosts) throw InputError("the topology has " + std::to_string(n) + " hosts (at most 2^20)");
+  return static_cast<std::uint32_t>(n);
+}
+
+void build_topology(Network& net, const TopologySpec& t) {
+  if (net.host_count() != 0 || net.switch_count() != 0) throw std::logic_error("build_topology: network not empty");
+  const std::uint32_t hosts = host_count(t);
+  const LinkSpec& hl = t.host_link;
+  const LinkSpec& fl = t.fabric_link;
+  auto host = [&](std::uint32_t h) -> Node& { return net.host(h); };
+  auto sw = [&](std::uint32_t s) -> Node& { return net.switch_at(s); };
+
+  switch (t.kind) {
+    case TopologyKind::back_to_back:
+      net.add_host();
+      net.add_host();
+      net.connect(host(0), host(1), hl.rate, hl.delay);
+      return;
+    case TopologyKind::single_switch: {
+      at_least(t.hosts, 2, "hosts");
+      for (std::uint32_t h = 0; h < hosts; ++h) net.add_host();
+      net.add_switch("sw0");
+      for (std::uint32_t h = 0; h < hosts; ++h) net.connect(host(h), sw(0), hl.rate, hl.delay);
+      return;
+    }
+    case TopologyKind::two_switches: {
+      at_least(t.s1_hosts, 1, "s1_hosts");
+      at_least(t.s2_hosts, 1, "s2_hosts");
+      at_least(t.inter_switch_links, 1, "inter_switch_links");
+      for (std::uint32_t h = 0; h < hosts; ++h) net.add_host();
+      net.add_switch("s1");
+      net.add_switch("s2");
+      for (std::uint32_t h = 0; h < hosts; ++h) net.connect(host(h), sw(h < t.s1_hosts ? 0 : 1), hl.rate, hl.delay);
+      for (std::uint32_t l = 0; l < t.inter_switch_links; ++l) net.connect(sw(0), sw(1), fl.rate, fl.delay);
+      return;
+    }
+    case TopologyKind::leaf_spine: {
+      at_least(t.leaves, 1, "leaves");
+      at_least(t.spines, 1, "spines");
+      at_least(t.hosts_per_leaf, 1, "hosts_per_leaf");
+      at_least(t.uplinks, 1, "uplinks");
+      if (hosts < 2) throw InputError("topology: a leaf-spine needs at least two hosts");
+      for (std::uint32_t h = 0; h < hosts; ++h) net.add_host();
+      for (std::uint32_t l = 0; l < t.leaves; ++l) net.add_switch("leaf" + std::to_string(l));
+      for (std::uint32_t s = 0; s < t.spines; ++s) net.add_switch("spine" + std::to_string(s));
+      for (std::uint32_t h = 0; h < hosts; ++h) net.connect(host(h), sw(h / t.hosts_per_leaf), hl.rate, hl.delay);
+      for (std::uint32_t l = 0; l < t.leaves; ++l)
+        for (std::uint32_t s = 0; s < t.spines; ++s)
+          for (std::uint32_t u = 0; u < t.uplinks; ++u) net.connect(sw(l), sw(t.leaves + s), fl.rate, fl.delay);
+      return;
+    }
+    case TopologyKind::fat_tree: {
+      if (t.k < 2 || t.k % 2 != 0) throw InputError("topology.k must be even and at least 2");
+      const std::uint32_t half = t.k / 2;
+      for (std::uint32_t h = 0; h < hosts; ++h) net.add_host();
+      // Switch numbering: edges (pod-major), then aggregations, then cores.
+      for (std::uint32_t p = 0; p < t.k; ++p)
+        for (std::uint32_t e = 0; e < half; ++e) net.add_switch("edge" + std::to_string(p) + "_" + std::to_string(e));
+      for (std::uint32_t p = 0; p < t.k; ++p)
+        for (std::uint32_t a = 0; a < half; ++a) net.add_switch("agg" + std::to_string(p) + "_" + std::to_string(a));
+      for (std::uint32_t c = 0; c < half * half; ++c) net.add_switch("core" + std::to_string(c));
+      const std::uint32_t edges = t.k * half, aggs = t.k * half;
+      for (std::uint32_t h = 0; h < hosts; ++h) net.connect(host(h), sw(h / half), hl.rate, hl.delay);
+      for (std::uint32_t p = 0; p < t.k; ++p)
+        for (std::uint32_t e = 0; e < half; ++e)
+          for (std::uint32_t a = 0; a < half; ++a) net.connect(sw(p * half + e), sw(edges + p * half + a), fl.rate, fl.delay);
+      for (std::uint32_t p = 0; p < t.k; ++p)
+        for (std::uint32_t a = 0; a < half; ++a)
+          for (std::uint32_t c = 0; c < half; ++c)
+            net.connect(sw(edges + p * half + a), sw(edges + aggs + a * half + c), fl.rate, fl.delay);
+      return;
+    }
+  }
+}
+
+}  // namespace fabriclab::fabric

@@ -1,0 +1,45 @@
+// Topology builders: each adds hosts (numbered 0..H-1, named h0, h1, ...), switches and
+// links to an empty Network.
+//   back_to_back   two hosts, one link
+//   single_switch  `hosts` hosts on one switch (sw0)
+//   two_switches   `s1_hosts` on s1, `s2_hosts` on s2, `inter_switch_links` parallel s1-s2 links
+//   leaf_spine     `leaves` leaves of `hosts_per_leaf` hosts, `spines` spines, `uplinks`
+//                  parallel links from every leaf to every spine (oversubscription =
+//                  hosts_per_leaf x host_rate / (spines x uplinks x fabric_rate))
+//   fat_tree       3-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2
+//                  edge and k/2 aggregation switches, (k/2)^2 cores, k^3/4 hosts
+// Host links use `host_link`, switch-to-switch links `fabric_link`.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/units.h"
+#include "fabric/network.h"
+
+namespace fabriclab::fabric {
+
+enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree };
+
+struct LinkSpec {
+  BitRate rate = BitRate::from_bps(100'000'000'000);
+  Time delay = Time::from_ps(1'000'000);
+};
+
+struct TopologySpec {
+  TopologyKind kind = TopologyKind::single_switch;
+  std::uint32_t hosts = 16;
+  std::uint32_t s1_hosts = 8, s2_hosts = 8, inter_switch_links = 1;
+  std::uint32_t leaves = 4, spines = 2, hosts_per_leaf = 4, uplinks = 1;
+  std::uint32_t k = 4;
+  LinkSpec host_link, fabric_link;
+};
+
+TopologyKind parse_topology_kind(const std::string& name);  // throws InputError
+const char* to_string(TopologyKind k);
+// The number of hosts the spec builds.
+std::uint32_t host_count(const TopologySpec& t);
+// Throws InputError naming the parameter when the spec cannot be built.
+void build_topology(Network& net, const TopologySpec& t);
+
+}  // namespace fabriclab::fabric

@@ -1,0 +1,355 @@
+#include "scenario/fabric_scenario.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "fabric/topology.h"
+#include "workload/traffic.h"
+
+namespace fabriclab::scenario {
+
+using fabric::Network;
+
+namespace {
+
+ParamRegistry make_registry() {
+  ParamRegistry r;
+  auto d = [&](std::string key, ParamKind kind, std::string def, std::string help, std::string min = "",
+               std::string max = "", std::vector<std::string> choices = {}) {
+    r.declare({std::move(key), kind, std::move(def), std::move(help), std::move(min), std::move(max),
+               std::move(choices)});
+  };
+  using K = ParamKind;
+  d("sim.seed", K::integer, "1", "seed of every random stream (ECMP seeds excepted)", "0", "");
+  d("sim.stop_time", K::time, "1s", "simulated time limit; the run ends earlier when every flow is delivered", "1ns", "");
+
+  d("topology.kind", K::choice, "single_switch", "network shape", "", "",
+    {"back_to_back", "single_switch", "two_switches", "leaf_spine", "fat_tree"});
+  d("topology.hosts", K::integer, "17", "single_switch: hosts on the switch", "2", "65536");
+  d("topology.s1_hosts", K::integer, "8", "two_switches: hosts on s1", "1", "65536");
+  d("topology.s2_hosts", K::integer, "8", "two_switches: hosts on s2", "1", "65536");
+  d("topology.inter_switch_links", K::integer, "1", "two_switches: parallel s1-s2 links", "1", "64");
+  d("topology.leaves", K::integer, "4", "leaf_spine: leaf switches", "1", "4096");
+  d("topology.spines", K::integer, "2", "leaf_spine: spine switches", "1", "1024");
+  d("topology.hosts_per_leaf", K::integer, "4", "leaf_spine: hosts under each leaf", "1", "1024");
+  d("topology.uplinks", K::integer, "1", "leaf_spine: parallel links from each leaf to each spine", "1", "64");
+  d("topology.k", K::integer, "4", "fat_tree: switch radix k (even; k^3/4 hosts)", "2", "64");
+  d("topology.host_rate", K::rate, "100Gbps", "rate of host links", "1Mbps", "");
+  d("topology.fabric_rate", K::rate, "100Gbps", "rate of switch-to-switch links", "1Mbps", "");
+  d("topology.link_delay", K::time, "1us", "propagation delay of every link", "0ps", "1s");
+
+  d("nic.mtu", K::bytes, "4096B", "RDMA payload per packet", "256B", "9000B");
+  d("nic.transport", K::choice, "rc", "reliable (go-back-N) or unreliable connection", "", "", {"rc", "uc"});
+  d("nic.ecn_capable", K::boolean, "true", "send data ECT(0) so that switches may mark it");
+  d("nic.ack_every", K::integer, "8", "RC: one coalesced ACK per this many in-order packets", "1", "65536");
+  d("nic.rto", K::time, "1ms", "RC: retransmission timeout without progress", "1us", "10s");
+  d("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
+  d("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "", {"none"});
+
+  d("switch.buffer", K::bytes, "32MiB", "shared buffer of each switch", "1KiB", "");
+  d("switch.mmu.reserve", K::bytes, "0B", "reserved bytes per ingress port and priority group", "0B", "");
+  d("switch.mmu.threshold", K::choice, "dynamic", "shared-pool limit per priority group", "", "", {"static", "dynamic"});
+  d("switch.mmu.static_th", K::bytes, "512KiB", "static limit per priority group", "0B", "");
+  d("switch.mmu.dynamic_th", K::integer, "0", "dynamic limit: 2^n x free shared buffer", "-7", "7");
+  d("switch.pfc.enabled", K::boolean, "true", "PFC on the lossless priorities");
+  d("switch.pfc.lossless", K::text, "3", "lossless priorities, comma-separated (\"3\", \"3,4\")");
+  d("switch.pfc.headroom", K::choice, "auto", "headroom per lossless group: the SONiC formula or a given size", "", "",
+    {"auto", "given"});
+  d("switch.pfc.headroom_size", K::bytes, "64KiB", "headroom when switch.pfc.headroom = \"given\"", "0B", "");
+  d("switch.pfc.mac_phy_delay", K::bytes, "1536B", "formula term: MAC/PHY delay in bytes", "0B", "");
+  d("switch.pfc.peer_response", K::bytes, "3840B", "formula term: bytes the peer sends before it reacts", "0B", "");
+  d("switch.pfc.xon_offset", K::bytes, "8KiB", "resume when a group is this far below its limit", "0B", "");
+  d("switch.pfc.pause_quanta", K::integer, "65535", "pause time per frame in 512-bit quanta (refreshed at half)", "1", "65535");
+  d("switch.scheduler", K::choice, "strict", "egress scheduling among priorities", "", "", {"strict", "dwrr"});
+  d("switch.dwrr.weights", K::text, "1,1,1,1,1,1,1,1", "DWRR weights of priorities 0..7");
+  d("switch.dwrr.strict", K::text, "6,7", "DWRR: priorities served strictly before the others");
+  d("switch.wred.ecn", K::choice, "ecn_all", "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"});
+  d("switch.wred.green_min_threshold", K::bytes, "5KB", "Kmin: no marking at or below", "0B", "");
+  d("switch.wred.green_max_threshold", K::bytes, "200KB", "Kmax: marking always above", "1B", "");
+  d("switch.wred.green_drop_probability", K::real, "1", "Pmax in percent, reached at Kmax", "0", "100");
+  d("switch.wred.mark_at", K::choice, "dequeue", "where the queue is measured", "", "", {"dequeue", "enqueue"});
+  d("switch.lb", K::choice, "ecmp", "choice among equal-cost next hops", "", "", {"ecmp", "spray_rr", "spray_random"});
+  d("switch.ecmp.hash", K::choice, "crc32", "ECMP hash function", "", "", {"crc32", "crc16", "xor"});
+  d("switch.ecmp.seed", K::integer, "0", "ECMP hash seed", "0", "4294967295");
+  d("switch.ecmp.seed_per_switch", K::boolean, "true", "mix the switch index into the seed (false: every tier hashes alike)");
+
+  d("traffic.pattern", K::choice, "incast", "the flows", "", "", {"incast", "permutation", "all_to_all", "flows"});
+  d("traffic.bytes", K::bytes, "1MB", "bytes per flow (patterns)", "1B", "");
+  d("traffic.start", K::time, "0ps", "start of every flow (patterns)", "0ps", "");
+  d("traffic.priority", K::integer, "3", "priority (802.1p) of every flow (patterns)", "0", "7");
+  d("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
+  d("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
+  d("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
+  d("traffic.flows_file", K::text, "", "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
+  return r;
+}
+
+std::vector<int> priority_list(const Config& cfg, const std::string& key, std::size_t want = 0) {
+  std::vector<int> out;
+  const std::string& text = cfg.text(key);
+  std::size_t pos = 0;
+  while (pos <= text.size() && !text.empty()) {
+    const auto c = text.find(',', pos);
+    const std::string item = text.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
+    std::size_t used = 0;
+    int v = -1;
+    try {
+      v = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || v < 0 || (want == 0 && v > 7))
+      throw InputError(fmt::format("{}: {}: '{}' is not {}", cfg.origin(key), key, item,
+                                   want == 0 ? "a priority 0..7" : "a non-negative integer"));
+    out.push_back(v);
+    if (c == std::string::npos) break;
+    pos = c + 1;
+  }
+  if (want != 0 && out.size() != want)
+    throw InputError(fmt::format("{}: {}: expected {} comma-separated values, got {}", cfg.origin(key), key, want,
+                                 out.size()));
+  return out;
+}
+
+std::uint8_t mask_of(const std::vector<int>& prios) {
+  std::uint8_t m = 0;
+  for (int p : prios) m = static_cast<std::uint8_t>(m | (1u << p));
+  return m;
+}
+
+std::uint32_t u32(const Config& cfg, const std::string& key) { return static_cast<std::uint32_t>(cfg.integer(key)); }
+
+std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
+
+}  // namespace
+
+const ParamRegistry& fabric_parameters() {
+  static const ParamRegistry r = make_registry();
+  return r;
+}
+
+std::unique_ptr<Network> build_network(const Config& cfg) {
+  fabric::NicConfig nic;
+  nic.mtu = static_cast<std::uint32_t>(cfg.bytes("nic.mtu").count());
+  nic.transport = cfg.text("nic.transport") == "uc" ? fabric::Transport::uc : fabric::Transport::rc;
+  nic.ecn_capable = cfg.boolean("nic.ecn_capable");
+  nic.ack_every = u32(cfg, "nic.ack_every");
+  nic.rto = cfg.time("nic.rto");
+  nic.reorder_window = u32(cfg, "nic.reorder_window");
+  nic.congestion_control = cfg.text("nic.congestion_control");
+
+  fabric::SwitchConfig sw;
+  sw.buffer = cfg.bytes("switch.buffer");
+  sw.reserve = cfg.bytes("switch.mmu.reserve");
+  sw.threshold_mode = cfg.text("switch.mmu.threshold") == "static" ? fabric::ThresholdMode::static_th
+                                                                   : fabric::ThresholdMode::dynamic_th;
+  sw.static_th = cfg.bytes("switch.mmu.static_th");
+  sw.dynamic_th = static_cast<int>(cfg.integer("switch.mmu.dynamic_th"));
+  sw.pfc = cfg.boolean("switch.pfc.enabled");
+  sw.lossless = mask_of(priority_list(cfg, "switch.pfc.lossless"));
+  sw.headroom_auto = cfg.text("switch.pfc.headroom") == "auto";
+  sw.headroom = cfg.bytes("switch.pfc.headroom_size");
+  sw.mac_phy_delay = cfg.bytes("switch.pfc.mac_phy_delay");
+  sw.peer_response = cfg.bytes("switch.pfc.peer_response");
+  sw.xon_offset = cfg.bytes("switch.pfc.xon_offset");
+  sw.pause_quanta = static_cast<std::uint16_t>(cfg.integer("switch.pfc.pause_quanta"));
+  sw.scheduler = cfg.text("switch.scheduler") == "dwrr" ? fabric::Scheduler::dwrr : fabric::Scheduler::strict;
+  const auto weights = priority_list(cfg, "switch.dwrr.weights", 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    if (weights[i] < 1 || weights[i] > 1000)
+      throw InputError(fmt::format("{}: switch.dwrr.weights: weight {} of priority {} is not in 1..1000",
+                                   cfg.origin("switch.dwrr.weights"), weights[i], i));
+    sw.weights[i] = static_cast<std::uint32_t>(weights[i]);
+  }
+  sw.strict_classes = mask_of(priority_list(cfg, "switch.dwrr.strict"));
+  sw.ecn = cfg.text("switch.wred.ecn") == "ecn_all";
+  sw.mark_at_enqueue = cfg.text("switch.wred.mark_at") == "enqueue";
+  sw.wred.kmin = cfg.bytes("switch.wred.green_min_threshold").count();
+  sw.wred.kmax = cfg.bytes("switch.wred.green_max_threshold").count();
+  sw.wred.pmax = cfg.real("switch.wred.green_drop_probability") / 100.0;
+  if (sw.wred.kmax <= sw.wred.kmin)
+    throw InputError(fmt::format("{}: switch.wred.green_max_threshold ({}) must be above green_min_threshold ({})",
+                                 cfg.origin("switch.wred.green_max_threshold"),
+                                 cfg.shown("switch.wred.green_max_threshold"),
+                                 cfg.shown("switch.wred.green_min_threshold")));
+  const std::string& lb = cfg.text("switch.lb");
+  sw.load_balance = lb == "ecmp"       ? fabric::LoadBalance::ecmp
+                    : lb == "spray_rr" ? fabric::LoadBalance::spray_round_robin
+                                       : fabric::LoadBalance::spray_random;
+  sw.hash = fabric::parse_hash_function(cfg.text("switch.ecmp.hash"));
+  sw.seed = static_cast<std::uint32_t>(cfg.integer("switch.ecmp.seed"));
+  sw.seed_per_switch = cfg.boolean("switch.ecmp.seed_per_switch");
+
+  fabric::TopologySpec t;
+  t.kind = fabric::parse_topology_kind(cfg.text("topology.kind"));
+  t.hosts = u32(cfg, "topology.hosts");
+  t.s1_hosts = u32(cfg, "topology.s1_hosts");
+  t.s2_hosts = u32(cfg, "topology.s2_hosts");
+  t.inter_switch_links = u32(cfg, "topology.inter_switch_links");
+  t.leaves = u32(cfg, "topology.leaves");
+  t.spines = u32(cfg, "topology.spines");
+  t.hosts_per_leaf = u32(cfg, "topology.hosts_per_leaf");
+  t.uplinks = u32(cfg, "topology.uplinks");
+  t.k = u32(cfg, "topology.k");
+  t.host_link = {cfg.rate("topology.host_rate"), cfg.time("topology.link_delay")};
+  t.fabric_link = {cfg.rate("topology.fabric_rate"), cfg.time("topology.link_delay")};
+
+  const auto seed = static_cast<std::uint64_t>(cfg.integer("sim.seed"));
+  auto net = std::make_unique<Network>(nic, sw, seed);
+  fabric::build_topology(*net, t);
+
+  workload::TrafficSpec tr;
+  tr.pattern = workload::parse_pattern(cfg.text("traffic.pattern"));
+  tr.bytes = cfg.bytes("traffic.bytes");
+  tr.start = cfg.time("traffic.start");
+  tr.priority = static_cast<std::uint8_t>(cfg.integer("traffic.priority"));
+  tr.qps_per_flow = u32(cfg, "traffic.qps_per_flow");
+  tr.incast_receiver = u32(cfg, "traffic.incast.receiver");
+  tr.incast_senders = u32(cfg, "traffic.incast.senders");
+  tr.flows_file = cfg.text("traffic.flows_file");
+  if (!tr.flows_file.empty()) {
+    // Relative to the scenario file, like an include.
+    const std::string& origin = cfg.origin("traffic.flows_file");
+    const auto colon = origin.find(':');
+    if (origin != "default" && origin != "--set" && colon != std::string::npos &&
+        std::filesystem::path(tr.flows_file).is_relative())
+      tr.flows_file = (std::filesystem::path(origin.substr(0, colon)).parent_path() / tr.flows_file).string();
+  }
+  for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net->host_count()), seed))
+    net->add_flow(f);
+  return net;
+}
+
+namespace {
+
+std::int64_t percentile(std::vector<std::int64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest rank.
+  auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size()) + 0.999999999);
+  rank = std::clamp<std::size_t>(rank, 1, v.size());
+  return v[rank - 1];
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  if (!out) throw InputError(fmt::format("{}: cannot write", p.string()));
+}
+
+}  // namespace
+
+FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
+  auto net = build_network(cfg);
+  if (!opt.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out_dir, ec);
+    if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", opt.out_dir, ec.message()));
+  }
+  const Time stop = cfg.time("sim.stop_time");
+  const auto t0 = std::chrono::steady_clock::now();
+  auto last = t0;
+  FabricOutcome o;
+  o.totals = net->run(stop, us(100), [&](Time now) {
+    if (!opt.progress) return;
+    const auto wall = std::chrono::steady_clock::now();
+    if (wall - last < std::chrono::seconds(1)) return;
+    last = wall;
+    std::fprintf(stderr, "\r  simulated %s of %s, %llu events, %.0f s  ", to_string(now).c_str(),
+                 to_string(stop).c_str(), static_cast<unsigned long long>(net->sim().events()),
+                 std::chrono::duration<double>(wall - t0).count());
+  });
+  if (opt.progress && last != t0) std::fprintf(stderr, "\r%*s\r", 70, "");
+  o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  o.fingerprint = net->sim().fingerprint();
+  o.lossless_drops = net->ledger().lossless_drops;
+  o.flows = net->flows().size();
+
+  // flows.csv, and the FCT distribution
+  std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets\n";
+  std::vector<std::int64_t> fcts;
+  for (std::size_t i = 0; i < net->flows().size(); ++i) {
+    const auto& f = net->flows()[i];
+    o.retransmitted += f.retransmitted;
+    std::string fin, fct, gbps;
+    if (f.finished()) {
+      const Time d = f.finish - f.spec.start;
+      fcts.push_back(d.ps());
+      fin = ns_text(f.finish);
+      fct = ns_text(d);
+      // bits per ns = Gb/s
+      gbps = fmt::format("{:.3f}", static_cast<double>(f.spec.bytes) * 8.0 * 1000.0 / static_cast<double>(d.ps()));
+    }
+    flows += fmt::format("{},{},{},{},{},{},{},{},{}\n", i, net->host(f.spec.src).name(), net->host(f.spec.dst).name(),
+                         f.spec.bytes, ns_text(f.spec.start), fin, fct, gbps, f.retransmitted);
+  }
+  o.fct_p50 = Time::from_ps(percentile(fcts, 0.50));
+  o.fct_p99 = Time::from_ps(percentile(fcts, 0.99));
+  o.fct_max = Time::from_ps(percentile(fcts, 1.0));
+
+  // ports.csv
+  const Time end = o.totals.end;
+  std::string ports =
+      "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes\n";
+  Time paused_total;
+  for (fabric::Node* n : net->nodes()) {
+    auto* sw = dynamic_cast<fabric::Switch*>(n);
+    for (std::size_t i = 0; i < n->port_count(); ++i) {
+      const fabric::Port& p = n->port(i);
+      const std::uint64_t d = p.link_drops() + (sw ? sw->drops(i) : 0);
+      const std::uint64_t m = sw ? sw->ecn_marks(i) : 0;
+      const std::int64_t q = sw ? sw->max_queue_bytes(i) : 0;
+      o.drops += d;
+      o.ecn_marks += m;
+      o.pfc_frames += p.pfc_sent();
+      paused_total += p.paused_time(end);
+      ports += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", n->name(), i, p.tx_bytes(), p.tx_packets(), d, m,
+                           p.pfc_sent(), p.pfc_received(), ns_text(p.paused_time(end)), q);
+    }
+  }
+  if (opt.out_dir.empty()) return o;
+  const std::filesystem::path dir(opt.out_dir);
+  write_file(dir / "flows.csv", flows);
+  write_file(dir / "ports.csv", ports);
+
+  // summary.json
+  const auto& l = net->ledger();
+  nlohmann::ordered_json j;
+  j["scenario"] = opt.scenario;
+  j["config"] = cfg.echo();
+  j["network"] = {{"hosts", net->host_count()}, {"switches", net->switch_count()}};
+  const auto n_flows = net->flows().size();
+  j["flows"] = {{"count", n_flows},
+                {"finished", o.totals.flows_finished},
+                {"fct_ns_p50", ns_text(o.fct_p50)},
+                {"fct_ns_p99", ns_text(o.fct_p99)},
+                {"fct_ns_max", ns_text(o.fct_max)},
+                {"retransmitted_packets", o.retransmitted}};
+  j["totals"] = {{"data_packets_sent", l.data_packets_sent},
+                 {"data_bytes_sent", l.data_bytes_sent},
+                 {"data_bytes_arrived", l.data_bytes_arrived},
+                 {"data_bytes_dropped", l.data_bytes_dropped},
+                 {"data_bytes_in_flight_at_end", o.totals.in_flight_data_bytes},
+                 {"control_packets_sent", l.control_packets_sent},
+                 {"drops", o.drops},
+                 {"lossless_drops", l.lossless_drops},
+                 {"ecn_marks", o.ecn_marks},
+                 {"pfc_pause_frames", o.pfc_frames},
+                 {"paused_ns_all_ports", ns_text(paused_total)}};
+  j["run"] = {{"simulated_end_ns", ns_text(end)},
+              {"events", o.totals.events},
+              {"packet_hops", o.totals.packet_hops},
+              {"peak_packets_alive", o.totals.peak_packets},
+              {"fingerprint", fmt::format("{:016x}", o.fingerprint)},
+              {"wall_seconds", o.wall_seconds}};
+  write_file(dir / "summary.json", j.dump(2) + "\n");
+  return o;
+}
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,47 @@
+// A fabric scenario: the parameters of `fabriclab run` (declared once, with units,
+// defaults, ranges and help), the network and flows they describe, the run, and its
+// outputs in a directory:
+//   summary.json  resolved configuration, totals (flows, FCT percentiles, drops, pauses,
+//                 marks, the conservation ledger), simulated end time, events, packet-hops,
+//                 the trajectory fingerprint, and the wall time (the only field that varies
+//                 between identical runs)
+//   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets
+//   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes
+//
+//   Config cfg = resolve(fabric_parameters(), "examples/incast.toml", {"traffic.bytes=2MB"});
+//   FabricOutcome o = run_fabric(cfg, {.scenario = "examples/incast.toml", .out_dir = "out"});
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "fabric/network.h"
+#include "scenario/parameters.h"
+
+namespace fabriclab::scenario {
+
+const ParamRegistry& fabric_parameters();
+
+// The network, its topology and its flows, ready to run.
+std::unique_ptr<fabric::Network> build_network(const Config& cfg);
+
+struct FabricRunOptions {
+  std::string scenario;      // the file, for the summary
+  std::string out_dir;       // "" = write nothing
+  bool progress = false;     // a progress line on stderr
+};
+
+struct FabricOutcome {
+  fabric::RunTotals totals;
+  std::uint64_t fingerprint = 0;
+  std::uint64_t flows = 0;
+  Time fct_p50, fct_p99, fct_max;   // over finished flows (nearest rank)
+  std::uint64_t retransmitted = 0;  // packets, all flows
+  std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
+  double wall_seconds = 0;
+};
+
+FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt);
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,133 @@
+#include "workload/traffic.h"
+
+#include <charconv>
+#include <fstream>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/random.h"
+
+namespace fabriclab::workload {
+
+Pattern parse_pattern(const std::string& name) {
+  if (name == "incast") return Pattern::incast;
+  if (name == "permutation") return Pattern::permutation;
+  if (name == "all_to_all") return Pattern::all_to_all;
+  if (name == "flows") return Pattern::flows;
+  throw InputError("unknown traffic pattern '" + name + "' (expected incast, permutation, all_to_all or flows)");
+}
+
+std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hosts, std::uint64_t seed) {
+  std::vector<fabric::FlowSpec> out;
+  auto flow = [&](std::uint32_t s, std::uint32_t d) {
+    out.push_back({.src = s, .dst = d, .bytes = static_cast<std::uint64_t>(t.bytes.count()), .start = t.start,
+                   .priority = t.priority, .qps = t.qps_per_flow});
+  };
+  if (t.pattern != Pattern::flows && t.bytes.count() <= 0) throw InputError("traffic.bytes must be positive");
+  if (hosts < 2) throw InputError("traffic needs at least two hosts");
+  switch (t.pattern) {
+    case Pattern::incast: {
+      if (t.incast_receiver >= hosts)
+        throw InputError("traffic.incast.receiver " + std::to_string(t.incast_receiver) + " is not a host (0.." +
+                         std::to_string(hosts - 1) + ")");
+      const std::uint32_t senders = t.incast_senders == 0 ? hosts - 1 : t.incast_senders;
+      if (senders > hosts - 1)
+        throw InputError("traffic.incast.senders " + std::to_string(senders) + ": only " + std::to_string(hosts - 1) +
+                         " other hosts");
+      for (std::uint32_t h = 0, n = 0; n < senders; ++h)
+        if (h != t.incast_receiver) {
+          flow(h, t.incast_receiver);
+          ++n;
+        }
+      break;
+    }
+    case Pattern::permutation: {
+      std::vector<std::uint32_t> to(hosts);
+      std::iota(to.begin(), to.end(), 0u);
+      RandomStream rng(seed, "traffic/permutation");
+      for (std::uint32_t i = hosts - 1; i > 0; --i) std::swap(to[i], to[rng.below(i)]);  // Sattolo
+      for (std::uint32_t h = 0; h < hosts; ++h) flow(h, to[h]);
+      break;
+    }
+    case Pattern::all_to_all:
+      for (std::uint32_t s = 0; s < hosts; ++s)
+        for (std::uint32_t d = 0; d < hosts; ++d)
+          if (s != d) flow(s, d);
+      break;
+    case Pattern::flows:
+      if (t.flows_file.empty()) throw InputError("traffic.pattern = \"flows\" needs traffic.flows_file");
+      return read_flows_csv(t.flows_file, hosts);
+  }
+  return out;
+}
+
+namespace {
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  const auto e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+std::uint64_t parse_uint(const std::string& v, const std::string& where, const char* column, std::uint64_t max) {
+  std::uint64_t x = 0;
+  std::string digits = v;
+  if (std::string(column) == "src" || std::string(column) == "dst")
+    if (!digits.empty() && digits[0] == 'h') digits = digits.substr(1);
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x);
+  if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty() || x > max)
+    throw InputError(where + ": column " + column + ": expected an integer 0.." + std::to_string(max) + ", got '" +
+                     v + "'");
+  return x;
+}
+}  // namespace
+
+std::vector<fabric::FlowSpec> read_flows_csv(const std::string& path, std::uint32_t hosts) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot open the flows file");
+  std::vector<fabric::FlowSpec> out;
+  std::string line;
+  int no = 0;
+  bool header = false;
+  while (std::getline(in, line)) {
+    ++no;
+    const std::string where = path + ":" + std::to_string(no);
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> f;
+    std::size_t pos = 0;
+    while (true) {
+      const auto c = line.find(',', pos);
+      f.push_back(trim(line.substr(pos, c == std::string::npos ? std::string::npos : c - pos)));
+      if (c == std::string::npos) break;
+      pos = c + 1;
+    }
+    if (!header) {
+      if (line != "src,dst,bytes,start,priority,qps" && f != std::vector<std::string>{"src", "dst", "bytes", "start", "priority", "qps"})
+        throw InputError(where + ": expected the header 'src,dst,bytes,start,priority,qps'");
+      header = true;
+      continue;
+    }
+    if (f.size() != 6) throw InputError(where + ": expected 6 columns, got " + std::to_string(f.size()));
+    fabric::FlowSpec s;
+    s.src = static_cast<std::uint32_t>(parse_uint(f[0], where, "src", hosts - 1));
+    s.dst = static_cast<std::uint32_t>(parse_uint(f[1], where, "dst", hosts - 1));
+    try {
+      const Bytes b = parse_bytes(f[2]);
+      if (b.count() <= 0) throw InputError("must be positive");
+      s.bytes = static_cast<std::uint64_t>(b.count());
+      s.start = parse_time(f[3]);
+    } catch (const InputError& e) {
+      throw InputError(where + ": " + e.what());
+    }
+    s.priority = static_cast<std::uint8_t>(parse_uint(f[4], where, "priority", 7));
+    s.qps = static_cast<std::uint32_t>(parse_uint(f[5], where, "qps", 1u << 16));
+    if (s.qps == 0) throw InputError(where + ": column qps: at least 1");
+    if (s.src == s.dst) throw InputError(where + ": src and dst are the same host");
+    out.push_back(s);
+  }
+  if (!header) throw InputError(path + ": empty (expected the header 'src,dst,bytes,start,priority,qps')");
+  if (out.empty()) throw InputError(path + ": no flows");
+  return out;
+}
+
+}  // namespace fabriclab::workload

@@ -1,0 +1,96 @@
+// Whole scenarios: the shipped examples run to completion with nothing dropped on the
+// lossless priority, conserve bytes (checked inside every run), are deterministic, and
+// keep their trajectory fingerprints; scenario errors name the key and the file line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error_message.h"
+#include "scenario/fabric_scenario.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+const std::string kExamples = FABRICLAB_EXAMPLES;
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+FabricOutcome run_example(const std::string& name, const std::string& out = "") {
+  const Config cfg = resolve(fabric_parameters(), kExamples + "/" + name);
+  return run_fabric(cfg, {.scenario = name, .out_dir = out});
+}
+
+// A fingerprint is a hash of every event's (time, component, kind): it changes with any
+// change of behaviour. When a change is intended, re-run the example, check its outputs
+// and update the constant here in the same commit, saying why.
+TEST(FabricScenario, IncastExample) {
+  const FabricOutcome o = run_example("incast.toml");
+  EXPECT_TRUE(o.totals.all_finished);
+  EXPECT_EQ(o.flows, 16u);
+  EXPECT_EQ(o.lossless_drops, 0u);
+  EXPECT_EQ(o.totals.in_flight_data_bytes, 0u);
+  // 16 MB of payload (plus headers) leave through one 100G port: >= 1.28 ms.
+  EXPECT_GE(o.totals.end.ps(), us(1280).ps());
+  EXPECT_EQ(o.fingerprint, 0xa32733bff174224aull);
+}
+
+TEST(FabricScenario, LeafSpineExample) {
+  const FabricOutcome o = run_example("leaf-spine.toml");
+  EXPECT_TRUE(o.totals.all_finished);
+  EXPECT_EQ(o.flows, 64u);
+  EXPECT_EQ(o.lossless_drops, 0u);
+  EXPECT_EQ(o.fingerprint, 0xb4bc997f0c6db5c6ull);
+}
+
+TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_scenario_det";
+  run_example("incast.toml", (dir / "a").string());
+  run_example("incast.toml", (dir / "b").string());
+  for (const char* f : {"flows.csv", "ports.csv"}) EXPECT_EQ(slurp(dir / "a" / f), slurp(dir / "b" / f)) << f;
+  const std::string flows = slurp(dir / "a" / "flows.csv");
+  EXPECT_EQ(flows.substr(0, flows.find('\n')),
+            "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets");
+  const std::string ports = slurp(dir / "a" / "ports.csv");
+  EXPECT_EQ(ports.substr(0, ports.find('\n')),
+            "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes");
+  const std::string summary = slurp(dir / "a" / "summary.json");
+  EXPECT_NE(summary.find("\"topology.kind\": \"single_switch\""), std::string::npos);  // resolved config echoed
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FabricScenario, ErrorsNameTheKeyAndLine) {
+  EXPECT_EQ(testing::input_error_of([] {
+              resolve_text(fabric_parameters(), "[switch]\nbufer = \"1MiB\"\n", "x.toml");
+            }),
+            "x.toml:2:9: unknown key 'switch.bufer' (did you mean 'switch.buffer'?)");
+  EXPECT_EQ(testing::input_error_of([] {
+              const Config c = resolve_text(fabric_parameters(),
+                                            "[switch.wred]\ngreen_min_threshold = \"300KB\"\n", "y.toml");
+              build_network(c);
+            }),
+            "default: switch.wred.green_max_threshold (200KB) must be above green_min_threshold (300KB)");
+  EXPECT_EQ(testing::input_error_of([] {
+              const Config c = resolve_text(fabric_parameters(), "[switch.pfc]\nlossless = \"3,9\"\n", "z.toml");
+              build_network(c);
+            }),
+            "z.toml:2:12: switch.pfc.lossless: '9' is not a priority 0..7");
+}
+
+TEST(FabricScenario, BufferTooSmallForHeadroomIsRefused) {
+  // SONiC's formula per port at 100G with 1 us of cable: 2 x 4178 (largest frame) +
+  // 2 x 12500 (bytes on the cable) + 1536 (MAC/PHY) + 3840 (peer response) = 38732 B,
+  // for the one lossless priority of each of 17 ports: 658444 B.
+  const Config c = resolve_text(fabric_parameters(), "[switch]\nbuffer = \"64KiB\"\n", "small.toml");
+  EXPECT_EQ(testing::input_error_of([&] { run_fabric(c, {}); }),
+            "switch sw0: buffer 64KiB does not hold the reserves (0B) and PFC headroom (658.444KB) of its 17 ports");
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
