@@ -16,8 +16,10 @@ packages=(
   libfabric-dev       # fabriclab exec: triggered operations (sockets provider)
   libfabric-bin       # fi_info, to see the providers installed
   zlib1g-dev          # CRC-32 (ECMP hashing, RoCEv2 ICRC)
+  libpcap-dev         # fabriclab run: pcap files of chosen ports
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
 )
 
 missing=()

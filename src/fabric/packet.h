@@ -5,7 +5,7 @@
 //
 // Sizes follow the wire: Ethernet (14) + 802.1Q tag (4, carries the priority) + IPv4 (20)
 // + UDP (8) + BTH (12) + RETH (16, first/only of a WRITE) or AETH (4, ACK/NAK) + payload
-// + ICRC (4) + FCS (4), padded to the 64-byte minimum frame. A port serializes the frame
+// (padded to 4 bytes, as the BTH pad count says) + ICRC (4) + FCS (4), at least 64. A port serializes the frame
 // plus 20 bytes of preamble, start delimiter and inter-frame gap (wire_bytes()).
 #pragma once
 
@@ -75,7 +75,7 @@ struct Packet {
     else if (opcode == Opcode::rc_ack) n += 4;        // AETH
     else if (opcode == Opcode::cnp) n += 16;          // reserved
     else if (has_reth(opcode)) n += 16;
-    if (opcode != Opcode::pfc) n += payload;
+    if (opcode != Opcode::pfc) n += payload + (4 - payload % 4) % 4;  // BTH pad count
     frame = static_cast<std::uint16_t>(n < 64 ? 64 : n);
   }
   std::uint32_t frame_bytes() const { return frame; }

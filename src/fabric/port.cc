@@ -90,6 +90,7 @@ void Port::on_event(std::uint64_t tag) {
       ++tx_packets_;
       if (p->opcode == Opcode::pfc) ++pfc_sent_;
       owner_.transmitted(*this, *p);
+      if (tap_) tap_->on_frame(*this, *p, true);
       if (impairment_ && impairment_->drop(*p)) {
         ++link_drops_;
         if (is_data(p->opcode)) {
@@ -123,6 +124,7 @@ void Port::on_event(std::uint64_t tag) {
 }
 
 void Port::deliver(Packet* p) {
+  if (peer_->tap_) peer_->tap_->on_frame(*peer_, *p, false);
   if (p->opcode == Opcode::pfc) {
     peer_->pause(p->pause_class(), p->pause_quanta());
     ctx_.packets.release(p);

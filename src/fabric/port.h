@@ -22,6 +22,8 @@
 
 namespace fabriclab::fabric {
 
+class Port;
+
 // An impairment on a link (the reorder box's hook): consulted for every frame that
 // finishes serialization. This slice supports dropping; delays, swaps, duplicates and
 // corruption come with the reorder box.
@@ -44,6 +46,15 @@ class DropRule final : public LinkImpairment {
 
  private:
   std::uint32_t flow_, psn_, occurrence_, seen_ = 0;
+};
+
+// An observer of the frames a port sends and receives (a pcap writer): called when a
+// frame's last bit leaves the port (egress) or arrives at it (ingress). Not on any path
+// unless set.
+class PortTap {
+ public:
+  virtual ~PortTap() = default;
+  virtual void on_frame(const Port& port, const Packet& p, bool egress) = 0;
 };
 
 class Port final : public EventHandler {
@@ -69,6 +80,8 @@ class Port final : public EventHandler {
   void send_control(Packet* p);
   // Frames leaving this port pass `imp` (not owned; nullptr = a clean link).
   void set_impairment(LinkImpairment* imp) { impairment_ = imp; }
+  // Frames sent and received here are shown to `tap` (not owned; nullptr = none).
+  void set_tap(PortTap* tap) { tap_ = tap; }
 
   bool paused(std::uint8_t prio) const { return pause_until_[prio] > ctx_.sim.now(); }
   Time paused_until(std::uint8_t prio) const { return pause_until_[prio]; }
@@ -127,6 +140,7 @@ class Port final : public EventHandler {
   std::uint32_t memo_bytes_ = 0;     // serialization time of the last frame size seen
   Time memo_time_;
   LinkImpairment* impairment_ = nullptr;
+  PortTap* tap_ = nullptr;
 
   std::array<Time, 8> pause_until_{};
   std::array<Time, 8> pause_start_{};

@@ -7,9 +7,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "fabric/topology.h"
+#include "scenario/pcap_writer.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {
@@ -86,6 +89,9 @@ ParamRegistry make_registry() {
   d("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
   d("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
   d("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
+  d("output.pcap", K::text, "",
+    "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
+    "written to OUT/NODE-pPORT.pcap");
   d("traffic.flows_file", K::text, "", "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
   return r;
 }
@@ -237,6 +243,53 @@ std::int64_t percentile(std::vector<std::int64_t> v, double q) {
   return v[rank - 1];
 }
 
+// One writer per port named in output.pcap.
+std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Network& net,
+                                                       const std::filesystem::path& dir) {
+  std::vector<std::unique_ptr<PcapWriter>> out;
+  const std::string& list = cfg.text("output.pcap");
+  if (list.empty()) return out;
+  std::map<std::string, fabric::Node*> by_name;
+  for (fabric::Node* n : net.nodes()) by_name[n->name()] = n;
+  std::set<std::pair<fabric::Node*, std::size_t>> chosen;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const auto comma = list.find(',', pos);
+    const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    const auto colon = item.find(':');
+    const std::string name = item.substr(0, colon);
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw InputError(fmt::format("{}: output.pcap: no node '{}' (nodes are h0.., and the switches: {}{})",
+                                   cfg.origin("output.pcap"), name,
+                                   net.switch_count() ? net.switch_at(0).name() : "none",
+                                   net.switch_count() > 1 ? ", ..." : ""));
+    fabric::Node* node = it->second;
+    if (colon == std::string::npos) {
+      for (std::size_t i = 0; i < node->port_count(); ++i) chosen.insert({node, i});
+    } else {
+      std::size_t used = 0;
+      long port = -1;
+      try {
+        port = std::stol(item.substr(colon + 1), &used);
+      } catch (const std::exception&) {
+      }
+      if (port < 0 || used != item.size() - colon - 1 || static_cast<std::size_t>(port) >= node->port_count())
+        throw InputError(fmt::format("{}: output.pcap: '{}': {} has ports 0..{}", cfg.origin("output.pcap"), item,
+                                     name, node->port_count() - 1));
+      chosen.insert({node, static_cast<std::size_t>(port)});
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  for (const auto& [node, port] : chosen) {
+    out.push_back(std::make_unique<PcapWriter>(
+        (dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(), net.sim()));
+    node->port(port).set_tap(out.back().get());
+  }
+  return out;
+}
+
 void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
@@ -252,6 +305,8 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
     std::filesystem::create_directories(opt.out_dir, ec);
     if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", opt.out_dir, ec.message()));
   }
+  std::vector<std::unique_ptr<PcapWriter>> captures;
+  if (!opt.out_dir.empty()) captures = open_captures(cfg, *net, opt.out_dir);
   const Time stop = cfg.time("sim.stop_time");
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;

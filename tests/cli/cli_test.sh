@@ -77,5 +77,33 @@ expect run-bad-unit 2 "'5furlongs' is not a time" -- \
 printf '[topology]\nkind = "ring"\n' >"$tmp/ring.toml"
 expect run-bad-choice 2 'ring.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/ring.toml" --out "$tmp/x"
 expect run-missing 2 'nope.toml: cannot open for reading' -- "$fl" run "$tmp/nope.toml"
+expect run-pcap-bad-node 2 "output.pcap: no node 'sw9'" -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw9:0
+expect run-pcap-bad-port 2 "output.pcap: 'sw0:17': sw0 has ports 0..16" -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw0:17
+
+# pcap: tshark (installed by the dependency script) dissects what the simulator wrote,
+# and what it reads agrees with the simulator's own counters. sw0 port 0 faces the
+# receiver h0; h1 is one of the paused senders.
+"$fl" run "$examples/incast.toml" --out "$tmp/pcap" --set output.pcap=sw0:0,h1 >/dev/null 2>&1
+expect pcap-magic 0 '^4d3cb2a1' -- bash -c "head -c 4 '$tmp/pcap/sw0-p0.pcap' | od -An -tx1 | tr -d ' '"
+# The first frame out of sw0 port 0: WRITE FIRST from h1 (10.0.0.2) to QP 0x100, whose
+# last bit leaves at 2 x 335.84 ns + 1 us = 1671.68 ns (stamped in whole ns).
+expect pcap-first-frame 0 '^0\.000001671 6 0x000100 0 1000000 10\.0\.0\.2$' -- \
+  bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -c 1 -T fields -E separator=' ' -e frame.time_epoch \
+    -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.reth.dmalen -e ip.src \
+    2>/dev/null"
+expect pcap-data-packets 0 '^3920$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode != 17' 2>/dev/null | wc -l"
+expect pcap-ce-equals-marks 0 '^3809$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'ip.dsfield.ecn == 3' 2>/dev/null | wc -l"
+expect pcap-marks-in-csv 0 '^sw0,0,[0-9]+,3920,0,3809,' -- cat "$tmp/pcap/ports.csv"
+expect pcap-psns-in-order 0 '^245 in order$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' \
+  -Y 'infiniband.bth.destqp == 0x100 && infiniband.bth.opcode != 17' -T fields -e infiniband.bth.psn 2>/dev/null |
+  awk 'BEGIN{ok=1} {if (\$1 != NR-1) ok=0} END{print NR, (ok ? \"in order\" : \"out of order\")}'"
+expect pcap-pfc 0 '^40 3 65535$' -- bash -c "tshark -r '$tmp/pcap/h1-p0.pcap' -Y 'macc.opcode == 0x0101' \
+  -T fields -e macc.cbfc.enbv.c3 -e macc.cbfc.pause_time.c3 2>/dev/null |
+  awk '{n++; if (\$1 == 1 && \$2 > max) max = \$2} END{print n, 3, max}'"
+expect pcap-pfc-in-csv 0 '^h1,0,[0-9]+,245,0,0,0,40,' -- cat "$tmp/pcap/ports.csv"
+expect pcap-priority 0 '^3920 24 3$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode != 17' \
+  -T fields -e ip.dsfield.dscp -e vlan.priority 2>/dev/null | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
 
 finish

@@ -1,0 +1,43 @@
+#include "scenario/pcap_writer.h"
+
+#include <pcap/pcap.h>
+
+#include "core/error.h"
+#include "fabric/wire.h"
+
+namespace fabriclab::scenario {
+
+PcapWriter::PcapWriter(const std::string& path, const Simulator& sim)
+    : path_(path), sim_(sim), buf_(fabric::kMaxFrameBytes) {
+  pcap_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
+  if (!pcap_) throw InputError(path + ": libpcap could not start a capture");
+  dumper_ = pcap_dump_open(pcap_, path.c_str());
+  if (!dumper_) {
+    const std::string why = pcap_geterr(pcap_);
+    pcap_close(pcap_);
+    throw InputError(path + ": cannot write the pcap file: " + why);
+  }
+}
+
+PcapWriter::~PcapWriter() {
+  if (dumper_) pcap_dump_close(dumper_);
+  if (pcap_) pcap_close(pcap_);
+}
+
+void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) {
+  // The sender's MAC (PFC frames carry it): 02:fc, node id, port index.
+  const fabric::Port& from = egress ? port : *port.peer();
+  const std::uint32_t node = from.owner().id();
+  const std::uint8_t mac[6] = {0x02, 0xfc, static_cast<std::uint8_t>(node >> 8), static_cast<std::uint8_t>(node),
+                               static_cast<std::uint8_t>(from.index() >> 8), static_cast<std::uint8_t>(from.index())};
+  const std::size_t n = fabric::encode_frame(p, mac, buf_.data());
+  const std::int64_t ns = sim_.now().ps() / 1000;
+  pcap_pkthdr h{};
+  h.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  h.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000);  // nanoseconds in a NANO capture
+  h.caplen = h.len = static_cast<bpf_u_int32>(n);
+  pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, buf_.data());
+  ++frames_;
+}
+
+}  // namespace fabriclab::scenario

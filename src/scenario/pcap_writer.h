@@ -1,0 +1,43 @@
+// A pcap file of one port's traffic, both directions, written with libpcap: nanosecond
+// timestamps (magic 0xA1B23C4D), Ethernet link type, frames synthesized by
+// fabric::encode_frame (real headers, zero payload, correct ICRC, no FCS). A frame is
+// stamped when its last bit leaves the port (egress) or arrives at it (ingress).
+//
+//   PcapWriter w("out/sw0-p0.pcap", net.sim());
+//   net.switch_at(0).port(0).set_tap(&w);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/simulator.h"
+#include "fabric/port.h"
+
+struct pcap;
+struct pcap_dumper;
+
+namespace fabriclab::scenario {
+
+class PcapWriter final : public fabric::PortTap {
+ public:
+  // Throws InputError naming the path when the file cannot be written.
+  PcapWriter(const std::string& path, const Simulator& sim);
+  ~PcapWriter() override;
+  PcapWriter(const PcapWriter&) = delete;
+  PcapWriter& operator=(const PcapWriter&) = delete;
+
+  void on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) override;
+  std::uint64_t frames() const { return frames_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  const Simulator& sim_;
+  pcap* pcap_ = nullptr;
+  pcap_dumper* dumper_ = nullptr;
+  std::vector<std::uint8_t> buf_;
+  std::uint64_t frames_ = 0;
+};
+
+}  // namespace fabriclab::scenario
