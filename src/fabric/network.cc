@@ -23,6 +23,15 @@ Network::~Network() {
     for (std::size_t i = 0; i < s->port_count(); ++i) s->port(i).drain();
   for (auto& h : hosts_) h->drain();
   for (auto& s : switches_) s->drain();
+  for (auto& b : boxes_) b->drain();
+}
+
+ReorderBox& Network::add_impairment(Port& port, ImpairmentConfig cfg) {
+  if (prepared_) throw std::logic_error("Network::add_impairment after the run was prepared");
+  if (!port.peer()) throw std::logic_error("Network::add_impairment on an unconnected port");
+  boxes_.push_back(std::make_unique<ReorderBox>(ctx_, port, std::move(cfg), seed_));
+  port.set_impairment(boxes_.back().get());
+  return *boxes_.back();
 }
 
 std::uint32_t Network::add_host(std::string name) {
@@ -169,15 +178,19 @@ RunTotals Network::finish(Time /*stop*/) {
     }
   for (auto& h : hosts_) h->for_each_queued(count);
   for (auto& s : switches_) s->for_each_queued(count);
+  for (auto& b : boxes_) b->for_each_held(count);
   for (const auto& f : flows_) t.flows_finished += f.finished();
   t.all_finished = t.flows_finished == flows_.size();
 
   const Ledger& l = ledger_;
-  if (l.data_bytes_sent != l.data_bytes_arrived + l.data_bytes_dropped + t.in_flight_data_bytes ||
-      l.data_packets_sent != l.data_packets_arrived + l.data_packets_dropped + t.in_flight_data_packets)
+  if (l.data_bytes_sent + l.data_bytes_duplicated !=
+          l.data_bytes_arrived + l.data_bytes_dropped + t.in_flight_data_bytes ||
+      l.data_packets_sent + l.data_packets_duplicated !=
+          l.data_packets_arrived + l.data_packets_dropped + t.in_flight_data_packets)
     throw std::logic_error(
         "conservation violated: data sent " + std::to_string(l.data_packets_sent) + " packets / " +
-        std::to_string(l.data_bytes_sent) + " B, arrived " + std::to_string(l.data_packets_arrived) + " / " +
+        std::to_string(l.data_bytes_sent) + " B, duplicated on links " + std::to_string(l.data_packets_duplicated) +
+        " / " + std::to_string(l.data_bytes_duplicated) + ", arrived " + std::to_string(l.data_packets_arrived) + " / " +
         std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
         std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
         std::to_string(t.in_flight_data_bytes));
@@ -188,6 +201,7 @@ RunTotals Network::finish(Time /*stop*/) {
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
   for (auto& h : hosts_) h->drain();
   for (auto& s : switches_) s->drain();
+  for (auto& b : boxes_) b->drain();
   packets_.check_no_leaks();
   return t;
 }

@@ -22,6 +22,7 @@
 #include "fabric/flows.h"
 #include "fabric/host.h"
 #include "fabric/port.h"
+#include "fabric/reorder_box.h"
 #include "fabric/switch.h"
 
 namespace fabriclab::fabric {
@@ -52,6 +53,10 @@ class Network {
   Host& host(std::uint32_t h) { return *hosts_.at(h); }
   Switch& switch_at(std::uint32_t s) { return *switches_.at(s); }
   const std::vector<Node*>& nodes() const { return nodes_; }
+
+  // A reorder box on the link leaving `port` (owned by the network; before run()).
+  ReorderBox& add_impairment(Port& port, ImpairmentConfig cfg);
+  const std::vector<std::unique_ptr<ReorderBox>>& impairments() const { return boxes_; }
 
   // Flows may be added until run(); src != dst, bytes >= 1, qps >= 1.
   std::uint32_t add_flow(const FlowSpec& f);
@@ -84,6 +89,7 @@ class Network {
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;
+  std::vector<std::unique_ptr<ReorderBox>> boxes_;
   bool prepared_ = false, ran_ = false;
 };
 

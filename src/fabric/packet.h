@@ -66,6 +66,7 @@ struct Packet {
   std::uint8_t priority = 0;       // 802.1p / traffic class 0..7
   std::uint8_t ecn = kEcnNotEct;
   std::uint8_t syndrome = kAethAck; // AETH (ACK/NAK)
+  bool corrupted = false;           // damaged on a link: the receiving MAC discards it
 
   // The frame's size from its opcode and payload; every hop reads `frame`, so it is
   // computed once, by whoever builds the packet.

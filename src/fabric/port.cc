@@ -91,16 +91,6 @@ void Port::on_event(std::uint64_t tag) {
       if (p->opcode == Opcode::pfc) ++pfc_sent_;
       owner_.transmitted(*this, *p);
       if (tap_) tap_->on_frame(*this, *p, true);
-      if (impairment_ && impairment_->drop(*p)) {
-        ++link_drops_;
-        if (is_data(p->opcode)) {
-          ++ctx_.ledger.data_packets_dropped;
-          ctx_.ledger.data_bytes_dropped += p->payload;
-        }
-        ctx_.packets.release(p);
-        start_next();
-        return;
-      }
       const Time arrival = ctx_.sim.now() + delay_;
       link_push(arrival, p);
       if (link_count_ == 1) ctx_.sim.schedule_at(arrival, *this, kArrive);
@@ -123,8 +113,31 @@ void Port::on_event(std::uint64_t tag) {
   }
 }
 
+void Port::lose(Packet* p) {
+  ++link_drops_;
+  if (is_data(p->opcode)) {
+    ++ctx_.ledger.data_packets_dropped;
+    ctx_.ledger.data_bytes_dropped += p->payload;
+  }
+  ctx_.packets.release(p);
+}
+
 void Port::deliver(Packet* p) {
+  if (impairment_) impairment_->on_arrival(p);
+  else deliver_now(p);
+}
+
+void Port::deliver_now(Packet* p) {
   if (peer_->tap_) peer_->tap_->on_frame(*peer_, *p, false);
+  if (p->corrupted) {  // fails the FCS/ICRC at the receiving MAC
+    ++peer_->rx_errors_;
+    if (is_data(p->opcode)) {
+      ++ctx_.ledger.data_packets_dropped;
+      ctx_.ledger.data_bytes_dropped += p->payload;
+    }
+    ctx_.packets.release(p);
+    return;
+  }
   if (p->opcode == Opcode::pfc) {
     peer_->pause(p->pause_class(), p->pause_quanta());
     ctx_.packets.release(p);

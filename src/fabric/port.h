@@ -24,28 +24,13 @@ namespace fabriclab::fabric {
 
 class Port;
 
-// An impairment on a link (the reorder box's hook): consulted for every frame that
-// finishes serialization. This slice supports dropping; delays, swaps, duplicates and
-// corruption come with the reorder box.
+// An impairment at the far end of a port's link (the reorder box, reorder_box.h): it
+// receives every frame as it arrives and decides when, and whether, the peer gets it
+// (Port::deliver_now), or loses it (Port::lose).
 class LinkImpairment {
  public:
   virtual ~LinkImpairment() = default;
-  // True: the frame is lost on the link.
-  virtual bool drop(const Packet& p) = 0;
-};
-
-// Drops the `occurrence`-th transmission (1 = the first) of (flow, PSN) data packets.
-class DropRule final : public LinkImpairment {
- public:
-  DropRule(std::uint32_t flow, std::uint32_t psn, std::uint32_t occurrence = 1)
-      : flow_(flow), psn_(psn), occurrence_(occurrence) {}
-  bool drop(const Packet& p) override {
-    if (!is_data(p.opcode) || p.flow != flow_ || p.psn != psn_) return false;
-    return ++seen_ == occurrence_;
-  }
-
- private:
-  std::uint32_t flow_, psn_, occurrence_, seen_ = 0;
+  virtual void on_arrival(Packet* p) = 0;
 };
 
 // An observer of the frames a port sends and receives (a pcap writer): called when a
@@ -78,8 +63,12 @@ class Port final : public EventHandler {
   void wake_at(Time t);
   // A PFC frame (or other MAC control) that jumps the queues.
   void send_control(Packet* p);
-  // Frames leaving this port pass `imp` (not owned; nullptr = a clean link).
+  // Frames on this port's outgoing link pass `imp` before the peer sees them (not owned;
+  // nullptr = a clean link).
   void set_impairment(LinkImpairment* imp) { impairment_ = imp; }
+  // For an impairment: hand `p` to the peer now, or lose it on the link.
+  void deliver_now(Packet* p);
+  void lose(Packet* p);
   // Frames sent and received here are shown to `tap` (not owned; nullptr = none).
   void set_tap(PortTap* tap) { tap_ = tap; }
 
@@ -96,7 +85,8 @@ class Port final : public EventHandler {
   std::uint64_t tx_packets() const { return tx_packets_; }
   std::uint64_t pfc_sent() const { return pfc_sent_; }
   std::uint64_t pfc_received() const { return pfc_received_; }
-  std::uint64_t link_drops() const { return link_drops_; }
+  std::uint64_t link_drops() const { return link_drops_; }    // lost on the outgoing link
+  std::uint64_t rx_errors() const { return rx_errors_; }      // received corrupted, discarded
   // Time this port's egress was paused up to `now`, summed over priorities.
   Time paused_time(Time now) const;
   Time paused_time(std::uint8_t prio, Time now) const;
@@ -146,7 +136,8 @@ class Port final : public EventHandler {
   std::array<Time, 8> pause_start_{};
   std::array<Time, 8> paused_closed_{};  // paused time in intervals that have ended
 
-  std::uint64_t tx_bytes_ = 0, tx_packets_ = 0, pfc_sent_ = 0, pfc_received_ = 0, link_drops_ = 0;
+  std::uint64_t tx_bytes_ = 0, tx_packets_ = 0, pfc_sent_ = 0, pfc_received_ = 0, link_drops_ = 0,
+                rx_errors_ = 0;
 };
 
 }  // namespace fabriclab::fabric

@@ -124,6 +124,9 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   icrc[1] = static_cast<std::uint8_t>(c >> 8);
   icrc[2] = static_cast<std::uint8_t>(c >> 16);
   icrc[3] = static_cast<std::uint8_t>(c >> 24);
+  // Damaged on the link: one bit of the payload (or of the ICRC) differs from what the
+  // ICRC covers, as a receiver would see it.
+  if (p.corrupted) (p.payload > 0 ? payload[0] : icrc[0]) ^= 0x01;
   return static_cast<std::size_t>(icrc + 4 - out);
 }
 

@@ -89,6 +89,15 @@ ParamRegistry make_registry() {
   d("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
   d("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
   d("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
+  d("impair.link", K::text, "", "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none");
+  d("impair.rules", K::text, "", "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"");
+  d("impair.drop_probability", K::real, "0", "each data packet lost with this probability", "0", "1");
+  d("impair.corrupt_probability", K::real, "0", "each data packet corrupted (discarded by the receiver)", "0", "1");
+  d("impair.duplicate_probability", K::real, "0", "each data packet duplicated", "0", "1");
+  d("impair.reorder_probability", K::real, "0", "each data packet held back (reordered)", "0", "1");
+  d("impair.reorder_packets", K::integer, "1", "a reordered packet lets this many later ones by", "1", "1000000");
+  d("impair.reorder_delay", K::time, "0ps", "if positive: a reordered packet is held this long instead", "0ps", "1s");
+  d("impair.max_hold", K::time, "100us", "a held packet leaves after this long at the latest", "1ns", "1s");
   d("output.pcap", K::text, "",
     "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
     "written to OUT/NODE-pPORT.pcap");
@@ -130,6 +139,33 @@ std::uint8_t mask_of(const std::vector<int>& prios) {
 }
 
 std::uint32_t u32(const Config& cfg, const std::string& key) { return static_cast<std::uint32_t>(cfg.integer(key)); }
+
+fabric::Node& find_node(const Config& cfg, Network& net, const std::string& key, const std::string& name) {
+  for (fabric::Node* n : net.nodes())
+    if (n->name() == name) return *n;
+  throw InputError(fmt::format("{}: {}: no node '{}' (hosts are h0..h{}{})", cfg.origin(key), key, name,
+                               net.host_count() - 1,
+                               net.switch_count() ? ", switches " + net.switch_at(0).name() + ".." : ""));
+}
+
+// "NODE:PORT" in parameter `key`.
+fabric::Port& find_port(const Config& cfg, Network& net, const std::string& key, const std::string& item) {
+  const auto colon = item.find(':');
+  fabric::Node& node = find_node(cfg, net, key, item.substr(0, colon));
+  std::size_t used = 0;
+  long port = -1;
+  if (colon != std::string::npos) {
+    try {
+      port = std::stol(item.substr(colon + 1), &used);
+    } catch (const std::exception&) {
+    }
+  }
+  if (colon == std::string::npos || port < 0 || used != item.size() - colon - 1 ||
+      static_cast<std::size_t>(port) >= node.port_count())
+    throw InputError(fmt::format("{}: {}: '{}': expected NODE:PORT, {} has ports 0..{}", cfg.origin(key), key, item,
+                                 node.name(), node.port_count() - 1));
+  return node.port(static_cast<std::size_t>(port));
+}
 
 std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
 
@@ -229,6 +265,27 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   }
   for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net->host_count()), seed))
     net->add_flow(f);
+
+  const std::string& link = cfg.text("impair.link");
+  if (!link.empty()) {
+    fabric::ImpairmentConfig ic;
+    try {
+      ic.rules = fabric::parse_impairment_rules(cfg.text("impair.rules"));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: impair.rules: {}", cfg.origin("impair.rules"), e.what()));
+    }
+    ic.drop = cfg.real("impair.drop_probability");
+    ic.corrupt = cfg.real("impair.corrupt_probability");
+    ic.duplicate = cfg.real("impair.duplicate_probability");
+    ic.reorder = cfg.real("impair.reorder_probability");
+    ic.reorder_packets = u32(cfg, "impair.reorder_packets");
+    ic.reorder_delay = cfg.time("impair.reorder_delay");
+    ic.max_hold = cfg.time("impair.max_hold");
+    net->add_impairment(find_port(cfg, *net, "impair.link", link), std::move(ic));
+  } else if (!cfg.text("impair.rules").empty()) {
+    throw InputError(fmt::format("{}: impair.rules needs impair.link (the port whose link is impaired)",
+                                 cfg.origin("impair.rules")));
+  }
   return net;
 }
 
@@ -249,35 +306,17 @@ std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Networ
   std::vector<std::unique_ptr<PcapWriter>> out;
   const std::string& list = cfg.text("output.pcap");
   if (list.empty()) return out;
-  std::map<std::string, fabric::Node*> by_name;
-  for (fabric::Node* n : net.nodes()) by_name[n->name()] = n;
   std::set<std::pair<fabric::Node*, std::size_t>> chosen;
   std::size_t pos = 0;
   while (pos <= list.size()) {
     const auto comma = list.find(',', pos);
     const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    const auto colon = item.find(':');
-    const std::string name = item.substr(0, colon);
-    auto it = by_name.find(name);
-    if (it == by_name.end())
-      throw InputError(fmt::format("{}: output.pcap: no node '{}' (nodes are h0.., and the switches: {}{})",
-                                   cfg.origin("output.pcap"), name,
-                                   net.switch_count() ? net.switch_at(0).name() : "none",
-                                   net.switch_count() > 1 ? ", ..." : ""));
-    fabric::Node* node = it->second;
-    if (colon == std::string::npos) {
-      for (std::size_t i = 0; i < node->port_count(); ++i) chosen.insert({node, i});
+    if (item.find(':') == std::string::npos) {
+      fabric::Node& node = find_node(cfg, net, "output.pcap", item);
+      for (std::size_t i = 0; i < node.port_count(); ++i) chosen.insert({&node, i});
     } else {
-      std::size_t used = 0;
-      long port = -1;
-      try {
-        port = std::stol(item.substr(colon + 1), &used);
-      } catch (const std::exception&) {
-      }
-      if (port < 0 || used != item.size() - colon - 1 || static_cast<std::size_t>(port) >= node->port_count())
-        throw InputError(fmt::format("{}: output.pcap: '{}': {} has ports 0..{}", cfg.origin("output.pcap"), item,
-                                     name, node->port_count() - 1));
-      chosen.insert({node, static_cast<std::size_t>(port)});
+      fabric::Port& p = find_port(cfg, net, "output.pcap", item);
+      chosen.insert({&p.owner(), p.index()});
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
@@ -357,7 +396,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
     auto* sw = dynamic_cast<fabric::Switch*>(n);
     for (std::size_t i = 0; i < n->port_count(); ++i) {
       const fabric::Port& p = n->port(i);
-      const std::uint64_t d = p.link_drops() + (sw ? sw->drops(i) : 0);
+      const std::uint64_t d = p.link_drops() + p.rx_errors() + (sw ? sw->drops(i) : 0);
       const std::uint64_t m = sw ? sw->ecn_marks(i) : 0;
       const std::int64_t q = sw ? sw->max_queue_bytes(i) : 0;
       o.drops += d;
@@ -390,6 +429,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"data_bytes_sent", l.data_bytes_sent},
                  {"data_bytes_arrived", l.data_bytes_arrived},
                  {"data_bytes_dropped", l.data_bytes_dropped},
+                 {"data_bytes_duplicated", l.data_bytes_duplicated},
                  {"data_bytes_in_flight_at_end", o.totals.in_flight_data_bytes},
                  {"control_packets_sent", l.control_packets_sent},
                  {"drops", o.drops},
@@ -397,6 +437,14 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
+  if (!net->impairments().empty()) {
+    const auto& b = *net->impairments().front();
+    j["impairment"] = {{"link", fmt::format("{}:{}", b.sender().owner().name(), b.sender().index())},
+                       {"dropped", b.dropped()},
+                       {"corrupted", b.corrupted()},
+                       {"duplicated", b.duplicated()},
+                       {"held", b.held()}};
+  }
   j["run"] = {{"simulated_end_ns", ns_text(end)},
               {"events", o.totals.events},
               {"packet_hops", o.totals.packet_hops},

@@ -79,8 +79,16 @@ expect run-bad-choice 2 'ring.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/ring
 expect run-missing 2 'nope.toml: cannot open for reading' -- "$fl" run "$tmp/nope.toml"
 expect run-pcap-bad-node 2 "output.pcap: no node 'sw9'" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw9:0
-expect run-pcap-bad-port 2 "output.pcap: 'sw0:17': sw0 has ports 0..16" -- \
+expect run-pcap-bad-port 2 "output.pcap: 'sw0:17': expected NODE:PORT, sw0 has ports 0..16" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw0:17
+expect run-impair-rule 2 "impair.rules: impairment rule 'swap 0/1': unknown action 'swap'" -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set impair.link=sw0:0 --set 'impair.rules=swap 0/1'
+expect run-impair-needs-link 2 'impair.rules needs impair.link' -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set 'impair.rules=drop 0/1'
+# A drop planted on the receiver's link: go-back-N resends the rest of that QP's message.
+expect run-impair-drop 0 '; [1-9][0-9]* packets retransmitted' -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/impair" --set impair.link=sw0:0 --set 'impair.rules=drop 3/100'
+expect run-impair-summary 0 '"dropped": 1' -- cat "$tmp/impair/summary.json"
 
 # pcap: tshark (installed by the dependency script) dissects what the simulator wrote,
 # and what it reads agrees with the simulator's own counters. sw0 port 0 faces the

@@ -24,15 +24,16 @@ TopologySpec spec(TopologyKind k) {
 // Two hosts on one link carrying one flow of `bytes` from h0 to h1, whose packet `psn`
 // (if any) is lost on h0's link the first time it is sent.
 struct OneFlow {
-  explicit OneFlow(std::uint64_t bytes, NicConfig nic = {}, std::int64_t lost_psn = -1)
-      : net(nic, {}, 1), drop(0, static_cast<std::uint32_t>(lost_psn)) {
+  explicit OneFlow(std::uint64_t bytes, NicConfig nic = {}, std::int64_t lost_psn = -1) : net(nic, {}, 1) {
     build_topology(net, spec(TopologyKind::back_to_back));
     net.add_flow({.src = 0, .dst = 1, .bytes = bytes, .start = {}});
-    if (lost_psn >= 0) net.host(0).port(0).set_impairment(&drop);
+    if (lost_psn >= 0) {
+      ImpairmentConfig c;
+      c.rules = parse_impairment_rules("drop 0/" + std::to_string(lost_psn));
+      net.add_impairment(net.host(0).port(0), c);
+    }
   }
-  const FlowState& flow() const { return net.flows()[0]; }
   Network net;
-  DropRule drop;
 };
 
 TEST(Network, OnePacketOverOneLinkIsSerializationPlusPropagation) {
