@@ -57,14 +57,27 @@ int run_run(const RunArgs& a) {
   fmt::print("  {} events, {} packet-hops in {:.2f} s wall ({:.1f} M packet-hops/s)\n", t.events, t.packet_hops,
              o.wall_seconds, o.wall_seconds > 0 ? static_cast<double>(t.packet_hops) / o.wall_seconds / 1e6 : 0.0);
   fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv\n", out);
+  if (o.watchdog_storms > 0)
+    fmt::print("  PFC watchdog: {} storms, {} packets dropped\n", o.watchdog_storms, o.watchdog_drops);
+  int rc = 0;
+  if (o.deadlock) {
+    std::string cycle;
+    for (const auto& q : o.deadlock->cycle) cycle += (cycle.empty() ? "" : " -> ") + q;
+    std::cerr << fmt::format("fabriclab: error: PFC deadlock at {}: a cycle of paused queues, each waiting on the "
+                             "next: {} -> (back to the first)\n",
+                             us(o.deadlock->detected_at), cycle);
+    rc = 1;
+  }
   if (o.lossless_drops > 0) {
     std::cerr << fmt::format(
-        "fabriclab: error: {} packets were dropped on a lossless priority: the PFC headroom or "
-        "thresholds cannot hold what is in flight (see ports.csv)\n",
-        o.lossless_drops);
-    return 1;
+        "fabriclab: error: {} packets were dropped on a lossless priority: {} (see ports.csv)\n",
+        o.lossless_drops,
+        o.watchdog_storms > 0 && cfg.text("switch.pfc_wd.action") == "forward"
+            ? "the PFC watchdog's forward action sent despite pauses, and the next hop had no room"
+            : "the PFC headroom or thresholds cannot hold what is in flight");
+    rc = 1;
   }
-  return 0;
+  return rc;
 }
 
 }  // namespace

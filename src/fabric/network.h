@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,14 @@
 
 namespace fabriclab::fabric {
 
+// A PFC deadlock: a cycle of egress queues, each paused by the next switch for longer
+// than the persistence time, each holding packets whose ingress group is what pauses
+// the queue before it in the cycle.
+struct DeadlockReport {
+  Time detected_at;
+  std::vector<std::string> cycle;  // "sw1 port 2 priority 3", in wait-for order
+};
+
 struct RunTotals {
   Time end;                        // simulated time when the run stopped
   std::uint64_t events = 0;
@@ -35,6 +44,7 @@ struct RunTotals {
   std::uint64_t in_flight_data_packets = 0, in_flight_data_bytes = 0;  // at the end
   std::uint64_t peak_packets = 0;  // most packets alive at once
   bool all_finished = false;
+  bool deadlock = false;           // the run stopped on a PFC deadlock (see Network::deadlock())
 };
 
 class Network {
@@ -69,6 +79,12 @@ class Network {
   template <typename F>
   RunTotals run(Time stop, Time slice, F&& progress);
 
+  // Look for PFC deadlocks every `interval` (0 = never): a cycle of queues paused for at
+  // least `persist`. The first one found is kept; unless `keep_running` (a watchdog may
+  // break it), the run stops there.
+  void detect_deadlocks(Time interval, Time persist, bool keep_running = false);
+  const std::optional<DeadlockReport>& deadlock() const { return deadlock_; }
+
   Simulator& sim() { return sim_; }
   const Ledger& ledger() const { return ledger_; }
   std::size_t packets_alive() const { return packets_.live(); }
@@ -91,12 +107,23 @@ class Network {
   std::vector<Node*> nodes_;
   std::vector<std::unique_ptr<ReorderBox>> boxes_;
   bool prepared_ = false, ran_ = false;
+
+  struct Monitor final : EventHandler {
+    Network* net = nullptr;
+    void on_event(std::uint64_t) override { net->check_deadlock(); }
+  };
+  void check_deadlock();
+  Monitor monitor_;
+  Time deadlock_interval_, deadlock_persist_;
+  bool deadlock_keep_running_ = false;
+  std::optional<DeadlockReport> deadlock_;
 };
 
 template <typename F>
 RunTotals Network::run(Time stop, Time slice, F&& progress) {
   prepare();
-  while (ctx_.flows_left > 0 && sim_.pending() > 0 && sim_.now() < stop) {
+  while (ctx_.flows_left > 0 && sim_.pending() > 0 && sim_.now() < stop &&
+         !(deadlock_ && !deadlock_keep_running_)) {
     const Time until = std::min(stop, sim_.now() + slice);
     sim_.run(until);
     progress(sim_.now());

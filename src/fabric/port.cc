@@ -37,6 +37,7 @@ Time Port::pause_quantum_time(std::uint32_t quanta) const {
 void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
   const Time now = ctx_.sim.now();
   ++pfc_received_;
+  last_pfc_rx_[prio] = now;
   if (pause_until_[prio] <= now) {  // not paused: the previous interval has ended
     paused_closed_[prio] += pause_until_[prio] - pause_start_[prio];
     pause_start_[prio] = now;

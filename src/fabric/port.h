@@ -74,6 +74,10 @@ class Port final : public EventHandler {
 
   bool paused(std::uint8_t prio) const { return pause_until_[prio] > ctx_.sim.now(); }
   Time paused_until(std::uint8_t prio) const { return pause_until_[prio]; }
+  // Start of the current uninterrupted pause of `prio` (meaningful while paused), and
+  // when the last PFC frame for it arrived (Time::max() = never).
+  Time paused_since(std::uint8_t prio) const { return pause_start_[prio]; }
+  Time last_pause_received(std::uint8_t prio) const { return last_pfc_rx_[prio]; }
   // Reaction to a received PFC frame: pause `prio` for `quanta` x 512 bit times at this
   // port's rate (0 = resume now).
   void pause(std::uint8_t prio, std::uint16_t quanta);
@@ -105,6 +109,11 @@ class Port final : public EventHandler {
 
  private:
   enum : std::uint64_t { kTxDone = 0, kArrive = 1, kWake = 2 };
+  static std::array<Time, 8> filled(Time t) {
+    std::array<Time, 8> a;
+    a.fill(t);
+    return a;
+  }
   void start_next();
   void deliver(Packet* p);
 
@@ -134,6 +143,7 @@ class Port final : public EventHandler {
 
   std::array<Time, 8> pause_until_{};
   std::array<Time, 8> pause_start_{};
+  std::array<Time, 8> last_pfc_rx_ = filled(Time::max());
   std::array<Time, 8> paused_closed_{};  // paused time in intervals that have ended
 
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0, pfc_sent_ = 0, pfc_received_ = 0, link_drops_ = 0,

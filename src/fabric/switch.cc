@@ -63,6 +63,51 @@ void Switch::finalize() {
                      " ports");
 }
 
+void Switch::start() {
+  if (cfg_.watchdog && cfg_.pfc && cfg_.lossless) ctx_.sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
+}
+
+void Switch::drop_packet(SwitchPort& at, Packet* p) {
+  ++at.drops;
+  if (is_data(p->opcode)) {
+    ++ctx_.ledger.data_packets_dropped;
+    ctx_.ledger.data_bytes_dropped += p->payload;
+  }
+  ctx_.packets.release(p);
+}
+
+void Switch::watchdog_poll() {
+  const Time now = ctx_.sim.now();
+  for (std::size_t i = 0; i < ports_.size(); ++i) {
+    SwitchPort& sp = ports_[i];
+    Port& port = this->port(i);
+    for (std::uint8_t c = 0; c < 8; ++c) {
+      if (!((cfg_.lossless >> c) & 1)) continue;
+      if (!sp.storm[c]) {
+        if (sp.queue[c].empty() || !port.paused(c) || now - port.paused_since(c) < cfg_.wd_detection) continue;
+        sp.storm[c] = true;
+        ++sp.storms;
+        if (cfg_.wd_action == WatchdogAction::drop) {
+          while (!sp.queue[c].empty()) {
+            Packet* p = sp.queue[c].pop();
+            const std::int64_t size = p->frame_bytes();
+            sp.queue_bytes[c] -= size;
+            sp.queued -= size;
+            release(p->ingress, p->priority, size);
+            ++sp.wd_drops;
+            drop_packet(sp, p);
+          }
+        } else if (cfg_.wd_action == WatchdogAction::forward) {
+          port.kick();
+        }
+      } else if (port.last_pause_received(c) == Time::max() ||
+                 now - port.last_pause_received(c) >= cfg_.wd_restoration) {
+        sp.storm[c] = false;
+      }
+    }
+  }
+}
+
 void Switch::set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports) {
   route_begin_ = std::move(begin);
   route_ports_ = std::move(ports);
@@ -135,6 +180,11 @@ void Switch::send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta)
 }
 
 void Switch::on_event(std::uint64_t tag) {
+  if (tag == kWatchdogTag) {
+    watchdog_poll();
+    ctx_.sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
+    return;
+  }
   const auto in = static_cast<std::uint16_t>(tag / 8);
   const auto pg = static_cast<std::uint8_t>(tag % 8);
   const PgState& g = ports_[in].pg[pg];
@@ -189,6 +239,12 @@ void Switch::receive(Port& port, Packet* p) {
   const std::uint16_t out = choose_egress(*p);
   SwitchPort& ep = ports_[out];
   const std::uint8_t prio = p->priority;
+  if (ep.storm[prio] && cfg_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
+    release(in, prio, size);
+    ++ep.wd_drops;
+    drop_packet(ep, p);
+    return;
+  }
   ep.queue[prio].push(p);
   ep.queue_bytes[prio] += size;
   ep.queued += size;
@@ -211,16 +267,17 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
   for (int c = 7; c >= 0; --c) {
     const auto k = static_cast<std::uint8_t>(c);
     if (!((strict >> k) & 1) || sp.queue[k].empty()) continue;
-    if (!port.paused(k)) return take(k);
+    if (!port.paused(k) || forwarding(sp, k)) return take(k);
     wake = std::min(wake, port.paused_until(k));
   }
   if (cfg_.scheduler == Scheduler::dwrr) {
     for (int visits = 0; visits < 17; ++visits) {
       const std::uint8_t c = sp.rr;
-      const bool skip = ((strict >> c) & 1) || sp.queue[c].empty() || port.paused(c);
+      const bool paused = port.paused(c) && !forwarding(sp, c);
+      const bool skip = ((strict >> c) & 1) || sp.queue[c].empty() || paused;
       if (skip) {
         if (sp.queue[c].empty()) sp.deficit[c] = 0;
-        else if (port.paused(c)) wake = std::min(wake, port.paused_until(c));
+        else if (paused) wake = std::min(wake, port.paused_until(c));
         sp.quantum_given[c] = false;
         sp.rr = static_cast<std::uint8_t>((c + 1) % 8);
         continue;

@@ -28,6 +28,7 @@ namespace fabriclab::fabric {
 enum class Scheduler : std::uint8_t { strict, dwrr };
 enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random };
 enum class ThresholdMode : std::uint8_t { static_th, dynamic_th };
+enum class WatchdogAction : std::uint8_t { drop, forward, alert };
 
 struct SwitchConfig {
   Bytes buffer = Bytes::from_count(32 << 20);   // shared buffer of the whole switch
@@ -44,6 +45,15 @@ struct SwitchConfig {
   Bytes peer_response = Bytes::from_count(3840);
   Bytes xon_offset = Bytes::from_count(8192);
   std::uint16_t pause_quanta = 0xffff;
+  // PFC watchdog (SONiC PFC_WD): a lossless queue with packets, paused without a break
+  // for `wd_detection`, is in a storm; `wd_action` drop (flush it and drop what comes
+  // for it), forward (send despite pauses) or alert (only count); the storm ends when
+  // no pause has arrived for `wd_restoration`. Checked every `wd_poll`.
+  bool watchdog = false;
+  WatchdogAction wd_action = WatchdogAction::drop;
+  Time wd_detection = Time::from_ps(200'000'000'000);  // 200 ms, SONiC's default
+  Time wd_restoration = Time::from_ps(200'000'000'000);
+  Time wd_poll = Time::from_ps(100'000'000'000);
   Scheduler scheduler = Scheduler::strict;
   std::array<std::uint32_t, 8> weights{1, 1, 1, 1, 1, 1, 1, 1};  // DWRR
   std::uint8_t strict_classes = 0xc0;            // DWRR: classes served strictly first (6, 7)
@@ -64,6 +74,8 @@ class Switch final : public Node, public EventHandler {
   // Called once all ports exist: sizes the MMU (throws InputError when the reserves and
   // headroom do not fit in the buffer).
   void finalize();
+  // Called when the run starts: arms the watchdog's poll.
+  void start();
   // Equal-cost egress ports toward each host, filled by the network's routing.
   void set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports);
 
@@ -80,6 +92,12 @@ class Switch final : public Node, public EventHandler {
   std::int64_t headroom_of(std::size_t port) const { return ports_[port].headroom; }
   std::int64_t shared_pool() const { return shared_size_; }
   std::uint32_t seed() const { return seed_; }
+  // Watchdog statistics, per port.
+  std::uint64_t storms(std::size_t port) const { return ports_[port].storms; }
+  std::uint64_t watchdog_drops(std::size_t port) const { return ports_[port].wd_drops; }
+  bool in_storm(std::size_t port, std::uint8_t prio) const { return ports_[port].storm[prio]; }
+  // The packets queued for `port` at `prio` (deadlock detection reads their ingress).
+  const PacketFifo& queue(std::size_t port, std::uint8_t prio) const { return ports_[port].queue[prio]; }
 
   template <typename F>
   void for_each_queued(F&& f) const {
@@ -106,7 +124,15 @@ class Switch final : public Node, public EventHandler {
     std::array<PgState, 8> pg;
     std::int64_t headroom = 0;   // per lossless PG
       std::uint64_t drops = 0, ecn_marks = 0;
+    std::array<bool, 8> storm{};
+    std::uint64_t storms = 0, wd_drops = 0;
   };
+  static constexpr std::uint64_t kWatchdogTag = 1ull << 40;
+  void watchdog_poll();
+  bool forwarding(const SwitchPort& sp, std::uint8_t prio) const {
+    return sp.storm[prio] && cfg_.wd_action == WatchdogAction::forward;
+  }
+  void drop_packet(SwitchPort& sp, Packet* p);
 
   std::int64_t shared_part(const PgState& g) const {
     const std::int64_t s = g.used - g.headroom_used - cfg_.reserve.count();

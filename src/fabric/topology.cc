@@ -21,8 +21,9 @@ TopologyKind parse_topology_kind(const std::string& name) {
   if (name == "two_switches") return TopologyKind::two_switches;
   if (name == "leaf_spine") return TopologyKind::leaf_spine;
   if (name == "fat_tree") return TopologyKind::fat_tree;
+  if (name == "ring") return TopologyKind::ring;
   throw InputError("unknown topology '" + name +
-                   "' (expected back_to_back, single_switch, two_switches, leaf_spine or fat_tree)");
+                   "' (expected back_to_back, single_switch, two_switches, leaf_spine, fat_tree or ring)");
 }
 
 const char* to_string(TopologyKind k) {
@@ -32,6 +33,7 @@ const char* to_string(TopologyKind k) {
     case TopologyKind::two_switches: return "two_switches";
     case TopologyKind::leaf_spine: return "leaf_spine";
     case TopologyKind::fat_tree: return "fat_tree";
+    case TopologyKind::ring: return "ring";
   }
   return "?";
 }
@@ -44,6 +46,7 @@ std::uint32_t host_count(const TopologySpec& t) {
     case TopologyKind::two_switches: n = std::uint64_t{t.s1_hosts} + t.s2_hosts; break;
     case TopologyKind::leaf_spine: n = std::uint64_t{t.leaves} * t.hosts_per_leaf; break;
     case TopologyKind::fat_tree: n = std::uint64_t{t.k} * t.k * t.k / 4; break;
+    case TopologyKind::ring: n = std::uint64_t{t.ring_switches} * t.hosts_per_switch; break;
   }
   if (n > kMaxHosts) throw InputError("the topology has " + std::to_string(n) + " hosts (at most 2^20)");
   return static_cast<std::uint32_t>(n);
@@ -94,6 +97,16 @@ void build_topology(Network& net, const TopologySpec& t) {
       for (std::uint32_t l = 0; l < t.leaves; ++l)
         for (std::uint32_t s = 0; s < t.spines; ++s)
           for (std::uint32_t u = 0; u < t.uplinks; ++u) net.connect(sw(l), sw(t.leaves + s), fl.rate, fl.delay);
+      return;
+    }
+    case TopologyKind::ring: {
+      at_least(t.ring_switches, 3, "ring_switches");
+      at_least(t.hosts_per_switch, 1, "hosts_per_switch");
+      for (std::uint32_t h = 0; h < hosts; ++h) net.add_host();
+      for (std::uint32_t s = 0; s < t.ring_switches; ++s) net.add_switch("sw" + std::to_string(s));
+      for (std::uint32_t h = 0; h < hosts; ++h) net.connect(host(h), sw(h / t.hosts_per_switch), hl.rate, hl.delay);
+      for (std::uint32_t s = 0; s < t.ring_switches; ++s)
+        net.connect(sw(s), sw((s + 1) % t.ring_switches), fl.rate, fl.delay);
       return;
     }
     case TopologyKind::fat_tree: {

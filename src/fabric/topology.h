@@ -6,6 +6,8 @@
 //   leaf_spine     `leaves` leaves of `hosts_per_leaf` hosts, `spines` spines, `uplinks`
 //                  parallel links from every leaf to every spine (oversubscription =
 //                  hosts_per_leaf x host_rate / (spines x uplinks x fabric_rate))
+//   ring           `ring_switches` switches in a ring, `hosts_per_switch` hosts on each
+//                  (shortest paths go both ways around: a classic PFC deadlock setting)
 //   fat_tree       3-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2
 //                  edge and k/2 aggregation switches, (k/2)^2 cores, k^3/4 hosts
 // Host links use `host_link`, switch-to-switch links `fabric_link`.
@@ -19,7 +21,7 @@
 
 namespace fabriclab::fabric {
 
-enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree };
+enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree, ring };
 
 struct LinkSpec {
   BitRate rate = BitRate::from_bps(100'000'000'000);
@@ -32,6 +34,7 @@ struct TopologySpec {
   std::uint32_t s1_hosts = 8, s2_hosts = 8, inter_switch_links = 1;
   std::uint32_t leaves = 4, spines = 2, hosts_per_leaf = 4, uplinks = 1;
   std::uint32_t k = 4;
+  std::uint32_t ring_switches = 4, hosts_per_switch = 1;
   LinkSpec host_link, fabric_link;
 };
 

@@ -33,7 +33,7 @@ ParamRegistry make_registry() {
   d("sim.stop_time", K::time, "1s", "simulated time limit; the run ends earlier when every flow is delivered", "1ns", "");
 
   d("topology.kind", K::choice, "single_switch", "network shape", "", "",
-    {"back_to_back", "single_switch", "two_switches", "leaf_spine", "fat_tree"});
+    {"back_to_back", "single_switch", "two_switches", "leaf_spine", "fat_tree", "ring"});
   d("topology.hosts", K::integer, "17", "single_switch: hosts on the switch", "2", "65536");
   d("topology.s1_hosts", K::integer, "8", "two_switches: hosts on s1", "1", "65536");
   d("topology.s2_hosts", K::integer, "8", "two_switches: hosts on s2", "1", "65536");
@@ -42,6 +42,8 @@ ParamRegistry make_registry() {
   d("topology.spines", K::integer, "2", "leaf_spine: spine switches", "1", "1024");
   d("topology.hosts_per_leaf", K::integer, "4", "leaf_spine: hosts under each leaf", "1", "1024");
   d("topology.uplinks", K::integer, "1", "leaf_spine: parallel links from each leaf to each spine", "1", "64");
+  d("topology.ring_switches", K::integer, "4", "ring: switches in the ring", "3", "4096");
+  d("topology.hosts_per_switch", K::integer, "1", "ring: hosts on each switch", "1", "1024");
   d("topology.k", K::integer, "4", "fat_tree: switch radix k (even; k^3/4 hosts)", "2", "64");
   d("topology.host_rate", K::rate, "100Gbps", "rate of host links", "1Mbps", "");
   d("topology.fabric_rate", K::rate, "100Gbps", "rate of switch-to-switch links", "1Mbps", "");
@@ -69,6 +71,14 @@ ParamRegistry make_registry() {
   d("switch.pfc.peer_response", K::bytes, "3840B", "formula term: bytes the peer sends before it reacts", "0B", "");
   d("switch.pfc.xon_offset", K::bytes, "8KiB", "resume when a group is this far below its limit", "0B", "");
   d("switch.pfc.pause_quanta", K::integer, "65535", "pause time per frame in 512-bit quanta (refreshed at half)", "1", "65535");
+  d("switch.pfc.deadlock_check", K::time, "100us", "look for PFC deadlocks this often (0ps = never)", "0ps", "1s");
+  d("switch.pfc.deadlock_time", K::time, "500us", "a deadlock is a cycle of queues paused this long", "1ns", "10s");
+  d("switch.pfc_wd.enabled", K::boolean, "false", "SONiC PFC watchdog on the lossless queues");
+  d("switch.pfc_wd.action", K::choice, "drop", "in a storm: drop the queue, forward despite pauses, or alert",
+    "", "", {"drop", "forward", "alert"});
+  d("switch.pfc_wd.detection_time", K::time, "200ms", "paused this long with packets queued: a storm", "1ns", "10s");
+  d("switch.pfc_wd.restoration_time", K::time, "200ms", "no pause for this long: the storm is over", "1ns", "10s");
+  d("switch.pfc_wd.poll_interval", K::time, "100ms", "how often the watchdog looks", "1ns", "10s");
   d("switch.scheduler", K::choice, "strict", "egress scheduling among priorities", "", "", {"strict", "dwrr"});
   d("switch.dwrr.weights", K::text, "1,1,1,1,1,1,1,1", "DWRR weights of priorities 0..7");
   d("switch.dwrr.strict", K::text, "6,7", "DWRR: priorities served strictly before the others");
@@ -201,6 +211,14 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   sw.peer_response = cfg.bytes("switch.pfc.peer_response");
   sw.xon_offset = cfg.bytes("switch.pfc.xon_offset");
   sw.pause_quanta = static_cast<std::uint16_t>(cfg.integer("switch.pfc.pause_quanta"));
+  sw.watchdog = cfg.boolean("switch.pfc_wd.enabled");
+  const std::string& wd = cfg.text("switch.pfc_wd.action");
+  sw.wd_action = wd == "drop" ? fabric::WatchdogAction::drop
+                 : wd == "forward" ? fabric::WatchdogAction::forward
+                                   : fabric::WatchdogAction::alert;
+  sw.wd_detection = cfg.time("switch.pfc_wd.detection_time");
+  sw.wd_restoration = cfg.time("switch.pfc_wd.restoration_time");
+  sw.wd_poll = cfg.time("switch.pfc_wd.poll_interval");
   sw.scheduler = cfg.text("switch.scheduler") == "dwrr" ? fabric::Scheduler::dwrr : fabric::Scheduler::strict;
   const auto weights = priority_list(cfg, "switch.dwrr.weights", 8);
   for (std::size_t i = 0; i < 8; ++i) {
@@ -239,12 +257,17 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   t.hosts_per_leaf = u32(cfg, "topology.hosts_per_leaf");
   t.uplinks = u32(cfg, "topology.uplinks");
   t.k = u32(cfg, "topology.k");
+  t.ring_switches = u32(cfg, "topology.ring_switches");
+  t.hosts_per_switch = u32(cfg, "topology.hosts_per_switch");
   t.host_link = {cfg.rate("topology.host_rate"), cfg.time("topology.link_delay")};
   t.fabric_link = {cfg.rate("topology.fabric_rate"), cfg.time("topology.link_delay")};
 
   const auto seed = static_cast<std::uint64_t>(cfg.integer("sim.seed"));
   auto net = std::make_unique<Network>(nic, sw, seed);
   fabric::build_topology(*net, t);
+  if (sw.pfc && cfg.time("switch.pfc.deadlock_check") > Time())
+    net->detect_deadlocks(cfg.time("switch.pfc.deadlock_check"), cfg.time("switch.pfc.deadlock_time"),
+                          sw.watchdog && sw.wd_action != fabric::WatchdogAction::alert);
 
   workload::TrafficSpec tr;
   tr.pattern = workload::parse_pattern(cfg.text("traffic.pattern"));
@@ -364,6 +387,12 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
   o.fingerprint = net->sim().fingerprint();
   o.lossless_drops = net->ledger().lossless_drops;
   o.flows = net->flows().size();
+  o.deadlock = net->deadlock();
+  for (std::uint32_t i = 0; i < net->switch_count(); ++i)
+    for (std::size_t p = 0; p < net->switch_at(i).port_count(); ++p) {
+      o.watchdog_storms += net->switch_at(i).storms(p);
+      o.watchdog_drops += net->switch_at(i).watchdog_drops(p);
+    }
 
   // flows.csv, and the FCT distribution
   std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets\n";
@@ -437,6 +466,12 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
+  j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
+  if (o.deadlock) {
+    j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};
+  } else {
+    j["pfc_deadlock"] = nullptr;
+  }
   if (!net->impairments().empty()) {
     const auto& b = *net->impairments().front();
     j["impairment"] = {{"link", fmt::format("{}:{}", b.sender().owner().name(), b.sender().index())},

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "fabric/network.h"
@@ -39,6 +40,8 @@ struct FabricOutcome {
   Time fct_p50, fct_p99, fct_max;   // over finished flows (nearest rank)
   std::uint64_t retransmitted = 0;  // packets, all flows
   std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
+  std::uint64_t watchdog_storms = 0, watchdog_drops = 0;
+  std::optional<fabric::DeadlockReport> deadlock;
   double wall_seconds = 0;
 };
 

@@ -74,8 +74,8 @@ expect run-unknown-key 2 "--set: unknown key 'traffic.byts' \(did you mean 'traf
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set traffic.byts=1MB
 expect run-bad-unit 2 "'5furlongs' is not a time" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set topology.link_delay=5furlongs
-printf '[topology]\nkind = "ring"\n' >"$tmp/ring.toml"
-expect run-bad-choice 2 'ring.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/ring.toml" --out "$tmp/x"
+printf '[topology]\nkind = "torus"\n' >"$tmp/torus.toml"
+expect run-bad-choice 2 'torus.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/torus.toml" --out "$tmp/x"
 expect run-missing 2 'nope.toml: cannot open for reading' -- "$fl" run "$tmp/nope.toml"
 expect run-pcap-bad-node 2 "output.pcap: no node 'sw9'" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw9:0
@@ -89,6 +89,16 @@ expect run-impair-needs-link 2 'impair.rules needs impair.link' -- \
 expect run-impair-drop 0 '; [1-9][0-9]* packets retransmitted' -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/impair" --set impair.link=sw0:0 --set 'impair.rules=drop 3/100'
 expect run-impair-summary 0 '"dropped": 1' -- cat "$tmp/impair/summary.json"
+
+# A PFC deadlock: five switches in a ring, every host sending two switches clockwise.
+printf 'src,dst,bytes,start,priority,qps\n' >"$tmp/ring_flows.csv"
+for s in 0 1 2 3 4; do for k in 0 1; do
+  echo "$((s * 2 + k)),$(( ((s + 2) % 5) * 2 + k)),20MB,0ns,3,1" >>"$tmp/ring_flows.csv"
+done; done
+printf '[topology]\nkind = "ring"\nring_switches = 5\nhosts_per_switch = 2\n[switch]\nbuffer = "1MiB"\n[switch.mmu]\nthreshold = "static"\nstatic_th = "32KiB"\n[traffic]\npattern = "flows"\nflows_file = "ring_flows.csv"\n' >"$tmp/ring.toml"
+expect run-deadlock 1 'PFC deadlock at 600.000 us: .*sw0 port 2 priority 3 -> sw1 port 3 priority 3 -> .*sw4 port 3 priority 3' -- \
+  "$fl" run "$tmp/ring.toml" --out "$tmp/ring"
+expect run-deadlock-summary 0 '"pfc_deadlock": \{' -- cat "$tmp/ring/summary.json"
 
 # pcap: tshark (installed by the dependency script) dissects what the simulator wrote,
 # and what it reads agrees with the simulator's own counters. sw0 port 0 faces the
