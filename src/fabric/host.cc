@@ -30,6 +30,20 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
 }
 
+void Host::finalize() {
+  if (cfg_.rx_rate.bps() <= 0) return;
+  if (port_count() != 1) throw std::logic_error("host " + name() + " must have exactly one port");
+  const Port& p = port(0);
+  // The formula the switches use: what is in flight after the NIC decides to pause.
+  __extension__ using I128 = __int128;
+  const auto cable = static_cast<std::int64_t>(static_cast<I128>(p.rate().bps()) * p.delay().ps() / 8'000'000'000'000);
+  const std::int64_t headroom = 2 * (cfg_.mtu + 82) + 2 * cable + cfg_.mac_phy_delay.count() + cfg_.peer_response.count();
+  xoff_at_ = cfg_.rx_buffer.count() - headroom;
+  if (cfg_.lossless && xoff_at_ <= 0)
+    throw InputError("host " + name() + ": nic.rx_buffer " + to_string(cfg_.rx_buffer) +
+                     " is smaller than its PFC headroom (" + to_string(Bytes::from_count(headroom)) + ")");
+}
+
 std::uint32_t Host::add_recv_qp(std::uint32_t flow, std::uint64_t bytes) {
   RecvQp r;
   r.flow = flow;
@@ -311,6 +325,53 @@ void Host::on_ack(const Packet& p) {
 }
 
 void Host::receive(Port& /*port*/, Packet* p) {
+  if (cfg_.rx_rate.bps() <= 0) {
+    process(p);
+    return;
+  }
+  const std::int64_t size = p->frame_bytes();
+  if (rx_bytes_ + size > cfg_.rx_buffer.count()) {
+    ++rx_drops_;
+    if (is_data(p->opcode)) {
+      ++ctx_.ledger.data_packets_dropped;
+      ctx_.ledger.data_bytes_dropped += p->payload;
+    }
+    if ((cfg_.lossless >> p->priority) & 1) ++ctx_.ledger.lossless_drops;
+    ctx_.packets.release(p);
+    return;
+  }
+  rx_.push(p);
+  rx_bytes_ += size;
+  rx_peak_ = std::max(rx_peak_, rx_bytes_);
+  if (!xoff_ && cfg_.lossless && rx_bytes_ > xoff_at_) {
+    xoff_ = true;
+    send_pauses(cfg_.pause_quanta);
+  }
+  if (!rx_draining_) {
+    rx_draining_ = true;
+    ctx_.sim.schedule_in(serialization_time(Bytes::from_count(size), cfg_.rx_rate), *this, kRxDrain);
+  }
+}
+
+void Host::send_pauses(std::uint16_t quanta) {
+  for (std::uint8_t c = 0; c < 8; ++c) {
+    if (!((cfg_.lossless >> c) & 1)) continue;
+    Packet* f = ctx_.packets.acquire();
+    f->opcode = Opcode::pfc;
+    f->set_pause(c, quanta);
+    f->priority = 7;
+    f->seal();
+    port(0).send_control(f);
+  }
+  if (quanta > 0) {
+    refresh_at_ = ctx_.sim.now() + Time::from_ps(port(0).pause_quantum_time(quanta).ps() / 2);
+    ctx_.sim.schedule_at(refresh_at_, *this, kRefresh);
+  } else {
+    refresh_at_ = Time::max();
+  }
+}
+
+void Host::process(Packet* p) {
   if (is_data(p->opcode)) {
     on_data(p);
     return;
@@ -321,6 +382,22 @@ void Host::receive(Port& /*port*/, Packet* p) {
 }
 
 void Host::on_event(std::uint64_t tag) {
+  if (tag == kRxDrain) {
+    Packet* p = rx_.pop();
+    rx_bytes_ -= p->frame_bytes();
+    process(p);
+    if (xoff_ && rx_bytes_ <= std::max<std::int64_t>(0, xoff_at_ - cfg_.xon_offset.count())) {
+      xoff_ = false;
+      send_pauses(0);
+    }
+    if (rx_.empty()) rx_draining_ = false;
+    else ctx_.sim.schedule_in(serialization_time(Bytes::from_count(rx_.front()->frame_bytes()), cfg_.rx_rate), *this, kRxDrain);
+    return;
+  }
+  if (tag == kRefresh) {
+    if (xoff_ && refresh_at_ == ctx_.sim.now()) send_pauses(cfg_.pause_quanta);
+    return;
+  }
   const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
   SendQp& s = send_.at(q);
   const Time now = ctx_.sim.now();
@@ -348,6 +425,7 @@ void Host::on_event(std::uint64_t tag) {
 void Host::drain() {
   for (auto& q : ctrl_)
     while (!q.empty()) ctx_.packets.release(q.pop());
+  while (!rx_.empty()) ctx_.packets.release(rx_.pop());
 }
 
 }  // namespace fabriclab::fabric

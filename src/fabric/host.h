@@ -11,6 +11,12 @@
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
 // places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that.
 // UC drops the rest of a message after a gap.
+// Receive buffer: with `rx_rate` set, arriving packets wait in a buffer of `rx_buffer`
+// bytes that the host drains at that rate (PCIe, memory); past `rx_buffer - headroom`
+// the NIC sends PFC pauses for the lossless priorities (refreshed at half their time),
+// and resumes them `xon_offset` below. A packet that does not fit is dropped (on a
+// lossless priority: counted as a lossless drop). Unset, the host takes packets as they
+// arrive and never pauses anyone.
 #pragma once
 
 #include <array>
@@ -38,6 +44,12 @@ struct NicConfig {
   std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
   std::string congestion_control = "none";
   HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)
+  BitRate rx_rate;                                // 0 = no receive buffer
+  Bytes rx_buffer = Bytes::from_count(256 << 10);
+  Bytes xon_offset = Bytes::from_count(8192);
+  std::uint16_t pause_quanta = 0xffff;
+  std::uint8_t lossless = 1u << 3;                // set from the switches' (PFC off: 0)
+  Bytes mac_phy_delay = Bytes::from_count(1536), peer_response = Bytes::from_count(3840);
 };
 
 class Host final : public Node, public EventHandler {
@@ -45,6 +57,8 @@ class Host final : public Node, public EventHandler {
   Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows);
 
   std::uint32_t host_id() const { return host_id_; }
+  // Once connected: sizes the receive buffer's pause point (InputError if it cannot be).
+  void finalize();
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
   // A sending QP toward (dst, dst_qpn), starting at `start`; returns its QPN.
@@ -62,11 +76,14 @@ class Host final : public Node, public EventHandler {
   std::uint64_t ce_marked_received() const { return ce_received_; }
   std::uint64_t reordered_accepted() const { return ooo_accepted_; }
   std::uint64_t timeouts() const { return timeouts_; }
+  std::uint64_t rx_buffer_drops() const { return rx_drops_; }
+  std::int64_t rx_buffer_peak() const { return rx_peak_; }
   // Packets waiting in the NIC's control queues (end-of-run ledger), and their release.
   template <typename F>
   void for_each_queued(F&& f) const {
     for (const auto& q : ctrl_)
       for (const Packet* p = q.front(); p; p = p->next) f(*p);
+    for (const Packet* p = rx_.front(); p; p = p->next) f(*p);
   }
   void drain();
 
@@ -100,7 +117,9 @@ class Host final : public Node, public EventHandler {
     std::uint32_t ack_hash_key = 0;  // of the ACKs' 5-tuple (this host -> the sender)
     std::vector<std::uint64_t> placed;  // reorder window bitmap, indexed by PSN mod its size
   };
-  enum : std::uint64_t { kStart = 1ull << 32, kRto = 2ull << 32 };
+  enum : std::uint64_t { kStart = 1ull << 32, kRto = 2ull << 32, kRxDrain = 3ull << 32, kRefresh = 4ull << 32 };
+  void process(Packet* p);
+  void send_pauses(std::uint16_t quanta);
 
   std::uint32_t payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const;
   Packet* make_data(SendQp& s);
@@ -124,6 +143,11 @@ class Host final : public Node, public EventHandler {
   std::vector<RecvQp> recv_;
   std::array<std::uint32_t, 8> ring_head_;
   std::array<PacketFifo, 8> ctrl_;  // ACK/NAK/CNP per priority
+  PacketFifo rx_;                 // the receive buffer (rx_rate set)
+  std::int64_t rx_bytes_ = 0, rx_peak_ = 0, xoff_at_ = 0;
+  bool rx_draining_ = false, xoff_ = false;
+  Time refresh_at_ = Time::max();
+  std::uint64_t rx_drops_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
                 timeouts_ = 0;
 };

@@ -15,6 +15,11 @@ Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
     : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
   sw_.max_frame = Bytes::from_count(nic_.mtu + 82);
   nic_.ecmp_hash = sw_.hash;
+  nic_.lossless = sw_.pfc ? sw_.lossless : 0;
+  nic_.xon_offset = sw_.xon_offset;
+  nic_.pause_quanta = sw_.pause_quanta;
+  nic_.mac_phy_delay = sw_.mac_phy_delay;
+  nic_.peer_response = sw_.peer_response;
 }
 
 Network::~Network() {
@@ -136,6 +141,7 @@ void Network::prepare() {
     if (h->port_count() != 1)
       throw InputError("host " + h->name() + " has " + std::to_string(h->port_count()) + " links (expected 1)");
   for (auto& s : switches_) s->finalize();
+  for (auto& h : hosts_) h->finalize();
   build_routes();
   for (std::uint32_t id = 0; id < flows_.size(); ++id) {
     const FlowSpec& f = flows_[id].spec;

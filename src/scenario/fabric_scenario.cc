@@ -55,6 +55,8 @@ ParamRegistry make_registry() {
   d("nic.ack_every", K::integer, "8", "RC: one coalesced ACK per this many in-order packets", "1", "65536");
   d("nic.rto", K::time, "1ms", "RC: retransmission timeout without progress", "1us", "10s");
   d("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
+  d("nic.rx_rate", K::rate, "0bps", "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)");
+  d("nic.rx_buffer", K::bytes, "256KiB", "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB", "");
   d("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "", {"none"});
 
   d("switch.buffer", K::bytes, "32MiB", "shared buffer of each switch", "1KiB", "");
@@ -195,6 +197,8 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   nic.rto = cfg.time("nic.rto");
   nic.reorder_window = u32(cfg, "nic.reorder_window");
   nic.congestion_control = cfg.text("nic.congestion_control");
+  nic.rx_rate = cfg.rate("nic.rx_rate");
+  nic.rx_buffer = cfg.bytes("nic.rx_buffer");
 
   fabric::SwitchConfig sw;
   sw.buffer = cfg.bytes("switch.buffer");

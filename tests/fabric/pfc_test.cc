@@ -3,6 +3,7 @@
 // turn the same way (a cyclic buffer dependency).
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
 
@@ -121,6 +122,55 @@ TEST(PfcDeadlock, WatchdogDropBreaksIt) {
   EXPECT_GT(drops, 0u);
   EXPECT_EQ(net->ledger().lossless_drops, 0u);  // the watchdog drops on purpose, not for want of buffer
   EXPECT_EQ(net->sim().now(), ms(2));           // the run went on
+}
+
+}  // namespace
+}  // namespace fabriclab::fabric
+
+namespace fabriclab::fabric {
+namespace {
+
+// h1 -> h0 back to back, h0 draining its receive buffer at 50 Gb/s (half the link).
+std::unique_ptr<Network> slow_receiver(Bytes rx_buffer, std::uint64_t bytes) {
+  NicConfig nic;
+  nic.rx_rate = Gbps(50);
+  nic.rx_buffer = rx_buffer;
+  auto net = std::make_unique<Network>(nic, SwitchConfig{}, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::back_to_back;
+  build_topology(*net, t);
+  net->add_flow({.src = 1, .dst = 0, .bytes = bytes, .start = {}, .priority = 3});
+  return net;
+}
+
+TEST(NicReceiveBuffer, DrainsAtItsRate) {
+  // FIRST arrives at 335840 + 1 us and takes 4178 x 8 / 50G = 668480 ps to drain; the
+  // other 7 (4162 bytes: 665920 ps each) queue behind it.
+  auto net = slow_receiver(MiB(1), 8 * 4096);
+  ASSERT_TRUE(net->run(ms(1)).all_finished);
+  EXPECT_EQ(net->flows()[0].finish.ps(), 335840 + 1'000'000 + 668480 + 7 * 665920);
+  EXPECT_EQ(net->host(0).port(0).pfc_sent(), 0u);  // 1 MiB never filled
+}
+
+TEST(NicReceiveBuffer, PausesTheSenderInsteadOfDropping) {
+  // 64 KiB of buffer, headroom 2 x 4178 + 2 x 12500 + 1536 + 3840 = 38732 B: the NIC
+  // pauses at 26804 B. 4 MB at half rate would overflow it many times over.
+  auto net = slow_receiver(KiB(64), 4'000'000);
+  ASSERT_TRUE(net->run(sec(1)).all_finished);
+  EXPECT_GT(net->host(0).port(0).pfc_sent(), 0u);
+  EXPECT_EQ(net->host(0).rx_buffer_drops(), 0u);
+  EXPECT_EQ(net->ledger().lossless_drops, 0u);
+  EXPECT_LE(net->host(0).rx_buffer_peak(), KiB(64).count());
+  // The drain is the bottleneck: 4 MB = 976 packets of 4096 + one of 2304, frames of
+  // 4178 (FIRST), 4162 x 975 and 2370 (LAST) bytes at 50G; the run takes that plus the
+  // first frame's way over the link, exactly: the pauses never let the buffer run dry.
+  const std::int64_t drain = (4178 + 975 * std::int64_t{4162} + 2370) * 8 * 1000 / 50;  // ps
+  EXPECT_EQ(net->flows()[0].finish.ps(), 335840 + 1'000'000 + drain);
+}
+
+TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {
+  auto net = slow_receiver(KiB(16), 4096);
+  EXPECT_THROW(net->run(ms(1)), InputError);
 }
 
 }  // namespace
