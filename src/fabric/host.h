@@ -19,6 +19,7 @@
 // arrive and never pauses anyone.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -68,6 +69,16 @@ class Host final : public Node, public EventHandler {
   Packet* next_packet(Port& port) override;
   void receive(Port& port, Packet* p) override;
   void on_event(std::uint64_t tag) override;
+
+  // Each sending QP: f(qpn, flow, current rate from its congestion control, bytes acknowledged).
+  template <typename F>
+  void for_each_send_qp(F&& f) const {
+    for (std::size_t q = 0; q < send_.size(); ++q) {
+      const SendQp& s = send_[q];
+      const std::uint64_t acked = std::min<std::uint64_t>(s.bytes, std::uint64_t{s.una} * cfg_.mtu);
+      f(static_cast<std::uint32_t>(q), s.flow, s.cc->rate(), acked);
+    }
+  }
 
   // Receiver statistics.
   std::uint64_t naks_sent() const { return naks_sent_; }

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "fabric/topology.h"
 #include "scenario/pcap_writer.h"
+#include "scenario/timeseries.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {
@@ -110,6 +111,8 @@ ParamRegistry make_registry() {
   d("impair.reorder_packets", K::integer, "1", "a reordered packet lets this many later ones by", "1", "1000000");
   d("impair.reorder_delay", K::time, "0ps", "if positive: a reordered packet is held this long instead", "0ps", "1s");
   d("impair.max_hold", K::time, "100us", "a held packet leaves after this long at the latest", "1ns", "1s");
+  d("output.timeseries_interval", K::time, "0ps", "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s");
+  d("output.timeseries_ports", K::text, "", "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
   d("output.pcap", K::text, "",
     "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
     "written to OUT/NODE-pPORT.pcap");
@@ -327,28 +330,33 @@ std::int64_t percentile(std::vector<std::int64_t> v, double q) {
   return v[rank - 1];
 }
 
-// One writer per port named in output.pcap.
-std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Network& net,
-                                                       const std::filesystem::path& dir) {
-  std::vector<std::unique_ptr<PcapWriter>> out;
-  const std::string& list = cfg.text("output.pcap");
-  if (list.empty()) return out;
+// The ports a list parameter names: NODE:PORT, or NODE for all its ports, comma-separated.
+std::set<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, Network& net, const std::string& key) {
+  const std::string& list = cfg.text(key);
   std::set<std::pair<fabric::Node*, std::size_t>> chosen;
+  if (list.empty()) return chosen;
   std::size_t pos = 0;
   while (pos <= list.size()) {
     const auto comma = list.find(',', pos);
     const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item.find(':') == std::string::npos) {
-      fabric::Node& node = find_node(cfg, net, "output.pcap", item);
+      fabric::Node& node = find_node(cfg, net, key, item);
       for (std::size_t i = 0; i < node.port_count(); ++i) chosen.insert({&node, i});
     } else {
-      fabric::Port& p = find_port(cfg, net, "output.pcap", item);
+      fabric::Port& p = find_port(cfg, net, key, item);
       chosen.insert({&p.owner(), p.index()});
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
-  for (const auto& [node, port] : chosen) {
+  return chosen;
+}
+
+// One writer per port named in output.pcap.
+std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Network& net,
+                                                       const std::filesystem::path& dir) {
+  std::vector<std::unique_ptr<PcapWriter>> out;
+  for (const auto& [node, port] : port_list(cfg, net, "output.pcap")) {
     out.push_back(std::make_unique<PcapWriter>(
         (dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(), net.sim()));
     node->port(port).set_tap(out.back().get());
@@ -372,7 +380,22 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
     if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", opt.out_dir, ec.message()));
   }
   std::vector<std::unique_ptr<PcapWriter>> captures;
-  if (!opt.out_dir.empty()) captures = open_captures(cfg, *net, opt.out_dir);
+  std::unique_ptr<TimeSeries> series;
+  if (!opt.out_dir.empty()) {
+    captures = open_captures(cfg, *net, opt.out_dir);
+    if (cfg.time("output.timeseries_interval") > Time()) {
+      std::vector<std::pair<fabric::Switch*, std::size_t>> ports;
+      for (const auto& [node, port] : port_list(cfg, *net, "output.timeseries_ports")) {
+        auto* sw = dynamic_cast<fabric::Switch*>(node);
+        if (!sw)
+          throw InputError(fmt::format("{}: output.timeseries_ports: {} is a host; queues are sampled at switches",
+                                       cfg.origin("output.timeseries_ports"), node->name()));
+        ports.push_back({sw, port});
+      }
+      series = std::make_unique<TimeSeries>(*net, cfg.time("output.timeseries_interval"), opt.out_dir,
+                                            std::move(ports));
+    }
+  }
   const Time stop = cfg.time("sim.stop_time");
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;

@@ -90,6 +90,16 @@ expect run-impair-drop 0 '; [1-9][0-9]* packets retransmitted' -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/impair" --set impair.link=sw0:0 --set 'impair.rules=drop 3/100'
 expect run-impair-summary 0 '"dropped": 1' -- cat "$tmp/impair/summary.json"
 
+# Time series: 14 samples (0, 100, ..., 1300 us; the run ends at 1309 us) of the
+# receiver's port, whose queue is deep once the incast is on; one row per QP per sample.
+expect run-timeseries 0 'outputs' -- "$fl" run "$examples/incast.toml" --out "$tmp/ts" \
+  --set output.timeseries_interval=100us --set output.timeseries_ports=sw0:0
+expect ts-queue-rows 0 '^15$' -- bash -c "wc -l <'$tmp/ts/queues.csv'"
+expect ts-queue-deep 0 '^100000.000,sw0,0,[1-9][0-9]{5,}$' -- cat "$tmp/ts/queues.csv"
+expect ts-qp-rows 0 '^225$' -- bash -c "wc -l <'$tmp/ts/qps.csv'"
+expect ts-host-port 2 'output.timeseries_ports: h1 is a host' -- "$fl" run "$examples/incast.toml" \
+  --out "$tmp/x" --set output.timeseries_interval=100us --set output.timeseries_ports=h1
+
 # A PFC deadlock: five switches in a ring, every host sending two switches clockwise.
 printf 'src,dst,bytes,start,priority,qps\n' >"$tmp/ring_flows.csv"
 for s in 0 1 2 3 4; do for k in 0 1; do

@@ -1,0 +1,47 @@
+#include "scenario/timeseries.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/error.h"
+
+namespace fabriclab::scenario {
+
+namespace {
+std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
+}  // namespace
+
+TimeSeries::TimeSeries(fabric::Network& net, Time interval, const std::string& dir,
+                       std::vector<std::pair<fabric::Switch*, std::size_t>> ports)
+    : net_(net), interval_(interval), ports_(std::move(ports)) {
+  if (interval <= Time()) throw std::logic_error("TimeSeries: the interval must be positive");
+  if (ports_.empty())
+    for (std::uint32_t s = 0; s < net.switch_count(); ++s)
+      for (std::size_t p = 0; p < net.switch_at(s).port_count(); ++p) ports_.push_back({&net.switch_at(s), p});
+  const auto path = [&](const char* f) { return (std::filesystem::path(dir) / f).string(); };
+  queues_.open(path("queues.csv"));
+  qps_.open(path("qps.csv"));
+  if (!queues_ || !qps_) throw InputError(dir + ": cannot write queues.csv and qps.csv");
+  queues_ << "time_ns,node,port,queue_bytes\n";
+  qps_ << "time_ns,host,qp,flow,rate_gbps,acked_bytes\n";
+  net.sim().schedule_in(Time(), *this, 0);
+}
+
+void TimeSeries::on_event(std::uint64_t /*tag*/) {
+  sample();
+  net_.sim().schedule_in(interval_, *this, 0);
+}
+
+void TimeSeries::sample() {
+  ++samples_;
+  const std::string t = ns_text(net_.sim().now());
+  for (const auto& [sw, p] : ports_) queues_ << fmt::format("{},{},{},{}\n", t, sw->name(), p, sw->queued_bytes(p));
+  for (std::uint32_t h = 0; h < net_.host_count(); ++h)
+    net_.host(h).for_each_send_qp([&](std::uint32_t qp, std::uint32_t flow, BitRate rate, std::uint64_t acked) {
+      qps_ << fmt::format("{},{},{},{},{:.3f},{}\n", t, net_.host(h).name(), qp, flow,
+                          static_cast<double>(rate.bps()) / 1e9, acked);
+    });
+}
+
+}  // namespace fabriclab::scenario

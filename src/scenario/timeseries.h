@@ -1,0 +1,38 @@
+// Sampled time series, written as the run goes (an observer: it reads the components'
+// state every `interval` and never changes it):
+//   queues.csv  time_ns,node,port,queue_bytes        -- every switch egress port chosen
+//   qps.csv     time_ns,host,qp,flow,rate_gbps,acked_bytes  -- every sending QP
+// The rate is what the QP's congestion control allows (line rate under `none`); the
+// throughput over an interval is the difference of acked_bytes.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/simulator.h"
+#include "fabric/network.h"
+
+namespace fabriclab::scenario {
+
+class TimeSeries final : public EventHandler {
+ public:
+  // `ports`: the switch ports to sample (empty: every switch port). Throws InputError if
+  // the files cannot be written.
+  TimeSeries(fabric::Network& net, Time interval, const std::string& dir,
+             std::vector<std::pair<fabric::Switch*, std::size_t>> ports);
+  void on_event(std::uint64_t tag) override;
+  std::uint64_t samples() const { return samples_; }
+
+ private:
+  void sample();
+  fabric::Network& net_;
+  Time interval_;
+  std::vector<std::pair<fabric::Switch*, std::size_t>> ports_;
+  std::ofstream queues_, qps_;
+  std::uint64_t samples_ = 0;
+};
+
+}  // namespace fabriclab::scenario
