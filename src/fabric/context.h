@@ -16,6 +16,7 @@ struct Ledger {
   std::uint64_t data_packets_dropped = 0, data_bytes_dropped = 0;  // in switches or on links
   std::uint64_t data_packets_duplicated = 0, data_bytes_duplicated = 0;  // copies made on links
   std::uint64_t lossless_drops = 0;                                // drops on a lossless priority
+  std::uint64_t ttl_drops = 0;                                     // TTL ran out (a routing loop)
   std::uint64_t control_packets_sent = 0;                          // ACK, NAK, CNP, PFC
 };
 

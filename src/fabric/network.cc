@@ -33,6 +33,19 @@ Network::~Network() {
   for (auto& b : boxes_) b->drain();
 }
 
+void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<std::uint16_t> ports) {
+  if (prepared_) throw std::logic_error("Network::set_static_route after the run was prepared");
+  if (sw >= switches_.size()) throw InputError("static route: no switch " + std::to_string(sw));
+  if (dst >= hosts_.size()) throw InputError("static route: no host " + std::to_string(dst));
+  if (ports.empty()) throw InputError("static route at " + switches_[sw]->name() + ": no port");
+  for (auto p : ports)
+    if (p >= switches_[sw]->port_count())
+      throw InputError("static route at " + switches_[sw]->name() + " toward " + hosts_[dst]->name() + ": port " +
+                       std::to_string(p) + " does not exist (ports 0.." +
+                       std::to_string(switches_[sw]->port_count() - 1) + ")");
+  static_routes_[{sw, dst}] = std::move(ports);
+}
+
 ReorderBox& Network::add_impairment(Port& port, ImpairmentConfig cfg) {
   if (prepared_) throw std::logic_error("Network::add_impairment after the run was prepared");
   if (!port.peer()) throw std::logic_error("Network::add_impairment on an unconnected port");
@@ -121,6 +134,11 @@ void Network::build_routes() {
     for (std::size_t s = 0; s < switches_.size(); ++s) {
       Switch& sw = *switches_[s];
       begin[s].push_back(static_cast<std::uint32_t>(ports[s].size()));
+      auto fixed = static_routes_.find({static_cast<std::uint32_t>(s), h});
+      if (fixed != static_routes_.end()) {
+        ports[s].insert(ports[s].end(), fixed->second.begin(), fixed->second.end());
+        continue;
+      }
       const std::int32_t d = dist[sw.id()];
       if (d <= 0) continue;
       for (std::size_t i = 0; i < sw.port_count(); ++i)

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,6 +65,11 @@ class Network {
   Switch& switch_at(std::uint32_t s) { return *switches_.at(s); }
   const std::vector<Node*>& nodes() const { return nodes_; }
 
+  // Forwarding at switch `sw` toward host `dst` uses exactly `ports` (local port indices;
+  // several = equal cost) instead of the shortest paths. Before run(). A loop is possible:
+  // the TTL ends it (ledger().ttl_drops).
+  void set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<std::uint16_t> ports);
+
   // A reorder box on the link leaving `port` (owned by the network; before run()).
   ReorderBox& add_impairment(Port& port, ImpairmentConfig cfg);
   const std::vector<std::unique_ptr<ReorderBox>>& impairments() const { return boxes_; }
@@ -106,6 +112,7 @@ class Network {
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;
   std::vector<std::unique_ptr<ReorderBox>> boxes_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint16_t>> static_routes_;
   bool prepared_ = false, ran_ = false;
 
   struct Monitor final : EventHandler {

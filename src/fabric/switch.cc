@@ -224,6 +224,12 @@ void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
 void Switch::receive(Port& port, Packet* p) {
   const std::uint16_t in = port.index();
   const std::int64_t size = p->frame_bytes();
+  if (p->ttl <= 1) {  // a routing loop (static routes): IP drops it here
+    ++ctx_.ledger.ttl_drops;
+    drop_packet(ports_[in], p);
+    return;
+  }
+  --p->ttl;
   p->ingress = in;
   if (!admit(in, p->priority, size)) {
     SwitchPort& sp = ports_[in];

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "core/error.h"
 #include "fabric/topology.h"
@@ -102,6 +103,8 @@ ParamRegistry make_registry() {
   d("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
   d("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
   d("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
+  d("routing.static", K::text, "",
+    "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")");
   d("impair.link", K::text, "", "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none");
   d("impair.rules", K::text, "", "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"");
   d("impair.drop_probability", K::real, "0", "each data packet lost with this probability", "0", "1");
@@ -295,6 +298,47 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   }
   for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net->host_count()), seed))
     net->add_flow(f);
+
+  // routing.static: "s1 h9 2|3; s2 h0 1"
+  {
+    const std::string& text = cfg.text("routing.static");
+    std::size_t pos = 0;
+    while (!text.empty() && pos <= text.size()) {
+      const auto semi = text.find(';', pos);
+      std::string item = text.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos);
+      std::istringstream words(item);
+      std::string sw_name, host_name, port_text, extra;
+      words >> sw_name >> host_name >> port_text >> extra;
+      if (!sw_name.empty()) {
+        const std::string where = fmt::format("{}: routing.static: '{}'", cfg.origin("routing.static"), item);
+        if (port_text.empty() || !extra.empty()) throw InputError(where + ": expected SWITCH HOST PORT[|PORT...]");
+        fabric::Node& at = find_node(cfg, *net, "routing.static", sw_name);
+        fabric::Node& host = find_node(cfg, *net, "routing.static", host_name);
+        if (host.id() >= net->host_count() || at.id() < net->host_count())
+          throw InputError(where + ": expected a switch, then a host");
+        std::vector<std::uint16_t> ports;
+        std::size_t p0 = 0;
+        while (p0 <= port_text.size()) {
+          const auto bar = port_text.find('|', p0);
+          const std::string one = port_text.substr(p0, bar == std::string::npos ? std::string::npos : bar - p0);
+          std::size_t used = 0;
+          long v = -1;
+          try {
+            v = std::stol(one, &used);
+          } catch (const std::exception&) {
+          }
+          if (v < 0 || used != one.size() || static_cast<std::size_t>(v) >= at.port_count())
+            throw InputError(fmt::format("{}: port '{}': {} has ports 0..{}", where, one, at.name(), at.port_count() - 1));
+          ports.push_back(static_cast<std::uint16_t>(v));
+          if (bar == std::string::npos) break;
+          p0 = bar + 1;
+        }
+        net->set_static_route(static_cast<std::uint32_t>(at.id() - net->host_count()), host.id(), std::move(ports));
+      }
+      if (semi == std::string::npos) break;
+      pos = semi + 1;
+    }
+  }
 
   const std::string& link = cfg.text("impair.link");
   if (!link.empty()) {
@@ -490,6 +534,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"control_packets_sent", l.control_packets_sent},
                  {"drops", o.drops},
                  {"lossless_drops", l.lossless_drops},
+                 {"ttl_drops", l.ttl_drops},
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};

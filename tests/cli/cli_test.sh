@@ -90,6 +90,13 @@ expect run-impair-drop 0 '; [1-9][0-9]* packets retransmitted' -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/impair" --set impair.link=sw0:0 --set 'impair.rules=drop 3/100'
 expect run-impair-summary 0 '"dropped": 1' -- cat "$tmp/impair/summary.json"
 
+# Static routes: s1's second link to s2 carries the flow; a bad port is named.
+printf '[topology]\nkind = "two_switches"\ns1_hosts = 1\ns2_hosts = 1\ninter_switch_links = 2\n[traffic]\npattern = "flows"\nflows_file = "one.csv"\n' >"$tmp/sr.toml"
+printf 'src,dst,bytes,start,priority,qps\n0,1,1MB,0ns,3,1\n' >"$tmp/one.csv"
+expect static-route 0 '^s1,2,[0-9]+,245,' -- bash -c "'$fl' run '$tmp/sr.toml' --out '$tmp/sr' --set 'routing.static=s1 h1 2' >/dev/null && cat '$tmp/sr/ports.csv'"
+expect static-route-bad-port 2 "routing.static: 's1 h1 5': port '5': s1 has ports 0..2" -- \
+  "$fl" run "$tmp/sr.toml" --out "$tmp/sr" --set 'routing.static=s1 h1 5'
+
 # Time series: 14 samples (0, 100, ..., 1300 us; the run ends at 1309 us) of the
 # receiver's port, whose queue is deep once the incast is on; one row per QP per sample.
 expect run-timeseries 0 'outputs' -- "$fl" run "$examples/incast.toml" --out "$tmp/ts" \

@@ -6,6 +6,7 @@
 // has no RETH: 4182 x 80 = 334560 ps. An ACK is 70 (+20) bytes: 7200 ps.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
 
@@ -213,6 +214,51 @@ TEST(Network, LossyIncastDropsAndRecovers) {
   EXPECT_GE(retx, net.ledger().data_packets_dropped);
   EXPECT_EQ(net.ledger().data_bytes_sent,
             net.ledger().data_bytes_arrived + net.ledger().data_bytes_dropped + r.in_flight_data_bytes);
+}
+
+}  // namespace
+}  // namespace fabriclab::fabric
+
+namespace fabriclab::fabric {
+namespace {
+
+// h0 - s1 = s2 - h1 with two s1-s2 links: s1's ports are 0 (h0), 1 and 2 (to s2); s2's
+// 0 (h1), 1 and 2 (to s1).
+std::unique_ptr<Network> two_links() {
+  auto net = std::make_unique<Network>(NicConfig{}, SwitchConfig{}, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::two_switches;
+  t.s1_hosts = t.s2_hosts = 1;
+  t.inter_switch_links = 2;
+  build_topology(*net, t);
+  net->add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}});
+  return net;
+}
+
+TEST(StaticRoutes, PinTheNextHop) {
+  auto net = two_links();
+  net->set_static_route(0, 1, {2});
+  ASSERT_TRUE(net->run(ms(1)).all_finished);
+  EXPECT_EQ(net->switch_at(0).port(2).tx_packets(), 4u);
+  EXPECT_EQ(net->switch_at(0).port(1).tx_packets(), 0u);
+}
+
+TEST(StaticRoutes, ALoopEndsWithTheTtl) {
+  // s1 sends h1's packets to s2 over link 1, s2 sends them back over link 2: each data
+  // packet is forwarded by 63 switches (TTL 64 down to 1) and dropped at the 64th.
+  auto net = two_links();
+  net->set_static_route(0, 1, {1});
+  net->set_static_route(1, 1, {2});
+  const RunTotals t = net->run(us(500));  // before the 1 ms retransmission timeout
+  EXPECT_EQ(t.flows_finished, 0u);
+  EXPECT_EQ(net->ledger().ttl_drops, 4u);
+  const std::uint64_t forwarded = net->switch_at(0).port(1).tx_packets() + net->switch_at(1).port(2).tx_packets();
+  EXPECT_EQ(forwarded, 4u * 63u);
+}
+
+TEST(StaticRoutes, BadPortIsRefused) {
+  auto net = two_links();
+  EXPECT_THROW(net->set_static_route(0, 1, {3}), InputError);
 }
 
 }  // namespace
