@@ -15,6 +15,14 @@ namespace fabriclab::fabric {
 
 class Port;
 
+// What a node learns of a frame that has left one of its ports.
+struct SentFrame {
+  std::uint32_t frame_bytes = 0;
+  std::uint16_t ingress = 0;  // the port it came in on (switches)
+  std::uint8_t priority = 0;
+  bool pfc = false;           // a PFC frame the node sent
+};
+
 class Node {
  public:
   explicit Node(std::string name) : name_(std::move(name)) {}
@@ -25,8 +33,8 @@ class Node {
   // The next packet `port` should serialize now, or nullptr when none is eligible (empty,
   // paused or paced; the node then arranges a Port::wake_at when one becomes eligible).
   virtual Packet* next_packet(Port& port) = 0;
-  // `p` has left `port` (its last bit is on the wire); it still belongs to the link.
-  virtual void transmitted(Port& /*port*/, const Packet& /*p*/) {}
+  // A frame has left `port` (its last bit is on the wire).
+  virtual void transmitted(Port& /*port*/, const SentFrame& /*f*/) {}
   // A packet has arrived on `port` (never a PFC frame: the port consumes those). The
   // node owns it now: forward it or release it to the pool.
   virtual void receive(Port& port, Packet* p) = 0;

@@ -48,7 +48,7 @@ inline constexpr std::uint8_t kEcnNotEct = 0, kEcnEct0 = 2, kEcnCe = 3;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 inline constexpr std::uint32_t kPsnMask = 0xffffff;  // PSNs are 24 bits
 
-struct Packet {
+struct alignas(64) Packet {
   Packet* next = nullptr;   // the FIFO this packet waits in
   std::uint32_t flow = 0;   // the flow it belongs to (statistics only)
   std::uint32_t src = 0;    // source host (its IPv4 address is derived from it)

@@ -62,6 +62,7 @@ void Port::start_next() {
   if (!p) return;
   if (p->frame == 0) throw std::logic_error(owner_.name() + ": a packet was sent without seal()");
   on_wire_ = p;
+  sending_ = {p->frame_bytes(), p->ingress, p->priority, p->opcode == Opcode::pfc};
   // Most frames are MTU-sized: skip the 128-bit division when the size repeats.
   const std::uint32_t bytes = p->wire_bytes();
   if (bytes != memo_bytes_) {
@@ -71,37 +72,31 @@ void Port::start_next() {
   ctx_.sim.schedule_in(memo_time_, *this, kTxDone);
 }
 
-void Port::link_push(Time arrival, Packet* p) {
-  if (link_count_ == link_.size()) {  // grow: unroll the ring into a twice larger one
-    std::vector<InFlight> bigger(2 * link_.size());
-    for (std::size_t i = 0; i < link_count_; ++i) bigger[i] = link_[(link_head_ + i) & (link_.size() - 1)];
-    link_.swap(bigger);
-    link_head_ = 0;
-  }
-  link_[(link_head_ + link_count_) & (link_.size() - 1)] = {arrival, p};
-  ++link_count_;
-}
-
 void Port::on_event(std::uint64_t tag) {
   switch (tag) {
     case kTxDone: {
+      // The frame's fields were read when it started (sending_): by now the packet has
+      // usually left the cache, and only the tap needs it.
       Packet* p = on_wire_;
       on_wire_ = nullptr;
-      tx_bytes_ += p->frame_bytes();
+      tx_bytes_ += sending_.frame_bytes;
       ++tx_packets_;
-      if (p->opcode == Opcode::pfc) ++pfc_sent_;
-      owner_.transmitted(*this, *p);
+      if (sending_.pfc) ++pfc_sent_;
+      owner_.transmitted(*this, sending_);
       if (tap_) tap_->on_frame(*this, *p, true);
       const Time arrival = ctx_.sim.now() + delay_;
-      link_push(arrival, p);
-      if (link_count_ == 1) ctx_.sim.schedule_at(arrival, *this, kArrive);
+      link_.push(arrival, p);
+      if (link_.size() == 1) ctx_.sim.schedule_at(arrival, *this, kArrive);
       start_next();
       return;
     }
     case kArrive: {
-      Packet* p = link_[link_head_].packet;
-      link_head_ = (link_head_ + 1) & (link_.size() - 1);
-      if (--link_count_ > 0) ctx_.sim.schedule_at(link_[link_head_].arrival, *this, kArrive);
+      Packet* p = link_.front().packet;
+      link_.pop();
+      if (link_.size() > 0) {
+        ctx_.sim.schedule_at(link_.front().arrival, *this, kArrive);
+        __builtin_prefetch(link_.front().packet);  // it arrives next: warm it up
+      }
       deliver(p);
       return;
     }
@@ -149,9 +144,9 @@ void Port::deliver_now(Packet* p) {
 
 void Port::drain() {
   if (on_wire_) ctx_.packets.release(std::exchange(on_wire_, nullptr));
-  for (; link_count_ > 0; --link_count_) {
-    ctx_.packets.release(link_[link_head_].packet);
-    link_head_ = (link_head_ + 1) & (link_.size() - 1);
+  while (link_.size() > 0) {
+    ctx_.packets.release(link_.front().packet);
+    link_.pop();
   }
   while (!control_.empty()) ctx_.packets.release(control_.pop());
 }

@@ -264,6 +264,9 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
   auto take = [&](std::uint8_t c) {
     if (!cfg_.mark_at_enqueue) maybe_mark(sp, *sp.queue[c].front(), c);
     Packet* p = sp.queue[c].pop();
+    // The next packet of this queue leaves after this one: start fetching it now (it has
+    // waited long enough to be out of cache).
+    if (!sp.queue[c].empty()) __builtin_prefetch(sp.queue[c].front());
     const std::int64_t size = p->frame_bytes();
     sp.queue_bytes[c] -= size;
     sp.queued -= size;
@@ -307,8 +310,8 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
 
 Packet* Switch::next_packet(Port& port) { return dequeue(ports_[port.index()], port); }
 
-void Switch::transmitted(Port& /*port*/, const Packet& p) {
-  if (p.opcode != Opcode::pfc) release(p.ingress, p.priority, p.frame_bytes());
+void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
+  if (!f.pfc) release(f.ingress, f.priority, f.frame_bytes);
 }
 
 void Switch::drain() {

@@ -80,7 +80,7 @@ class Switch final : public Node, public EventHandler {
   void set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports);
 
   Packet* next_packet(Port& port) override;
-  void transmitted(Port& port, const Packet& p) override;
+  void transmitted(Port& port, const SentFrame& f) override;
   void receive(Port& port, Packet* p) override;
   void on_event(std::uint64_t tag) override;
 
