@@ -55,8 +55,12 @@ std::uint16_t fold(std::uint32_t x) { return static_cast<std::uint16_t>((x >> 16
 // The 17 hashed bytes in network order: seed, source IP, destination IP, UDP source
 // port, UDP destination port (4791), IP protocol (17). `tuple` false zeroes the last 13.
 std::uint32_t crc_of(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, std::uint32_t dst_ip,
-                     std::uint16_t udp_sport, bool tuple) {
-  const std::uint16_t dport = tuple ? kRoceUdpPort : 0;
+                     std::uint16_t udp_sport, std::uint8_t fields) {
+  src_ip = (fields & kSrcIp) ? src_ip : 0;
+  dst_ip = (fields & kDstIp) ? dst_ip : 0;
+  udp_sport = (fields & kSrcPort) ? udp_sport : 0;
+  const std::uint16_t dport = (fields & kDstPort) ? kRoceUdpPort : 0;
+  const std::uint8_t proto = (fields & kProtocol) ? 17 : 0;
   const std::uint8_t b[17] = {
       static_cast<std::uint8_t>(seed >> 24),   static_cast<std::uint8_t>(seed >> 16),
       static_cast<std::uint8_t>(seed >> 8),    static_cast<std::uint8_t>(seed),
@@ -66,29 +70,54 @@ std::uint32_t crc_of(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, s
       static_cast<std::uint8_t>(dst_ip >> 8),  static_cast<std::uint8_t>(dst_ip),
       static_cast<std::uint8_t>(udp_sport >> 8), static_cast<std::uint8_t>(udp_sport),
       static_cast<std::uint8_t>(dport >> 8),   static_cast<std::uint8_t>(dport & 0xff),
-      static_cast<std::uint8_t>(tuple ? 17 : 0)};
+      proto};
   return f == HashFunction::crc32 ? crc32(b, sizeof b) : crc16_ccitt(b, sizeof b);
 }
 
-std::uint32_t tuple_xor(std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport) {
-  return src_ip ^ dst_ip ^ (static_cast<std::uint32_t>(udp_sport) << 16 | kRoceUdpPort) ^ 17u;
+std::uint32_t tuple_xor(std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport, std::uint8_t fields) {
+  const std::uint32_t sport = (fields & kSrcPort) ? udp_sport : 0;
+  const std::uint32_t dport = (fields & kDstPort) ? kRoceUdpPort : 0;
+  return ((fields & kSrcIp) ? src_ip : 0) ^ ((fields & kDstIp) ? dst_ip : 0) ^ (sport << 16 | dport) ^
+         ((fields & kProtocol) ? 17u : 0u);
 }
 }  // namespace
 
 std::uint32_t flow_hash(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, std::uint32_t dst_ip,
-                        std::uint16_t udp_sport) {
-  if (f == HashFunction::xor_fold) return fold(seed ^ tuple_xor(src_ip, dst_ip, udp_sport));
-  return crc_of(f, seed, src_ip, dst_ip, udp_sport, true);
+                        std::uint16_t udp_sport, std::uint8_t fields) {
+  if (f == HashFunction::xor_fold) return fold(seed ^ tuple_xor(src_ip, dst_ip, udp_sport, fields));
+  return crc_of(f, seed, src_ip, dst_ip, udp_sport, fields);
 }
 
-std::uint32_t flow_hash_key(HashFunction f, std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport) {
-  if (f == HashFunction::xor_fold) return fold(tuple_xor(src_ip, dst_ip, udp_sport));
-  return crc_of(f, 0, src_ip, dst_ip, udp_sport, true);  // h(0 || tuple)
+std::uint32_t flow_hash_key(HashFunction f, std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport,
+                            std::uint8_t fields) {
+  if (f == HashFunction::xor_fold) return fold(tuple_xor(src_ip, dst_ip, udp_sport, fields));
+  return crc_of(f, 0, src_ip, dst_ip, udp_sport, fields);  // h(0 || tuple)
 }
 
 std::uint32_t flow_hash_seed(HashFunction f, std::uint32_t seed) {
   if (f == HashFunction::xor_fold) return fold(seed);
-  return crc_of(f, seed, 0, 0, 0, false) ^ crc_of(f, 0, 0, 0, 0, false);  // h(seed || 0) ^ h(0)
+  return crc_of(f, seed, 0, 0, 0, 0) ^ crc_of(f, 0, 0, 0, 0, 0);  // h(seed || 0) ^ h(0)
+}
+
+std::uint8_t parse_hash_fields(const std::string& list) {
+  std::uint8_t m = 0;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const auto comma = list.find(',', pos);
+    std::string f = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    f.erase(0, f.find_first_not_of(' '));
+    f.erase(f.find_last_not_of(' ') + 1);
+    if (f == "src_ip") m |= kSrcIp;
+    else if (f == "dst_ip") m |= kDstIp;
+    else if (f == "src_port") m |= kSrcPort;
+    else if (f == "dst_port") m |= kDstPort;
+    else if (f == "protocol") m |= kProtocol;
+    else
+      throw InputError("unknown hash field '" + f + "' (expected src_ip, dst_ip, src_port, dst_port, protocol)");
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return m;
 }
 
 }  // namespace fabriclab::fabric

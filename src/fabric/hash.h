@@ -16,6 +16,12 @@ namespace fabriclab::fabric {
 
 enum class HashFunction : std::uint8_t { crc32, crc16, xor_fold };
 
+// Which 5-tuple fields enter the hash (the others hash as zeros), as a bit mask.
+enum HashField : std::uint8_t { kSrcIp = 1, kDstIp = 2, kSrcPort = 4, kDstPort = 8, kProtocol = 16 };
+inline constexpr std::uint8_t kAllHashFields = kSrcIp | kDstIp | kSrcPort | kDstPort | kProtocol;
+// "src_ip,dst_ip,src_port,dst_port,protocol" (any non-empty subset); throws InputError.
+std::uint8_t parse_hash_fields(const std::string& list);
+
 HashFunction parse_hash_function(const std::string& name);  // throws InputError
 const char* to_string(HashFunction f);
 
@@ -26,14 +32,15 @@ std::uint16_t crc16_ccitt(const std::uint8_t* data, std::size_t n);
 inline std::uint32_t host_ipv4(std::uint32_t host) { return 0x0a000000u + host + 1; }
 
 std::uint32_t flow_hash(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, std::uint32_t dst_ip,
-                        std::uint16_t udp_sport);
+                        std::uint16_t udp_sport, std::uint8_t fields = kAllHashFields);
 
 // The same hash in two halves, so that a switch does one XOR per packet: every function
 // here is affine over GF(2) in its input, so for messages of equal length
 // h(seed || tuple) = h(seed || 0) ^ h(0 || tuple) ^ h(0 || 0). The NIC computes the
 // tuple's key once per QP and carries it in the packet; the switch keeps its seed's.
 //   flow_hash(f, seed, ...) == flow_hash_seed(f, seed) ^ flow_hash_key(f, ...)
-std::uint32_t flow_hash_key(HashFunction f, std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport);
+std::uint32_t flow_hash_key(HashFunction f, std::uint32_t src_ip, std::uint32_t dst_ip, std::uint16_t udp_sport,
+                            std::uint8_t fields = kAllHashFields);
 std::uint32_t flow_hash_seed(HashFunction f, std::uint32_t seed);
 
 }  // namespace fabriclab::fabric

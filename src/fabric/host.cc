@@ -71,7 +71,7 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.cc = make_congestion_control(cfg_.congestion_control, port(0).rate());
   const auto q = static_cast<std::uint32_t>(send_.size());
   s.sport = source_port(host_id_, q);
-  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport);
+  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
   ctx_.sim.schedule_at(start, *this, kStart | q);
   return q;
@@ -196,7 +196,8 @@ void Host::send_control(Packet* p) {
 
 void Host::send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome) {
   if (!r.ack_key_set) {
-    r.ack_hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport);
+    r.ack_hash_key =
+        flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport, cfg_.ecmp_fields);
     r.ack_key_set = true;
   }
   Packet* a = ctx_.packets.acquire();

@@ -45,6 +45,7 @@ struct NicConfig {
   std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
   std::string congestion_control = "none";
   HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)
+  std::uint8_t ecmp_fields = kAllHashFields;      // and the 5-tuple fields it hashes
   BitRate rx_rate;                                // 0 = no receive buffer
   Bytes rx_buffer = Bytes::from_count(256 << 10);
   Bytes xon_offset = Bytes::from_count(8192);

@@ -15,6 +15,7 @@ Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
     : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
   sw_.max_frame = Bytes::from_count(nic_.mtu + 82);
   nic_.ecmp_hash = sw_.hash;
+  nic_.ecmp_fields = sw_.hash_fields;
   nic_.lossless = sw_.pfc ? sw_.lossless : 0;
   nic_.xon_offset = sw_.xon_offset;
   nic_.pause_quanta = sw_.pause_quanta;

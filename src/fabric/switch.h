@@ -62,6 +62,7 @@ struct SwitchConfig {
   Wred wred;
   LoadBalance load_balance = LoadBalance::ecmp;
   HashFunction hash = HashFunction::crc32;
+  std::uint8_t hash_fields = kAllHashFields;
   std::uint32_t seed = 0;
   bool seed_per_switch = true;                   // false: every switch hashes alike (polarizes)
 };

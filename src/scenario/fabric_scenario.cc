@@ -93,6 +93,7 @@ ParamRegistry make_registry() {
   d("switch.wred.mark_at", K::choice, "dequeue", "where the queue is measured", "", "", {"dequeue", "enqueue"});
   d("switch.lb", K::choice, "ecmp", "choice among equal-cost next hops", "", "", {"ecmp", "spray_rr", "spray_random"});
   d("switch.ecmp.hash", K::choice, "crc32", "ECMP hash function", "", "", {"crc32", "crc16", "xor"});
+  d("switch.ecmp.fields", K::text, "src_ip,dst_ip,src_port,dst_port,protocol", "5-tuple fields the ECMP hash reads");
   d("switch.ecmp.seed", K::integer, "0", "ECMP hash seed", "0", "4294967295");
   d("switch.ecmp.seed_per_switch", K::boolean, "true", "mix the switch index into the seed (false: every tier hashes alike)");
 
@@ -253,6 +254,11 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
                     : lb == "spray_rr" ? fabric::LoadBalance::spray_round_robin
                                        : fabric::LoadBalance::spray_random;
   sw.hash = fabric::parse_hash_function(cfg.text("switch.ecmp.hash"));
+  try {
+    sw.hash_fields = fabric::parse_hash_fields(cfg.text("switch.ecmp.fields"));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: switch.ecmp.fields: {}", cfg.origin("switch.ecmp.fields"), e.what()));
+  }
   sw.seed = static_cast<std::uint32_t>(cfg.integer("switch.ecmp.seed"));
   sw.seed_per_switch = cfg.boolean("switch.ecmp.seed_per_switch");
 

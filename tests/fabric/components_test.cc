@@ -49,6 +49,19 @@ TEST(Hash, SplitIntoSeedAndKeyEqualsTheDirectHash) {
     }
 }
 
+TEST(Hash, FieldsLeftOutDoNotMatter) {
+  // Without the source port, every QP between two hosts hashes alike; with it, they differ.
+  const std::uint8_t ips = kSrcIp | kDstIp;
+  for (HashFunction f : {HashFunction::crc32, HashFunction::crc16, HashFunction::xor_fold}) {
+    EXPECT_EQ(flow_hash(f, 7, 10, 20, 50000, ips), flow_hash(f, 7, 10, 20, 60000, ips));
+    EXPECT_NE(flow_hash(f, 7, 10, 20, 50000), flow_hash(f, 7, 10, 20, 60000));
+    EXPECT_EQ(flow_hash(f, 7, 10, 20, 50000, ips), flow_hash_seed(f, 7) ^ flow_hash_key(f, 10, 20, 60000, ips));
+  }
+  EXPECT_EQ(parse_hash_fields("src_ip, dst_ip"), ips);
+  EXPECT_EQ(testing::input_error_of([] { parse_hash_fields("src_ip,vlan"); }),
+            "unknown hash field 'vlan' (expected src_ip, dst_ip, src_port, dst_port, protocol)");
+}
+
 TEST(Wred, ProbabilityFollowsTheFormula) {
   const Wred w{.kmin = 100'000, .kmax = 300'000, .pmax = 0.2};
   EXPECT_EQ(w.probability(0), 0.0);
