@@ -39,6 +39,13 @@ void Host::finalize() {
   const auto cable = static_cast<std::int64_t>(static_cast<I128>(p.rate().bps()) * p.delay().ps() / 8'000'000'000'000);
   const std::int64_t headroom = 2 * (cfg_.mtu + 82) + 2 * cable + cfg_.mac_phy_delay.count() + cfg_.peer_response.count();
   xoff_at_ = cfg_.rx_buffer.count() - headroom;
+  const Time half = Time::from_ps(p.pause_quantum_time(cfg_.pause_quanta).ps() / 2);
+  const Time need = serialization_time(Bytes::from_count(cfg_.mtu + 82 + 20), p.rate()) +
+                    serialization_time(Bytes::from_count(64 + 20), p.rate());
+  if (cfg_.lossless && half < need)
+    throw InputError("host " + name() + ": a pause of " + std::to_string(cfg_.pause_quanta) +
+                     " quanta is refreshed every " + to_string(half) +
+                     ", less than a largest frame plus a PFC frame: raise switch.pfc.pause_quanta");
   if (cfg_.lossless && xoff_at_ <= 0)
     throw InputError("host " + name() + ": nic.rx_buffer " + to_string(cfg_.rx_buffer) +
                      " is smaller than its PFC headroom (" + to_string(Bytes::from_count(headroom)) + ")");
@@ -240,7 +247,6 @@ void Host::qp_complete(const RecvQp& r) {
 }
 
 void Host::on_data(Packet* p) {
-  if (p->dst != host_id_) throw std::logic_error(name() + ": received a packet for host " + std::to_string(p->dst));
   RecvQp& r = recv_.at(p->dst_qp);
   ++ctx_.ledger.data_packets_arrived;
   ctx_.ledger.data_bytes_arrived += p->payload;
@@ -305,7 +311,9 @@ void Host::on_ack(const Packet& p) {
   SendQp& s = send_.at(p.dst_qp);
   const Time now = ctx_.sim.now();
   if (p.syndrome == kAethNakSeq) {
-    // The receiver expects p.psn: everything before it arrived; resend from there.
+    // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
+    // older than what has been acknowledged since (an ACK overtook it) changes nothing.
+    if (p.psn < s.una) return;
     if (p.psn > s.una) s.una = p.psn;
     if (s.next_psn > p.psn) s.next_psn = p.psn;
     s.last_progress = now;
@@ -373,6 +381,15 @@ void Host::send_pauses(std::uint16_t quanta) {
 }
 
 void Host::process(Packet* p) {
+  if (p->dst != host_id_) {  // not ours (a static route sent it here): the NIC drops it
+    ++misdelivered_;
+    if (is_data(p->opcode)) {
+      ++ctx_.ledger.data_packets_dropped;
+      ctx_.ledger.data_bytes_dropped += p->payload;
+    }
+    ctx_.packets.release(p);
+    return;
+  }
   if (is_data(p->opcode)) {
     on_data(p);
     return;

@@ -89,6 +89,7 @@ class Host final : public Node, public EventHandler {
   std::uint64_t reordered_accepted() const { return ooo_accepted_; }
   std::uint64_t timeouts() const { return timeouts_; }
   std::uint64_t rx_buffer_drops() const { return rx_drops_; }
+  std::uint64_t misdelivered() const { return misdelivered_; }
   std::int64_t rx_buffer_peak() const { return rx_peak_; }
   // Packets waiting in the NIC's control queues (end-of-run ledger), and their release.
   template <typename F>
@@ -159,7 +160,7 @@ class Host final : public Node, public EventHandler {
   std::int64_t rx_bytes_ = 0, rx_peak_ = 0, xoff_at_ = 0;
   bool rx_draining_ = false, xoff_ = false;
   Time refresh_at_ = Time::max();
-  std::uint64_t rx_drops_ = 0;
+  std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
                 timeouts_ = 0;
 };

@@ -44,6 +44,12 @@ void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<
       throw InputError("static route at " + switches_[sw]->name() + " toward " + hosts_[dst]->name() + ": port " +
                        std::to_string(p) + " does not exist (ports 0.." +
                        std::to_string(switches_[sw]->port_count() - 1) + ")");
+  for (auto p : ports) {
+    const Node& next = switches_[sw]->port(p).peer()->owner();
+    if (next.id() < hosts_.size() && next.id() != dst)
+      throw InputError("static route at " + switches_[sw]->name() + " toward " + hosts_[dst]->name() + ": port " +
+                       std::to_string(p) + " leads to host " + next.name());
+  }
   static_routes_[{sw, dst}] = std::move(ports);
 }
 
@@ -195,6 +201,7 @@ void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
 }
 
 void Network::check_deadlock() {
+  if (deadlock_) return;  // one report; a watchdog that may break it keeps the run going
   const Time now = sim_.now();
   // Candidates: egress queues holding packets, paused without a break for `persist`.
   struct Q {

@@ -79,15 +79,19 @@ void Port::on_event(std::uint64_t tag) {
       // usually left the cache, and only the tap needs it.
       Packet* p = on_wire_;
       on_wire_ = nullptr;
-      tx_bytes_ += sending_.frame_bytes;
+      const SentFrame sent = sending_;
+      tx_bytes_ += sent.frame_bytes;
       ++tx_packets_;
-      if (sending_.pfc) ++pfc_sent_;
-      owner_.transmitted(*this, sending_);
+      if (sent.pfc) ++pfc_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
       const Time arrival = ctx_.sim.now() + delay_;
       link_.push(arrival, p);
       if (link_.size() == 1) ctx_.sim.schedule_at(arrival, *this, kArrive);
-      start_next();
+      // The owner may react by sending through this very port (a switch whose buffer
+      // release resumes the link the frame came in on sends XON here): that starts the
+      // next frame, and then there is nothing left to start.
+      owner_.transmitted(*this, sent);
+      if (!on_wire_) start_next();
       return;
     }
     case kArrive: {

@@ -168,9 +168,11 @@ void ReorderBox::hold(Packet* p, std::uint32_t packets, Time delay) {
 }
 
 void ReorderBox::pass(Packet* p) {
+  const bool data = is_data(p->opcode);
   sender_.deliver_now(p);
-  // One more packet went by: those held for a count that is now reached leave next, in
-  // the order they were held. (Released packets do not count against the others.)
+  // One more data packet went by: those held for a count that is now reached leave next,
+  // in the order they were held. (Control frames and released packets do not count.)
+  if (!data) return;
   bool due = false;
   for (auto& h : holding_)
     if (h.remaining > 0 && --h.remaining == 0) due = true;

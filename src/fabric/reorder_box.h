@@ -1,11 +1,12 @@
 // The reorder box: an impairment at the far end of a link that, by rule or by
 // probability, holds a packet back for a number of later packets (a reorder of that
-// extent; 1 = a swap with the next) or for a time, drops it, duplicates it, or corrupts
+// extent, counted in later data packets; 1 = a swap with the next) or for a time, drops it, duplicates it, or corrupts
 // it (the receiving MAC then discards it: a bad FCS at a switch, a bad ICRC at a NIC).
 // Only data packets are impaired; ACKs, CNPs and PFC frames pass untouched.
 //
 // Rules name one transmission of one packet: "drop 0/5" is flow 0, PSN 5, its first
-// transmission; "hold 0/7/2 3" holds the second transmission of PSN 7 for 3 later
+// transmission (every QP of a flow counts PSNs from 0: with several QPs per flow, the
+// rule takes whichever QP's PSN 5 comes first, and occurrences count across them); "hold 0/7/2 3" holds the second transmission of PSN 7 for 3 later
 // packets; "delay 0/9 2us"; "dup 0/11"; "corrupt 0/13". Rules are checked first; then
 // each probability in turn (drop, corrupt, duplicate, reorder) with the box's own
 // random stream. A held packet is released after its count of later packets has passed

@@ -29,11 +29,29 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
       cfg_(cfg),
       seed_(cfg.seed_per_switch ? mix_seed(cfg.seed, switch_index) : cfg.seed),
       seed_hash_(flow_hash_seed(cfg.hash, seed_)),
+      seed_mix_(0x9e3779b97f4a7c15ull * (static_cast<std::uint64_t>(seed_) * 2 + 1)),
       alpha_(std::ldexp(1.0, cfg.dynamic_th)),
       rng_(run_seed, "switch/" + this->name()) {}
 
 void Switch::finalize() {
   ports_.assign(port_count(), SwitchPort{});
+  for (std::size_t c = 0; c < 8; ++c)
+    if (cfg_.weights[c] == 0) throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
+  if (cfg_.pfc && cfg_.lossless) {
+    // A pause must outlast its refresh by a frame in flight: half the pause time has to
+    // cover the largest frame and the PFC frame itself at the port's rate.
+    for (std::size_t i = 0; i < port_count(); ++i) {
+      const Port& p = port(i);
+      const Time half = Time::from_ps(p.pause_quantum_time(cfg_.pause_quanta).ps() / 2);
+      const Time need = serialization_time(Bytes::from_count(cfg_.max_frame.count() + 20), p.rate()) +
+                        serialization_time(Bytes::from_count(64 + 20), p.rate());
+      if (half < need)
+        throw InputError("switch " + name() + ": a pause of " + std::to_string(cfg_.pause_quanta) +
+                         " quanta is refreshed every " + to_string(half) + " at " + to_string(p.rate()) +
+                         ", less than a largest frame plus a PFC frame (" + to_string(need) +
+                         "): raise switch.pfc.pause_quanta");
+    }
+  }
   const int lossless = cfg_.pfc ? std::popcount(cfg_.lossless) : 0;
   std::int64_t headroom_total = 0;
   for (std::size_t i = 0; i < port_count(); ++i) {
@@ -84,7 +102,10 @@ void Switch::watchdog_poll() {
     for (std::uint8_t c = 0; c < 8; ++c) {
       if (!((cfg_.lossless >> c) & 1)) continue;
       if (!sp.storm[c]) {
-        if (sp.queue[c].empty() || !port.paused(c) || now - port.paused_since(c) < cfg_.wd_detection) continue;
+        // Detection needs an unbroken pause: since it began, or since the last storm on
+        // this queue ended, whichever is later.
+        const Time since = std::max(port.paused_since(c), sp.storm_ended[c]);
+        if (sp.queue[c].empty() || !port.paused(c) || now - since < cfg_.wd_detection) continue;
         sp.storm[c] = true;
         ++sp.storms;
         if (cfg_.wd_action == WatchdogAction::drop) {
@@ -103,6 +124,7 @@ void Switch::watchdog_poll() {
       } else if (port.last_pause_received(c) == Time::max() ||
                  now - port.last_pause_received(c) >= cfg_.wd_restoration) {
         sp.storm[c] = false;
+        sp.storm_ended[c] = now;
       }
     }
   }
@@ -199,7 +221,7 @@ std::uint16_t Switch::choose_egress(const Packet& p) {
   if (n == 1) return route_ports_[b];
   switch (cfg_.load_balance) {
     case LoadBalance::ecmp:
-      return route_ports_[b + (seed_hash_ ^ p.hash_key) % n];
+      return route_ports_[b + select(seed_hash_ ^ p.hash_key, n)];
     case LoadBalance::spray_round_robin: {
       std::uint32_t& k = spray_next_[p.dst];
       const std::uint16_t out = route_ports_[b + k];

@@ -126,6 +126,7 @@ class Switch final : public Node, public EventHandler {
     std::int64_t headroom = 0;   // per lossless PG
       std::uint64_t drops = 0, ecn_marks = 0;
     std::array<bool, 8> storm{};
+    std::array<Time, 8> storm_ended{};
     std::uint64_t storms = 0, wd_drops = 0;
   };
   static constexpr std::uint64_t kWatchdogTag = 1ull << 40;
@@ -152,6 +153,17 @@ class Switch final : public Node, public EventHandler {
   SwitchConfig cfg_;
   std::uint32_t seed_;
   std::uint32_t seed_hash_;  // flow_hash_seed(cfg_.hash, seed_)
+  std::uint64_t seed_mix_;   // odd multiplier from the seed: the selection's finalizer
+  // Which of n next hops a hash picks. CRCs and XOR-fold are linear, so with a power-of-
+  // two n a seed XORed into the hash would only relabel the next hops, and every tier
+  // below the first would follow the first's choice whatever its seed; hardware avoids
+  // this with per-switch hash offsets and bit selections. A multiply by an odd constant
+  // from the seed, keeping the high bits, plays that part: equal seeds (and functions)
+  // still choose alike at every tier, and polarize.
+  std::uint32_t select(std::uint32_t h, std::uint32_t n) const {
+    const std::uint64_t x = (h * seed_mix_) >> 32;
+    return static_cast<std::uint32_t>((x * n) >> 32);
+  }
   double alpha_;             // dynamic threshold: 2^dynamic_th
   RandomStream rng_;
   std::vector<SwitchPort> ports_;

@@ -91,7 +91,7 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   put16(ip + 2, ip_len);
   put16(ip + 4, p.psn & 0xffff);           // identification
   put16(ip + 6, 0x4000);                   // DF
-  ip[8] = 64;
+  ip[8] = p.ttl;
   ip[9] = 17;
   put16(ip + 10, 0);
   put32(ip + 12, host_ipv4(p.src));

@@ -362,9 +362,11 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
     ic.reorder_delay = cfg.time("impair.reorder_delay");
     ic.max_hold = cfg.time("impair.max_hold");
     net->add_impairment(find_port(cfg, *net, "impair.link", link), std::move(ic));
-  } else if (!cfg.text("impair.rules").empty()) {
-    throw InputError(fmt::format("{}: impair.rules needs impair.link (the port whose link is impaired)",
-                                 cfg.origin("impair.rules")));
+  } else {
+    for (const char* key : {"impair.rules", "impair.drop_probability", "impair.corrupt_probability",
+                             "impair.duplicate_probability", "impair.reorder_probability"})
+      if (cfg.origin(key) != "default")
+        throw InputError(fmt::format("{}: {} needs impair.link (the port whose link is impaired)", cfg.origin(key), key));
   }
   return net;
 }
@@ -500,9 +502,11 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
   Time paused_total;
   for (fabric::Node* n : net->nodes()) {
     auto* sw = dynamic_cast<fabric::Switch*>(n);
+    auto* host = dynamic_cast<fabric::Host*>(n);
     for (std::size_t i = 0; i < n->port_count(); ++i) {
       const fabric::Port& p = n->port(i);
-      const std::uint64_t d = p.link_drops() + p.rx_errors() + (sw ? sw->drops(i) : 0);
+      const std::uint64_t d = p.link_drops() + p.rx_errors() + (sw ? sw->drops(i) : 0) +
+                              (host ? host->rx_buffer_drops() + host->misdelivered() : 0);
       const std::uint64_t m = sw ? sw->ecn_marks(i) : 0;
       const std::int64_t q = sw ? sw->max_queue_bytes(i) : 0;
       o.drops += d;
@@ -545,6 +549,26 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
+  {
+    std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0;
+    for (std::uint32_t h = 0; h < net->host_count(); ++h) {
+      const fabric::Host& x = net->host(h);
+      naks += x.naks_sent();
+      timeouts += x.timeouts();
+      oos += x.out_of_sequence_drops();
+      dups += x.duplicates();
+      rx_drops += x.rx_buffer_drops();
+      misdelivered += x.misdelivered();
+      reordered += x.reordered_accepted();
+    }
+    j["transport"] = {{"naks_sent", naks},
+                      {"timeouts", timeouts},
+                      {"out_of_sequence_drops", oos},
+                      {"duplicates_received", dups},
+                      {"reordered_accepted", reordered},
+                      {"rx_buffer_drops", rx_drops},
+                      {"misdelivered", misdelivered}};
+  }
   if (o.deadlock) {
     j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};
   } else {

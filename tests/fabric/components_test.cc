@@ -121,6 +121,25 @@ TEST(Ecmp, SeedPerSwitchSpreadsOverEveryUplink) {
   for (auto n : up) EXPECT_GT(n, 0u);
 }
 
+TEST(Ecmp, SeedPerSwitchSpreadsEvenFromOneEdge) {
+  // Only the two hosts under edge0_0 send (96 QPs to pods 1-3). A linear hash with the
+  // seed XORed in would let the aggregation switches only follow the edge's choice (one
+  // core each, whatever their seeds); the per-switch selection must use both.
+  SwitchConfig sw;
+  sw.seed = 12345;
+  Network net({}, sw, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::fat_tree;
+  t.k = 4;
+  build_topology(net, t);
+  for (std::uint32_t s = 0; s < 2; ++s)
+    for (std::uint32_t d = 4; d < 16; d += 4)
+      net.add_flow({.src = s, .dst = d, .bytes = 16 * 4096, .start = {}, .qps = 16});
+  ASSERT_TRUE(net.run(sec(1)).all_finished);
+  for (std::uint32_t a : {8u, 9u})
+    for (std::size_t p : {2u, 3u}) EXPECT_GT(net.switch_at(a).port(p).tx_packets(), 0u) << "agg " << a << " port " << p;
+}
+
 TEST(Ecmp, SprayingBalancesUplinksExactly) {
   // Round-robin spraying from one leaf over 4 spines: the data packets split evenly.
   SwitchConfig sw;

@@ -175,3 +175,50 @@ TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {
 
 }  // namespace
 }  // namespace fabriclab::fabric
+
+namespace fabriclab::fabric {
+namespace {
+
+TEST(PfcWatchdog, AStormNeedsAFreshDetectionWindowAfterItEnds) {
+  // A deadlocked ring watched in alert mode with a restoration time (100 us) shorter than
+  // the pause refresh (167 us): a storm may end and be declared again, but only after
+  // another unbroken 100 us of pause, not at the next 10 us poll.
+  SwitchConfig sw;
+  sw.watchdog = true;
+  sw.wd_action = WatchdogAction::alert;
+  sw.wd_detection = us(100);
+  sw.wd_restoration = us(100);
+  sw.wd_poll = us(10);
+  auto net = ring_of_five(sw);
+  net->run(ms(2));
+  for (std::uint32_t s = 0; s < 5; ++s)
+    for (std::size_t p = 0; p < net->switch_at(s).port_count(); ++p)
+      EXPECT_LE(net->switch_at(s).storms(p), 2000u / 100u) << net->switch_at(s).name() << " port " << p;
+}
+
+TEST(PfcHairpin, XonSentOnTheLinkAFrameJustLeftDoesNotCollide) {
+  // s2 is told to send h1's packets back where they came from: frames leave s2 on the
+  // port they arrived on, and releasing their buffer resumes that same port's upstream
+  // (an XON through the port that just finished a frame). With 8 KiB thresholds the
+  // two directions of the one link pause each other: a deadlock of two queues.
+  SwitchConfig sw;
+  sw.threshold_mode = ThresholdMode::static_th;
+  sw.static_th = KiB(8);
+  sw.pause_quanta = 1000;
+  Network net({}, sw, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::two_switches;
+  t.s1_hosts = t.s2_hosts = 1;
+  build_topology(net, t);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4'000'000, .start = {}, .priority = 3});
+  net.set_static_route(1, 1, {1});
+  net.detect_deadlocks(us(100), us(500));
+  const RunTotals r = net.run(ms(5));  // conservation and leak checks run inside
+  EXPECT_EQ(r.flows_finished, 0u);
+  ASSERT_TRUE(r.deadlock);
+  const std::vector<std::string> cycle = {"s1 port 1 priority 3", "s2 port 1 priority 3"};
+  EXPECT_EQ(net.deadlock()->cycle, cycle);
+}
+
+}  // namespace
+}  // namespace fabriclab::fabric
