@@ -1,0 +1,117 @@
+// The timed NIC model (shared/docs/triggered-ops.md section 6): NICs executing counter-
+// assigned schedules of several collectives at once, on a discrete-event simulator.
+//
+// Each NIC has a pool of counters and triggered-operation slots (NicPool), a counter
+// cache (CounterCache) and one processing pipeline: a triggered operation whose counter
+// reached its threshold, an arriving message, a counter add, each takes `op_time` there,
+// plus `cache_miss` for every counter it touches that is not cached. A message takes
+// `latency + bytes / bandwidth` to its peer. A collective is offloaded when every NIC of
+// its ranks has the counters and slots its assignment uses (all or nothing); the host
+// sees it complete at the first poll (every `host_poll` from its start) after its last
+// host_wait is satisfied, and then gives the resources back. A collective that cannot
+// start offloaded either waits, in issue order (policy `stall`), or runs now on the
+// software path (`fallback`): each rank's host posts each operation once its
+// dependences are done, `host_op_time` apiece, with the same message times.
+//
+//   OffloadModel m(params, /*nics=*/4, Policy::stall);
+//   m.add({.name = "ar0", .schedule = s, .nic_of_rank = {0, 1, 2, 3}, .issue = us(0)});
+//   std::vector<JobResult> r = m.run();
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/simulator.h"
+#include "core/units.h"
+#include "nicmodel/resources.h"
+#include "offload/schedule.h"
+
+namespace fabriclab::nicmodel {
+
+struct NicParams {
+  std::int64_t counters = 128;
+  std::int64_t slots = 4096;
+  std::int32_t cache_entries = 64;
+  Time cache_miss = Time::from_ps(100'000);       // 100 ns
+  Time op_time = Time::from_ps(50'000);           // 50 ns per operation on the NIC
+  Time latency = Time::from_ps(1'000'000);        // 1 us
+  BitRate bandwidth = BitRate::from_bps(100'000'000'000);
+  Time host_op_time = Time::from_ps(1'000'000);   // 1 us per operation posted by the host
+  Time host_poll = Time::from_ps(1'000'000);      // the host looks every 1 us
+};
+
+enum class Policy : std::uint8_t { stall, fallback };
+
+struct Job {
+  std::string name;
+  std::shared_ptr<const offload::Schedule> schedule;  // counter-assigned
+  std::vector<std::int32_t> nic_of_rank;               // rank -> NIC
+  Time issue;
+};
+
+struct JobResult {
+  std::string name;
+  Time issue, start, done;  // done: the host has seen it complete
+  bool offloaded = false;
+  std::vector<std::int64_t> counters_per_nic;  // held while offloaded (by NIC index)
+  Time stall() const { return start - issue; }
+  Time completion() const { return done - issue; }
+};
+
+class OffloadModel final : public EventHandler {
+ public:
+  // Throws InputError for parameters that cannot work (no NICs, zero bandwidth, ...).
+  OffloadModel(NicParams p, std::int32_t nics, Policy policy);
+  ~OffloadModel() override;
+
+  // Before run(). Throws InputError for a job whose schedule is not assigned, whose rank
+  // map does not fit, or (policy stall) that needs more than a whole NIC has.
+  void add(Job job);
+  // Runs every job to completion; std::logic_error if one never completes (a model bug).
+  std::vector<JobResult> run();
+
+  const NicPool& pool(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].pool; }
+  const CounterCache& cache(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].cache; }
+  Time makespan() const { return makespan_; }
+  const Simulator& sim() const { return sim_; }
+
+  void on_event(std::uint64_t tag) override;
+
+ private:
+  struct Running;
+  struct Nic {
+    NicPool pool;
+    CounterCache cache;
+    std::vector<std::pair<std::uint32_t, offload::OpId>> fifo;  // (job, op) to process
+    std::size_t head = 0;
+    bool busy = false;
+  };
+  void issue(std::uint32_t j);
+  bool try_start_offloaded(std::uint32_t j);
+  void start_software(std::uint32_t j);
+  void start_waiting();
+  void enqueue(std::uint32_t j, offload::OpId op);
+  void nic_next(std::int32_t nic);
+  void finish_op(std::uint32_t j, offload::OpId op);
+  void add_to_counter(std::uint32_t j, offload::CounterId c, std::int64_t v);
+  void deliver(std::uint32_t j, offload::OpId send);
+  void software_done(std::uint32_t j, offload::OpId op);
+  void complete(std::uint32_t j);
+  Time message_time(std::int64_t bytes) const;
+  std::int32_t nic_of(std::uint32_t j, offload::Rank r) const;
+
+  NicParams p_;
+  Policy policy_;
+  Simulator sim_;
+  std::vector<Nic> nics_;
+  std::vector<Job> jobs_;
+  std::vector<JobResult> results_;
+  std::vector<std::unique_ptr<Running>> running_;
+  std::vector<std::uint32_t> waiting_;  // stalled jobs, in issue order
+  std::size_t completed_ = 0;
+  Time makespan_;
+};
+
+}  // namespace fabriclab::nicmodel

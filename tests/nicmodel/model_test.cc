@@ -1,0 +1,117 @@
+// The timed NIC model on hand-computed timelines: a two-rank broadcast, two of them
+// sharing a pool that holds one (the second stalls exactly until the first is seen
+// complete), the same under the fallback policy, and many concurrent collectives on a
+// small pool (all complete, never over the pool, counters as the planner assigned).
+#include "nicmodel/model.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+
+namespace fabriclab::nicmodel {
+namespace {
+
+std::shared_ptr<const offload::Schedule> assigned(const char* coll, const char* alg, int ranks, std::int64_t bytes) {
+  offload::BuildOptions b;
+  b.ranks = ranks;
+  b.bytes = bytes;
+  return std::make_shared<const offload::Schedule>(
+      offload::assign_counters(offload::build_schedule(coll, alg, b), offload::Strategy::optimized));
+}
+
+// Defaults: 50 ns per NIC operation, 100 ns per counter-cache miss, 1 us + bytes / 100G per
+// message, a host that polls every 1 us and posts a software operation in 1 us.
+NicParams params(std::int64_t counters) {
+  NicParams p;
+  p.counters = counters;
+  return p;
+}
+
+// bcast binomial on 2 ranks, 4 KiB: the root's put (no counter touched: 50 ns), the
+// message (1 us + 327.68 ns), the arrival at rank 1 (its counter misses: 150 ns). The
+// last host_wait is met at 1527.68 ns; the host sees it at its poll at 2 us.
+TEST(OffloadModel, TwoRankBroadcastTimeline) {
+  OffloadModel m(params(128), 2, Policy::stall);
+  m.add({.name = "b", .schedule = assigned("bcast", "binomial", 2, 4096), .nic_of_rank = {0, 1}, .issue = {}});
+  const auto r = m.run();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].offloaded);
+  EXPECT_EQ(r[0].start, Time());
+  EXPECT_EQ(r[0].done, us(2));
+  EXPECT_EQ(m.cache(1).misses(), 1u);
+  EXPECT_EQ(m.cache(0).misses(), 0u);
+}
+
+TEST(OffloadModel, SecondCollectiveStallsUntilTheFirstIsSeenComplete) {
+  // Each broadcast holds one counter on each NIC; the pools hold one. B, issued at 0.5 us,
+  // starts when A's resources come back at 2 us (stall 1.5 us) and runs A's timeline.
+  OffloadModel m(params(1), 2, Policy::stall);
+  const auto s = assigned("bcast", "binomial", 2, 4096);
+  m.add({.name = "A", .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
+  m.add({.name = "B", .schedule = s, .nic_of_rank = {0, 1}, .issue = ns(500)});
+  const auto r = m.run();
+  EXPECT_EQ(r[0].done, us(2));
+  EXPECT_EQ(r[1].start, us(2));
+  EXPECT_EQ(r[1].stall(), ns(1500));
+  EXPECT_EQ(r[1].done, us(4));
+  EXPECT_EQ(m.makespan(), us(4));
+  EXPECT_EQ(m.pool(0).peak_counters_in_use(), 1);
+}
+
+TEST(OffloadModel, FallbackRunsInSoftwareAtOnce) {
+  // B cannot get a counter at 0.5 us and goes to software: the root's host posts the put
+  // in 1 us (1.5 us), the message takes 1327.68 ns: done at 2827.68 ns.
+  OffloadModel m(params(1), 2, Policy::fallback);
+  const auto s = assigned("bcast", "binomial", 2, 4096);
+  m.add({.name = "A", .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
+  m.add({.name = "B", .schedule = s, .nic_of_rank = {0, 1}, .issue = ns(500)});
+  const auto r = m.run();
+  EXPECT_TRUE(r[0].offloaded);
+  EXPECT_FALSE(r[1].offloaded);
+  EXPECT_EQ(r[1].stall(), Time());
+  EXPECT_EQ(r[1].done.ps(), 2'827'680);
+}
+
+TEST(OffloadModel, ManyConcurrentCollectivesAllCompleteWithinThePool) {
+  // 12 ring allreduces and 12 binomial bcasts on 8 ranks, issued 100 ns apart, on 8 NICs
+  // of 16 counters: each start takes what the planner assigned, the pool is never
+  // exceeded, and everything completes.
+  const auto ring = assigned("allreduce", "ring", 8, 64 * 1024);
+  const auto bcast = assigned("bcast", "binomial", 8, 64 * 1024);
+  OffloadModel m(params(16), 8, Policy::stall);
+  std::vector<std::int32_t> identity = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (int i = 0; i < 24; ++i)
+    m.add({.name = fmt::format("c{}", i), .schedule = i % 2 ? bcast : ring, .nic_of_rank = identity,
+           .issue = ns(100 * i)});
+  const auto r = m.run();
+  for (int i = 0; i < 24; ++i) {
+    EXPECT_TRUE(r[i].offloaded);
+    EXPECT_GT(r[i].done, r[i].start);
+    const auto want = (i % 2 ? bcast : ring)->counter_summary().per_rank;
+    EXPECT_EQ(r[i].counters_per_nic, want) << i;
+  }
+  for (int n = 0; n < 8; ++n) {
+    EXPECT_LE(m.pool(n).peak_counters_in_use(), 16);
+    EXPECT_EQ(m.pool(n).counters_in_use(), 0);
+  }
+  // With 16 counters a ring allreduce on 8 ranks (its count per rank) leaves room for
+  // few others: some must have waited.
+  Time stalled;
+  for (const auto& x : r) stalled += x.stall();
+  EXPECT_GT(stalled, Time());
+}
+
+TEST(OffloadModel, BadInputIsRefused) {
+  OffloadModel m(params(1), 2, Policy::stall);
+  const auto ring = assigned("allreduce", "ring", 2, 1024);
+  EXPECT_THROW(m.add({.name = "x", .schedule = ring, .nic_of_rank = {0}, .issue = {}}), InputError);
+  EXPECT_THROW(m.add({.name = "x", .schedule = ring, .nic_of_rank = {0, 7}, .issue = {}}), InputError);
+  // Needs more counters than a NIC has: under stall it could never start.
+  EXPECT_THROW(m.add({.name = "x", .schedule = ring, .nic_of_rank = {0, 1}, .issue = {}}), InputError);
+}
+
+}  // namespace
+}  // namespace fabriclab::nicmodel
