@@ -19,5 +19,6 @@ Command add_advise_command(CLI::App& app);
 Command add_plan_command(CLI::App& app);
 Command add_exec_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
+Command add_offload_command(CLI::App& app);
 
 }  // namespace fabriclab::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
       fabriclab::cli::add_advise_command(app),
       fabriclab::cli::add_exec_command(app),
       fabriclab::cli::add_run_command(app),
+      fabriclab::cli::add_offload_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -32,6 +32,7 @@ struct OffloadModel::Running {
   std::vector<std::int64_t> counters, slots;   // held per NIC
   std::int64_t host_waits_left = 0, ops_left = 0;
   bool completing = false;
+  bool issued = false, completed = false;
 };
 
 OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p), policy_(policy) {
@@ -74,6 +75,14 @@ void OffloadModel::add(Job job) {
   for (offload::Rank k = 0; k < s.ranks(); ++k) r.counters[static_cast<std::size_t>(nic_of(j, k))] += summary.per_rank[static_cast<std::size_t>(k)];
   for (const Op& o : s.ops())
     if (triggered_kind(o.kind)) ++r.slots[static_cast<std::size_t>(nic_of(j, o.rank))];
+  issued_after_.emplace_back();
+  const Job& added = jobs_.back();
+  if (added.after >= static_cast<std::int32_t>(j) || added.after < -1)
+    throw InputError(what + ": it can only follow an earlier job");
+  bool fits_a_nic = true;
+  for (std::size_t n = 0; n < nics_.size(); ++n)
+    if (r.counters[n] > p_.counters || r.slots[n] > p_.slots) fits_a_nic = false;
+  results_.back().could_never_offload = !fits_a_nic;
   if (policy_ == Policy::stall)
     for (std::size_t n = 0; n < nics_.size(); ++n)
       if (r.counters[n] > p_.counters || r.slots[n] > p_.slots)
@@ -81,7 +90,8 @@ void OffloadModel::add(Job job) {
                          std::to_string(r.slots[n]) + " slots on NIC " + std::to_string(n) + ", which has " +
                          std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
                          ": it could never start (use the fallback policy)");
-  sim_.schedule_at(jobs_.back().issue, *this, tag(kIssue, j));
+  if (added.after >= 0) issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
+  else sim_.schedule_at(added.issue, *this, tag(kIssue, j));
 }
 
 std::int32_t OffloadModel::nic_of(std::uint32_t j, offload::Rank r) const {
@@ -129,11 +139,26 @@ void OffloadModel::on_event(std::uint64_t t) {
 }
 
 void OffloadModel::issue(std::uint32_t j) {
-  if (policy_ == Policy::stall) {
+  if (running_[j]->issued) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' issued twice");
+  running_[j]->issued = true;
+  results_[j].issue = sim_.now();
+  const bool wait = policy_ == Policy::stall || (policy_ == Policy::advise && !results_[j].could_never_offload);
+  if (wait) {
     if (!waiting_.empty() || !try_start_offloaded(j)) waiting_.push_back(j);  // issue order
     return;
   }
-  if (!try_start_offloaded(j)) start_software(j);
+  if (results_[j].could_never_offload || !try_start_offloaded(j)) start_software(j);
+}
+
+void OffloadModel::record_usage() {
+  Usage u{sim_.now(), 0, 0, 0};
+  for (const Nic& n : nics_) {
+    u.counters += n.pool.counters_in_use();
+    u.max_counters_on_a_nic = std::max(u.max_counters_on_a_nic, n.pool.counters_in_use());
+    u.slots += n.pool.slots_in_use();
+  }
+  if (!usage_.empty() && usage_.back().time == u.time) usage_.back() = u;
+  else usage_.push_back(u);
 }
 
 bool OffloadModel::try_start_offloaded(std::uint32_t j) {
@@ -143,6 +168,7 @@ bool OffloadModel::try_start_offloaded(std::uint32_t j) {
   const Time now = sim_.now();
   for (std::size_t n = 0; n < nics_.size(); ++n)
     if (r.counters[n] || r.slots[n]) nics_[n].pool.try_acquire(now, r.counters[n], r.slots[n]);
+  record_usage();
   const offload::Schedule& s = *jobs_[j].schedule;
   r.offloaded = true;
   results_[j].start = now;
@@ -203,10 +229,11 @@ void OffloadModel::software_done(std::uint32_t j, OpId op) {
     op = id;  // counter adds and host waits are joins: done when ready
   }
   r.done[static_cast<std::size_t>(op)] = 1;
-  --r.ops_left;
+  // The last operation: done (checked here, not after the children below, which recurse
+  // and would see the count at zero too).
+  if (--r.ops_left == 0) sim_.schedule_in(Time(), *this, tag(kComplete, j));
   for (OpId c : r.children[static_cast<std::size_t>(op)])
     if (--r.deps_left[static_cast<std::size_t>(c)] == 0 && s.op(c).kind != OpKind::arrival) software_done(j, -1 - c);
-  if (r.ops_left == 0) sim_.schedule_in(Time(), *this, tag(kComplete, j));
 }
 
 void OffloadModel::enqueue(std::uint32_t j, OpId op) {
@@ -298,6 +325,8 @@ void OffloadModel::add_to_counter(std::uint32_t j, CounterId c, std::int64_t v) 
 
 void OffloadModel::complete(std::uint32_t j) {
   Running& r = *running_[j];
+  if (results_[j].done != Time() || r.completed) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' completed twice");
+  r.completed = true;
   const Time now = sim_.now();
   results_[j].done = now;
   makespan_ = std::max(makespan_, now);
@@ -309,9 +338,12 @@ void OffloadModel::complete(std::uint32_t j) {
     for (CounterId c = 0; c < static_cast<CounterId>(s.counter_count()); ++c)
       nics_[static_cast<std::size_t>(nic_of(j, s.counter_owner(c)))].cache.erase(
           static_cast<std::uint64_t>(j) << 32 | static_cast<std::uint32_t>(c));
+    record_usage();
   }
-  r.value.clear();
-  r.waiting.clear();
+  for (std::uint32_t next : issued_after_[j])
+    sim_.schedule_at(std::max(now, jobs_[next].issue), *this, tag(kIssue, next));
+  // Its state stays: operations the host does not wait for (a send's local completion)
+  // may still be on their way, and the NICs process them like any other.
   start_waiting();
 }
 

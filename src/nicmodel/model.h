@@ -42,19 +42,24 @@ struct NicParams {
   Time host_poll = Time::from_ps(1'000'000);      // the host looks every 1 us
 };
 
-enum class Policy : std::uint8_t { stall, fallback };
+// When a collective's counters or slots are not free at its issue: wait for them, in
+// issue order (stall); run in software now (fallback); or follow the planner's advice
+// (advise): wait if its needs fit in an idle NIC, software if they never can.
+enum class Policy : std::uint8_t { stall, fallback, advise };
 
 struct Job {
   std::string name;
   std::shared_ptr<const offload::Schedule> schedule;  // counter-assigned
   std::vector<std::int32_t> nic_of_rank;               // rank -> NIC
   Time issue;
+  std::int32_t after = -1;  // >= 0: issued when that (earlier) job completes, not before `issue`
 };
 
 struct JobResult {
   std::string name;
   Time issue, start, done;  // done: the host has seen it complete
   bool offloaded = false;
+  bool could_never_offload = false;  // needs more than a whole NIC (fallback/advise ran it in software)
   std::vector<std::int64_t> counters_per_nic;  // held while offloaded (by NIC index)
   Time stall() const { return start - issue; }
   Time completion() const { return done - issue; }
@@ -76,6 +81,13 @@ class OffloadModel final : public EventHandler {
   const CounterCache& cache(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].cache; }
   Time makespan() const { return makespan_; }
   const Simulator& sim() const { return sim_; }
+  // Every change of the counters and slots in use: (time, counters summed over NICs,
+  // most counters on one NIC, slots summed over NICs), after the change.
+  struct Usage {
+    Time time;
+    std::int64_t counters, max_counters_on_a_nic, slots;
+  };
+  const std::vector<Usage>& usage() const { return usage_; }
 
   void on_event(std::uint64_t tag) override;
 
@@ -110,6 +122,9 @@ class OffloadModel final : public EventHandler {
   std::vector<JobResult> results_;
   std::vector<std::unique_ptr<Running>> running_;
   std::vector<std::uint32_t> waiting_;  // stalled jobs, in issue order
+  std::vector<std::vector<std::uint32_t>> issued_after_;  // per job: jobs it issues on completion
+  std::vector<Usage> usage_;
+  void record_usage();
   std::size_t completed_ = 0;
   Time makespan_;
 };

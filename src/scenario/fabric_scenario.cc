@@ -25,102 +25,97 @@ namespace {
 
 ParamRegistry make_registry() {
   ParamRegistry r;
-  auto d = [&](std::string key, ParamKind kind, std::string def, std::string help, std::string min = "",
-               std::string max = "", std::vector<std::string> choices = {}) {
-    r.declare({std::move(key), kind, std::move(def), std::move(help), std::move(min), std::move(max),
-               std::move(choices)});
-  };
   using K = ParamKind;
-  d("sim.seed", K::integer, "1", "seed of every random stream (ECMP seeds excepted)", "0", "");
-  d("sim.stop_time", K::time, "1s", "simulated time limit; the run ends earlier when every flow is delivered", "1ns", "");
+  r.declare("sim.seed", K::integer, "1", "seed of every random stream (ECMP seeds excepted)", "0", "");
+  r.declare("sim.stop_time", K::time, "1s", "simulated time limit; the run ends earlier when every flow is delivered", "1ns", "");
 
-  d("topology.kind", K::choice, "single_switch", "network shape", "", "",
+  r.declare("topology.kind", K::choice, "single_switch", "network shape", "", "",
     {"back_to_back", "single_switch", "two_switches", "leaf_spine", "fat_tree", "ring"});
-  d("topology.hosts", K::integer, "17", "single_switch: hosts on the switch", "2", "65536");
-  d("topology.s1_hosts", K::integer, "8", "two_switches: hosts on s1", "1", "65536");
-  d("topology.s2_hosts", K::integer, "8", "two_switches: hosts on s2", "1", "65536");
-  d("topology.inter_switch_links", K::integer, "1", "two_switches: parallel s1-s2 links", "1", "64");
-  d("topology.leaves", K::integer, "4", "leaf_spine: leaf switches", "1", "4096");
-  d("topology.spines", K::integer, "2", "leaf_spine: spine switches", "1", "1024");
-  d("topology.hosts_per_leaf", K::integer, "4", "leaf_spine: hosts under each leaf", "1", "1024");
-  d("topology.uplinks", K::integer, "1", "leaf_spine: parallel links from each leaf to each spine", "1", "64");
-  d("topology.ring_switches", K::integer, "4", "ring: switches in the ring", "3", "4096");
-  d("topology.hosts_per_switch", K::integer, "1", "ring: hosts on each switch", "1", "1024");
-  d("topology.k", K::integer, "4", "fat_tree: switch radix k (even; k^3/4 hosts)", "2", "64");
-  d("topology.host_rate", K::rate, "100Gbps", "rate of host links", "1Mbps", "");
-  d("topology.fabric_rate", K::rate, "100Gbps", "rate of switch-to-switch links", "1Mbps", "");
-  d("topology.link_delay", K::time, "1us", "propagation delay of every link", "0ps", "1s");
+  r.declare("topology.hosts", K::integer, "17", "single_switch: hosts on the switch", "2", "65536");
+  r.declare("topology.s1_hosts", K::integer, "8", "two_switches: hosts on s1", "1", "65536");
+  r.declare("topology.s2_hosts", K::integer, "8", "two_switches: hosts on s2", "1", "65536");
+  r.declare("topology.inter_switch_links", K::integer, "1", "two_switches: parallel s1-s2 links", "1", "64");
+  r.declare("topology.leaves", K::integer, "4", "leaf_spine: leaf switches", "1", "4096");
+  r.declare("topology.spines", K::integer, "2", "leaf_spine: spine switches", "1", "1024");
+  r.declare("topology.hosts_per_leaf", K::integer, "4", "leaf_spine: hosts under each leaf", "1", "1024");
+  r.declare("topology.uplinks", K::integer, "1", "leaf_spine: parallel links from each leaf to each spine", "1", "64");
+  r.declare("topology.ring_switches", K::integer, "4", "ring: switches in the ring", "3", "4096");
+  r.declare("topology.hosts_per_switch", K::integer, "1", "ring: hosts on each switch", "1", "1024");
+  r.declare("topology.k", K::integer, "4", "fat_tree: switch radix k (even; k^3/4 hosts)", "2", "64");
+  r.declare("topology.host_rate", K::rate, "100Gbps", "rate of host links", "1Mbps", "");
+  r.declare("topology.fabric_rate", K::rate, "100Gbps", "rate of switch-to-switch links", "1Mbps", "");
+  r.declare("topology.link_delay", K::time, "1us", "propagation delay of every link", "0ps", "1s");
 
-  d("nic.mtu", K::bytes, "4096B", "RDMA payload per packet", "256B", "9000B");
-  d("nic.transport", K::choice, "rc", "reliable (go-back-N) or unreliable connection", "", "", {"rc", "uc"});
-  d("nic.ecn_capable", K::boolean, "true", "send data ECT(0) so that switches may mark it");
-  d("nic.ack_every", K::integer, "8", "RC: one coalesced ACK per this many in-order packets", "1", "65536");
-  d("nic.rto", K::time, "1ms", "RC: retransmission timeout without progress", "1us", "10s");
-  d("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
-  d("nic.rx_rate", K::rate, "0bps", "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)");
-  d("nic.rx_buffer", K::bytes, "256KiB", "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB", "");
-  d("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "", {"none"});
+  r.declare("nic.mtu", K::bytes, "4096B", "RDMA payload per packet", "256B", "9000B");
+  r.declare("nic.transport", K::choice, "rc", "reliable (go-back-N) or unreliable connection", "", "", {"rc", "uc"});
+  r.declare("nic.ecn_capable", K::boolean, "true", "send data ECT(0) so that switches may mark it");
+  r.declare("nic.ack_every", K::integer, "8", "RC: one coalesced ACK per this many in-order packets", "1", "65536");
+  r.declare("nic.rto", K::time, "1ms", "RC: retransmission timeout without progress", "1us", "10s");
+  r.declare("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
+  r.declare("nic.rx_rate", K::rate, "0bps", "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)");
+  r.declare("nic.rx_buffer", K::bytes, "256KiB", "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB", "");
+  r.declare("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "", {"none"});
 
-  d("switch.buffer", K::bytes, "32MiB", "shared buffer of each switch", "1KiB", "");
-  d("switch.mmu.reserve", K::bytes, "0B", "reserved bytes per ingress port and priority group", "0B", "");
-  d("switch.mmu.threshold", K::choice, "dynamic", "shared-pool limit per priority group", "", "", {"static", "dynamic"});
-  d("switch.mmu.static_th", K::bytes, "512KiB", "static limit per priority group", "0B", "");
-  d("switch.mmu.dynamic_th", K::integer, "0", "dynamic limit: 2^n x free shared buffer", "-7", "7");
-  d("switch.pfc.enabled", K::boolean, "true", "PFC on the lossless priorities");
-  d("switch.pfc.lossless", K::text, "3", "lossless priorities, comma-separated (\"3\", \"3,4\")");
-  d("switch.pfc.headroom", K::choice, "auto", "headroom per lossless group: the SONiC formula or a given size", "", "",
+  r.declare("switch.buffer", K::bytes, "32MiB", "shared buffer of each switch", "1KiB", "");
+  r.declare("switch.mmu.reserve", K::bytes, "0B", "reserved bytes per ingress port and priority group", "0B", "");
+  r.declare("switch.mmu.threshold", K::choice, "dynamic", "shared-pool limit per priority group", "", "", {"static", "dynamic"});
+  r.declare("switch.mmu.static_th", K::bytes, "512KiB", "static limit per priority group", "0B", "");
+  r.declare("switch.mmu.dynamic_th", K::integer, "0", "dynamic limit: 2^n x free shared buffer", "-7", "7");
+  r.declare("switch.pfc.enabled", K::boolean, "true", "PFC on the lossless priorities");
+  r.declare("switch.pfc.lossless", K::text, "3", "lossless priorities, comma-separated (\"3\", \"3,4\")");
+  r.declare("switch.pfc.headroom", K::choice, "auto", "headroom per lossless group: the SONiC formula or a given size", "", "",
     {"auto", "given"});
-  d("switch.pfc.headroom_size", K::bytes, "64KiB", "headroom when switch.pfc.headroom = \"given\"", "0B", "");
-  d("switch.pfc.mac_phy_delay", K::bytes, "1536B", "formula term: MAC/PHY delay in bytes", "0B", "");
-  d("switch.pfc.peer_response", K::bytes, "3840B", "formula term: bytes the peer sends before it reacts", "0B", "");
-  d("switch.pfc.xon_offset", K::bytes, "8KiB", "resume when a group is this far below its limit", "0B", "");
-  d("switch.pfc.pause_quanta", K::integer, "65535", "pause time per frame in 512-bit quanta (refreshed at half)", "1", "65535");
-  d("switch.pfc.deadlock_check", K::time, "100us", "look for PFC deadlocks this often (0ps = never)", "0ps", "1s");
-  d("switch.pfc.deadlock_time", K::time, "500us", "a deadlock is a cycle of queues paused this long", "1ns", "10s");
-  d("switch.pfc_wd.enabled", K::boolean, "false", "SONiC PFC watchdog on the lossless queues");
-  d("switch.pfc_wd.action", K::choice, "drop", "in a storm: drop the queue, forward despite pauses, or alert",
+  r.declare("switch.pfc.headroom_size", K::bytes, "64KiB", "headroom when switch.pfc.headroom = \"given\"", "0B", "");
+  r.declare("switch.pfc.mac_phy_delay", K::bytes, "1536B", "formula term: MAC/PHY delay in bytes", "0B", "");
+  r.declare("switch.pfc.peer_response", K::bytes, "3840B", "formula term: bytes the peer sends before it reacts", "0B", "");
+  r.declare("switch.pfc.xon_offset", K::bytes, "8KiB", "resume when a group is this far below its limit", "0B", "");
+  r.declare("switch.pfc.pause_quanta", K::integer, "65535", "pause time per frame in 512-bit quanta (refreshed at half)", "1", "65535");
+  r.declare("switch.pfc.deadlock_check", K::time, "100us", "look for PFC deadlocks this often (0ps = never)", "0ps", "1s");
+  r.declare("switch.pfc.deadlock_time", K::time, "500us", "a deadlock is a cycle of queues paused this long", "1ns", "10s");
+  r.declare("switch.pfc_wd.enabled", K::boolean, "false", "SONiC PFC watchdog on the lossless queues");
+  r.declare("switch.pfc_wd.action", K::choice, "drop", "in a storm: drop the queue, forward despite pauses, or alert",
     "", "", {"drop", "forward", "alert"});
-  d("switch.pfc_wd.detection_time", K::time, "200ms", "paused this long with packets queued: a storm", "1ns", "10s");
-  d("switch.pfc_wd.restoration_time", K::time, "200ms", "no pause for this long: the storm is over", "1ns", "10s");
-  d("switch.pfc_wd.poll_interval", K::time, "100ms", "how often the watchdog looks", "1ns", "10s");
-  d("switch.scheduler", K::choice, "strict", "egress scheduling among priorities", "", "", {"strict", "dwrr"});
-  d("switch.dwrr.weights", K::text, "1,1,1,1,1,1,1,1", "DWRR weights of priorities 0..7");
-  d("switch.dwrr.strict", K::text, "6,7", "DWRR: priorities served strictly before the others");
-  d("switch.wred.ecn", K::choice, "ecn_all", "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"});
-  d("switch.wred.green_min_threshold", K::bytes, "5KB", "Kmin: no marking at or below", "0B", "");
-  d("switch.wred.green_max_threshold", K::bytes, "200KB", "Kmax: marking always above", "1B", "");
-  d("switch.wred.green_drop_probability", K::real, "1", "Pmax in percent, reached at Kmax", "0", "100");
-  d("switch.wred.mark_at", K::choice, "dequeue", "where the queue is measured", "", "", {"dequeue", "enqueue"});
-  d("switch.lb", K::choice, "ecmp", "choice among equal-cost next hops", "", "", {"ecmp", "spray_rr", "spray_random"});
-  d("switch.ecmp.hash", K::choice, "crc32", "ECMP hash function", "", "", {"crc32", "crc16", "xor"});
-  d("switch.ecmp.fields", K::text, "src_ip,dst_ip,src_port,dst_port,protocol", "5-tuple fields the ECMP hash reads");
-  d("switch.ecmp.seed", K::integer, "0", "ECMP hash seed", "0", "4294967295");
-  d("switch.ecmp.seed_per_switch", K::boolean, "true", "mix the switch index into the seed (false: every tier hashes alike)");
+  r.declare("switch.pfc_wd.detection_time", K::time, "200ms", "paused this long with packets queued: a storm", "1ns", "10s");
+  r.declare("switch.pfc_wd.restoration_time", K::time, "200ms", "no pause for this long: the storm is over", "1ns", "10s");
+  r.declare("switch.pfc_wd.poll_interval", K::time, "100ms", "how often the watchdog looks", "1ns", "10s");
+  r.declare("switch.scheduler", K::choice, "strict", "egress scheduling among priorities", "", "", {"strict", "dwrr"});
+  r.declare("switch.dwrr.weights", K::text, "1,1,1,1,1,1,1,1", "DWRR weights of priorities 0..7");
+  r.declare("switch.dwrr.strict", K::text, "6,7", "DWRR: priorities served strictly before the others");
+  r.declare("switch.wred.ecn", K::choice, "ecn_all", "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"});
+  r.declare("switch.wred.green_min_threshold", K::bytes, "5KB", "Kmin: no marking at or below", "0B", "");
+  r.declare("switch.wred.green_max_threshold", K::bytes, "200KB", "Kmax: marking always above", "1B", "");
+  r.declare("switch.wred.green_drop_probability", K::real, "1", "Pmax in percent, reached at Kmax", "0", "100");
+  r.declare("switch.wred.mark_at", K::choice, "dequeue", "where the queue is measured", "", "", {"dequeue", "enqueue"});
+  r.declare("switch.lb", K::choice, "ecmp", "choice among equal-cost next hops", "", "", {"ecmp", "spray_rr", "spray_random"});
+  r.declare("switch.ecmp.hash", K::choice, "crc32", "ECMP hash function", "", "", {"crc32", "crc16", "xor"});
+  r.declare("switch.ecmp.fields", K::text, "src_ip,dst_ip,src_port,dst_port,protocol", "5-tuple fields the ECMP hash reads");
+  r.declare("switch.ecmp.seed", K::integer, "0", "ECMP hash seed", "0", "4294967295");
+  r.declare("switch.ecmp.seed_per_switch", K::boolean, "true", "mix the switch index into the seed (false: every tier hashes alike)");
 
-  d("traffic.pattern", K::choice, "incast", "the flows", "", "", {"incast", "permutation", "all_to_all", "flows"});
-  d("traffic.bytes", K::bytes, "1MB", "bytes per flow (patterns)", "1B", "");
-  d("traffic.start", K::time, "0ps", "start of every flow (patterns)", "0ps", "");
-  d("traffic.priority", K::integer, "3", "priority (802.1p) of every flow (patterns)", "0", "7");
-  d("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
-  d("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
-  d("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
-  d("routing.static", K::text, "",
+  r.declare("traffic.pattern", K::choice, "incast", "the flows", "", "", {"incast", "permutation", "all_to_all", "flows"});
+  r.declare("traffic.bytes", K::bytes, "1MB", "bytes per flow (patterns)", "1B", "");
+  r.declare("traffic.start", K::time, "0ps", "start of every flow (patterns)", "0ps", "");
+  r.declare("traffic.priority", K::integer, "3", "priority (802.1p) of every flow (patterns)", "0", "7");
+  r.declare("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
+  r.declare("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
+  r.declare("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
+  r.declare("routing.static", K::text, "",
     "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")");
-  d("impair.link", K::text, "", "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none");
-  d("impair.rules", K::text, "", "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"");
-  d("impair.drop_probability", K::real, "0", "each data packet lost with this probability", "0", "1");
-  d("impair.corrupt_probability", K::real, "0", "each data packet corrupted (discarded by the receiver)", "0", "1");
-  d("impair.duplicate_probability", K::real, "0", "each data packet duplicated", "0", "1");
-  d("impair.reorder_probability", K::real, "0", "each data packet held back (reordered)", "0", "1");
-  d("impair.reorder_packets", K::integer, "1", "a reordered packet lets this many later ones by", "1", "1000000");
-  d("impair.reorder_delay", K::time, "0ps", "if positive: a reordered packet is held this long instead", "0ps", "1s");
-  d("impair.max_hold", K::time, "100us", "a held packet leaves after this long at the latest", "1ns", "1s");
-  d("output.timeseries_interval", K::time, "0ps", "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s");
-  d("output.timeseries_ports", K::text, "", "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
-  d("output.pcap", K::text, "",
+  r.declare("impair.link", K::text, "", "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none");
+  r.declare("impair.rules", K::text, "", "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"");
+  r.declare("impair.drop_probability", K::real, "0", "each data packet lost with this probability", "0", "1");
+  r.declare("impair.corrupt_probability", K::real, "0", "each data packet corrupted (discarded by the receiver)", "0", "1");
+  r.declare("impair.duplicate_probability", K::real, "0", "each data packet duplicated", "0", "1");
+  r.declare("impair.reorder_probability", K::real, "0", "each data packet held back (reordered)", "0", "1");
+  r.declare("impair.reorder_packets", K::integer, "1", "a reordered packet lets this many later ones by", "1", "1000000");
+  r.declare("impair.reorder_delay", K::time, "0ps", "if positive: a reordered packet is held this long instead", "0ps", "1s");
+  r.declare("impair.max_hold", K::time, "100us", "a held packet leaves after this long at the latest", "1ns", "1s");
+  r.declare("output.timeseries_interval", K::time, "0ps", "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s");
+  r.declare("output.timeseries_ports", K::text, "", "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
+  r.declare("output.pcap", K::text, "",
     "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
     "written to OUT/NODE-pPORT.pcap");
-  d("traffic.flows_file", K::text, "", "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
+  r.declare("traffic.flows_file", K::text, "", "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
   return r;
 }
 

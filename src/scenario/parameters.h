@@ -34,6 +34,11 @@ class ParamRegistry {
  public:
   // Throws std::logic_error on a duplicate key or a default outside its own range.
   void declare(ParamSpec spec);
+  void declare(std::string key, ParamKind kind, std::string default_value, std::string help, std::string min = "",
+               std::string max = "", std::vector<std::string> choices = {}) {
+    declare(ParamSpec{std::move(key), kind, std::move(default_value), std::move(help), std::move(min), std::move(max),
+                      std::move(choices)});
+  }
   const ParamSpec* find(const std::string& key) const;
   const std::map<std::string, ParamSpec>& all() const { return specs_; }
 

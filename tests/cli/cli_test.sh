@@ -141,4 +141,18 @@ expect pcap-pfc-in-csv 0 '^h1,0,[0-9]+,245,0,0,0,40,' -- cat "$tmp/pcap/ports.cs
 expect pcap-priority 0 '^3920 24 3$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode != 17' \
   -T fields -e ip.dsfield.dscp -e vlan.priority 2>/dev/null | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
 
+# fabriclab offload: the timed NIC model on the shipped workload.
+expect offload 0 'offload.toml: 32 collectives, 32 offloaded, 0 in software' -- \
+  "$fl" offload "$examples/offload.toml" --out "$tmp/offload"
+expect offload-csv 0 '^name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,path,counters_max_per_nic' -- \
+  cat "$tmp/offload/collectives.csv"
+expect offload-fallback 0 'in software; makespan' -- \
+  "$fl" offload "$examples/offload.toml" --out "$tmp/offload2" --set offload.policy=fallback
+expect offload-never-fits 2 "needs 253 counters .* it could never start \(use the fallback policy\)" -- \
+  "$fl" offload "$examples/offload.toml" --out "$tmp/x" --set offload.strategy=naive
+expect offload-bad-key 2 "unknown key 'nic.countres' \(did you mean 'nic.counters'\?\)" -- \
+  "$fl" offload "$examples/offload.toml" --set nic.countres=4
+expect offload-bad-collective 2 "workload.collectives: 'allreduce': expected COLLECTIVE:ALGORITHM" -- \
+  "$fl" offload "$examples/offload.toml" --set workload.collectives=allreduce
+
 finish

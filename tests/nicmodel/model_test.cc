@@ -115,3 +115,37 @@ TEST(OffloadModel, BadInputIsRefused) {
 
 }  // namespace
 }  // namespace fabriclab::nicmodel
+
+namespace fabriclab::nicmodel {
+namespace {
+
+TEST(OffloadModel, SoftwarePathCompletesOnceWhenTheLastOpsFinishTogether) {
+  // Recursive doubling on 4 ranks does not fit a 1-counter NIC: it runs in software, where
+  // the last arrival completes several joins at once (host_waits, counter adds).
+  OffloadModel m(params(1), 4, Policy::fallback);
+  m.add({.name = "rd", .schedule = assigned("allreduce", "recursive_doubling", 4, 1024),
+         .nic_of_rank = {0, 1, 2, 3}, .issue = {}});
+  const auto r = m.run();  // a second completion would throw
+  EXPECT_FALSE(r[0].offloaded);
+  EXPECT_TRUE(r[0].could_never_offload);
+  // Each round a rank's host posts two atomics, 1 us apiece: to its partner, then into its
+  // own result; a message takes 1 us + 1024 B at 100G = 1.08192 us. Round two starts when
+  // the self-atomic posted at 2 us has landed (3.08192 us), posts at 4.08192 and 5.08192,
+  // and its last atomic lands at 6.16384 us.
+  EXPECT_EQ(r[0].done.ps(), 6'163'840);
+}
+
+TEST(OffloadModel, LateLocalCompletionsAfterTheHostSawTheEnd) {
+  // Ring allreduces leave send completions in flight when the host_waits are met; a job
+  // issued behind one (k = 1) must not see them. Every job completes once, in order.
+  const auto ring = assigned("allreduce", "ring", 4, 4096);
+  OffloadModel m(params(64), 4, Policy::stall);
+  for (int i = 0; i < 6; ++i)
+    m.add({.name = fmt::format("r{}", i), .schedule = ring, .nic_of_rank = {0, 1, 2, 3}, .issue = {},
+           .after = i == 0 ? -1 : i - 1});
+  const auto r = m.run();
+  for (int i = 1; i < 6; ++i) EXPECT_EQ(r[i].issue, r[i - 1].done);
+}
+
+}  // namespace
+}  // namespace fabriclab::nicmodel

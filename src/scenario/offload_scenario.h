@@ -1,0 +1,36 @@
+// An offload scenario: the timed NIC model (nicmodel/model.h) on a stream of non-blocking
+// collectives, from a TOML file of declared parameters (`fabriclab offload --parameters`).
+// The workload is generated -- `workload.count` collectives cycling through
+// `workload.collectives` on `workload.ranks` ranks (rank r on NIC r), issued k at a time
+// (`arrival = "in_flight"`: the next when one completes) or with Poisson gaps -- or read
+// from a CSV file. Outputs in DIR:
+//   collectives.csv  name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,
+//                    stall_ns,completion_ns,path,counters_max_per_nic
+//   usage.csv        time_ns,counters_in_use,max_counters_on_a_nic,slots_in_use
+//   summary.json     resolved configuration, completion and stall statistics, offloaded
+//                    and software counts, peak and mean counters in use, cache hit rate,
+//                    makespan
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/units.h"
+#include "scenario/parameters.h"
+
+namespace fabriclab::scenario {
+
+const ParamRegistry& offload_parameters();
+
+struct OffloadOutcome {
+  std::size_t collectives = 0, offloaded = 0, software = 0;
+  Time makespan, total_stall, completion_p50, completion_p99, completion_max;
+  std::int64_t peak_counters_on_a_nic = 0;
+  double cache_hit_rate = 0;
+  double wall_seconds = 0;
+};
+
+// Writes the outputs when `out_dir` is not empty.
+OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const std::string& out_dir);
+
+}  // namespace fabriclab::scenario

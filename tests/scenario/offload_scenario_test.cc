@@ -1,0 +1,86 @@
+// The shipped offload scenario under each policy, its determinism, and workload files.
+#include "scenario/offload_scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error_message.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+const std::string kExample = std::string(FABRICLAB_EXAMPLES) + "/offload.toml";
+
+OffloadOutcome run_with(std::vector<std::string> sets, const std::string& out = "") {
+  return run_offload(resolve(offload_parameters(), kExample, sets), kExample, out);
+}
+
+TEST(OffloadScenario, StallWaitsFallbackDoesNot) {
+  // 128 counters: a 64-rank ring allreduce holds 126, so under stall the others queue
+  // behind it; under fallback whatever does not fit runs in software at once.
+  const auto stall = run_with({"offload.policy=stall"});
+  EXPECT_EQ(stall.collectives, 32u);
+  EXPECT_EQ(stall.offloaded, 32u);
+  EXPECT_GT(stall.total_stall, Time());
+  EXPECT_LE(stall.peak_counters_on_a_nic, 128);
+  const auto fallback = run_with({"offload.policy=fallback"});
+  EXPECT_EQ(fallback.total_stall, Time());
+  EXPECT_GT(fallback.software, 0u);
+  EXPECT_EQ(fallback.offloaded + fallback.software, 32u);
+  // Everything fits an idle NIC, so the advice is to wait: the same run as stall.
+  const auto advise = run_with({"offload.policy=advise"});
+  EXPECT_EQ(advise.makespan, stall.makespan);
+}
+
+TEST(OffloadScenario, NaiveRingNeverFitsAndStallSaysSo) {
+  EXPECT_EQ(testing::input_error_of([] { run_with({"offload.strategy=naive"}); }),
+            "job 'allreduce-0': needs 253 counters and 253 slots on NIC 0, which has 128 and 4096: it could never "
+            "start (use the fallback policy)");
+  const auto advise = run_with({"offload.strategy=naive", "offload.policy=advise"});
+  EXPECT_GT(advise.software, 0u);  // the rings go to software, the rest wait for counters
+}
+
+TEST(OffloadScenario, OutputsAreDeterministic) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_det";
+  run_with({}, (dir / "a").string());
+  run_with({}, (dir / "b").string());
+  for (const char* f : {"collectives.csv", "usage.csv"}) {
+    std::ifstream a(dir / "a" / f), b(dir / "b" / f);
+    std::stringstream sa, sb;
+    sa << a.rdbuf();
+    sb << b.rdbuf();
+    EXPECT_EQ(sa.str(), sb.str()) << f;
+    EXPECT_GT(sa.str().size(), 100u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OffloadScenario, WorkloadFile) {
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  {
+    std::ofstream f(dir / "wl.csv");
+    f << "name,collective,algorithm,ranks,bytes,issue\nx,bcast,binomial,2,4KiB,0ns\ny,bcast,binomial,2,4KiB,500ns\n";
+  }
+  const auto cfg = resolve_text(offload_parameters(),
+                                "[nic]\ncounters = 1\n[workload]\narrival = \"file\"\nfile = \"wl.csv\"\n",
+                                (dir / "s.toml").string());
+  // The model test's two-broadcast timeline: the second waits 1.5 us, the last is seen at 4 us.
+  const auto o = run_offload(cfg, "s.toml", "");
+  EXPECT_EQ(o.collectives, 2u);
+  EXPECT_EQ(o.total_stall, ns(1500));
+  EXPECT_EQ(o.makespan, us(4));
+  {
+    std::ofstream f(dir / "bad.csv");
+    f << "name,collective,algorithm,ranks,bytes,issue\nx,bcast,binomial,1,4KiB,0ns\n";
+  }
+  const auto bad = resolve_text(offload_parameters(), "[workload]\narrival = \"file\"\nfile = \"bad.csv\"\n",
+                                (dir / "s.toml").string());
+  EXPECT_EQ(testing::input_error_of([&] { run_offload(bad, "s.toml", ""); }),
+            (dir / "bad.csv").string() + ":2: column ranks: expected an integer >= 2, got '1'");
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
