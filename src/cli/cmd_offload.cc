@@ -31,6 +31,11 @@ int run_offload_cmd(const OffloadArgs& a) {
   const auto cfg = scenario::resolve(scenario::offload_parameters(), a.scenario, overrides);
   const std::string out =
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
+  if (!cfg.text("experiment.concurrency").empty()) {
+    const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out);
+    fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md\n", a.scenario, n, out);
+    return 0;
+  }
   const auto o = scenario::run_offload(cfg, a.scenario, out);
   auto us = [](Time t) { return fmt::format("{:.3f} us", static_cast<double>(t.ps()) / 1e6); };
   fmt::print("{}: {} collectives, {} offloaded, {} in software; makespan {}\n", a.scenario, o.collectives,

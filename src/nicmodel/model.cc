@@ -28,7 +28,6 @@ struct OffloadModel::Running {
   std::vector<std::uint8_t> done;              // per op
   std::vector<std::int32_t> deps_left;         // software path
   std::vector<std::vector<OpId>> children;     // software path
-  std::vector<Time> host_free;                 // software path, per rank
   std::vector<std::int64_t> counters, slots;   // held per NIC
   std::int64_t host_waits_left = 0, ops_left = 0;
   bool completing = false;
@@ -42,6 +41,7 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
   if (p.counters < 1 || p.slots < 1 || p.cache_entries < 1)
     throw InputError("NIC model: counters, slots and cache entries must be at least 1");
   for (std::int32_t i = 0; i < nics; ++i) nics_.push_back(Nic{NicPool(p.counters, p.slots), CounterCache(p.cache_entries), {}, 0, false});
+  host_free_.assign(static_cast<std::size_t>(nics), Time());
 }
 
 OffloadModel::~OffloadModel() = default;
@@ -202,7 +202,6 @@ void OffloadModel::start_software(std::uint32_t j) {
   r.done.assign(s.size(), 0);
   r.deps_left.assign(s.size(), 0);
   r.children.assign(s.size(), {});
-  r.host_free.assign(static_cast<std::size_t>(s.ranks()), sim_.now());
   r.ops_left = static_cast<std::int64_t>(s.size());
   for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id)
     for (OpId d : s.deps(id)) {
@@ -221,7 +220,8 @@ void OffloadModel::software_done(std::uint32_t j, OpId op) {
     const OpId id = -1 - op;
     const Op& o = s.op(id);
     if (offload::is_data_op(o.kind)) {
-      Time& free = r.host_free[static_cast<std::size_t>(o.rank)];
+      // The host behind the rank's NIC posts for every collective in software there.
+      Time& free = host_free_[static_cast<std::size_t>(nic_of(j, o.rank))];
       free = std::max(free, sim_.now()) + p_.host_op_time;
       sim_.schedule_at(free, *this, tag(kPosted, j, static_cast<std::uint64_t>(id)));
       return;

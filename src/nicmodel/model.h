@@ -11,7 +11,8 @@
 // host_wait is satisfied, and then gives the resources back. A collective that cannot
 // start offloaded either waits, in issue order (policy `stall`), or runs now on the
 // software path (`fallback`): each rank's host posts each operation once its
-// dependences are done, `host_op_time` apiece, with the same message times.
+// dependences are done, `host_op_time` apiece (one host per NIC, shared by every
+// collective running in software there), with the same message times.
 //
 //   OffloadModel m(params, /*nics=*/4, Policy::stall);
 //   m.add({.name = "ar0", .schedule = s, .nic_of_rank = {0, 1, 2, 3}, .issue = us(0)});
@@ -118,6 +119,7 @@ class OffloadModel final : public EventHandler {
   Policy policy_;
   Simulator sim_;
   std::vector<Nic> nics_;
+  std::vector<Time> host_free_;  // per NIC: when its host is done posting (software path)
   std::vector<Job> jobs_;
   std::vector<JobResult> results_;
   std::vector<std::unique_ptr<Running>> running_;

@@ -46,6 +46,16 @@ ParamRegistry make_registry() {
     {"in_flight", "poisson", "file"});
   r.declare("workload.in_flight", K::integer, "4", "in_flight: collectives outstanding at once", "1", "100000");
   r.declare("workload.mean_gap", K::time, "10us", "poisson: mean time between issues", "1ps", "1s");
+  r.declare("experiment.concurrency", K::text, "", "experiment grid: collectives issued at once, e.g. \"1,4,16,64\" (\"\" = one run, no grid)");
+  r.declare("experiment.ranks", K::text, "64", "experiment grid: ranks");
+  r.declare("experiment.counters", K::text, "16,128,2048", "experiment grid: counters per NIC");
+  r.declare("experiment.cache_entries", K::text, "8,64,256", "experiment grid: counter cache entries");
+  r.declare("experiment.strategies", K::text, "naive,optimized", "experiment grid: counter assignments");
+  r.declare("experiment.policies", K::text, "stall,fallback", "experiment grid: policies");
+  r.declare("experiment.collectives", K::text, "allreduce:recursive_doubling,allreduce:ring,bcast:binomial",
+            "experiment grid: COLLECTIVE:ALGORITHM, one at a time");
+  r.declare("experiment.max_ops", K::integer, "4000000",
+            "skip (and report) grid points with more operations than this in all", "1", "");
   r.declare("workload.file", K::text, "", "file: CSV name,collective,algorithm,ranks,bytes,issue (relative to the scenario)");
   return r;
 }
@@ -112,15 +122,7 @@ std::int64_t nearest_rank(std::vector<std::int64_t> v, double q) {
   return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
 }
 
-}  // namespace
-
-const ParamRegistry& offload_parameters() {
-  static const ParamRegistry r = make_registry();
-  return r;
-}
-
-OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const std::string& out_dir) {
-  const auto t0 = std::chrono::steady_clock::now();
+nicmodel::NicParams nic_params(const Config& cfg) {
   nicmodel::NicParams p;
   p.counters = cfg.integer("nic.counters");
   p.slots = cfg.integer("nic.slots");
@@ -131,6 +133,63 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
   p.bandwidth = cfg.rate("network.bandwidth");
   p.host_op_time = cfg.time("host.op_time");
   p.host_poll = cfg.time("host.poll");
+  return p;
+}
+
+// Schedules built and assigned once per shape, shared by every run that uses them.
+class ScheduleCache {
+ public:
+  std::shared_ptr<const offload::Schedule> get(const Spec& s, offload::Strategy strategy) {
+    auto key = std::make_tuple(s.collective, s.algorithm, s.ranks, s.bytes, static_cast<int>(strategy));
+    auto it = built_.find(key);
+    if (it == built_.end()) {
+      offload::BuildOptions b;
+      b.ranks = s.ranks;
+      b.bytes = s.bytes;
+      auto sched = std::make_shared<const offload::Schedule>(
+          offload::assign_counters(offload::build_schedule(s.collective, s.algorithm, b), strategy));
+      it = built_.emplace(key, std::move(sched)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  std::map<std::tuple<std::string, std::string, int, std::int64_t, int>, std::shared_ptr<const offload::Schedule>>
+      built_;
+};
+
+struct Simulated {
+  std::unique_ptr<nicmodel::OffloadModel> model;
+  std::vector<nicmodel::JobResult> results;
+  int nics = 0;
+};
+
+// One run of the model: rank r of every collective on NIC r.
+Simulated simulate(const nicmodel::NicParams& p, nicmodel::Policy policy, offload::Strategy strategy,
+                   const std::vector<Spec>& specs, ScheduleCache& cache) {
+  Simulated out;
+  for (const Spec& s : specs) out.nics = std::max(out.nics, s.ranks);
+  out.model = std::make_unique<nicmodel::OffloadModel>(p, out.nics, policy);
+  for (const Spec& s : specs) {
+    std::vector<std::int32_t> nic_of_rank(static_cast<std::size_t>(s.ranks));
+    for (int r = 0; r < s.ranks; ++r) nic_of_rank[static_cast<std::size_t>(r)] = r;
+    out.model->add({.name = s.name, .schedule = cache.get(s, strategy), .nic_of_rank = std::move(nic_of_rank),
+                    .issue = s.issue, .after = s.after});
+  }
+  out.results = out.model->run();
+  return out;
+}
+
+}  // namespace
+
+const ParamRegistry& offload_parameters() {
+  static const ParamRegistry r = make_registry();
+  return r;
+}
+
+OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const std::string& out_dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const nicmodel::NicParams p = nic_params(cfg);
   const std::string& pol = cfg.text("offload.policy");
   const auto policy = pol == "stall" ? nicmodel::Policy::stall
                       : pol == "fallback" ? nicmodel::Policy::fallback
@@ -182,28 +241,11 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
     }
   }
 
-  // Schedules, built and assigned once per distinct shape.
-  std::map<std::tuple<std::string, std::string, int, std::int64_t>, std::shared_ptr<const offload::Schedule>> built;
-  int nics = 0;
-  for (const Spec& s : specs) nics = std::max(nics, s.ranks);
-  nicmodel::OffloadModel model(p, nics, policy);
-  for (const Spec& s : specs) {
-    auto key = std::make_tuple(s.collective, s.algorithm, s.ranks, s.bytes);
-    auto it = built.find(key);
-    if (it == built.end()) {
-      offload::BuildOptions b;
-      b.ranks = s.ranks;
-      b.bytes = s.bytes;
-      auto sched = std::make_shared<const offload::Schedule>(
-          offload::assign_counters(offload::build_schedule(s.collective, s.algorithm, b), strategy));
-      it = built.emplace(key, std::move(sched)).first;
-    }
-    std::vector<std::int32_t> nic_of_rank(static_cast<std::size_t>(s.ranks));
-    for (int r = 0; r < s.ranks; ++r) nic_of_rank[static_cast<std::size_t>(r)] = r;
-    model.add({.name = s.name, .schedule = it->second, .nic_of_rank = std::move(nic_of_rank), .issue = s.issue,
-               .after = s.after});
-  }
-  const auto results = model.run();
+  ScheduleCache cache;
+  Simulated sim = simulate(p, policy, strategy, specs, cache);
+  const auto& results = sim.results;
+  nicmodel::OffloadModel& model = *sim.model;
+  const int nics = sim.nics;
 
   OffloadOutcome o;
   o.collectives = results.size();
@@ -266,6 +308,250 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
   j["wall_seconds"] = o.wall_seconds;
   write("summary.json", j.dump(2) + "\n");
   return o;
+}
+
+}  // namespace fabriclab::scenario
+
+namespace fabriclab::scenario {
+
+namespace {
+
+std::vector<std::string> list_of(const Config& cfg, const std::string& key) {
+  std::vector<std::string> out;
+  std::stringstream ss(cfg.text(key));
+  for (std::string x; std::getline(ss, x, ',');) {
+    x.erase(0, x.find_first_not_of(' '));
+    x.erase(x.find_last_not_of(' ') + 1);
+    if (!x.empty()) out.push_back(x);
+  }
+  if (out.empty()) throw InputError(fmt::format("{}: {}: expected a comma-separated list", cfg.origin(key), key));
+  return out;
+}
+
+std::vector<std::int64_t> numbers_of(const Config& cfg, const std::string& key) {
+  std::vector<std::int64_t> out;
+  for (const std::string& x : list_of(cfg, key)) {
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(x, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != x.size() || v < 1)
+      throw InputError(fmt::format("{}: {}: '{}' is not a positive integer", cfg.origin(key), key, x));
+    out.push_back(v);
+  }
+  return out;
+}
+
+struct Row {
+  std::string collective, algorithm, strategy, policy;
+  std::int64_t ranks = 0, counters = 0, cache = 0, k = 0;
+  std::int64_t counters_per_nic = 0;  // one collective's most on a NIC
+  bool simulated = false, never_fits = false;
+  std::int64_t max_concurrent = 0, software = 0;
+  Time makespan, stall, mean_completion;
+  double hit_rate = 0;
+};
+
+// Most offloaded collectives running at one instant ([start, done) intervals).
+std::int64_t max_concurrent(const std::vector<nicmodel::JobResult>& rs) {
+  std::vector<std::pair<Time, int>> ev;
+  for (const auto& r : rs)
+    if (r.offloaded) {
+      ev.push_back({r.start, +1});
+      ev.push_back({r.done, -1});
+    }
+  std::sort(ev.begin(), ev.end(), [](auto a, auto b) { return a.first < b.first || (a.first == b.first && a.second < b.second); });
+  std::int64_t cur = 0, best = 0;
+  for (auto [t, d] : ev) best = std::max(best, cur += d);
+  return best;
+}
+
+std::string us_text(Time t) { return fmt::format("{:.1f}", static_cast<double>(t.ps()) / 1e6); }
+
+}  // namespace
+
+std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir) {
+  const auto ks = numbers_of(cfg, "experiment.concurrency");
+  const auto ranks = numbers_of(cfg, "experiment.ranks");
+  const auto budgets = numbers_of(cfg, "experiment.counters");
+  const auto caches = numbers_of(cfg, "experiment.cache_entries");
+  const auto strategies = list_of(cfg, "experiment.strategies");
+  const auto policies = list_of(cfg, "experiment.policies");
+  const auto kinds = list_of(cfg, "experiment.collectives");
+  const std::int64_t max_ops = cfg.integer("experiment.max_ops");
+  for (const auto& x : policies)
+    if (x != "stall" && x != "fallback")
+      throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)", cfg.origin("experiment.policies"), x));
+  ScheduleCache cache;
+  std::vector<Row> rows;
+  for (const std::string& kind : kinds) {
+    const auto colon = kind.find(':');
+    if (colon == std::string::npos)
+      throw InputError(fmt::format("{}: experiment.collectives: '{}': expected COLLECTIVE:ALGORITHM",
+                                   cfg.origin("experiment.collectives"), kind));
+    for (std::int64_t P : ranks)
+      for (const std::string& strat : strategies) {
+        const auto strategy = offload::parse_strategy(strat);
+        Spec proto;
+        proto.collective = kind.substr(0, colon);
+        proto.algorithm = kind.substr(colon + 1);
+        proto.ranks = static_cast<int>(P);
+        proto.bytes = cfg.bytes("workload.bytes").count();
+        const auto sched = cache.get(proto, strategy);
+        const std::int64_t per_nic = sched->counter_summary().max;
+        const auto ops = static_cast<std::int64_t>(sched->size());
+        for (std::int64_t budget : budgets)
+          for (std::int64_t c : caches)
+            for (const std::string& pol : policies)
+              for (std::int64_t k : ks) {
+                Row row;
+                row.collective = proto.collective;
+                row.algorithm = proto.algorithm;
+                row.strategy = strat;
+                row.policy = pol;
+                row.ranks = P;
+                row.counters = budget;
+                row.cache = c;
+                row.k = k;
+                row.counters_per_nic = per_nic;
+                row.never_fits = per_nic > budget;
+                if (k * ops > max_ops || (pol == "stall" && row.never_fits)) {
+                  rows.push_back(row);
+                  continue;
+                }
+                nicmodel::NicParams p = nic_params(cfg);
+                p.counters = budget;
+                p.cache_entries = static_cast<std::int32_t>(c);
+                std::vector<Spec> specs(static_cast<std::size_t>(k), proto);
+                for (std::int64_t i = 0; i < k; ++i) specs[static_cast<std::size_t>(i)].name = fmt::format("c{}", i);
+                Simulated sim = simulate(p, pol == "stall" ? nicmodel::Policy::stall : nicmodel::Policy::fallback,
+                                         strategy, specs, cache);
+                row.simulated = true;
+                row.makespan = sim.model->makespan();
+                row.max_concurrent = max_concurrent(sim.results);
+                std::uint64_t hits = 0, misses = 0;
+                for (int n = 0; n < sim.nics; ++n) {
+                  hits += sim.model->cache(n).hits();
+                  misses += sim.model->cache(n).misses();
+                }
+                row.hit_rate = hits + misses ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0.0;
+                Time total;
+                for (const auto& r : sim.results) {
+                  row.stall += r.stall();
+                  total += r.completion();
+                  row.software += !r.offloaded;
+                }
+                row.mean_completion = Time::from_ps(total.ps() / k);
+                rows.push_back(row);
+              }
+      }
+  }
+
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
+  const std::filesystem::path dir(out_dir);
+  std::string csv =
+      "collective,algorithm,ranks,strategy,counters,cache_entries,policy,concurrency,counters_per_nic,simulated,"
+      "max_concurrent_offloaded,software,makespan_us,stall_us_total,mean_completion_us,cache_hit_rate\n";
+  for (const Row& r : rows)
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.4f}\n", r.collective, r.algorithm, r.ranks,
+                       r.strategy, r.counters, r.cache, r.policy, r.k, r.counters_per_nic,
+                       r.simulated ? "yes" : (r.never_fits && r.policy == "stall" ? "never-fits" : "skipped"),
+                       r.max_concurrent, r.software, us_text(r.makespan), us_text(r.stall),
+                       us_text(r.mean_completion), r.hit_rate);
+  {
+    std::ofstream f(dir / "experiment.csv", std::ios::binary);
+    f << csv;
+    if (!f) throw InputError((dir / "experiment.csv").string() + ": cannot write");
+  }
+
+  // report.md: what was varied, what was measured, and the three answers.
+  auto find = [&](const Row& like, const std::string& strategy, const std::string& policy) -> const Row* {
+    for (const Row& r : rows)
+      if (r.collective == like.collective && r.algorithm == like.algorithm && r.ranks == like.ranks &&
+          r.counters == like.counters && r.cache == like.cache && r.k == like.k && r.strategy == strategy &&
+          r.policy == policy)
+        return &r;
+    return nullptr;
+  };
+  // A point's value, or why there is none.
+  auto shown = [](const Row* r, auto value) -> std::string {
+    if (!r) return "-";
+    if (r->simulated) return value(*r);
+    return r->never_fits && r->policy == "stall" ? "never fits" : "skipped";
+  };
+  const std::int64_t kmax = *std::max_element(ks.begin(), ks.end());
+  const std::int64_t cmax = *std::max_element(caches.begin(), caches.end());
+  std::string md = fmt::format("# Offload concurrency ({})\n\n", scenario);
+  md += "**Varied:** collectives issued at once (" + cfg.text("experiment.concurrency") + "), ranks (" +
+        cfg.text("experiment.ranks") + "), counters per NIC (" + cfg.text("experiment.counters") +
+        "), counter-cache entries (" + cfg.text("experiment.cache_entries") + "), assignment (" +
+        cfg.text("experiment.strategies") + "), policy (" + cfg.text("experiment.policies") + "), for " +
+        cfg.text("experiment.collectives") + " of " + cfg.shown("workload.bytes") + ".\n\n";
+  md += fmt::format("**Measured:** with the timed NIC model ({} per NIC op, {} per cache miss, {} + bytes / {} per "
+                    "message, host polls every {}, {} per software post): how many run offloaded at once, total "
+                    "stall, makespan, mean completion, counter-cache hit rate. Points over {} operations in all "
+                    "are skipped (listed as such in experiment.csv).\n\n",
+                    cfg.shown("nic.op_time"), cfg.shown("nic.cache_miss"), cfg.shown("network.latency"),
+                    cfg.shown("network.bandwidth"), cfg.shown("host.poll"), cfg.shown("host.op_time"), max_ops);
+  md += fmt::format("## 1. How many run concurrently under each budget ({} issued at once, stall)\n\n", kmax);
+  md += "| collective | ranks | assignment | counters per NIC | ";
+  for (auto b : budgets) md += fmt::format("{} counters | ", b);
+  md += "\n|---|---|---|---|";
+  for (std::size_t i = 0; i < budgets.size(); ++i) md += "---|";
+  md += "\n";
+  for (const std::string& kind : kinds)
+    for (std::int64_t P : ranks)
+      for (const std::string& strat : strategies) {
+        const Row* any = nullptr;
+        std::string cells;
+        for (auto b : budgets) {
+          const Row* hit = nullptr;
+          for (const Row& r : rows)
+            if (kind == r.collective + ":" + r.algorithm && r.ranks == P && r.strategy == strat && r.counters == b &&
+                r.k == kmax && r.cache == cmax && r.policy == "stall") {
+              hit = &r;
+              any = &r;
+            }
+          cells += !hit ? "- | " : hit->simulated ? fmt::format("{} | ", hit->max_concurrent)
+                                 : hit->never_fits ? "never fits | " : "skipped | ";
+        }
+        if (any) md += fmt::format("| {} | {} | {} | {} | {}\n", kind, P, strat, any->counters_per_nic, cells);
+      }
+  md += fmt::format("\n## 2. Stall and cache thrashing removed by the optimized assignment ({} at once, stall)\n\n",
+                    kmax);
+  md += "| collective | ranks | counters | cache | stall naive (us) | stall optimized (us) | hit rate naive | hit rate optimized |\n|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows)
+    if (r.strategy == "optimized" && r.policy == "stall" && r.k == kmax && r.simulated) {
+      const Row* n = find(r, "naive", "stall");
+      md += fmt::format("| {}:{} | {} | {} | {} | {} | {} | {} | {:.1f} % |\n", r.collective, r.algorithm, r.ranks,
+                        r.counters, r.cache, shown(n, [](const Row& x) { return us_text(x.stall); }), us_text(r.stall),
+                        shown(n, [](const Row& x) { return fmt::format("{:.1f} %", 100 * x.hit_rate); }),
+                        100 * r.hit_rate);
+    }
+  md += fmt::format("\n## 3. When falling back beats waiting (cache {}, optimized)\n\n", cmax);
+  md += "| collective | ranks | counters | at once | makespan stall (us) | makespan fallback (us) | better |\n|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows)
+    if (r.strategy == "optimized" && r.policy == "fallback" && r.cache == cmax && r.simulated) {
+      const Row* st = find(r, "optimized", "stall");
+      const bool waited = st && st->simulated;
+      md += fmt::format("| {}:{} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.algorithm, r.ranks, r.counters, r.k,
+                        shown(st, [](const Row& x) { return us_text(x.makespan); }), us_text(r.makespan),
+                        !waited ? (st && st->never_fits ? "fallback (waiting never ends)" : "-")
+                        : r.makespan < st->makespan ? "fallback"
+                        : st->makespan < r.makespan ? "wait"
+                                                    : "equal");
+    }
+  {
+    std::ofstream f(dir / "report.md", std::ios::binary);
+    f << md;
+    if (!f) throw InputError((dir / "report.md").string() + ": cannot write");
+  }
+  return rows.size();
 }
 
 }  // namespace fabriclab::scenario

@@ -33,4 +33,10 @@ struct OffloadOutcome {
 // Writes the outputs when `out_dir` is not empty.
 OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const std::string& out_dir);
 
+// The grid of experiment.* (when experiment.concurrency is set): every point issues k
+// copies of one collective at once; writes experiment.csv (one row per point) and
+// report.md (how many run at once per budget, the stall and cache hits the optimized
+// assignment saves, when falling back beats waiting). Returns the number of points.
+std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir);
+
 }  // namespace fabriclab::scenario

@@ -149,3 +149,22 @@ TEST(OffloadModel, LateLocalCompletionsAfterTheHostSawTheEnd) {
 
 }  // namespace
 }  // namespace fabriclab::nicmodel
+
+namespace fabriclab::nicmodel {
+namespace {
+
+TEST(OffloadModel, CollectivesInSoftwareShareTheirHosts) {
+  // A takes the only counter; B and C, issued with it, run in software, and the host
+  // behind NIC 0 posts B's put (done posting at 1 us) and then C's (at 2 us): C lands at
+  // 2 us + 1327.68 ns.
+  OffloadModel m(params(1), 2, Policy::fallback);
+  const auto s = assigned("bcast", "binomial", 2, 4096);
+  for (const char* name : {"A", "B", "C"}) m.add({.name = name, .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
+  const auto r = m.run();
+  EXPECT_TRUE(r[0].offloaded);
+  EXPECT_EQ(r[1].done.ps(), 1'000'000 + 1'327'680);
+  EXPECT_EQ(r[2].done.ps(), 2'000'000 + 1'327'680);
+}
+
+}  // namespace
+}  // namespace fabriclab::nicmodel

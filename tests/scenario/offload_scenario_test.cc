@@ -84,3 +84,36 @@ TEST(OffloadScenario, WorkloadFile) {
 
 }  // namespace
 }  // namespace fabriclab::scenario
+
+namespace fabriclab::scenario {
+namespace {
+
+TEST(OffloadScenario, ExperimentGrid) {
+  // A binomial bcast on 4 ranks holds 1 counter per NIC (optimized): with 1 counter two
+  // issued at once run one at a time, with 8 both at once.
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_exp";
+  const auto cfg = resolve_text(offload_parameters(),
+                                "[experiment]\nconcurrency = \"1,2\"\nranks = \"4\"\ncounters = \"1,8\"\n"
+                                "cache_entries = \"8\"\nstrategies = \"optimized\"\npolicies = \"stall,fallback\"\n"
+                                "collectives = \"bcast:binomial\"\n",
+                                "exp.toml");
+  EXPECT_EQ(run_offload_experiment(cfg, "exp.toml", dir.string()), 2u * 2u * 2u);
+  std::ifstream f(dir / "experiment.csv");
+  std::string line, all;
+  int rows = 0;
+  while (std::getline(f, line)) {
+    all += line + "\n";
+    ++rows;
+  }
+  EXPECT_EQ(rows, 9);
+  EXPECT_NE(all.find("bcast,binomial,4,optimized,1,8,stall,2,1,yes,1,0,"), std::string::npos) << all;
+  EXPECT_NE(all.find("bcast,binomial,4,optimized,8,8,stall,2,1,yes,2,0,"), std::string::npos) << all;
+  std::ifstream r(dir / "report.md");
+  std::stringstream md;
+  md << r.rdbuf();
+  EXPECT_NE(md.str().find("## 3. When falling back beats waiting"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
