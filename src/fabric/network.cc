@@ -190,7 +190,7 @@ void Network::prepare() {
 RunTotals Network::run(Time stop) {
   prepare();
   sim_.run(stop);
-  return finish(stop);
+  return finish();
 }
 
 void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
@@ -278,7 +278,7 @@ void Network::check_deadlock() {
   sim_.schedule_in(deadlock_interval_, monitor_, 0);
 }
 
-RunTotals Network::finish(Time /*stop*/) {
+RunTotals Network::finish() {
   ran_ = true;
   RunTotals t;
   t.end = sim_.now();

@@ -97,7 +97,7 @@ class Network {
 
  private:
   void prepare();
-  RunTotals finish(Time stop);
+  RunTotals finish();
   void build_routes();
 
   Simulator sim_;
@@ -135,7 +135,7 @@ RunTotals Network::run(Time stop, Time slice, F&& progress) {
     sim_.run(until);
     progress(sim_.now());
   }
-  return finish(stop);
+  return finish();
 }
 
 }  // namespace fabriclab::fabric

@@ -25,7 +25,6 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
                std::uint64_t run_seed)
     : Node(std::move(name)),
       ctx_(ctx),
-      index_(switch_index),
       cfg_(cfg),
       seed_(cfg.seed_per_switch ? mix_seed(cfg.seed, switch_index) : cfg.seed),
       seed_hash_(flow_hash_seed(cfg.hash, seed_)),

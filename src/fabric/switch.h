@@ -149,7 +149,6 @@ class Switch final : public Node, public EventHandler {
   void maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio);
 
   FabricContext& ctx_;
-  std::uint32_t index_;
   SwitchConfig cfg_;
   std::uint32_t seed_;
   std::uint32_t seed_hash_;  // flow_hash_seed(cfg_.hash, seed_)

@@ -121,24 +121,12 @@ ParamRegistry make_registry() {
 
 std::vector<int> priority_list(const Config& cfg, const std::string& key, std::size_t want = 0) {
   std::vector<int> out;
-  const std::string& text = cfg.text(key);
-  std::size_t pos = 0;
-  while (pos <= text.size() && !text.empty()) {
-    const auto c = text.find(',', pos);
-    const std::string item = text.substr(pos, c == std::string::npos ? std::string::npos : c - pos);
-    std::size_t used = 0;
-    int v = -1;
-    try {
-      v = std::stoi(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size() || v < 0 || (want == 0 && v > 7))
+  for (const std::string& item : split_list(cfg.text(key))) {
+    const auto v = parse_integer(item);
+    if (!v || *v < 0 || (want == 0 && *v > 7) || *v > 1'000'000)
       throw InputError(fmt::format("{}: {}: '{}' is not {}", cfg.origin(key), key, item,
                                    want == 0 ? "a priority 0..7" : "a non-negative integer"));
-    out.push_back(v);
-    if (c == std::string::npos) break;
-    pos = c + 1;
+    out.push_back(static_cast<int>(*v));
   }
   if (want != 0 && out.size() != want)
     throw InputError(fmt::format("{}: {}: expected {} comma-separated values, got {}", cfg.origin(key), key, want,
@@ -166,19 +154,11 @@ fabric::Node& find_node(const Config& cfg, Network& net, const std::string& key,
 fabric::Port& find_port(const Config& cfg, Network& net, const std::string& key, const std::string& item) {
   const auto colon = item.find(':');
   fabric::Node& node = find_node(cfg, net, key, item.substr(0, colon));
-  std::size_t used = 0;
-  long port = -1;
-  if (colon != std::string::npos) {
-    try {
-      port = std::stol(item.substr(colon + 1), &used);
-    } catch (const std::exception&) {
-    }
-  }
-  if (colon == std::string::npos || port < 0 || used != item.size() - colon - 1 ||
-      static_cast<std::size_t>(port) >= node.port_count())
+  const auto port = colon == std::string::npos ? std::nullopt : parse_integer(item.substr(colon + 1));
+  if (!port || *port < 0 || static_cast<std::size_t>(*port) >= node.port_count())
     throw InputError(fmt::format("{}: {}: '{}': expected NODE:PORT, {} has ports 0..{}", cfg.origin(key), key, item,
                                  node.name(), node.port_count() - 1));
-  return node.port(static_cast<std::size_t>(port));
+  return node.port(static_cast<std::size_t>(*port));
 }
 
 std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
@@ -318,21 +298,11 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
         if (host.id() >= net->host_count() || at.id() < net->host_count())
           throw InputError(where + ": expected a switch, then a host");
         std::vector<std::uint16_t> ports;
-        std::size_t p0 = 0;
-        while (p0 <= port_text.size()) {
-          const auto bar = port_text.find('|', p0);
-          const std::string one = port_text.substr(p0, bar == std::string::npos ? std::string::npos : bar - p0);
-          std::size_t used = 0;
-          long v = -1;
-          try {
-            v = std::stol(one, &used);
-          } catch (const std::exception&) {
-          }
-          if (v < 0 || used != one.size() || static_cast<std::size_t>(v) >= at.port_count())
+        for (const std::string& one : split_list(port_text, '|')) {
+          const auto v = parse_integer(one);
+          if (!v || *v < 0 || static_cast<std::size_t>(*v) >= at.port_count())
             throw InputError(fmt::format("{}: port '{}': {} has ports 0..{}", where, one, at.name(), at.port_count() - 1));
-          ports.push_back(static_cast<std::uint16_t>(v));
-          if (bar == std::string::npos) break;
-          p0 = bar + 1;
+          ports.push_back(static_cast<std::uint16_t>(*v));
         }
         net->set_static_route(static_cast<std::uint32_t>(at.id() - net->host_count()), host.id(), std::move(ports));
       }
@@ -382,10 +352,7 @@ std::set<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, Net
   const std::string& list = cfg.text(key);
   std::set<std::pair<fabric::Node*, std::size_t>> chosen;
   if (list.empty()) return chosen;
-  std::size_t pos = 0;
-  while (pos <= list.size()) {
-    const auto comma = list.find(',', pos);
-    const std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+  for (const std::string& item : split_list(list)) {
     if (item.find(':') == std::string::npos) {
       fabric::Node& node = find_node(cfg, net, key, item);
       for (std::size_t i = 0; i < node.port_count(); ++i) chosen.insert({&node, i});
@@ -393,8 +360,6 @@ std::set<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, Net
       fabric::Port& p = find_port(cfg, net, key, item);
       chosen.insert({&p.owner(), p.index()});
     }
-    if (comma == std::string::npos) break;
-    pos = comma + 1;
   }
   return chosen;
 }

@@ -96,13 +96,10 @@ std::vector<Spec> read_workload_file(const std::string& path) {
     s.name = f[0];
     s.collective = f[1];
     s.algorithm = f[2];
-    try {
-      std::size_t used = 0;
-      s.ranks = std::stoi(f[3], &used);
-      if (used != f[3].size() || s.ranks < 2) throw InputError("");
-    } catch (const std::exception&) {
+    const auto ranks = parse_integer(f[3]);
+    if (!ranks || *ranks < 2 || *ranks > 1'000'000)
       throw InputError(fmt::format("{}: column ranks: expected an integer >= 2, got '{}'", where, f[3]));
-    }
+    s.ranks = static_cast<int>(*ranks);
     try {
       s.bytes = parse_bytes(f[4]).count();
       s.issue = parse_time(f[5]);
@@ -317,13 +314,7 @@ namespace fabriclab::scenario {
 namespace {
 
 std::vector<std::string> list_of(const Config& cfg, const std::string& key) {
-  std::vector<std::string> out;
-  std::stringstream ss(cfg.text(key));
-  for (std::string x; std::getline(ss, x, ',');) {
-    x.erase(0, x.find_first_not_of(' '));
-    x.erase(x.find_last_not_of(' ') + 1);
-    if (!x.empty()) out.push_back(x);
-  }
+  auto out = split_list(cfg.text(key));
   if (out.empty()) throw InputError(fmt::format("{}: {}: expected a comma-separated list", cfg.origin(key), key));
   return out;
 }
@@ -331,16 +322,9 @@ std::vector<std::string> list_of(const Config& cfg, const std::string& key) {
 std::vector<std::int64_t> numbers_of(const Config& cfg, const std::string& key) {
   std::vector<std::int64_t> out;
   for (const std::string& x : list_of(cfg, key)) {
-    std::size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(x, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != x.size() || v < 1)
-      throw InputError(fmt::format("{}: {}: '{}' is not a positive integer", cfg.origin(key), key, x));
-    out.push_back(v);
+    const auto v = parse_integer(x);
+    if (!v || *v < 1) throw InputError(fmt::format("{}: {}: '{}' is not a positive integer", cfg.origin(key), key, x));
+    out.push_back(*v);
   }
   return out;
 }

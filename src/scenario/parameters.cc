@@ -1,5 +1,7 @@
 #include "scenario/parameters.h"
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -232,6 +234,28 @@ Config resolve_text(const ParamRegistry& reg, const std::string& toml_text, cons
     c.values_[key] = {s->kind, p.text, p.i, p.d, "--set"};
   }
   return c;
+}
+
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const auto end = text.find(sep, pos);
+    std::string item = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const auto b = item.find_first_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, item.find_last_not_of(" \t") - b + 1));
+    if (end == std::string::npos) break;
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::optional<long long> parse_integer(const std::string& text) {
+  long long v = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || p != end) return std::nullopt;
+  return v;
 }
 
 Config resolve(const ParamRegistry& reg, const std::string& path, const std::vector<std::string>& overrides) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,12 @@ class Config {
   const Value& get(const std::string& key, ParamKind want) const;
   std::map<std::string, Value> values_;
 };
+
+// List-valued text parameters ("3,4", "sw0:0,h1", "2|3"): the items between `sep`,
+// spaces trimmed, empty items dropped.
+std::vector<std::string> split_list(const std::string& text, char sep = ',');
+// The whole of `text` as an integer, or nothing (no partial parses, no exceptions).
+std::optional<long long> parse_integer(const std::string& text);
 
 // Reads `path` (TOML) and applies `overrides` ("key=value"), in that order over the
 // defaults. Throws InputError on anything undeclared or malformed.

@@ -84,3 +84,19 @@ TEST(Parameters, DeclarationsAreCheckedOnce) {
 
 }  // namespace
 }  // namespace fabriclab::scenario
+
+namespace fabriclab::scenario {
+namespace {
+
+TEST(Parameters, ListsAndIntegers) {
+  EXPECT_EQ(split_list(" 3, 4 ,,5 "), (std::vector<std::string>{"3", "4", "5"}));
+  EXPECT_EQ(split_list("2|3", '|'), (std::vector<std::string>{"2", "3"}));
+  EXPECT_TRUE(split_list("").empty());
+  EXPECT_EQ(parse_integer("-12"), -12);
+  EXPECT_FALSE(parse_integer("12x"));
+  EXPECT_FALSE(parse_integer(""));
+  EXPECT_FALSE(parse_integer(" 1"));
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
