@@ -20,6 +20,8 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
+  # plots of experiments (fabriclab offload, fabriclab experiment)
+  gnuplot-nox
 )
 
 missing=()

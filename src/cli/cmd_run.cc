@@ -52,8 +52,8 @@ int run_run(const RunArgs& a) {
   fmt::print("{}: {} of {} flows delivered in {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
   fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct_p50), us(o.fct_p99),
              us(o.fct_max), o.retransmitted);
-  fmt::print("  {} drops ({} on lossless priorities), {} ECN marks, {} PFC frames\n", o.drops, o.lossless_drops,
-             o.ecn_marks, o.pfc_frames);
+  fmt::print("  {} drops ({} on lossless priorities), {} ECN marks, {} CNPs, {} PFC frames\n", o.drops,
+             o.lossless_drops, o.ecn_marks, o.cnps_sent, o.pfc_frames);
   fmt::print("  {} events, {} packet-hops in {:.2f} s wall ({:.1f} M packet-hops/s)\n", t.events, t.packet_hops,
              o.wall_seconds, o.wall_seconds > 0 ? static_cast<double>(t.packet_hops) / o.wall_seconds / 1e6 : 0.0);
   fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv\n", out);

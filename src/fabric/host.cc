@@ -8,11 +8,6 @@
 
 namespace fabriclab::fabric {
 
-std::unique_ptr<CongestionControl> make_congestion_control(const std::string& name, BitRate line) {
-  if (name == "none") return std::make_unique<LineRate>(line);
-  throw InputError("unknown congestion control '" + name + "' (expected: none)");
-}
-
 namespace {
 // RoCEv2 NICs derive the UDP source port from the QP; a mix of (host, QPN) spreads it
 // over the dynamic range 49152..65535 the way a hash would.
@@ -28,6 +23,9 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   ring_head_.fill(kNone);
   if (cfg_.mtu == 0) throw InputError("nic.mtu must be positive");
   if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
+  if (cfg_.congestion_control == "dcqcn") cfg_.dcqcn.validate();
+  if (cfg_.cnp.cnp_802p_prio > 7) throw InputError("nic.roce_np.cnp_802p_prio: expected 0..7");
+  if (cfg_.cnp.cnp_dscp > 63) throw InputError("nic.roce_np.cnp_dscp: expected 0..63");
 }
 
 void Host::finalize() {
@@ -75,8 +73,8 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.npkts = static_cast<std::uint32_t>(npkts);
   s.priority = priority;
   s.start = start;
-  s.cc = make_congestion_control(cfg_.congestion_control, port(0).rate());
   const auto q = static_cast<std::uint32_t>(send_.size());
+  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_.sim, port(0).rate(), &cfg_.dcqcn, this, q});
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
@@ -139,6 +137,7 @@ Packet* Host::make_data(SendQp& s) {
   p->udp_sport = s.sport;
   p->hash_key = s.hash_key;
   p->priority = s.priority;
+  p->dscp = static_cast<std::uint8_t>(s.priority * 8);
   p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
   const bool rc = cfg_.transport == Transport::rc;
   if (s.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
@@ -154,6 +153,8 @@ Packet* Host::make_data(SendQp& s) {
 
   const BitRate r = s.cc->rate();
   s.cc->on_sent(now, p->wire_bytes());
+  s.last_sent = now;
+  s.last_wire = p->wire_bytes();
   s.next_send = r < port(0).rate() ? now + serialization_time(Bytes::from_count(p->wire_bytes()), r) : now;
   if (rc && s.timer_at == Time::max()) {
     s.last_progress = now;
@@ -201,7 +202,7 @@ void Host::send_control(Packet* p) {
   port(0).kick();
 }
 
-void Host::send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome) {
+Packet* Host::reply_to(RecvQp& r, const Packet& data) {
   if (!r.ack_key_set) {
     r.ack_hash_key =
         flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport, cfg_.ecmp_fields);
@@ -214,14 +215,45 @@ void Host::send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8
   a->dst = data.src;
   a->dst_qp = data.src_qp;
   a->src_qp = data.dst_qp;
-  a->psn = psn;
   a->udp_sport = data.udp_sport;
+  a->ecn = kEcnNotEct;
+  return a;
+}
+
+void Host::send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome) {
+  Packet* a = reply_to(r, data);
+  a->psn = psn;
   a->opcode = Opcode::rc_ack;
   a->syndrome = syndrome;
   a->priority = data.priority;
-  a->ecn = kEcnNotEct;
+  a->dscp = static_cast<std::uint8_t>(data.priority * 8);
   a->seal();
   send_control(a);
+}
+
+void Host::maybe_send_cnp(RecvQp& r, const Packet& data) {
+  const Time now = ctx_.sim.now();
+  Time& last = cfg_.cnp.per_qp ? r.last_cnp : last_cnp_;
+  const Time interval = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
+  if (last != Time::max() && now - last < interval) return;
+  last = now;
+  Packet* c = reply_to(r, data);
+  c->opcode = Opcode::cnp;
+  c->priority = cfg_.cnp.cnp_802p_prio;
+  c->dscp = cfg_.cnp.cnp_dscp;
+  c->seal();
+  ++cnps_sent_;
+  send_control(c);
+}
+
+void Host::rate_raised(std::uint32_t qp) {
+  SendQp& s = send_[qp];
+  if (!s.in_ring) return;
+  const Time now = ctx_.sim.now();
+  const Time again = std::max(now, s.last_sent + serialization_time(Bytes::from_count(s.last_wire), s.cc->rate()));
+  if (again >= s.next_send) return;
+  s.next_send = again;
+  port(0).kick();
 }
 
 bool Host::bit(const RecvQp& r, std::uint32_t psn) const {
@@ -250,7 +282,10 @@ void Host::on_data(Packet* p) {
   RecvQp& r = recv_.at(p->dst_qp);
   ++ctx_.ledger.data_packets_arrived;
   ctx_.ledger.data_bytes_arrived += p->payload;
-  if (p->ecn == kEcnCe) ++ce_received_;
+  if (p->ecn == kEcnCe) {
+    ++ce_received_;
+    if (cfg_.cnp.enabled) maybe_send_cnp(r, *p);
+  }
   const std::uint32_t psn = p->psn;
 
   if (cfg_.transport == Transport::uc) {
@@ -395,7 +430,10 @@ void Host::process(Packet* p) {
     return;
   }
   if (p->opcode == Opcode::rc_ack) on_ack(*p);
-  else if (p->opcode == Opcode::cnp) send_[p->dst_qp].cc->on_cnp(ctx_.sim.now());
+  else if (p->opcode == Opcode::cnp) {
+    ++cnps_received_;
+    send_.at(p->dst_qp).cc->on_cnp(ctx_.sim.now());
+  }
   ctx_.packets.release(p);
 }
 

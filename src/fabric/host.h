@@ -10,7 +10,9 @@
 // last one, answers the first out-of-sequence packet of a gap with one NAK and drops the
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
 // places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that.
-// UC drops the rest of a message after a gap.
+// UC drops the rest of a message after a gap. As the notification point it answers a
+// CE-marked packet with a CNP to the sending QP, at most one per `min_time_between_cnps`
+// per QP or per port (`CnpParams`).
 // Receive buffer: with `rx_rate` set, arriving packets wait in a buffer of `rx_buffer`
 // bytes that the host drains at that rate (PCIe, memory); past `rx_buffer - headroom`
 // the NIC sends PFC pauses for the lossless priorities (refreshed at half their time),
@@ -28,6 +30,7 @@
 #include "core/units.h"
 #include "fabric/congestion.h"
 #include "fabric/context.h"
+#include "fabric/dcqcn.h"
 #include "fabric/flows.h"
 #include "fabric/hash.h"
 #include "fabric/node.h"
@@ -43,7 +46,9 @@ struct NicConfig {
   std::uint32_t ack_every = 8;       // coalesced ACKs: one per this many in-order packets
   Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
   std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
-  std::string congestion_control = "none";
+  std::string congestion_control = "none";  // of the sending QPs: none, dcqcn
+  DcqcnParams dcqcn;                        // its parameters (reaction point)
+  CnpParams cnp;                            // CNP generation (notification point)
   HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)
   std::uint8_t ecmp_fields = kAllHashFields;      // and the 5-tuple fields it hashes
   BitRate rx_rate;                                // 0 = no receive buffer
@@ -54,7 +59,7 @@ struct NicConfig {
   Bytes mac_phy_delay = Bytes::from_count(1536), peer_response = Bytes::from_count(3840);
 };
 
-class Host final : public Node, public EventHandler {
+class Host final : public Node, public EventHandler, public RateListener {
  public:
   Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows);
 
@@ -70,22 +75,26 @@ class Host final : public Node, public EventHandler {
   Packet* next_packet(Port& port) override;
   void receive(Port& port, Packet* p) override;
   void on_event(std::uint64_t tag) override;
+  void rate_raised(std::uint32_t qp) override;
 
-  // Each sending QP: f(qpn, flow, current rate from its congestion control, bytes acknowledged).
+  // Each sending QP: f(qpn, flow, its congestion control, bytes acknowledged).
   template <typename F>
   void for_each_send_qp(F&& f) const {
     for (std::size_t q = 0; q < send_.size(); ++q) {
       const SendQp& s = send_[q];
       const std::uint64_t acked = std::min<std::uint64_t>(s.bytes, std::uint64_t{s.una} * cfg_.mtu);
-      f(static_cast<std::uint32_t>(q), s.flow, s.cc->rate(), acked);
+      f(static_cast<std::uint32_t>(q), s.flow, static_cast<const CongestionControl&>(*s.cc), acked);
     }
   }
+  const CongestionControl& congestion_control(std::uint32_t qp) const { return *send_.at(qp).cc; }
 
   // Receiver statistics.
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
   std::uint64_t duplicates() const { return duplicates_; }
   std::uint64_t ce_marked_received() const { return ce_received_; }
+  std::uint64_t cnps_sent() const { return cnps_sent_; }
+  std::uint64_t cnps_received() const { return cnps_received_; }
   std::uint64_t reordered_accepted() const { return ooo_accepted_; }
   std::uint64_t timeouts() const { return timeouts_; }
   std::uint64_t rx_buffer_drops() const { return rx_drops_; }
@@ -115,6 +124,8 @@ class Host final : public Node, public EventHandler {
     bool in_ring = false;
     std::uint32_t ring_next = kNone, ring_prev = kNone;
     Time start, next_send, last_progress;
+    Time last_sent;                // when the last packet left, and its wire bytes: the
+    std::uint32_t last_wire = 0;   // pacing gap is redone at a new rate
     Time timer_at = Time::max();   // the pending RTO check, if any
     std::unique_ptr<CongestionControl> cc;
   };
@@ -127,6 +138,7 @@ class Host final : public Node, public EventHandler {
     bool nak_sent = false;
     bool broken = false;  // UC: a gap ended the message
     bool ack_key_set = false;
+    Time last_cnp = Time::max();     // per-QP CNP interval (max: none sent yet)
     std::uint32_t ack_hash_key = 0;  // of the ACKs' 5-tuple (this host -> the sender)
     std::vector<std::uint64_t> placed;  // reorder window bitmap, indexed by PSN mod its size
   };
@@ -137,7 +149,9 @@ class Host final : public Node, public EventHandler {
   std::uint32_t payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const;
   Packet* make_data(SendQp& s);
   void send_control(Packet* p);
+  Packet* reply_to(RecvQp& r, const Packet& data);
   void send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome);
+  void maybe_send_cnp(RecvQp& r, const Packet& data);
   void on_data(Packet* p);
   void on_ack(const Packet& p);
   void deliver(RecvQp& r, std::uint32_t psn);
@@ -160,9 +174,10 @@ class Host final : public Node, public EventHandler {
   std::int64_t rx_bytes_ = 0, rx_peak_ = 0, xoff_at_ = 0;
   bool rx_draining_ = false, xoff_ = false;
   Time refresh_at_ = Time::max();
+  Time last_cnp_ = Time::max();   // per-port CNP interval
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
-                timeouts_ = 0;
+                timeouts_ = 0, cnps_sent_ = 0, cnps_received_ = 0;
 };
 
 }  // namespace fabriclab::fabric

@@ -87,7 +87,7 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   put16(b + 16, 0x0800);
   std::uint8_t* ip = b + 18;
   ip[0] = 0x45;
-  ip[1] = static_cast<std::uint8_t>((p.priority * 8) << 2 | (p.ecn & 3));
+  ip[1] = static_cast<std::uint8_t>((p.dscp & 63) << 2 | (p.ecn & 3));
   put16(ip + 2, ip_len);
   put16(ip + 4, p.psn & 0xffff);           // identification
   put16(ip + 6, 0x4000);                   // DF

@@ -54,7 +54,37 @@ ParamRegistry make_registry() {
   r.declare("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
   r.declare("nic.rx_rate", K::rate, "0bps", "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)");
   r.declare("nic.rx_buffer", K::bytes, "256KiB", "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB", "");
-  r.declare("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "", {"none"});
+  r.declare("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "",
+            {"none", "dcqcn"});
+  // DCQCN: sysfs names and units (ecn/roce_rp/*, ecn/roce_np/*); a key left unset takes
+  // the preset's value (declared default: nvidia's; the help gives the paper's).
+  r.declare("nic.roce_rp.preset", K::choice, "nvidia", "DCQCN values for every unset roce_rp/roce_np key", "", "",
+            {"nvidia", "paper"});
+  const auto rp = [&](const char* key, const char* nvidia, const char* help, const char* min, const char* max) {
+    r.declare(std::string("nic.roce_rp.") + key, K::integer, nvidia, help, min, max);
+  };
+  rp("rate_reduce_monitor_period", "4", "us between rate cuts of a QP that saw a CNP (0 = cut at each CNP; paper 0)", "0", "1000000");
+  rp("initial_alpha_value", "1023", "alpha (/1024) set by the first CNP at full rate (paper 1023)", "0", "1023");
+  rp("rate_to_set_on_first_cnp", "0", "Mb/s set by the first CNP at full rate (0 = keep; paper 0)", "0", "10000000");
+  rp("rpg_gd", "11", "cut = Rc alpha_raw / 2^rpg_gd (11: Rc alpha/2; paper 11)", "1", "20");
+  rp("rpg_min_dec_fac", "50", "a cut keeps at least this percent of Rc (paper 50)", "0", "100");
+  rp("rpg_min_rate", "1", "Mb/s floor of Rc (paper 1)", "1", "10000000");
+  rp("dce_tcp_rtt", "1", "us between alpha updates (paper K = 55)", "1", "1000000");
+  rp("dce_tcp_g", "1019", "weight of the old alpha, out of 1024 (paper 1020: g = 1/256)", "0", "1024");
+  rp("rpg_time_reset", "300", "us of the rate-increase timer (paper T_inc = 55)", "1", "10000000");
+  rp("rpg_byte_reset", "32767", "64-byte units sent per byte-counter increase, 0 = off (paper B = 10 MiB: 163840)", "0", "67108864");
+  rp("rpg_threshold", "1", "F: increase stages before additive increase (paper 5)", "0", "1000");
+  rp("rpg_ai_rate", "5", "Mb/s of additive increase (paper R_AI = 40)", "0", "10000000");
+  rp("rpg_hai_rate", "50", "Mb/s of hyper increase (paper R_HAI = 200)", "0", "10000000");
+  rp("rpg_max_rate", "0", "Mb/s ceiling (0 = line rate; paper 0)", "0", "10000000");
+  rp("clamp_tgt_rate", "0", "1: every cut sets Rt = Rc first (paper 1)", "0", "1");
+  rp("clamp_tgt_rate_after_time_inc", "1", "1: a cut sets Rt = Rc if the timer raised the rate since the last (paper 1)", "0", "1");
+  r.declare("nic.roce_np.enable", K::boolean, "true", "answer CE-marked packets with CNPs");
+  r.declare("nic.roce_np.min_time_between_cnps", K::integer, "4", "us between CNPs (paper 50)", "0", "1000000");
+  r.declare("nic.roce_np.cnp_scope", K::choice, "port", "one CNP interval per port (ConnectX) or per QP (paper)", "", "",
+            {"port", "qp"});
+  r.declare("nic.roce_np.cnp_802p_prio", K::integer, "6", "802.1p priority of CNPs", "0", "7");
+  r.declare("nic.roce_np.cnp_dscp", K::integer, "48", "DSCP of CNPs", "0", "63");
 
   r.declare("switch.buffer", K::bytes, "32MiB", "shared buffer of each switch", "1KiB", "");
   r.declare("switch.mmu.reserve", K::bytes, "0B", "reserved bytes per ingress port and priority group", "0B", "");
@@ -165,6 +195,73 @@ std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps
 
 }  // namespace
 
+void dcqcn_settings(const Config& cfg, fabric::DcqcnParams& rp, fabric::CnpParams& np) {
+  rp = fabric::DcqcnParams::preset_named(cfg.text("nic.roce_rp.preset"));
+  const bool paper = rp.preset == "paper";
+  const auto set = [&](const char* key, std::uint32_t& field) {
+    const std::string k = std::string("nic.roce_rp.") + key;
+    if (cfg.origin(k) != "default") field = u32(cfg, k);
+  };
+  const auto set_flag = [&](const char* key, bool& field) {
+    const std::string k = std::string("nic.roce_rp.") + key;
+    if (cfg.origin(k) != "default") field = cfg.integer(k) != 0;
+  };
+  set("rate_reduce_monitor_period", rp.rate_reduce_monitor_period);
+  set("initial_alpha_value", rp.initial_alpha_value);
+  set("rate_to_set_on_first_cnp", rp.rate_to_set_on_first_cnp);
+  set("rpg_gd", rp.rpg_gd);
+  set("rpg_min_dec_fac", rp.rpg_min_dec_fac);
+  set("rpg_min_rate", rp.rpg_min_rate);
+  set("dce_tcp_rtt", rp.dce_tcp_rtt);
+  set("dce_tcp_g", rp.dce_tcp_g);
+  set("rpg_time_reset", rp.rpg_time_reset);
+  set("rpg_byte_reset", rp.rpg_byte_reset);
+  set("rpg_threshold", rp.rpg_threshold);
+  set("rpg_ai_rate", rp.rpg_ai_rate);
+  set("rpg_hai_rate", rp.rpg_hai_rate);
+  set("rpg_max_rate", rp.rpg_max_rate);
+  set_flag("clamp_tgt_rate", rp.clamp_tgt_rate);
+  set_flag("clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc);
+  np.enabled = cfg.boolean("nic.roce_np.enable");
+  const auto np_key = [&](const char* key) { return std::string("nic.roce_np.") + key; };
+  np.min_time_between_cnps = cfg.origin(np_key("min_time_between_cnps")) != "default"
+                                 ? u32(cfg, np_key("min_time_between_cnps"))
+                                 : (paper ? 50u : 4u);
+  np.per_qp = cfg.origin(np_key("cnp_scope")) != "default" ? cfg.text(np_key("cnp_scope")) == "qp" : paper;
+  np.cnp_802p_prio = static_cast<std::uint8_t>(cfg.integer(np_key("cnp_802p_prio")));
+  np.cnp_dscp = static_cast<std::uint8_t>(cfg.integer(np_key("cnp_dscp")));
+}
+
+nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np) {
+  nlohmann::ordered_json j;
+  j["preset"] = rp.preset;
+  j["roce_rp"] = {{"rate_reduce_monitor_period", rp.rate_reduce_monitor_period},
+                  {"initial_alpha_value", rp.initial_alpha_value},
+                  {"rate_to_set_on_first_cnp", rp.rate_to_set_on_first_cnp},
+                  {"rpg_gd", rp.rpg_gd},
+                  {"rpg_min_dec_fac", rp.rpg_min_dec_fac},
+                  {"rpg_min_rate", rp.rpg_min_rate},
+                  {"dce_tcp_rtt", rp.dce_tcp_rtt},
+                  {"dce_tcp_g", rp.dce_tcp_g},
+                  {"rpg_time_reset", rp.rpg_time_reset},
+                  {"rpg_byte_reset", rp.rpg_byte_reset},
+                  {"rpg_threshold", rp.rpg_threshold},
+                  {"rpg_ai_rate", rp.rpg_ai_rate},
+                  {"rpg_hai_rate", rp.rpg_hai_rate},
+                  {"rpg_max_rate", rp.rpg_max_rate},
+                  {"clamp_tgt_rate", rp.clamp_tgt_rate ? 1 : 0},
+                  {"clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc ? 1 : 0}};
+  j["roce_np"] = {{"enable", np.enabled},
+                  {"min_time_between_cnps", np.min_time_between_cnps},
+                  {"cnp_scope", np.per_qp ? "qp" : "port"},
+                  {"cnp_802p_prio", np.cnp_802p_prio},
+                  {"cnp_dscp", np.cnp_dscp}};
+  j["readings"] = {{"dce_tcp_g", "weight of the old alpha out of 1024: alpha = (g*alpha + (1024-g)*cnp_seen)/1024"},
+                   {"rpg_byte_reset", "64-byte units of frames sent per byte-counter stage (32767 = 2 MiB)"},
+                   {"units", "times in us, rates in Mb/s, alpha values out of 1024 (sysfs units)"}};
+  return j;
+}
+
 const ParamRegistry& fabric_parameters() {
   static const ParamRegistry r = make_registry();
   return r;
@@ -179,6 +276,7 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   nic.rto = cfg.time("nic.rto");
   nic.reorder_window = u32(cfg, "nic.reorder_window");
   nic.congestion_control = cfg.text("nic.congestion_control");
+  dcqcn_settings(cfg, nic.dcqcn, nic.cnp);
   nic.rx_rate = cfg.rate("nic.rx_rate");
   nic.rx_buffer = cfg.bytes("nic.rx_buffer");
 
@@ -432,6 +530,10 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
       o.watchdog_storms += net->switch_at(i).storms(p);
       o.watchdog_drops += net->switch_at(i).watchdog_drops(p);
     }
+  for (std::uint32_t h = 0; h < net->host_count(); ++h) {
+    o.cnps_sent += net->host(h).cnps_sent();
+    o.cnps_received += net->host(h).cnps_received();
+  }
 
   // flows.csv, and the FCT distribution
   std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets\n";
@@ -508,6 +610,17 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
+  {
+    fabric::DcqcnParams rp;
+    fabric::CnpParams np;
+    dcqcn_settings(cfg, rp, np);
+    nlohmann::ordered_json cc;
+    cc["policy"] = cfg.text("nic.congestion_control");
+    cc["cnps_sent"] = o.cnps_sent;
+    cc["cnps_received"] = o.cnps_received;
+    cc["dcqcn"] = dcqcn_echo(rp, np);
+    j["congestion_control"] = std::move(cc);
+  }
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
   {
     std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0;

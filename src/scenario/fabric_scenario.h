@@ -6,6 +6,7 @@
 //                 the trajectory fingerprint, and the wall time (the only field that varies
 //                 between identical runs)
 //   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets
+//                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes
 //
 //   Config cfg = resolve(fabric_parameters(), "examples/incast.toml", {"traffic.bytes=2MB"});
@@ -24,6 +25,11 @@ namespace fabriclab::scenario {
 
 const ParamRegistry& fabric_parameters();
 
+// The DCQCN reaction- and notification-point values the configuration resolves to: the
+// preset's, then every key set in the file or by --set; and their record for summary.json.
+void dcqcn_settings(const Config& cfg, fabric::DcqcnParams& rp, fabric::CnpParams& np);
+nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np);
+
 // The network, its topology and its flows, ready to run.
 std::unique_ptr<fabric::Network> build_network(const Config& cfg);
 
@@ -41,6 +47,7 @@ struct FabricOutcome {
   std::uint64_t retransmitted = 0;  // packets, all flows
   std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
   std::uint64_t watchdog_storms = 0, watchdog_drops = 0;
+  std::uint64_t cnps_sent = 0, cnps_received = 0;
   std::optional<fabric::DeadlockReport> deadlock;
   double wall_seconds = 0;
 };

@@ -119,7 +119,8 @@ expect run-deadlock-summary 0 '"pfc_deadlock": \{' -- cat "$tmp/ring/summary.jso
 
 # pcap: tshark (installed by the dependency script) dissects what the simulator wrote,
 # and what it reads agrees with the simulator's own counters. sw0 port 0 faces the
-# receiver h0; h1 is one of the paused senders.
+# receiver h0 (the tap sees both directions of its link: data one way, ACKs (opcode 17)
+# and CNPs (0x81) the other); h1 is one of the paused senders.
 "$fl" run "$examples/incast.toml" --out "$tmp/pcap" --set output.pcap=sw0:0,h1 >/dev/null 2>&1
 expect pcap-magic 0 '^4d3cb2a1' -- bash -c "head -c 4 '$tmp/pcap/sw0-p0.pcap' | od -An -tx1 | tr -d ' '"
 # The first frame out of sw0 port 0: WRITE FIRST from h1 (10.0.0.2) to QP 0x100, whose
@@ -128,18 +129,28 @@ expect pcap-first-frame 0 '^0\.000001671 6 0x000100 0 1000000 10\.0\.0\.2$' -- \
   bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -c 1 -T fields -E separator=' ' -e frame.time_epoch \
     -e infiniband.bth.opcode -e infiniband.bth.destqp -e infiniband.bth.psn -e infiniband.reth.dmalen -e ip.src \
     2>/dev/null"
-expect pcap-data-packets 0 '^3920$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode != 17' 2>/dev/null | wc -l"
+expect pcap-data-packets 0 '^3920$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode < 17' 2>/dev/null | wc -l"
 expect pcap-ce-equals-marks 0 '^3809$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'ip.dsfield.ecn == 3' 2>/dev/null | wc -l"
 expect pcap-marks-in-csv 0 '^sw0,0,[0-9]+,3920,0,3809,' -- cat "$tmp/pcap/ports.csv"
 expect pcap-psns-in-order 0 '^245 in order$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' \
-  -Y 'infiniband.bth.destqp == 0x100 && infiniband.bth.opcode != 17' -T fields -e infiniband.bth.psn 2>/dev/null |
+  -Y 'infiniband.bth.destqp == 0x100 && infiniband.bth.opcode < 17' -T fields -e infiniband.bth.psn 2>/dev/null |
   awk 'BEGIN{ok=1} {if (\$1 != NR-1) ok=0} END{print NR, (ok ? \"in order\" : \"out of order\")}'"
 expect pcap-pfc 0 '^40 3 65535$' -- bash -c "tshark -r '$tmp/pcap/h1-p0.pcap' -Y 'macc.opcode == 0x0101' \
   -T fields -e macc.cbfc.enbv.c3 -e macc.cbfc.pause_time.c3 2>/dev/null |
   awk '{n++; if (\$1 == 1 && \$2 > max) max = \$2} END{print n, 3, max}'"
 expect pcap-pfc-in-csv 0 '^h1,0,[0-9]+,245,0,0,0,40,' -- cat "$tmp/pcap/ports.csv"
-expect pcap-priority 0 '^3920 24 3$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode != 17' \
+expect pcap-priority 0 '^3920 24 3$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode < 17' \
   -T fields -e ip.dsfield.dscp -e vlan.priority 2>/dev/null | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+# CNPs: the receiver h0 answers CE marks with BTH opcode 0x81 on priority 6 / DSCP 48
+# (nic.roce_np defaults), as many on the wire as the summary counts.
+"$fl" run "$examples/incast.toml" --out "$tmp/cnp" --set output.pcap=h0 >/dev/null 2>&1
+cnps=$(sed -n 's/.*"cnps_sent": \([0-9]*\).*/\1/p' "$tmp/cnp/summary.json")
+expect pcap-cnp 0 "^$cnps 48 6\$" -- bash -c "tshark -r '$tmp/cnp/h0-p0.pcap' -Y 'infiniband.bth.opcode == 0x81' \
+  -T fields -e ip.dsfield.dscp -e vlan.priority 2>/dev/null | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+expect run-dcqcn 0 '"preset": "paper"' -- bash -c "'$fl' run '$examples/incast.toml' --out '$tmp/dcqcn' \
+  --set nic.congestion_control=dcqcn --set nic.roce_rp.preset=paper >/dev/null && cat '$tmp/dcqcn/summary.json'"
+expect run-dcqcn-bad-preset 2 "nic.roce_rp.preset.*nvidia, paper" -- \
+  "$fl" run "$examples/incast.toml" --set nic.roce_rp.preset=mellanox
 
 # fabriclab offload: the timed NIC model on the shipped workload.
 expect offload 0 'offload.toml: 32 collectives, 32 offloaded, 0 in software' -- \

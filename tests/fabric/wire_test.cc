@@ -68,6 +68,7 @@ TEST(Wire, DataFrameFields) {
   p.udp_sport = 0xc001;
   p.opcode = Opcode::rc_write_first;
   p.priority = 3;
+  p.dscp = 24;                          // as the NIC sets it: 8 x priority
   p.ecn = kEcnCe;
   p.seal();
   std::uint8_t mac[6] = {};
@@ -96,6 +97,35 @@ TEST(Wire, DataFrameFields) {
   const std::uint8_t* icrc = b + n - 4;
   const std::uint32_t want = roce_icrc(ip, n - 4 - 18);
   EXPECT_EQ(icrc[0] | icrc[1] << 8 | icrc[2] << 16 | static_cast<std::uint32_t>(icrc[3]) << 24, want);
+}
+
+// A CNP: BTH opcode 0x81 and 16 reserved bytes, no payload; DSCP and PCP as the NP sets
+// them. 18 + 20 + 8 + 12 + 16 + 4 (ICRC) = 78 bytes written, 82 with the FCS.
+TEST(Wire, CnpFrameFields) {
+  Packet p;
+  p.src = 2;
+  p.dst = 1;
+  p.dst_qp = 5;
+  p.opcode = Opcode::cnp;
+  p.priority = 6;
+  p.dscp = 48;
+  p.seal();
+  EXPECT_EQ(p.frame_bytes(), 82u);
+  std::uint8_t mac[6] = {};
+  std::vector<std::uint8_t> out(kMaxFrameBytes);
+  ASSERT_EQ(encode_frame(p, mac, out.data()), 78u);
+  const std::uint8_t* b = out.data();
+  EXPECT_EQ(b[14] >> 5, 6);
+  const std::uint8_t* ip = b + 18;
+  EXPECT_EQ(ip[1] >> 2, 48);
+  EXPECT_EQ(ip[1] & 3, kEcnNotEct);
+  const std::uint8_t* bth = ip + 28;
+  EXPECT_EQ(bth[0], 0x81);
+  EXPECT_EQ(bth[5] << 16 | bth[6] << 8 | bth[7], 5 + 0x100);
+  for (int i = 12; i < 28; ++i) EXPECT_EQ(bth[i], 0) << i;
+  const std::uint8_t* icrc = b + 74;
+  EXPECT_EQ(icrc[0] | icrc[1] << 8 | icrc[2] << 16 | static_cast<std::uint32_t>(icrc[3]) << 24,
+            roce_icrc(ip, 78 - 4 - 18));
 }
 
 TEST(Wire, PfcFrameFields) {

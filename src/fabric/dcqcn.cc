@@ -1,0 +1,202 @@
+#include "fabric/dcqcn.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "core/error.h"
+
+namespace fabriclab::fabric {
+
+namespace {
+constexpr std::int64_t kMbps = 1'000'000;
+constexpr std::int64_t kUs = 1'000'000;  // ps
+}  // namespace
+
+DcqcnParams DcqcnParams::nvidia() { return DcqcnParams{}; }
+
+DcqcnParams DcqcnParams::paper() {
+  DcqcnParams p;
+  p.preset = "paper";
+  p.rate_reduce_monitor_period = 0;  // cut at each CNP
+  p.initial_alpha_value = 1023;      // alpha starts at 1
+  p.rate_to_set_on_first_cnp = 0;
+  p.rpg_gd = 11;                     // Rc (1 - alpha/2)
+  p.rpg_min_dec_fac = 50;            // alpha <= 1: never binding
+  p.rpg_min_rate = 1;
+  p.dce_tcp_rtt = 55;                // K = 55 us
+  p.dce_tcp_g = 1020;                // g = 1/256 = (1024 - 1020)/1024
+  p.rpg_time_reset = 55;             // T_inc = 55 us
+  p.rpg_byte_reset = 10 * 1024 * 1024 / 64;  // B = 10 MiB, in 64-byte units
+  p.rpg_threshold = 5;               // F
+  p.rpg_ai_rate = 40;                // R_AI = 40 Mb/s
+  p.rpg_hai_rate = 200;              // R_HAI = 200 Mb/s
+  p.rpg_max_rate = 0;
+  p.clamp_tgt_rate = true;           // Rt = Rc at every CNP
+  p.clamp_tgt_rate_after_time_inc = true;
+  return p;
+}
+
+DcqcnParams DcqcnParams::preset_named(const std::string& name) {
+  if (name == "nvidia") return nvidia();
+  if (name == "paper") return paper();
+  throw InputError("unknown DCQCN preset '" + name + "' (expected: nvidia, paper)");
+}
+
+void DcqcnParams::validate() const {
+  const auto check = [](bool ok, const char* key, const char* expected) {
+    if (!ok) throw InputError(std::string("nic.roce_rp.") + key + ": expected " + expected);
+  };
+  check(initial_alpha_value <= 1023, "initial_alpha_value", "0..1023");
+  check(rpg_gd >= 1 && rpg_gd <= 20, "rpg_gd", "1..20");
+  check(rpg_min_dec_fac <= 100, "rpg_min_dec_fac", "a percentage 0..100");
+  check(rpg_min_rate >= 1, "rpg_min_rate", "at least 1 Mb/s");
+  check(dce_tcp_rtt >= 1, "dce_tcp_rtt", "at least 1 us");
+  check(dce_tcp_g <= 1024, "dce_tcp_g", "0..1024");
+  check(rpg_time_reset >= 1, "rpg_time_reset", "at least 1 us");
+  check(rpg_max_rate == 0 || rpg_max_rate >= rpg_min_rate, "rpg_max_rate", "0 (line rate) or at least rpg_min_rate");
+}
+
+Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp)
+    : p_(params),
+      sim_(sim),
+      listener_(listener),
+      qp_(qp),
+      max_(params.rpg_max_rate ? std::min<std::int64_t>(line.bps(), params.rpg_max_rate * kMbps) : line.bps()),
+      min_(std::min<std::int64_t>(params.rpg_min_rate * kMbps, max_)),
+      rc_(max_),
+      rt_(max_),
+      alpha_period_(Time::from_ps(params.dce_tcp_rtt * kUs)),
+      alpha_(params.initial_alpha_value / 1024.0),
+      alpha_ref_(sim.now()) {}
+
+double Dcqcn::alpha_update(double a, bool cnp_seen) const {
+  const double g = p_.dce_tcp_g;
+  const double next = (g * a + (1024.0 - g) * (cnp_seen ? 1.0 : 0.0)) / 1024.0;
+  return next < 1e-12 ? 0.0 : next;  // no denormal crawl toward zero
+}
+
+double Dcqcn::alpha(Time now) const {
+  double a = alpha_;
+  std::int64_t n = (now - alpha_ref_).ps() / alpha_period_.ps();
+  if (n <= 0) return a;
+  a = alpha_update(a, cnp_in_period_);
+  for (--n; n > 0 && a > 0; --n) a = alpha_update(a, false);
+  return a;
+}
+
+void Dcqcn::advance_alpha(Time now) {
+  const std::int64_t n = (now - alpha_ref_).ps() / alpha_period_.ps();
+  if (n <= 0) return;
+  alpha_ = alpha(now);
+  cnp_in_period_ = false;
+  alpha_ref_ += Time::from_ps(n * alpha_period_.ps());
+}
+
+void Dcqcn::on_cnp(Time now) {
+  ++cnps_;
+  advance_alpha(now);
+  if (!limited_) {  // the first CNP at full rate
+    limited_ = true;
+    alpha_ = p_.initial_alpha_value / 1024.0;
+    if (p_.rate_to_set_on_first_cnp) {
+      rt_ = rc_;
+      rc_ = std::clamp<std::int64_t>(p_.rate_to_set_on_first_cnp * kMbps, min_, max_);
+      t_ = bc_ = 0;
+      bytes_ = 0;
+      restart_timer(now);
+      return;
+    }
+  }
+  if (p_.rate_reduce_monitor_period == 0) {
+    // The paper: alpha moves at the CNP and its decay period restarts; the cut is now.
+    alpha_ = alpha_update(alpha_, true);
+    alpha_ref_ = now;
+    cnp_in_period_ = false;
+    cut(now);
+    return;
+  }
+  cnp_in_period_ = true;
+  cnp_pending_ = true;
+  if (monitor_due_ == Time::max()) {
+    const std::int64_t m = static_cast<std::int64_t>(p_.rate_reduce_monitor_period) * kUs;
+    monitor_due_ = Time::from_ps((now.ps() / m + 1) * m);
+    sim_.schedule_at(monitor_due_, *this, kMonitor);
+  }
+}
+
+void Dcqcn::cut(Time now) {
+  ++cuts_;
+  if (p_.clamp_tgt_rate || (p_.clamp_tgt_rate_after_time_inc && t_ > 0)) rt_ = rc_;
+  const double alpha_raw = static_cast<double>(static_cast<std::int64_t>(alpha_ * 1024.0));
+  const double by_alpha = static_cast<double>(rc_) * alpha_raw / static_cast<double>(1u << p_.rpg_gd);
+  const double cap = static_cast<double>(rc_) * (100 - p_.rpg_min_dec_fac) / 100.0;
+  const auto dec = static_cast<std::int64_t>(std::min(by_alpha, cap));
+  rc_ = std::max(min_, rc_ - dec);
+  t_ = bc_ = 0;
+  bytes_ = 0;
+  restart_timer(now);
+}
+
+void Dcqcn::restart_timer(Time now) {
+  timer_due_ = now + Time::from_ps(static_cast<std::int64_t>(p_.rpg_time_reset) * kUs);
+  sim_.schedule_at(timer_due_, *this, kIncreaseTimer);
+}
+
+void Dcqcn::increase() {
+  const std::uint32_t f = p_.rpg_threshold;
+  const std::int64_t before = rc_;
+  if (std::max(t_, bc_) < f) {
+    // fast recovery: toward the target only
+  } else if (std::min(t_, bc_) > f) {
+    rt_ += static_cast<std::int64_t>(std::min(t_, bc_) - f) * p_.rpg_hai_rate * kMbps;
+  } else {
+    rt_ += static_cast<std::int64_t>(p_.rpg_ai_rate) * kMbps;
+  }
+  rt_ = std::min(rt_, max_);
+  rc_ = std::min((rt_ + rc_ + 1) / 2, max_);
+  if (rc_ == max_ && rt_ == max_) {  // recovered: no timers until the next CNP
+    limited_ = false;
+    timer_due_ = Time::max();
+  }
+  if (rc_ > before && listener_) listener_->rate_raised(qp_);
+}
+
+void Dcqcn::on_sent(Time /*now*/, std::uint32_t wire_bytes) {
+  if (!limited_ || p_.rpg_byte_reset == 0) return;
+  bytes_ += wire_bytes;
+  const std::uint64_t stage = std::uint64_t{p_.rpg_byte_reset} * 64;
+  while (limited_ && bytes_ >= stage) {
+    bytes_ -= stage;
+    ++bc_;
+    increase();
+  }
+}
+
+void Dcqcn::on_event(std::uint64_t tag) {
+  const Time now = sim_.now();
+  if (tag == kMonitor) {
+    monitor_due_ = Time::max();
+    if (!cnp_pending_) return;
+    cnp_pending_ = false;
+    advance_alpha(now);
+    cut(now);
+    return;
+  }
+  if (tag != kIncreaseTimer) throw std::logic_error("Dcqcn: unknown event tag");
+  if (now != timer_due_) return;  // superseded by a cut
+  ++t_;
+  increase();
+  if (limited_) restart_timer(now);
+}
+
+std::unique_ptr<CongestionControl> make_congestion_control(const std::string& name, const CcContext& ctx) {
+  if (name == "none") return std::make_unique<LineRate>(ctx.line);
+  if (name == "dcqcn") {
+    if (!ctx.dcqcn) throw std::logic_error("make_congestion_control: dcqcn without parameters");
+    return std::make_unique<Dcqcn>(*ctx.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
+  }
+  throw InputError("unknown congestion control '" + name + "' (expected: none, dcqcn)");
+}
+
+}  // namespace fabriclab::fabric
