@@ -11,9 +11,11 @@ build: deps
 	cmake --preset release
 	cmake --build --preset release
 
-# The main job on its shipped default: the counter table of every collective.
+# The main job on its shipped default: the training experiment (64 GPUs on a leaf-spine,
+# NVIDIA's DCQCN defaults against PFC alone and the paper's DCQCN); report and plots in
+# ./results/.
 run: build
-	./build/release/fabriclab counters --table --ranks 8,64,512
+	./build/release/fabriclab experiment training --out results
 
 test: build
 	ctest --preset release

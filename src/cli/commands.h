@@ -20,5 +20,7 @@ Command add_plan_command(CLI::App& app);
 Command add_exec_command(CLI::App& app);
 Command add_run_command(CLI::App& app);
 Command add_offload_command(CLI::App& app);
+Command add_experiment_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
 
 }  // namespace fabriclab::cli

@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
       fabriclab::cli::add_exec_command(app),
       fabriclab::cli::add_run_command(app),
       fabriclab::cli::add_offload_command(app),
+      fabriclab::cli::add_experiment_command(app),
+      fabriclab::cli::add_sweep_command(app),
   };
   try {
     app.parse(argc, argv);

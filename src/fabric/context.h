@@ -6,6 +6,7 @@
 
 #include "core/pool.h"
 #include "core/simulator.h"
+#include "fabric/flows.h"
 #include "fabric/packet.h"
 
 namespace fabriclab::fabric {
@@ -25,6 +26,7 @@ struct FabricContext {
   Pool<Packet>& packets;
   Ledger& ledger;
   std::uint64_t flows_left = 0;  // the run stops when the last flow has been delivered
+  FlowEvents* flow_events = nullptr;
 };
 
 }  // namespace fabriclab::fabric

@@ -1,6 +1,10 @@
 // Flows and their outcome: what the traffic asked for (src, dst, bytes, start, priority,
-// QPs) and what happened (bytes delivered, finish time, retransmissions). Hosts update
-// the table as packets arrive; outputs read it.
+// QPs, the flows it waits for) and what happened (start and finish time, bytes delivered,
+// retransmissions). Hosts update the table as packets arrive; outputs read it.
+//
+// A flow with `after` starts `after_delay` after the last of those flows has finished
+// (every byte placed at its receiver), but not before `start`: a step of a collective
+// that needs the previous step's data, or a compute phase between two transfers.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +20,8 @@ struct FlowSpec {
   Time start;
   std::uint8_t priority = 3;
   std::uint32_t qps = 1;
+  std::vector<std::uint32_t> after = {};  // flows (listed before this one) to wait for
+  Time after_delay = {};                  // then wait this long
 };
 
 struct FlowState {
@@ -23,10 +29,18 @@ struct FlowState {
   std::uint64_t delivered = 0;      // payload bytes placed at the receiver
   std::uint64_t retransmitted = 0;  // packets sent more than once
   std::uint32_t qps_done = 0;
+  Time started = Time::max();       // when its QPs began (start, or after its dependences)
   Time finish = Time::max();        // when the last byte was placed; max() = unfinished
   bool finished() const { return finish != Time::max(); }
 };
 
 using FlowTable = std::vector<FlowState>;
+
+// Told when a flow has been delivered in full (the network starts the flows waiting on it).
+class FlowEvents {
+ public:
+  virtual ~FlowEvents() = default;
+  virtual void flow_finished(std::uint32_t flow) = 0;
+};
 
 }  // namespace fabriclab::fabric

@@ -78,8 +78,13 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
-  ctx_.sim.schedule_at(start, *this, kStart | q);
+  if (start != Time::max()) start_send_qp(q, start);
   return q;
+}
+
+void Host::start_send_qp(std::uint32_t qp, Time at) {
+  send_.at(qp).start = at;
+  ctx_.sim.schedule_at(at, *this, kStart | qp);
 }
 
 std::uint32_t Host::payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const {
@@ -275,6 +280,7 @@ void Host::qp_complete(const RecvQp& r) {
   FlowState& f = flows_[r.flow];
   if (++f.qps_done < f.spec.qps) return;
   f.finish = ctx_.sim.now();
+  if (ctx_.flow_events) ctx_.flow_events->flow_finished(r.flow);
   if (--ctx_.flows_left == 0) ctx_.sim.stop();
 }
 

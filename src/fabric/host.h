@@ -68,9 +68,11 @@ class Host final : public Node, public EventHandler, public RateListener {
   void finalize();
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
-  // A sending QP toward (dst, dst_qpn), starting at `start`; returns its QPN.
+  // A sending QP toward (dst, dst_qpn), starting at `start` (Time::max(): when
+  // start_send_qp says); returns its QPN.
   std::uint32_t add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint32_t dst_qpn, std::uint64_t bytes,
                             std::uint8_t priority, Time start);
+  void start_send_qp(std::uint32_t qp, Time at);
 
   Packet* next_packet(Port& port) override;
   void receive(Port& port, Packet* p) override;

@@ -101,6 +101,10 @@ std::uint32_t Network::add_flow(const FlowSpec& f) {
   if (f.qps == 0) throw InputError(what + ": needs at least one QP");
   if (f.priority > 7) throw InputError(what + ": priority must be 0..7");
   if (f.start < Time()) throw InputError(what + ": start must not be negative");
+  if (f.after_delay < Time()) throw InputError(what + ": after_delay must not be negative");
+  for (std::uint32_t d : f.after)
+    if (d >= flows_.size())
+      throw InputError(what + ": waits for flow " + std::to_string(d) + ", which is not listed before it");
   flows_.push_back({.spec = f});
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
@@ -168,8 +172,15 @@ void Network::prepare() {
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
   build_routes();
+  dependents_.assign(flows_.size(), {});
+  waiting_.assign(flows_.size(), 0);
+  send_qps_.assign(flows_.size(), {});
   for (std::uint32_t id = 0; id < flows_.size(); ++id) {
     const FlowSpec& f = flows_[id].spec;
+    for (std::uint32_t d : f.after) dependents_[d].push_back(id);
+    waiting_[id] = static_cast<std::uint32_t>(f.after.size());
+    const Time start = f.after.empty() ? f.start : Time::max();
+    if (f.after.empty()) flows_[id].started = f.start;
     // The flow's bytes split over its QPs as evenly as possible, one message each.
     for (std::uint32_t q = 0; q < f.qps; ++q) {
       const std::uint64_t share = f.bytes / f.qps + (q < f.bytes % f.qps ? 1 : 0);
@@ -178,13 +189,25 @@ void Network::prepare() {
         continue;
       }
       const std::uint32_t rq = hosts_[f.dst]->add_recv_qp(id, share);
-      hosts_[f.src]->add_send_qp(id, f.dst, rq, share, f.priority, f.start);
+      send_qps_[id].emplace_back(f.src, hosts_[f.src]->add_send_qp(id, f.dst, rq, share, f.priority, start));
     }
   }
+  ctx_.flow_events = this;
   ctx_.flows_left = flows_.size();
   for (auto& s : switches_) s->start();
   monitor_.net = this;
   if (deadlock_interval_ > Time() && !switches_.empty()) sim_.schedule_in(deadlock_interval_, monitor_, 0);
+}
+
+void Network::flow_finished(std::uint32_t flow) {
+  const Time now = sim_.now();
+  for (std::uint32_t d : dependents_[flow]) {
+    if (--waiting_[d] > 0) continue;
+    const FlowSpec& f = flows_[d].spec;
+    const Time at = std::max(now + f.after_delay, f.start);
+    flows_[d].started = at;
+    for (const auto& [h, q] : send_qps_[d]) hosts_[h]->start_send_qp(q, at);
+  }
 }
 
 RunTotals Network::run(Time stop) {

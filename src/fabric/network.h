@@ -48,7 +48,7 @@ struct RunTotals {
   bool deadlock = false;           // the run stopped on a PFC deadlock (see Network::deadlock())
 };
 
-class Network {
+class Network final : private FlowEvents {
  public:
   Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed);
   ~Network();
@@ -74,7 +74,8 @@ class Network {
   ReorderBox& add_impairment(Port& port, ImpairmentConfig cfg);
   const std::vector<std::unique_ptr<ReorderBox>>& impairments() const { return boxes_; }
 
-  // Flows may be added until run(); src != dst, bytes >= 1, qps >= 1.
+  // Flows may be added until run(); src != dst, bytes >= 1, qps >= 1, `after` naming
+  // flows added before this one.
   std::uint32_t add_flow(const FlowSpec& f);
   const FlowTable& flows() const { return flows_; }
 
@@ -98,6 +99,7 @@ class Network {
  private:
   void prepare();
   RunTotals finish();
+  void flow_finished(std::uint32_t flow) override;
   void build_routes();
 
   Simulator sim_;
@@ -108,6 +110,9 @@ class Network {
   SwitchConfig sw_;
   std::uint64_t seed_;
   FlowTable flows_;
+  std::vector<std::vector<std::uint32_t>> dependents_;  // per flow: the flows waiting on it
+  std::vector<std::uint32_t> waiting_;                  // per flow: dependences not yet finished
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> send_qps_;  // per flow: (host, QPN)
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;

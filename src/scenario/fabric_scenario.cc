@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "fabric/topology.h"
 #include "scenario/pcap_writer.h"
+#include "scenario/results.h"
 #include "scenario/timeseries.h"
 #include "workload/traffic.h"
 
@@ -122,11 +123,15 @@ ParamRegistry make_registry() {
   r.declare("switch.ecmp.seed", K::integer, "0", "ECMP hash seed", "0", "4294967295");
   r.declare("switch.ecmp.seed_per_switch", K::boolean, "true", "mix the switch index into the seed (false: every tier hashes alike)");
 
-  r.declare("traffic.pattern", K::choice, "incast", "the flows", "", "", {"incast", "permutation", "all_to_all", "flows"});
+  r.declare("traffic.pattern", K::choice, "incast", "the flows", "", "", {"incast", "permutation", "all_to_all", "flows", "training"});
   r.declare("traffic.bytes", K::bytes, "1MB", "bytes per flow (patterns)", "1B", "");
   r.declare("traffic.start", K::time, "0ps", "start of every flow (patterns)", "0ps", "");
   r.declare("traffic.priority", K::integer, "3", "priority (802.1p) of every flow (patterns)", "0", "7");
   r.declare("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
+  r.declare("traffic.training.iterations", K::integer, "2", "training: data-parallel iterations", "1", "1000");
+  r.declare("traffic.training.distribution_bytes", K::bytes, "8MB",
+            "training: bytes each GPU receives before computing (0B = no distribution phase)", "0B", "");
+  r.declare("traffic.training.compute", K::time, "0ps", "training: compute time between a GPU's data and its allreduce", "0ps", "1s");
   r.declare("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
   r.declare("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
   r.declare("routing.static", K::text, "",
@@ -367,6 +372,9 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   tr.incast_receiver = u32(cfg, "traffic.incast.receiver");
   tr.incast_senders = u32(cfg, "traffic.incast.senders");
   tr.flows_file = cfg.text("traffic.flows_file");
+  tr.iterations = u32(cfg, "traffic.training.iterations");
+  tr.distribution_bytes = cfg.bytes("traffic.training.distribution_bytes");
+  tr.compute = cfg.time("traffic.training.compute");
   if (!tr.flows_file.empty()) {
     // Relative to the scenario file, like an include.
     const std::string& origin = cfg.origin("traffic.flows_file");
@@ -474,12 +482,6 @@ std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Networ
   return out;
 }
 
-void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  if (!out) throw InputError(fmt::format("{}: cannot write", p.string()));
-}
-
 }  // namespace
 
 FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
@@ -543,7 +545,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
     o.retransmitted += f.retransmitted;
     std::string fin, fct, gbps;
     if (f.finished()) {
-      const Time d = f.finish - f.spec.start;
+      const Time d = f.finish - f.started;
       fcts.push_back(d.ps());
       fin = ns_text(f.finish);
       fct = ns_text(d);
@@ -551,7 +553,8 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
       gbps = fmt::format("{:.3f}", static_cast<double>(f.spec.bytes) * 8.0 * 1000.0 / static_cast<double>(d.ps()));
     }
     flows += fmt::format("{},{},{},{},{},{},{},{},{}\n", i, net->host(f.spec.src).name(), net->host(f.spec.dst).name(),
-                         f.spec.bytes, ns_text(f.spec.start), fin, fct, gbps, f.retransmitted);
+                         f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
+                         f.retransmitted);
   }
   o.fct_p50 = Time::from_ps(percentile(fcts, 0.50));
   o.fct_p99 = Time::from_ps(percentile(fcts, 0.99));

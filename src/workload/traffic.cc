@@ -14,8 +14,12 @@ Pattern parse_pattern(const std::string& name) {
   if (name == "permutation") return Pattern::permutation;
   if (name == "all_to_all") return Pattern::all_to_all;
   if (name == "flows") return Pattern::flows;
-  throw InputError("unknown traffic pattern '" + name + "' (expected incast, permutation, all_to_all or flows)");
+  if (name == "training") return Pattern::training;
+  throw InputError("unknown traffic pattern '" + name +
+                   "' (expected incast, permutation, all_to_all, flows or training)");
 }
+
+std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t n);
 
 std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hosts, std::uint64_t seed) {
   std::vector<fabric::FlowSpec> out;
@@ -57,6 +61,54 @@ std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hos
     case Pattern::flows:
       if (t.flows_file.empty()) throw InputError("traffic.pattern = \"flows\" needs traffic.flows_file");
       return read_flows_csv(t.flows_file, hosts);
+    case Pattern::training:
+      return training_flows(t, hosts);
+  }
+  return out;
+}
+
+TrainingLayout training_layout(const TrafficSpec& t, std::uint32_t hosts) {
+  TrainingLayout l;
+  l.gpus = hosts;
+  l.iterations = t.iterations;
+  l.distribution = t.distribution_bytes.count() > 0;
+  return l;
+}
+
+std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t n) {
+  if (t.iterations == 0) throw InputError("traffic.training.iterations must be at least 1");
+  const auto bytes = static_cast<std::uint64_t>(t.bytes.count());
+  if (bytes < n)
+    throw InputError("traffic.bytes " + to_string(t.bytes) + ": an allreduce over " + std::to_string(n) +
+                     " GPUs needs at least one byte per GPU");
+  const std::uint64_t chunk = (bytes + n - 1) / n;
+  const TrainingLayout l = training_layout(t, n);
+  std::vector<fabric::FlowSpec> out;
+  out.reserve(static_cast<std::size_t>(l.per_iteration()) * l.iterations);
+  const auto base = [&](std::uint32_t s, std::uint32_t d, std::uint64_t b) {
+    return fabric::FlowSpec{.src = s, .dst = d, .bytes = b, .start = t.start, .priority = t.priority,
+                            .qps = t.qps_per_flow};
+  };
+  for (std::uint32_t it = 0; it < l.iterations; ++it) {
+    if (l.distribution)
+      for (std::uint32_t i = 0; i < n; ++i) {
+        fabric::FlowSpec f = base((i + n / 2) % n, i,  // n >= 2: never i itself
+                                  static_cast<std::uint64_t>(t.distribution_bytes.count()));
+        if (it > 0) f.after = {l.step(it - 1, l.steps() - 1, (i + n - 1) % n)};
+        out.push_back(std::move(f));
+      }
+    for (std::uint32_t k = 0; k < l.steps(); ++k)
+      for (std::uint32_t i = 0; i < n; ++i) {
+        fabric::FlowSpec f = base(i, (i + 1) % n, chunk);
+        if (k > 0) {
+          f.after = {l.step(it, k - 1, (i + n - 1) % n), l.step(it, k - 1, i)};
+        } else {
+          if (l.distribution) f.after = {l.dist(it, i)};
+          else if (it > 0) f.after = {l.step(it - 1, l.steps() - 1, (i + n - 1) % n)};
+          f.after_delay = t.compute;
+        }
+        out.push_back(std::move(f));
+      }
   }
   return out;
 }

@@ -7,6 +7,13 @@
 //   all_to_all   every host sends `bytes` to every other host
 //   flows        a CSV file with the header `src,dst,bytes,start,priority,qps` (sizes and
 //                times with units: "1MB", "10us"); errors name the file and line
+//   training     data-parallel training iterations over every host (a GPU each): per
+//                iteration, a distribution phase (each GPU i receives `distribution_bytes`
+//                from GPU (i + n/2) mod n: elephants across the fabric), then, `compute`
+//                after a GPU has its data, a ring allreduce of `bytes` -- 2(n-1) steps
+//                in which GPU i sends a chunk of bytes/n to GPU i+1 once it has received
+//                the previous step's chunk from GPU i-1 and sent its own. An iteration's
+//                distribution to GPU i waits for the last allreduce step into GPU i.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +25,7 @@
 
 namespace fabriclab::workload {
 
-enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows };
+enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training };
 
 struct TrafficSpec {
   Pattern pattern = Pattern::incast;
@@ -29,7 +36,24 @@ struct TrafficSpec {
   std::uint32_t incast_receiver = 0;
   std::uint32_t incast_senders = 0;  // 0: every other host
   std::string flows_file;
+  std::uint32_t iterations = 2;                  // training
+  Bytes distribution_bytes = Bytes::from_count(8'000'000);
+  Time compute;
 };
+
+// Where each training flow sits in make_flows' list, for n GPUs: iteration t's
+// distribution flow into GPU i, and its allreduce step k flow out of GPU i.
+struct TrainingLayout {
+  std::uint32_t gpus = 0, iterations = 0;
+  bool distribution = true;  // false when distribution_bytes is 0
+  std::uint32_t steps() const { return 2 * (gpus - 1); }
+  std::uint32_t per_iteration() const { return (distribution ? gpus : 0) + steps() * gpus; }
+  std::uint32_t dist(std::uint32_t t, std::uint32_t i) const { return t * per_iteration() + i; }
+  std::uint32_t step(std::uint32_t t, std::uint32_t k, std::uint32_t i) const {
+    return t * per_iteration() + (distribution ? gpus : 0) + k * gpus + i;
+  }
+};
+TrainingLayout training_layout(const TrafficSpec& t, std::uint32_t hosts);
 
 Pattern parse_pattern(const std::string& name);  // throws InputError
 std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hosts, std::uint64_t seed);

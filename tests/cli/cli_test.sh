@@ -166,4 +166,22 @@ expect offload-bad-key 2 "unknown key 'nic.countres' \(did you mean 'nic.counter
 expect offload-bad-collective 2 "workload.collectives: 'allreduce': expected COLLECTIVE:ALGORITHM" -- \
   "$fl" offload "$examples/offload.toml" --set workload.collectives=allreduce
 
+# fabriclab experiment / sweep: the standard experiments and parameter sweeps.
+expect experiment 0 'pfc-only: the victim gets [0-9.]+ Gb/s' -- \
+  "$fl" experiment congestion-spreading --scenario "$examples/congestion-spreading.toml" --out "$tmp/exp"
+expect experiment-report 0 '^## What was varied' -- cat "$tmp/exp/report.md"
+expect experiment-plot 0 '^89504e47' -- bash -c "head -c 4 '$tmp/exp/throughput.png' | od -An -tx1 | tr -d ' '"
+expect experiment-unknown 2 "unknown experiment 'reorderr' \(expected one of: " -- "$fl" experiment reorderr
+expect experiment-no-scenario 2 'examples/training.toml: not found \(run from the project root' -- \
+  bash -c "cd '$tmp' && '$fl' experiment training"
+expect sweep 0 '^sweep: 4 points \(4 run now, 0 done before\)' -- \
+  "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
+  --set traffic.bytes=100KB --out "$tmp/sweep"
+expect sweep-resume 0 '^sweep: 4 points \(0 run now, 4 done before\)' -- \
+  "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
+  --set traffic.bytes=100KB --out "$tmp/sweep"
+expect sweep-csv 0 '^p0003,dcqcn,4MiB,[0-9]+,ok,' -- cat "$tmp/sweep/sweep.csv"
+expect sweep-mixed 2 'holds a different sweep' -- \
+  "$fl" sweep "$examples/incast.toml" --vary switch.buffer=2MiB --out "$tmp/sweep"
+
 finish

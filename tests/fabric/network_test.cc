@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "error_message.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
 
@@ -51,6 +52,29 @@ TEST(Network, BackToBackPacketsQueueBehindEachOther) {
   Network& net = f.net;
   net.run(ms(1));
   EXPECT_EQ(net.flows()[0].finish.ps(), kFirst + 2 * kMiddle + kProp);
+}
+
+// A flow that waits for another starts `after_delay` after it has been delivered and then
+// takes exactly as long as the first did alone (the link is idle again).
+TEST(Network, DependentFlowStartsAfterItsDependenceAndDelay) {
+  OneFlow f(3 * 4096);
+  Network& net = f.net;
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .after = {0}, .after_delay = us(5)});
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = us(50), .after = {0, 1}});  // not before 50 us
+  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  const auto& fl = net.flows();
+  EXPECT_EQ(fl[0].started.ps(), 0);
+  EXPECT_EQ(fl[0].finish.ps(), kFirst + 2 * kMiddle + kProp);
+  EXPECT_EQ(fl[1].started.ps(), fl[0].finish.ps() + us(5).ps());
+  EXPECT_EQ(fl[1].finish.ps(), fl[1].started.ps() + kOnly + kProp);
+  EXPECT_EQ(fl[2].started.ps(), us(50).ps());
+  EXPECT_EQ(fl[2].finish.ps(), us(50).ps() + kOnly + kProp);
+}
+
+TEST(Network, DependenceOnALaterFlowIsRefused) {
+  OneFlow f(4096);
+  EXPECT_EQ(testing::input_error_of([&] { f.net.add_flow({.src = 0, .dst = 1, .bytes = 1, .start = {}, .after = {1}}); }),
+            "flow 1: waits for flow 1, which is not listed before it");
 }
 
 TEST(Network, SwitchStoresAndForwards) {

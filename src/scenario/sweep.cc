@@ -1,0 +1,272 @@
+#include "scenario/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "scenario/fabric_scenario.h"
+#include "scenario/results.h"
+#include "scenario/workers.h"
+
+namespace fabriclab::scenario {
+
+namespace fs = std::filesystem;
+
+std::vector<int> run_scenario_points(const std::string& scenario, const std::vector<std::string>& sets,
+                                     const std::vector<std::vector<std::string>>& points,
+                                     const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,
+                                     bool progress) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::size_t finished = 0;
+  return run_in_workers(
+      points.size(), jobs,
+      [&](std::size_t i) {
+        std::vector<std::string> all = sets;
+        all.insert(all.end(), points[i].begin(), points[i].end());
+        const Config cfg = resolve(fabric_parameters(), scenario, all);
+        const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dirs[i], .progress = false});
+        return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
+      },
+      [&](std::size_t i, int status) {
+        ++finished;
+        if (!progress) return;
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::fprintf(stderr, "%s: %s %s (%zu of %zu, %.1f s)\n", label.c_str(), fs::path(dirs[i]).filename().c_str(),
+                     status == 0 ? "done" : status == 1 ? "done: lossless drop or deadlock" : "FAILED", finished,
+                     points.size(), s);
+      });
+}
+
+namespace {
+
+void flatten(const nlohmann::json& j, const std::string& prefix, const std::vector<std::string>& skip,
+             std::vector<std::pair<std::string, std::string>>& out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    if (std::find(skip.begin(), skip.end(), key) != skip.end()) continue;
+    const auto& v = it.value();
+    if (v.is_object()) {
+      flatten(v, key, skip, out);
+    } else if (v.is_string()) {
+      out.emplace_back(key, v.get<std::string>());
+    } else if (v.is_null()) {
+      out.emplace_back(key, "");
+    } else if (v.is_array()) {
+      std::string joined;  // "a|b|c": a CSV cell without commas
+      for (const auto& e : v) joined += (joined.empty() ? "" : "|") + (e.is_string() ? e.get<std::string>() : e.dump());
+      out.emplace_back(key, joined);
+    } else {
+      out.emplace_back(key, v.dump());
+    }
+  }
+}
+
+struct Vary {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
+  std::vector<Vary> out;
+  for (const std::string& t : texts) {
+    const auto eq = t.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw InputError(fmt::format("--vary '{}': expected key=v1,v2,...", t));
+    Vary v{t.substr(0, eq), split_list(t.substr(eq + 1))};
+    if (!fabric_parameters().find(v.key))
+      throw InputError(fmt::format("--vary: unknown key '{}' (fabriclab run --parameters lists them)", v.key));
+    if (v.values.empty()) throw InputError(fmt::format("--vary {}: no values", v.key));
+    for (const Vary& o : out)
+      if (o.key == v.key) throw InputError(fmt::format("--vary {}: given twice", v.key));
+    out.push_back(std::move(v));
+  }
+  if (out.empty()) throw InputError("sweep: at least one --vary key=v1,v2,... is required");
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool complete_summary(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return false;
+  try {
+    return read_json(p).contains("run");
+  } catch (const InputError&) {
+    return false;  // cut short by an interruption: run it again
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann::json& j,
+                                                                 const std::vector<std::string>& skip) {
+  std::vector<std::pair<std::string, std::string>> out;
+  flatten(j, "", skip, out);
+  return out;
+}
+
+SweepOutcome run_sweep(const SweepOptions& opt) {
+  if (opt.out_dir.empty()) throw InputError("sweep: --out DIR is required");
+  const std::vector<Vary> varies = parse_varies(opt.vary);
+  const Config base = resolve(fabric_parameters(), opt.scenario, opt.sets);
+  const auto seed_at = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
+  const bool seed_varied = seed_at != varies.end();
+
+  // Every value must parse on its own before anything runs.
+  for (const Vary& v : varies)
+    for (const std::string& value : v.values) {
+      std::vector<std::string> sets = opt.sets;
+      sets.push_back(v.key + "=" + value);
+      try {
+        (void)resolve(fabric_parameters(), opt.scenario, sets);
+      } catch (const InputError& e) {
+        std::string why = e.what();
+        if (why.rfind("--set: ", 0) == 0) why = why.substr(7);
+        throw InputError(fmt::format("--vary {}: value '{}': {}", v.key, value, why));
+      }
+    }
+
+  // The cartesian product, first --vary slowest.
+  std::size_t total = 1;
+  for (const Vary& v : varies) total *= v.values.size();
+  if (total > 100000) throw InputError(fmt::format("sweep: {} points is more than 100000", total));
+  struct Point {
+    std::string id;
+    std::vector<std::string> values;
+    std::uint64_t seed;
+  };
+  std::vector<Point> points;
+  for (std::size_t n = 0; n < total; ++n) {
+    Point p;
+    p.id = fmt::format("p{:04}", n);
+    std::size_t rest = n, stride = total;
+    std::string text;
+    for (const Vary& v : varies) {
+      stride /= v.values.size();
+      p.values.push_back(v.values[rest / stride]);
+      rest %= stride;
+      text += v.key + "=" + p.values.back() + ";";
+    }
+    p.seed = seed_varied ? 0 : RandomStream(static_cast<std::uint64_t>(base.integer("sim.seed")), "sweep/" + text).next() >> 33;
+    points.push_back(std::move(p));
+  }
+
+  // The manifest: a directory made by another sweep is refused rather than mixed.
+  const fs::path dir(opt.out_dir);
+  nlohmann::ordered_json manifest;
+  manifest["scenario"] = fs::absolute(opt.scenario).lexically_normal().string();
+  manifest["scenario_text"] = slurp(opt.scenario);
+  manifest["vary"] = opt.vary;
+  manifest["set"] = opt.sets;
+  for (const Point& p : points) {
+    nlohmann::ordered_json pj;
+    pj["point"] = p.id;
+    for (std::size_t k = 0; k < varies.size(); ++k) pj[varies[k].key] = p.values[k];
+    if (!seed_varied) pj["seed"] = p.seed;
+    manifest["points"].push_back(std::move(pj));
+  }
+  std::error_code ec;
+  fs::create_directories(dir / "points", ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+  const fs::path manifest_path = dir / "sweep.json";
+  if (fs::exists(manifest_path)) {
+    const nlohmann::json old = read_json(manifest_path);
+    if (old != nlohmann::json(manifest))
+      throw InputError(fmt::format("{} holds a different sweep (scenario, its text, --vary or --set differ): use "
+                                   "another --out or remove it",
+                                   dir.string()));
+  } else {
+    write_file(manifest_path, manifest.dump(2) + "\n");
+  }
+
+  SweepOutcome out;
+  out.points = points.size();
+  std::vector<std::vector<std::string>> pending;
+  std::vector<std::string> dirs;
+  std::vector<std::size_t> index;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const fs::path pd = dir / "points" / points[i].id;
+    if (complete_summary(pd / "summary.json")) {
+      ++out.skipped;
+      continue;
+    }
+    std::vector<std::string> o;
+    for (std::size_t k = 0; k < varies.size(); ++k) o.push_back(varies[k].key + "=" + points[i].values[k]);
+    if (!seed_varied) o.push_back(fmt::format("sim.seed={}", points[i].seed));
+    pending.push_back(std::move(o));
+    dirs.push_back(pd.string());
+    index.push_back(i);
+  }
+  if (opt.progress && out.skipped > 0)
+    std::fprintf(stderr, "sweep: %zu of %zu points already done, %zu to run\n", out.skipped, out.points,
+                 pending.size());
+  const std::vector<int> status = run_scenario_points(opt.scenario, opt.sets, pending, dirs, opt.jobs, "sweep", opt.progress);
+  out.ran = pending.size();
+  std::map<std::size_t, int> status_of;
+  for (std::size_t j = 0; j < index.size(); ++j) status_of[index[j]] = status[j];
+
+  // sweep.csv: the varied values, the seed, the status, then every summary metric.
+  std::vector<std::string> metric_names;
+  std::vector<std::map<std::string, std::string>> metrics(points.size());
+  std::vector<std::string> state(points.size(), "ok");
+  const std::vector<std::string> skip = {"config", "scenario", "congestion_control.dcqcn", "run.wall_seconds"};
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const fs::path summary = dir / "points" / points[i].id / "summary.json";
+    const auto st = status_of.find(i);
+    const int code = st == status_of.end() ? 0 : st->second;
+    if (code >= 2 || !complete_summary(summary)) {
+      state[i] = fmt::format("failed (exit {})", code);
+      out.failed.push_back(points[i].id);
+      continue;
+    }
+    for (auto& [k, v] : flatten_summary(read_json(summary), skip)) {
+      if (std::find(metric_names.begin(), metric_names.end(), k) == metric_names.end()) metric_names.push_back(k);
+      metrics[i][k] = v;
+    }
+    const auto& m = metrics[i];
+    const bool lossless = m.count("totals.lossless_drops") && m.at("totals.lossless_drops") != "0";
+    const bool deadlock = m.count("pfc_deadlock.detected_at_ns") > 0;
+    if (lossless || deadlock) {
+      state[i] = lossless ? "lossless_drops" : "deadlock";
+      out.unsafe.push_back(points[i].id);
+    }
+  }
+  std::string csv = "point";
+  for (const Vary& v : varies) csv += "," + v.key;
+  csv += ",seed,status";
+  for (const auto& m : metric_names) csv += "," + m;
+  csv += "\n";
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    csv += points[i].id;
+    for (const auto& v : points[i].values) csv += "," + v;
+    csv += "," + (seed_varied ? points[i].values[static_cast<std::size_t>(seed_at - varies.begin())]
+                              : std::to_string(points[i].seed));
+    csv += "," + state[i];
+    for (const auto& m : metric_names) {
+      const auto it = metrics[i].find(m);
+      std::string cell = it == metrics[i].end() ? std::string() : it->second;
+      std::replace(cell.begin(), cell.end(), ',', ';');  // keep the row's width
+      csv += "," + cell;
+    }
+    csv += "\n";
+  }
+  out.csv = (dir / "sweep.csv").string();
+  write_file(out.csv, csv);
+  return out;
+}
+
+}  // namespace fabriclab::scenario

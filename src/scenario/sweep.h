@@ -1,0 +1,61 @@
+// Sweeps: one fabric scenario run at every point of a cartesian product of parameter
+// values, in parallel worker processes, into one table.
+//
+//   fabriclab sweep incast.toml --vary switch.buffer=2MiB,4MiB --vary nic.congestion_control=none,dcqcn
+//
+// DIR/sweep.json   the scenario, the --vary and --set lists, and every point (its values, its seed)
+// DIR/points/pNNNN the point's outputs (summary.json, flows.csv, ports.csv)
+// DIR/sweep.csv    one row per point: point, the varied values, seed, status, then every
+//                  metric of its summary.json (flattened, "totals.drops"; the echoed
+//                  configuration left out -- the varied values are the columns before)
+//
+// Points are numbered in order, the first --vary changing slowest. Each point's seed is
+// drawn from the scenario's sim.seed and the point's values (so adding a value to a list
+// keeps the other points' seeds), unless sim.seed itself is varied. A point whose
+// summary.json is complete is not run again: an interrupted sweep resumes where it
+// stopped; a directory holding a different sweep is refused.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scenario/parameters.h"
+
+namespace fabriclab::scenario {
+
+// Runs `fabric_parameters()` scenarios: the file with each entry of `points` (a list of
+// key=value overrides after `sets`) into dirs[i], `jobs` at a time, one line per finished
+// point on stderr when `progress`. Returns each point's status: 0 ok, 1 a lossless drop or
+// a PFC deadlock, 2 bad input (message on stderr), 3 internal error.
+std::vector<int> run_scenario_points(const std::string& scenario, const std::vector<std::string>& sets,
+                                     const std::vector<std::vector<std::string>>& points,
+                                     const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,
+                                     bool progress);
+
+// summary.json flattened to "a.b" -> value text, in document order; `skip` names
+// top-level or dotted keys to leave out.
+std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann::json& j,
+                                                                 const std::vector<std::string>& skip);
+
+struct SweepOptions {
+  std::string scenario = {};
+  std::vector<std::string> vary = {};  // "key=v1,v2,..."
+  std::vector<std::string> sets = {};  // "key=value", applied to every point
+  std::string out_dir = {};
+  unsigned jobs = 2;
+  bool progress = true;
+};
+
+struct SweepOutcome {
+  std::size_t points = 0, ran = 0, skipped = 0;
+  std::vector<std::string> failed;       // points whose run failed (bad input, internal error)
+  std::vector<std::string> unsafe;       // points with a lossless drop or a PFC deadlock
+  std::string csv;                       // DIR/sweep.csv
+};
+
+// Throws InputError for an unknown key, a value that does not parse (naming the --vary),
+// or a directory holding another sweep.
+SweepOutcome run_sweep(const SweepOptions& opt);
+
+}  // namespace fabriclab::scenario

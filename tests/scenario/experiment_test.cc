@@ -1,0 +1,166 @@
+// The standard experiments and the sweep, end to end on the shipped scenarios: what they
+// measure is checked against values derived from the scenario, their files exist, and a
+// sweep resumes and refuses to mix.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "error_message.h"
+#include "scenario/experiments.h"
+#include "scenario/results.h"
+#include "scenario/sweep.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+const std::string kExamples = FABRICLAB_EXAMPLES;
+namespace fs = std::filesystem;
+
+fs::path temp(const std::string& name) {
+  const fs::path p = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(p);
+  return p;
+}
+
+const nlohmann::ordered_json& variant(const ExperimentOutcome& o, const std::string& label) {
+  for (const auto& v : o.results.at("variants"))
+    if (v.at("variant") == label) return v;
+  throw std::runtime_error("no variant " + label);
+}
+
+ExperimentOutcome run(const std::string& name, const fs::path& out, std::vector<std::string> sets = {}) {
+  return run_experiment({.name = name, .scenario = kExamples + "/" + name + ".toml", .out_dir = out.string(),
+                         .sets = std::move(sets), .jobs = 2, .progress = false});
+}
+
+// Five culprits into h4, three of them on S1; the victim h3 -> h7 shares only the S1-S2
+// link with those three. Max-min: the culprits get 100/5 = 20 Gb/s at h4's port, the
+// victim what is left of the S1-S2 link: 100 - 3 x 20 = 40 Gb/s.
+TEST(Experiment, CongestionSpreadingHurtsTheVictimUnlessDcqcnActsFirst) {
+  const fs::path out = temp("exp_spreading");
+  const ExperimentOutcome o = run("congestion-spreading", out);
+  EXPECT_DOUBLE_EQ(o.results.at("victim_fair_gbps").get<double>(), 40.0);
+  EXPECT_DOUBLE_EQ(o.results.at("culprit_fair_gbps").get<double>(), 20.0);
+  EXPECT_FALSE(o.unsafe);
+
+  const auto& pfc = variant(o, "pfc-only");
+  // PFC alone: the pause of the S1-S2 link reaches the victim's NIC; it loses most of
+  // its fair share.
+  EXPECT_LT(pfc.at("victim_gbps").get<double>(), 0.5 * 40.0);
+  const auto tree = pfc.at("pause_tree").get<std::vector<std::string>>();
+  EXPECT_NE(std::find(tree.begin(), tree.end(), "s1:4"), tree.end());  // S1's port toward S2
+  EXPECT_NE(std::find(tree.begin(), tree.end(), "h3:0"), tree.end());  // the victim's NIC
+  EXPECT_GT(pfc.at("pfc_pause_frames").get<double>(), 0);
+
+  // DCQCN with a CNP per QP acts before PFC: no pause at all, the victim keeps most of it.
+  const auto& dcqcn = variant(o, "dcqcn-nvidia-qp");
+  EXPECT_EQ(dcqcn.at("pfc_pause_frames").get<double>(), 0);
+  EXPECT_GT(dcqcn.at("victim_gbps").get<double>(), 0.5 * 40.0);
+
+  for (const char* f : {"report.md", "results.csv", "results.json", "throughput.png", "paused.png", "throughput.gp"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  EXPECT_EQ(read_csv(out / "results.csv").rows(), 4u);
+}
+
+// A smaller cluster than the shipped one (16 GPUs on 2 leaves), 2 iterations. The ring
+// cannot beat its links: allreduce time >= 2(n-1)/n x S / line rate; busbw follows algbw.
+TEST(Experiment, TrainingReportsBusBandwidthByTheNcclConvention) {
+  const fs::path out = temp("exp_training");
+  const ExperimentOutcome o =
+      run("training", out, {"topology.leaves=2", "topology.spines=2", "traffic.bytes=4MiB",
+                            "traffic.training.distribution_bytes=1MB"});
+  EXPECT_EQ(o.results.at("gpus").get<int>(), 16);
+  const double s = 4.0 * 1024 * 1024, n = 16;
+  const double floor_us = 2 * (n - 1) / n * s * 8 / 100e9 * 1e6;
+  for (const auto& v : o.results.at("variants")) {
+    ASSERT_EQ(v.at("iterations").size(), 2u);
+    for (const auto& it : v.at("iterations")) {
+      EXPECT_TRUE(it.at("finished").get<bool>());
+      const double ar = it.at("allreduce_us").get<double>();
+      EXPECT_GE(ar, floor_us);
+      EXPECT_LE(ar, it.at("iteration_us").get<double>());
+      EXPECT_NEAR(it.at("algbw_GBps").get<double>(), s / (ar * 1000), 1e-9);
+      EXPECT_NEAR(it.at("busbw_GBps").get<double>(), it.at("algbw_GBps").get<double>() * 2 * (n - 1) / n, 1e-9);
+      EXPECT_LT(it.at("busbw_GBps").get<double>(), 12.5);  // a 100G link carries 12.5 GB/s of frames
+    }
+  }
+  EXPECT_TRUE(fs::exists(out / "busbw.png"));
+  EXPECT_TRUE(fs::exists(out / "step_fct.png"));
+}
+
+// Same hash function and seed at the leaf and the spine: the spine's pick among its 2
+// parallel downlinks is a function of the leaf's pick, so one of each pair is never
+// used -- at least 16 of the 32 downlinks stay idle. Spraying uses every link.
+TEST(Experiment, EcmpPolarizesWithASharedSeedAndSprayingSpreads) {
+  const fs::path out = temp("exp_lb");
+  const ExperimentOutcome o = run("ecmp-vs-spray", out, {"traffic.bytes=2MB"});
+  EXPECT_GE(variant(o, "ecmp-2-tiers-same-seed").at("downlink_idle").get<int>(), 16);
+  EXPECT_LT(variant(o, "ecmp-2-tiers").at("downlink_idle").get<int>(), 16);
+  const auto& spray = variant(o, "spray-window");
+  EXPECT_EQ(spray.at("uplink_idle").get<int>(), 0);
+  EXPECT_EQ(spray.at("downlink_idle").get<int>(), 0);
+  EXPECT_LT(spray.at("uplink_max_over_mean").get<double>(), variant(o, "ecmp-2-tiers").at("uplink_max_over_mean").get<double>());
+  EXPECT_GT(spray.at("reordered_accepted").get<double>(), 0);  // the window did absorb reordering
+}
+
+TEST(Experiment, UnknownNameIsRefused) {
+  EXPECT_EQ(testing::input_error_of([] { run_experiment({.name = "reorderr", .progress = false}); }).substr(0, 40),
+            "unknown experiment 'reorderr' (expected ");
+}
+
+TEST(Sweep, RunsTheProductResumesAndRefusesToMix) {
+  const fs::path out = temp("sweep");
+  SweepOptions opt{.scenario = kExamples + "/incast.toml",
+                   .vary = {"nic.congestion_control=none,dcqcn", "switch.buffer=2MiB,4MiB"},
+                   .sets = {"traffic.bytes=200KB"},
+                   .out_dir = out.string(),
+                   .jobs = 2,
+                   .progress = false};
+  const SweepOutcome a = run_sweep(opt);
+  EXPECT_EQ(a.points, 4u);
+  EXPECT_EQ(a.ran, 4u);
+  EXPECT_TRUE(a.failed.empty());
+  const CsvTable t = read_csv(a.csv);
+  ASSERT_EQ(t.rows(), 4u);
+  // The first --vary changes slowest.
+  EXPECT_EQ(t.text(0, "nic.congestion_control"), "none");
+  EXPECT_EQ(t.text(1, "nic.congestion_control"), "none");
+  EXPECT_EQ(t.text(1, "switch.buffer"), "4MiB");
+  EXPECT_EQ(t.text(2, "nic.congestion_control"), "dcqcn");
+  for (std::size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(t.text(r, "status"), "ok");
+    EXPECT_EQ(t.number(r, "flows.finished"), 16);
+    EXPECT_EQ(t.text(r, "congestion_control.policy"), t.text(r, "nic.congestion_control"));
+  }
+  EXPECT_NE(t.text(0, "seed"), t.text(1, "seed"));  // a seed per point
+
+  // Again: nothing to run, the same table.
+  const std::string before = [&] {
+    std::ifstream in(a.csv);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  const SweepOutcome b = run_sweep(opt);
+  EXPECT_EQ(b.ran, 0u);
+  EXPECT_EQ(b.skipped, 4u);
+  std::ifstream in(b.csv);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), before);
+
+  // One point lost (interrupted): only it runs again.
+  fs::remove(out / "points" / "p0002" / "summary.json");
+  EXPECT_EQ(run_sweep(opt).ran, 1u);
+
+  SweepOptions other = opt;
+  other.vary = {"nic.congestion_control=none"};
+  EXPECT_NE(testing::input_error_of([&] { run_sweep(other); }).find("holds a different sweep"), std::string::npos);
+  SweepOptions bad = opt;
+  bad.out_dir = temp("sweep_bad").string();
+  bad.vary = {"switch.buffer=2MiB,4Mfoo"};
+  EXPECT_EQ(testing::input_error_of([&] { run_sweep(bad); }).substr(0, 48),
+            "--vary switch.buffer: value '4Mfoo': key 'switch");
+  bad.vary = {"switch.bufer=2MiB"};
+  EXPECT_NE(testing::input_error_of([&] { run_sweep(bad); }).find("unknown key 'switch.bufer'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
