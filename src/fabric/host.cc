@@ -314,8 +314,13 @@ void Host::on_data(Packet* p) {
     // Packets already placed out of order now join the in-order prefix.
     while (!r.placed.empty() && r.expected < r.npkts && bit(r, r.expected)) {
       set_bit(r, r.expected, false);
+      --r.placed_count;
       ++r.expected;
       ++advanced;
+    }
+    if (r.gap_due != Time::max()) {  // the give-up timer follows the gap, if one is left
+      if (r.placed_count == 0) r.gap_due = Time::max();
+      else arm_give_up(r, p->dst_qp);
     }
     r.since_ack += advanced;
     const bool complete = r.expected == r.npkts;
@@ -330,8 +335,13 @@ void Host::on_data(Packet* p) {
         ++duplicates_;
       } else {
         set_bit(r, psn, true);
+        ++r.placed_count;
         deliver(r, psn);
         ++ooo_accepted_;
+        if (cfg_.reorder_timeout > Time() && r.gap_due == Time::max()) {
+          r.header = *p;
+          arm_give_up(r, p->dst_qp);
+        }
       }
     } else {
       ++oos_drops_;
@@ -346,6 +356,12 @@ void Host::on_data(Packet* p) {
     send_ack(r, *p, r.expected - 1, kAethAck);
   }
   ctx_.packets.release(p);
+}
+
+void Host::arm_give_up(RecvQp& r, std::uint32_t q) {
+  r.gap_at = r.expected;
+  r.gap_due = ctx_.sim.now() + cfg_.reorder_timeout;
+  ctx_.sim.schedule_at(r.gap_due, *this, kGiveUp | q);
 }
 
 void Host::on_ack(const Packet& p) {
@@ -458,6 +474,19 @@ void Host::on_event(std::uint64_t tag) {
   }
   if (tag == kRefresh) {
     if (xoff_ && refresh_at_ == ctx_.sim.now()) send_pauses(cfg_.pause_quanta);
+    return;
+  }
+  if ((tag & ~0xffffffffull) == kGiveUp) {
+    RecvQp& r = recv_.at(tag & 0xffffffffu);
+    if (r.gap_due != ctx_.sim.now()) return;  // superseded
+    r.gap_due = Time::max();
+    // The gap at the expected PSN did not fill in time: give up waiting, NAK it.
+    if (r.placed_count > 0 && r.expected == r.gap_at && r.expected < r.npkts && !r.nak_sent) {
+      send_ack(r, r.header, r.expected, kAethNakSeq);
+      r.nak_sent = true;
+      ++naks_sent_;
+      ++give_ups_;
+    }
     return;
   }
   const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);

@@ -9,7 +9,8 @@
 // Receiver: RC accepts the expected PSN, acknowledges every `ack_every` packets and the
 // last one, answers the first out-of-sequence packet of a gap with one NAK and drops the
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
-// places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that.
+// places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that,
+// or, with `reorder_timeout`, when the gap at the expected PSN has not filled by then.
 // UC drops the rest of a message after a gap. As the notification point it answers a
 // CE-marked packet with a CNP to the sending QP, at most one per `min_time_between_cnps`
 // per QP or per port (`CnpParams`).
@@ -46,6 +47,7 @@ struct NicConfig {
   std::uint32_t ack_every = 8;       // coalesced ACKs: one per this many in-order packets
   Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
   std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
+  Time reorder_timeout;              // with W: a gap unfilled this long is NAKed (0 = wait for W)
   std::string congestion_control = "none";  // of the sending QPs: none, dcqcn
   DcqcnParams dcqcn;                        // its parameters (reaction point)
   CnpParams cnp;                            // CNP generation (notification point)
@@ -98,6 +100,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::uint64_t cnps_sent() const { return cnps_sent_; }
   std::uint64_t cnps_received() const { return cnps_received_; }
   std::uint64_t reordered_accepted() const { return ooo_accepted_; }
+  std::uint64_t reorder_give_ups() const { return give_ups_; }
   std::uint64_t timeouts() const { return timeouts_; }
   std::uint64_t rx_buffer_drops() const { return rx_drops_; }
   std::uint64_t misdelivered() const { return misdelivered_; }
@@ -143,8 +146,19 @@ class Host final : public Node, public EventHandler, public RateListener {
     Time last_cnp = Time::max();     // per-QP CNP interval (max: none sent yet)
     std::uint32_t ack_hash_key = 0;  // of the ACKs' 5-tuple (this host -> the sender)
     std::vector<std::uint64_t> placed;  // reorder window bitmap, indexed by PSN mod its size
+    std::uint32_t placed_count = 0;     // packets placed beyond the expected PSN
+    std::uint32_t gap_at = 0;           // the expected PSN when the give-up timer was armed
+    Time gap_due = Time::max();         // the pending give-up check
+    Packet header;                      // the last data packet's addresses, to NAK from a timer
   };
-  enum : std::uint64_t { kStart = 1ull << 32, kRto = 2ull << 32, kRxDrain = 3ull << 32, kRefresh = 4ull << 32 };
+  enum : std::uint64_t {
+    kStart = 1ull << 32,
+    kRto = 2ull << 32,
+    kRxDrain = 3ull << 32,
+    kRefresh = 4ull << 32,
+    kGiveUp = 5ull << 32,
+  };
+  void arm_give_up(RecvQp& r, std::uint32_t q);
   void process(Packet* p);
   void send_pauses(std::uint16_t quanta);
 
@@ -179,7 +193,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   Time last_cnp_ = Time::max();   // per-port CNP interval
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
-                timeouts_ = 0, cnps_sent_ = 0, cnps_received_ = 0;
+                timeouts_ = 0, cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
 };
 
 }  // namespace fabriclab::fabric

@@ -32,6 +32,7 @@ Network::~Network() {
   for (auto& h : hosts_) h->drain();
   for (auto& s : switches_) s->drain();
   for (auto& b : boxes_) b->drain();
+  for (auto& r : reseqs_) r->drain();
 }
 
 void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<std::uint16_t> ports) {
@@ -56,9 +57,21 @@ void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<
 ReorderBox& Network::add_impairment(Port& port, ImpairmentConfig cfg) {
   if (prepared_) throw std::logic_error("Network::add_impairment after the run was prepared");
   if (!port.peer()) throw std::logic_error("Network::add_impairment on an unconnected port");
+  if (port.impairment()) throw InputError("the link leaving " + port.owner().name() + " port " +
+                                          std::to_string(port.index()) + " already has an element on it");
   boxes_.push_back(std::make_unique<ReorderBox>(ctx_, port, std::move(cfg), seed_));
   port.set_impairment(boxes_.back().get());
   return *boxes_.back();
+}
+
+Resequencer& Network::add_resequencer(Port& port, ResequencerConfig cfg) {
+  if (prepared_) throw std::logic_error("Network::add_resequencer after the run was prepared");
+  if (!port.peer()) throw std::logic_error("Network::add_resequencer on an unconnected port");
+  if (port.impairment()) throw InputError("the link leaving " + port.owner().name() + " port " +
+                                          std::to_string(port.index()) + " already has an element on it");
+  reseqs_.push_back(std::make_unique<Resequencer>(ctx_, port, cfg));
+  port.set_impairment(reseqs_.back().get());
+  return *reseqs_.back();
 }
 
 std::uint32_t Network::add_host(std::string name) {
@@ -323,6 +336,7 @@ RunTotals Network::finish() {
   for (auto& h : hosts_) h->for_each_queued(count);
   for (auto& s : switches_) s->for_each_queued(count);
   for (auto& b : boxes_) b->for_each_held(count);
+  for (auto& r : reseqs_) r->for_each_held(count);
   for (const auto& f : flows_) t.flows_finished += f.finished();
   t.all_finished = t.flows_finished == flows_.size();
   t.deadlock = deadlock_.has_value();
@@ -347,6 +361,7 @@ RunTotals Network::finish() {
   for (auto& h : hosts_) h->drain();
   for (auto& s : switches_) s->drain();
   for (auto& b : boxes_) b->drain();
+  for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();
   return t;
 }

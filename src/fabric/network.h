@@ -25,6 +25,7 @@
 #include "fabric/host.h"
 #include "fabric/port.h"
 #include "fabric/reorder_box.h"
+#include "fabric/resequencer.h"
 #include "fabric/switch.h"
 
 namespace fabriclab::fabric {
@@ -73,6 +74,10 @@ class Network final : private FlowEvents {
   // A reorder box on the link leaving `port` (owned by the network; before run()).
   ReorderBox& add_impairment(Port& port, ImpairmentConfig cfg);
   const std::vector<std::unique_ptr<ReorderBox>>& impairments() const { return boxes_; }
+  // A re-sequencer on the link leaving `port` (one element per link: InputError if the
+  // link already has a reorder box or a re-sequencer).
+  Resequencer& add_resequencer(Port& port, ResequencerConfig cfg);
+  const std::vector<std::unique_ptr<Resequencer>>& resequencers() const { return reseqs_; }
 
   // Flows may be added until run(); src != dst, bytes >= 1, qps >= 1, `after` naming
   // flows added before this one.
@@ -117,6 +122,7 @@ class Network final : private FlowEvents {
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;
   std::vector<std::unique_ptr<ReorderBox>> boxes_;
+  std::vector<std::unique_ptr<Resequencer>> reseqs_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint16_t>> static_routes_;
   bool prepared_ = false, ran_ = false;
 

@@ -67,11 +67,13 @@ class Port final : public EventHandler {
   // Frames on this port's outgoing link pass `imp` before the peer sees them (not owned;
   // nullptr = a clean link).
   void set_impairment(LinkImpairment* imp) { impairment_ = imp; }
+  const LinkImpairment* impairment() const { return impairment_; }
   // For an impairment: hand `p` to the peer now, or lose it on the link.
   void deliver_now(Packet* p);
   void lose(Packet* p);
   // Frames sent and received here are shown to `tap` (not owned; nullptr = none).
   void set_tap(PortTap* tap) { tap_ = tap; }
+  PortTap* tap() const { return tap_; }
 
   bool paused(std::uint8_t prio) const { return pause_until_[prio] > ctx_.sim.now(); }
   Time paused_until(std::uint8_t prio) const { return pause_until_[prio]; }

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "fabric/topology.h"
 #include "scenario/pcap_writer.h"
+#include "scenario/reorder_recorder.h"
 #include "scenario/results.h"
 #include "scenario/timeseries.h"
 #include "workload/traffic.h"
@@ -52,6 +53,8 @@ ParamRegistry make_registry() {
   r.declare("nic.ecn_capable", K::boolean, "true", "send data ECT(0) so that switches may mark it");
   r.declare("nic.ack_every", K::integer, "8", "RC: one coalesced ACK per this many in-order packets", "1", "65536");
   r.declare("nic.rto", K::time, "1ms", "RC: retransmission timeout without progress", "1us", "10s");
+  r.declare("nic.reorder_timeout", K::time, "0ps",
+            "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)", "0ps", "1s");
   r.declare("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
   r.declare("nic.rx_rate", K::rate, "0bps", "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)");
   r.declare("nic.rx_buffer", K::bytes, "256KiB", "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB", "");
@@ -144,6 +147,11 @@ ParamRegistry make_registry() {
   r.declare("impair.reorder_probability", K::real, "0", "each data packet held back (reordered)", "0", "1");
   r.declare("impair.reorder_packets", K::integer, "1", "a reordered packet lets this many later ones by", "1", "1000000");
   r.declare("impair.reorder_delay", K::time, "0ps", "if positive: a reordered packet is held this long instead", "0ps", "1s");
+  r.declare("reseq.link", K::text, "", "re-sequencer on the link leaving this port, NODE:PORT (\"s2:0\"); \"\" = none");
+  r.declare("reseq.buffer", K::integer, "64", "re-sequencer: packets it can hold (all QPs)", "1", "1048576");
+  r.declare("reseq.timeout", K::time, "100us", "re-sequencer: the longest a packet waits for the gap before it", "1ns", "1s");
+  r.declare("output.reorder_metrics", K::text, "",
+            "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated");
   r.declare("impair.max_hold", K::time, "100us", "a held packet leaves after this long at the latest", "1ns", "1s");
   r.declare("output.timeseries_interval", K::time, "0ps", "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s");
   r.declare("output.timeseries_ports", K::text, "", "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
@@ -280,6 +288,7 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
   nic.ack_every = u32(cfg, "nic.ack_every");
   nic.rto = cfg.time("nic.rto");
   nic.reorder_window = u32(cfg, "nic.reorder_window");
+  nic.reorder_timeout = cfg.time("nic.reorder_timeout");
   nic.congestion_control = cfg.text("nic.congestion_control");
   dcqcn_settings(cfg, nic.dcqcn, nic.cnp);
   nic.rx_rate = cfg.rate("nic.rx_rate");
@@ -439,6 +448,13 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
       if (cfg.origin(key) != "default")
         throw InputError(fmt::format("{}: {} needs impair.link (the port whose link is impaired)", cfg.origin(key), key));
   }
+  if (const std::string& at = cfg.text("reseq.link"); !at.empty()) {
+    fabric::Port& port = find_port(cfg, *net, "reseq.link", at);
+    if (port.impairment())
+      throw InputError(fmt::format("{}: reseq.link: {} already carries the reorder box (impair.link)",
+                                   cfg.origin("reseq.link"), at));
+    net->add_resequencer(port, {.buffer = u32(cfg, "reseq.buffer"), .timeout = cfg.time("reseq.timeout")});
+  }
   return net;
 }
 
@@ -493,8 +509,13 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
   }
   std::vector<std::unique_ptr<PcapWriter>> captures;
   std::unique_ptr<TimeSeries> series;
+  std::unique_ptr<ReorderRecorder> reorder;
   if (!opt.out_dir.empty()) {
     captures = open_captures(cfg, *net, opt.out_dir);
+    if (const auto watched = port_list(cfg, *net, "output.reorder_metrics"); !watched.empty()) {
+      reorder = std::make_unique<ReorderRecorder>(net->sim());
+      for (const auto& [node, port] : watched) reorder->watch(node->port(port));
+    }
     if (cfg.time("output.timeseries_interval") > Time()) {
       std::vector<std::pair<fabric::Switch*, std::size_t>> ports;
       for (const auto& [node, port] : port_list(cfg, *net, "output.timeseries_ports")) {
@@ -637,7 +658,10 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
       misdelivered += x.misdelivered();
       reordered += x.reordered_accepted();
     }
+    std::uint64_t give_ups = 0;
+    for (std::uint32_t h = 0; h < net->host_count(); ++h) give_ups += net->host(h).reorder_give_ups();
     j["transport"] = {{"naks_sent", naks},
+                      {"reorder_give_ups", give_ups},
                       {"timeouts", timeouts},
                       {"out_of_sequence_drops", oos},
                       {"duplicates_received", dups},
@@ -649,6 +673,30 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
     j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};
   } else {
     j["pfc_deadlock"] = nullptr;
+  }
+  if (!net->resequencers().empty()) {
+    const auto& r = *net->resequencers().front();
+    j["resequencer"] = {{"link", fmt::format("{}:{}", r.sender().owner().name(), r.sender().index())},
+                        {"held", r.held_total()},
+                        {"give_ups_full", r.give_ups_full()},
+                        {"give_ups_timeout", r.give_ups_timeout()},
+                        {"max_occupancy", r.max_occupancy()}};
+  }
+  if (reorder) {
+    reorder->write(dir);
+    std::uint64_t received = 0, reordered = 0;
+    std::uint32_t max_extent = 0;
+    for (const auto& r : reorder->results()) {
+      received += r.m.received;
+      reordered += r.m.reordered;
+      max_extent = std::max(max_extent, r.m.max_extent);
+    }
+    j["reorder"] = {{"measured_at", cfg.text("output.reorder_metrics")},
+                    {"received", received},
+                    {"reordered", reordered},
+                    {"max_extent", max_extent},
+                    {"definitions", "RFC 4737/5236, per destination QP in reorder.csv; extent = arrival index minus "
+                                    "that of the earliest earlier packet with a larger PSN"}};
   }
   if (!net->impairments().empty()) {
     const auto& b = *net->impairments().front();

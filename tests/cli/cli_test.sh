@@ -166,6 +166,14 @@ expect offload-bad-key 2 "unknown key 'nic.countres' \(did you mean 'nic.counter
 expect offload-bad-collective 2 "workload.collectives: 'allreduce': expected COLLECTIVE:ALGORITHM" -- \
   "$fl" offload "$examples/offload.toml" --set workload.collectives=allreduce
 
+# Reordering: metrics of the egress toward the receiver, a re-sequencer there.
+expect run-reorder-metrics 0 '^s2:0,h1,0,0,1954,0,10,0.005118,16,' -- bash -c "'$fl' run '$examples/reorder.toml' \
+  --out '$tmp/ro' --set nic.reorder_window=32 >/dev/null && cat '$tmp/ro/reorder.csv'"
+expect run-reseq 0 '"give_ups_full": 0' -- bash -c "'$fl' run '$examples/reorder.toml' --out '$tmp/rs' \
+  --set reseq.link=s2:0 --set reseq.buffer=32 >/dev/null && cat '$tmp/rs/summary.json'"
+expect run-reseq-on-box 2 'reseq.link: s1:1 already carries the reorder box' -- \
+  "$fl" run "$examples/reorder.toml" --set reseq.link=s1:1
+
 # fabriclab experiment / sweep: the standard experiments and parameter sweeps.
 expect experiment 0 'pfc-only: the victim gets [0-9.]+ Gb/s' -- \
   "$fl" experiment congestion-spreading --scenario "$examples/congestion-spreading.toml" --out "$tmp/exp"

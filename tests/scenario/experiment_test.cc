@@ -104,6 +104,37 @@ TEST(Experiment, EcmpPolarizesWithASharedSeedAndSprayingSpreads) {
   EXPECT_GT(spray.at("reordered_accepted").get<double>(), 0);  // the window did absorb reordering
 }
 
+// Hold depths K on one of two round-robin paths reorder the flow by about 2K packets:
+// go-back-N absorbs none of it; a window of W absorbs every extent up to W (hold 16:
+// extent 32 for W = 32) and NAKs the first one beyond; a switch re-sequencer of B
+// packets does the same for B.
+TEST(Experiment, ReorderGapIsTheWindow) {
+  const fs::path out = temp("exp_reorder");
+  const ExperimentOutcome o = run("reorder", out);
+  const auto receiver = [&](const std::string& label) -> const nlohmann::ordered_json& {
+    for (const auto& r : o.results.at("receivers"))
+      if (r.at("receiver") == label) return r;
+    throw std::runtime_error("no receiver " + label);
+  };
+  EXPECT_EQ(receiver("nic-go-back-n").at("reorder_gap").get<double>(), 0);
+  for (const auto& [label, w] : std::vector<std::pair<std::string, double>>{
+           {"nic-window-32", 32}, {"nic-window-128", 128}, {"switch-32", 32}, {"switch-128", 128}}) {
+    const auto& r = receiver(label);
+    EXPECT_LE(r.at("reorder_gap").get<double>(), w) << label;
+    EXPECT_GE(r.at("reorder_gap").get<double>(), w / 2) << label;  // the hold one step shallower was absorbed
+    ASSERT_FALSE(r.at("breaks_at_extent").is_null()) << label;
+    EXPECT_GT(r.at("breaks_at_extent").get<double>(), w) << label;
+  }
+  EXPECT_EQ(receiver("nic-window-32").at("reorder_gap").get<double>(), 32);
+  // A 10 us give-up timer breaks before the 128-packet window does (hold 16 is ~10.7 us late).
+  EXPECT_LT(receiver("nic-window-128-timer").at("reorder_gap").get<double>(),
+            receiver("nic-window-128").at("reorder_gap").get<double>());
+  const CsvTable rt = read_csv(out / "variants" / "nic-window-32_hold4" / "reorder.csv");
+  EXPECT_EQ(rt.number(0, "max_extent"), 8);  // hold 4 -> extent 8
+  EXPECT_TRUE(fs::exists(out / "reorder_gap.png"));
+  EXPECT_TRUE(fs::exists(out / "goodput.png"));
+}
+
 TEST(Experiment, UnknownNameIsRefused) {
   EXPECT_EQ(testing::input_error_of([] { run_experiment({.name = "reorderr", .progress = false}); }).substr(0, 40),
             "unknown experiment 'reorderr' (expected ");
