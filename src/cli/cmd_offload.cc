@@ -33,7 +33,7 @@ int run_offload_cmd(const OffloadArgs& a) {
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
   if (!cfg.text("experiment.concurrency").empty()) {
     const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out);
-    fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md\n", a.scenario, n, out);
+    fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md, completion_*.png\n", a.scenario, n, out);
     return 0;
   }
   const auto o = scenario::run_offload(cfg, a.scenario, out);
@@ -44,7 +44,7 @@ int run_offload_cmd(const OffloadArgs& a) {
              us(o.completion_max), us(o.total_stall));
   fmt::print("  counters: at most {} in use on a NIC; counter cache hit rate {:.1f} %\n", o.peak_counters_on_a_nic,
              100.0 * o.cache_hit_rate);
-  fmt::print("  outputs: {}/summary.json, collectives.csv, usage.csv ({:.2f} s wall)\n", out, o.wall_seconds);
+  fmt::print("  outputs: {}/summary.json, collectives.csv, usage.csv, usage.png, completion.png ({:.2f} s wall)\n", out, o.wall_seconds);
   return 0;
 }
 
@@ -54,7 +54,7 @@ Command add_offload_command(CLI::App& app) {
   auto a = std::make_shared<OffloadArgs>();
   CLI::App* sub = app.add_subcommand(
       "offload", "Timed NIC model: non-blocking collectives sharing NICs' counters, slots and counter caches; stall "
-                 "or fall back to software when counters are short; writes summary.json, collectives.csv, usage.csv");
+                 "or fall back to software when counters are short; writes summary.json, collectives.csv, usage.csv and plots");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
   sub->add_option("--seed", a->seed, "seed (sets sim.seed)")->check(CLI::NonNegativeNumber);

@@ -16,6 +16,7 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "scenario/results.h"
 
 namespace fabriclab::scenario {
 
@@ -291,6 +292,19 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
   for (const auto& u : model.usage())
     usage += fmt::format("{},{},{},{}\n", ns_text(u.time), u.counters, u.max_counters_on_a_nic, u.slots);
   write("usage.csv", usage);
+  draw_plot(dir, "usage",
+            "set title 'Counters and triggered-op slots in use'\nset datafile separator ','\n"
+            "set xlabel 'time (us)'\nset ylabel 'in use'\nset y2label 'counters on the busiest NIC'\n"
+            "set ytics nomirror\nset y2tics\nset yrange [0:*]\nset y2range [0:*]\nset grid\nset key below\n"
+            "plot 'usage.csv' every ::1 using ($1/1000):2 with steps lw 2 title 'counters, all NICs', "
+            "'' every ::1 using ($1/1000):4 with steps lw 2 title 'slots, all NICs', "
+            "'' every ::1 using ($1/1000):3 axes x1y2 with steps lw 1 dt 2 title 'counters, busiest NIC'");
+  draw_plot(dir, "completion",
+            "set title 'Completion and stall time per collective (in issue order)'\nset datafile separator ','\n"
+            "set xlabel 'collective (issue order)'\nset ylabel 'time (us)'\nset style fill solid 0.7 border -1\n"
+            "set boxwidth 0.8\nset yrange [0:*]\nset autoscale xfix\nset offsets 1,1,0,0\nset grid ytics\nset key below\n"
+            "plot 'collectives.csv' every ::1 using 0:($10/1000) with boxes title 'completion (issue to done)', "
+            "'' every ::1 using 0:($9/1000) with boxes title 'stall (waiting for counters)'");
   nlohmann::ordered_json j;
   j["scenario"] = scenario;
   j["config"] = cfg.echo();
@@ -530,11 +544,59 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
                         : st->makespan < r.makespan ? "wait"
                                                     : "equal");
     }
-  {
-    std::ofstream f(dir / "report.md", std::ios::binary);
-    f << md;
-    if (!f) throw InputError((dir / "report.md").string() + ": cannot write");
-  }
+  // Plots: mean completion against collectives issued at once, one line per counter
+  // budget (optimized assignment, largest cache), waiting (solid) and falling back (dashed).
+  md += "\n## Plots\n\nMean completion time against the number of collectives issued at once, per counter "
+        "budget (optimized assignment, largest cache); solid: stall, dashed: fallback. A missing point was skipped "
+        "or never fits.\n\n";
+  for (const std::string& kind : kinds)
+    for (std::int64_t P : ranks) {
+      std::string dat = "# k";
+      std::vector<std::pair<std::int64_t, std::string>> series;  // (budget, policy), one column each
+      for (auto b : budgets)
+        for (const std::string& pol : policies) {
+          dat += fmt::format(" {}_{}", b, pol);
+          series.emplace_back(b, pol);
+        }
+      dat += "\n";
+      std::vector<bool> has(series.size(), false);
+      bool any = false;
+      for (std::int64_t k : ks) {
+        dat += std::to_string(k);
+        for (std::size_t i = 0; i < series.size(); ++i) {
+          const Row* hit = nullptr;
+          for (const Row& r : rows)
+            if (kind == r.collective + ":" + r.algorithm && r.ranks == P && r.strategy == "optimized" &&
+                r.counters == series[i].first && r.cache == cmax && r.policy == series[i].second && r.k == k &&
+                r.simulated)
+              hit = &r;
+          if (hit) has[i] = any = true;
+          dat += hit ? fmt::format(" {:.3f}", static_cast<double>(hit->mean_completion.ps()) / 1e6) : " ?";
+        }
+        dat += "\n";
+      }
+      std::string lines;
+      for (std::size_t i = 0; i < series.size(); ++i) {
+        if (!has[i]) continue;  // never simulated (skipped, or never fits): no line
+        const auto b_index = std::find(budgets.begin(), budgets.end(), series[i].first) - budgets.begin();
+        lines += fmt::format("{}'{{0}}' using 1:{} with linespoints lw 2 dt {} lc {} title '{} counters, {}'",
+                             lines.empty() ? "" : ", ", i + 2, series[i].second == "stall" ? 1 : 2, b_index + 1,
+                             series[i].first, series[i].second);
+      }
+      if (!any) continue;
+      std::string stem = fmt::format("completion_{}_{}", kind, P);
+      std::replace(stem.begin(), stem.end(), ':', '_');
+      write_file(dir / (stem + ".dat"), dat);
+      draw_plot(dir, stem,
+                fmt::format("set title '{}, {} ranks: mean completion'\nset xlabel 'collectives issued at once'\n"
+                            "set ylabel 'mean completion (us)'\nset logscale xy\nset datafile missing '?'\n"
+                            "set xrange [{:.2f}:{:.2f}]\nset grid\nset key outside right\nplot ",
+                            kind, P, 0.8 * static_cast<double>(*std::min_element(ks.begin(), ks.end())),
+                            1.25 * static_cast<double>(kmax)) +
+                    fmt::format(fmt::runtime(lines), stem + ".dat"));
+      md += fmt::format("![{} at {} ranks]({}.png)\n\n", kind, P, stem);
+    }
+  write_file(dir / "report.md", md);
   return rows.size();
 }
 

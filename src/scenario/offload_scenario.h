@@ -7,6 +7,7 @@
 //   collectives.csv  name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,
 //                    stall_ns,completion_ns,path,counters_max_per_nic
 //   usage.csv        time_ns,counters_in_use,max_counters_on_a_nic,slots_in_use
+//   usage.png, completion.png  those two, plotted (gnuplot; scripts beside them)
 //   summary.json     resolved configuration, completion and stall statistics, offloaded
 //                    and software counts, peak and mean counters in use, cache hit rate,
 //                    makespan
@@ -36,7 +37,9 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
 // The grid of experiment.* (when experiment.concurrency is set): every point issues k
 // copies of one collective at once; writes experiment.csv (one row per point) and
 // report.md (how many run at once per budget, the stall and cache hits the optimized
-// assignment saves, when falling back beats waiting). Returns the number of points.
+// assignment saves, when falling back beats waiting) and completion_KIND_P.png (mean
+// completion against collectives at once, per budget and policy). Returns the number of
+// points.
 std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir);
 
 }  // namespace fabriclab::scenario

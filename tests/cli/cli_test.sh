@@ -157,6 +157,7 @@ expect offload 0 'offload.toml: 32 collectives, 32 offloaded, 0 in software' -- 
   "$fl" offload "$examples/offload.toml" --out "$tmp/offload"
 expect offload-csv 0 '^name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,path,counters_max_per_nic' -- \
   cat "$tmp/offload/collectives.csv"
+expect offload-plots 0 '^89504e47 89504e47$' -- bash -c "for f in usage completion; do head -c 4 '$tmp/offload/'\$f.png | od -An -tx1 | tr -d ' \\n'; echo; done | paste -sd ' '"
 expect offload-fallback 0 'in software; makespan' -- \
   "$fl" offload "$examples/offload.toml" --out "$tmp/offload2" --set offload.policy=fallback
 expect offload-never-fits 2 "needs 253 counters .* it could never start \(use the fallback policy\)" -- \
