@@ -109,11 +109,12 @@ void Dcqcn::on_cnp(Time now) {
     }
   }
   if (p_.rate_reduce_monitor_period == 0) {
-    // The paper: alpha moves at the CNP and its decay period restarts; the cut is now.
+    // The paper: the cut is now, by the alpha before this CNP; then alpha moves and its
+    // decay period restarts.
+    cut(now);
     alpha_ = alpha_update(alpha_, true);
     alpha_ref_ = now;
     cnp_in_period_ = false;
-    cut(now);
     return;
   }
   cnp_in_period_ = true;
@@ -127,6 +128,7 @@ void Dcqcn::on_cnp(Time now) {
 
 void Dcqcn::cut(Time now) {
   ++cuts_;
+  limited_ = true;  // also when the rate had recovered between the CNP and the monitor's check
   if (p_.clamp_tgt_rate || (p_.clamp_tgt_rate_after_time_inc && t_ > 0)) rt_ = rc_;
   const double alpha_raw = static_cast<double>(static_cast<std::int64_t>(alpha_ * 1024.0));
   const double by_alpha = static_cast<double>(rc_) * alpha_raw / static_cast<double>(1u << p_.rpg_gd);

@@ -524,13 +524,29 @@ void analyze_tuning(const Config& base, const std::vector<Ran>& runs, const fs::
   r.results["points"] = jv;
   r.results["pfc_free_points"] = pfc_free;
   r.results["best_pfc_free"] = best ? nlohmann::ordered_json(best->label) : nlohmann::ordered_json(nullptr);
+  // Settings come in groups of (CNP interval x preset) per marking, per buffer: label the
+  // groups on the x axis and the buffers above them.
+  const std::size_t per_marking = std::size(kCnpUs) * std::size(kPresets);
+  const std::size_t per_buffer = per_marking * std::size(kWred);
+  std::string tics, marks;
+  for (std::size_t b = 0; b < std::size(kBuffers); ++b) {
+    for (std::size_t w = 0; w < std::size(kWred); ++w)
+      tics += fmt::format("{}'{}' {:.1f}", tics.empty() ? "" : ", ", kWred[w].label,
+                          static_cast<double>(b * per_buffer + w * per_marking) + (per_marking - 1) / 2.0);
+    marks += fmt::format("set label 'buffer {}' at {:.1f}, graph 0.95 center\n", kBuffers[b],
+                         static_cast<double>(b * per_buffer) + (per_buffer - 1) / 2.0);
+    if (b > 0)
+      marks += fmt::format("set arrow from {0:.1f}, graph 0 to {0:.1f}, graph 1 nohead dt 2\n",
+                           static_cast<double>(b * per_buffer) - 0.5);
+  }
   draw_plot(out, "throughput",
             fmt::format("set title 'Throughput per setting (green: PFC never fired)'\nset ylabel 'throughput (Gb/s)'\n"
-                        "set xlabel 'setting (see results.csv: buffer, marking, CNP interval, preset)'\n"
-                        "set xrange [-1:{}]\nset yrange [0:*]\nset grid ytics\nset style fill solid 0.8\nset boxwidth 0.7\n"
+                        "set xlabel 'marking Kmin-Kmax-Pmax; in each group CNP every 10, 50, 100 us x RP nvidia, paper'\n"
+                        "set xrange [-1:{}]\nset yrange [0:125]\nset ytics 0,20,100\nset grid ytics\n"
+                        "set style fill solid 0.8\nset boxwidth 0.7\nset xtics ({})\nset key top left horizontal\n{}"
                         "plot 'pfc_free.dat' using 1:2 with boxes lc rgb '#2ca02c' title 'PFC-free', "
                         "'pfc.dat' using 1:2 with boxes lc rgb '#d62728' title 'PFC fired'",
-                        rows.size()));
+                        rows.size(), tics, marks));
   r.body += "## Results\n\nEvery setting; \"PFC-free\" = no pause frame sent.\n\n" +
             markdown_table({"buffer", "marking", "CNP (us)", "RP", "throughput (Gb/s)", "FCT p50 (us)", "FCT p99 (us)",
                             "max queue (KiB)", "CNPs", "pause frames", "PFC-free"},

@@ -8,7 +8,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -470,19 +469,25 @@ std::int64_t percentile(std::vector<std::int64_t> v, double q) {
 }
 
 // The ports a list parameter names: NODE:PORT, or NODE for all its ports, comma-separated.
-std::set<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, Network& net, const std::string& key) {
+std::vector<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, Network& net, const std::string& key) {
   const std::string& list = cfg.text(key);
-  std::set<std::pair<fabric::Node*, std::size_t>> chosen;
+  std::vector<std::pair<fabric::Node*, std::size_t>> chosen;
   if (list.empty()) return chosen;
   for (const std::string& item : split_list(list)) {
     if (item.find(':') == std::string::npos) {
       fabric::Node& node = find_node(cfg, net, key, item);
-      for (std::size_t i = 0; i < node.port_count(); ++i) chosen.insert({&node, i});
+      for (std::size_t i = 0; i < node.port_count(); ++i) chosen.emplace_back(&node, i);
     } else {
       fabric::Port& p = find_port(cfg, net, key, item);
-      chosen.insert({&p.owner(), p.index()});
+      chosen.emplace_back(&p.owner(), p.index());
     }
   }
+  // In node order (hosts, then switches), each port once: outputs list them the same way every run.
+  const auto order = [](const auto& a, const auto& b) {
+    return std::pair(a.first->id(), a.second) < std::pair(b.first->id(), b.second);
+  };
+  std::sort(chosen.begin(), chosen.end(), order);
+  chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
   return chosen;
 }
 

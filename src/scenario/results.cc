@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -16,6 +17,7 @@ namespace fabriclab::scenario {
 void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream out(p, std::ios::binary);
   out << text;
+  out.close();  // a failed flush (disk full) shows only here
   if (!out) throw InputError(fmt::format("{}: cannot write", p.string()));
 }
 
@@ -109,8 +111,8 @@ void draw_plot(const std::filesystem::path& dir, const std::string& stem, const 
     _exit(127);
   }
   int ws = 0;
-  while (waitpid(pid, &ws, 0) < 0) {
-  }
+  while (waitpid(pid, &ws, 0) < 0)
+    if (errno != EINTR) throw InputError(fmt::format("gnuplot on {}: cannot wait for it", (dir / script).string()));
   const int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
   if (code == 127)
     throw InputError("gnuplot not found: it draws the plots (scripts/install-deps.sh installs gnuplot-nox); the "

@@ -142,8 +142,10 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
 
   // The cartesian product, first --vary slowest.
   std::size_t total = 1;
-  for (const Vary& v : varies) total *= v.values.size();
-  if (total > 100000) throw InputError(fmt::format("sweep: {} points is more than 100000", total));
+  for (const Vary& v : varies) {
+    total *= v.values.size();  // values.size() >= 1 and total <= 100000 before: no overflow
+    if (total > 100000) throw InputError("sweep: the --vary lists make more than 100000 points");
+  }
   struct Point {
     std::string id;
     std::vector<std::string> values;

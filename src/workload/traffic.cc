@@ -76,6 +76,7 @@ TrainingLayout training_layout(const TrafficSpec& t, std::uint32_t hosts) {
 }
 
 std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t n) {
+  if (n < 2) throw InputError("traffic.pattern = \"training\" needs at least two hosts (GPUs)");
   if (t.iterations == 0) throw InputError("traffic.training.iterations must be at least 1");
   const auto bytes = static_cast<std::uint64_t>(t.bytes.count());
   if (bytes < n)
@@ -105,6 +106,7 @@ std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t
         } else {
           if (l.distribution) f.after = {l.dist(it, i)};
           else if (it > 0) f.after = {l.step(it - 1, l.steps() - 1, (i + n - 1) % n)};
+          if (it > 0) f.after.push_back(l.step(it - 1, l.steps() - 1, i));  // and its own last send
           f.after_delay = t.compute;
         }
         out.push_back(std::move(f));

@@ -195,6 +195,42 @@ TEST(Traffic, IncastTakesTheLowestOtherHosts) {
             "traffic.incast.senders 8: only 7 other hosts");
 }
 
+// Training on 4 GPUs, 2 iterations: per iteration 4 distribution flows (GPU i from GPU
+// i + 2) and 2(4-1) = 6 ring steps of 4 flows (i -> i+1, bytes/4 each). Step k of GPU i
+// waits for step k-1 into i (from i-1) and its own step k-1; step 0 for i's
+// distribution, plus, after the first iteration, i's own last send; iteration 2's
+// distribution into i waits for the last step into i.
+TEST(Traffic, TrainingChainsTheRingSteps) {
+  workload::TrafficSpec t;
+  t.pattern = workload::Pattern::training;
+  t.bytes = Bytes::from_count(4000);
+  t.iterations = 2;
+  t.distribution_bytes = Bytes::from_count(100);
+  t.compute = us(7);
+  const auto f = workload::make_flows(t, 4, 1);
+  const workload::TrainingLayout l = workload::training_layout(t, 4);
+  ASSERT_EQ(l.per_iteration(), 4u + 6u * 4u);
+  ASSERT_EQ(f.size(), 2u * 28u);
+  EXPECT_EQ(f[l.dist(0, 1)].src, 3u);
+  EXPECT_EQ(f[l.dist(0, 1)].dst, 1u);
+  EXPECT_EQ(f[l.dist(0, 1)].bytes, 100u);
+  EXPECT_TRUE(f[l.dist(0, 1)].after.empty());
+  const auto& s0 = f[l.step(0, 0, 2)];
+  EXPECT_EQ(s0.src, 2u);
+  EXPECT_EQ(s0.dst, 3u);
+  EXPECT_EQ(s0.bytes, 1000u);
+  EXPECT_EQ(s0.after, (std::vector<std::uint32_t>{l.dist(0, 2)}));
+  EXPECT_EQ(s0.after_delay, us(7));
+  EXPECT_EQ(f[l.step(0, 3, 0)].after, (std::vector<std::uint32_t>{l.step(0, 2, 3), l.step(0, 2, 0)}));
+  EXPECT_EQ(f[l.dist(1, 2)].after, (std::vector<std::uint32_t>{l.step(0, 5, 1)}));
+  EXPECT_EQ(f[l.step(1, 0, 2)].after, (std::vector<std::uint32_t>{l.dist(1, 2), l.step(0, 5, 2)}));
+  // Every dependence points back: the network accepts the list as it is.
+  for (std::uint32_t id = 0; id < f.size(); ++id)
+    for (std::uint32_t d : f[id].after) EXPECT_LT(d, id);
+  EXPECT_EQ(testing::input_error_of([&] { workload::make_flows(t, 1, 1); }),
+            "traffic needs at least two hosts");
+}
+
 TEST(Traffic, FlowsFileErrorsNameTheLine) {
   const std::string path = ::testing::TempDir() + "flows_test.csv";
   {
