@@ -56,7 +56,7 @@ void OffloadModel::add(Job job) {
   for (auto n : job.nic_of_rank)
     if (n < 0 || n >= static_cast<std::int32_t>(nics_.size()))
       throw InputError(what + ": NIC " + std::to_string(n) + " does not exist (0.." + std::to_string(nics_.size() - 1) + ")");
-  offload::validate(s, /*assigned=*/true);
+  if (validated_.insert(&s).second) offload::validate(s, /*assigned=*/true);  // once per schedule
   if (std::none_of(s.ops().begin(), s.ops().end(), [](const Op& o) { return o.kind == OpKind::host_wait; }))
     throw InputError(what + ": the schedule has no host_wait, so its host could never see it complete");
   if (job.issue < Time()) throw InputError(what + ": issue time must not be negative");

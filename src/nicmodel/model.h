@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/simulator.h"
@@ -123,6 +124,7 @@ class OffloadModel final : public EventHandler {
   std::vector<Job> jobs_;
   std::vector<JobResult> results_;
   std::vector<std::unique_ptr<Running>> running_;
+  std::unordered_set<const offload::Schedule*> validated_;  // jobs keep their schedules alive
   std::vector<std::uint32_t> waiting_;  // stalled jobs, in issue order
   std::vector<std::vector<std::uint32_t>> issued_after_;  // per job: jobs it issues on completion
   std::vector<Usage> usage_;

@@ -161,14 +161,25 @@ void validate(const Schedule& s, bool assigned) {
                                    describe(s, id), o.peer));
   }
 
-  // Acyclic over deps and after (Kahn).
-  std::vector<std::int32_t> indeg(static_cast<std::size_t>(n), 0);
-  std::vector<std::vector<OpId>> succ(static_cast<std::size_t>(n));
+  // Acyclic over deps and after (Kahn). Successors in one flat array (CSR), not a vector
+  // per operation: schedules reach millions of operations.
+  const auto un = static_cast<std::size_t>(n);
+  std::vector<std::int32_t> indeg(un, 0);
+  std::vector<std::size_t> first(un + 1, 0);  // successors of u: succ[first[u] .. first[u + 1])
   for (OpId id = 0; id < n; ++id) {
-    for (OpId d : s.deps(id)) succ[static_cast<std::size_t>(d)].push_back(id);
-    for (OpId d : s.after(id)) succ[static_cast<std::size_t>(d)].push_back(id);
+    for (OpId d : s.deps(id)) ++first[static_cast<std::size_t>(d) + 1];
+    for (OpId d : s.after(id)) ++first[static_cast<std::size_t>(d) + 1];
     indeg[static_cast<std::size_t>(id)] =
         static_cast<std::int32_t>(s.deps(id).size() + s.after(id).size());
+  }
+  for (std::size_t u = 0; u < un; ++u) first[u + 1] += first[u];
+  std::vector<OpId> succ(first[un]);
+  {
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (OpId id = 0; id < n; ++id) {
+      for (OpId d : s.deps(id)) succ[next[static_cast<std::size_t>(d)]++] = id;
+      for (OpId d : s.after(id)) succ[next[static_cast<std::size_t>(d)]++] = id;
+    }
   }
   std::vector<OpId> stack;
   for (OpId id = 0; id < n; ++id)
@@ -178,8 +189,8 @@ void validate(const Schedule& s, bool assigned) {
     OpId u = stack.back();
     stack.pop_back();
     ++seen;
-    for (OpId v : succ[static_cast<std::size_t>(u)])
-      if (--indeg[static_cast<std::size_t>(v)] == 0) stack.push_back(v);
+    for (std::size_t e = first[static_cast<std::size_t>(u)]; e < first[static_cast<std::size_t>(u) + 1]; ++e)
+      if (--indeg[static_cast<std::size_t>(succ[e])] == 0) stack.push_back(succ[e]);
   }
   if (seen != static_cast<std::size_t>(n)) {
     for (OpId id = 0; id < n; ++id)
