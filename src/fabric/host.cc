@@ -26,6 +26,7 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   if (cfg_.congestion_control == "dcqcn") cfg_.dcqcn.validate();
   if (cfg_.cnp.cnp_802p_prio > 7) throw InputError("nic.roce_np.cnp_802p_prio: expected 0..7");
   if (cfg_.cnp.cnp_dscp > 63) throw InputError("nic.roce_np.cnp_dscp: expected 0..63");
+  cnp_interval_ = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
 }
 
 void Host::finalize() {
@@ -207,42 +208,46 @@ void Host::send_control(Packet* p) {
   port(0).kick();
 }
 
-Packet* Host::reply_to(RecvQp& r, const Packet& data) {
-  if (!r.ack_key_set) {
-    r.ack_hash_key =
-        flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport, cfg_.ecmp_fields);
-    r.ack_key_set = true;
-  }
+void Host::learn_peer(RecvQp& r, const Packet& data) {
+  r.peer = data.src;
+  r.peer_qp = data.src_qp;
+  r.peer_sport = data.udp_sport;
+  r.peer_priority = data.priority;
+  r.ack_hash_key =
+      flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport, cfg_.ecmp_fields);
+  r.peer_known = true;
+}
+
+Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
   Packet* a = ctx_.packets.acquire();
   a->hash_key = r.ack_hash_key;
-  a->flow = data.flow;
+  a->flow = r.flow;
   a->src = host_id_;
-  a->dst = data.src;
-  a->dst_qp = data.src_qp;
-  a->src_qp = data.dst_qp;
-  a->udp_sport = data.udp_sport;
+  a->dst = r.peer;
+  a->dst_qp = r.peer_qp;
+  a->src_qp = qpn;
+  a->udp_sport = r.peer_sport;
   a->ecn = kEcnNotEct;
   return a;
 }
 
-void Host::send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome) {
-  Packet* a = reply_to(r, data);
+void Host::send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome) {
+  Packet* a = reply_to(r, qpn);
   a->psn = psn;
   a->opcode = Opcode::rc_ack;
   a->syndrome = syndrome;
-  a->priority = data.priority;
-  a->dscp = static_cast<std::uint8_t>(data.priority * 8);
+  a->priority = r.peer_priority;
+  a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8);
   a->seal();
   send_control(a);
 }
 
-void Host::maybe_send_cnp(RecvQp& r, const Packet& data) {
+void Host::maybe_send_cnp(RecvQp& r, std::uint32_t qpn) {
   const Time now = ctx_.sim.now();
   Time& last = cfg_.cnp.per_qp ? r.last_cnp : last_cnp_;
-  const Time interval = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
-  if (last != Time::max() && now - last < interval) return;
+  if (last != Time::max() && now - last < cnp_interval_) return;
   last = now;
-  Packet* c = reply_to(r, data);
+  Packet* c = reply_to(r, qpn);
   c->opcode = Opcode::cnp;
   c->priority = cfg_.cnp.cnp_802p_prio;
   c->dscp = cfg_.cnp.cnp_dscp;
@@ -285,12 +290,14 @@ void Host::qp_complete(const RecvQp& r) {
 }
 
 void Host::on_data(Packet* p) {
-  RecvQp& r = recv_.at(p->dst_qp);
+  const std::uint32_t q = p->dst_qp;
+  RecvQp& r = recv_.at(q);
   ++ctx_.ledger.data_packets_arrived;
   ctx_.ledger.data_bytes_arrived += p->payload;
+  if (!r.peer_known) learn_peer(r, *p);
   if (p->ecn == kEcnCe) {
     ++ce_received_;
-    if (cfg_.cnp.enabled) maybe_send_cnp(r, *p);
+    if (cfg_.cnp.enabled) maybe_send_cnp(r, q);
   }
   const std::uint32_t psn = p->psn;
 
@@ -320,12 +327,12 @@ void Host::on_data(Packet* p) {
     }
     if (r.gap_due != Time::max()) {  // the give-up timer follows the gap, if one is left
       if (r.placed_count == 0) r.gap_due = Time::max();
-      else arm_give_up(r, p->dst_qp);
+      else arm_give_up(r, q);
     }
     r.since_ack += advanced;
     const bool complete = r.expected == r.npkts;
     if (r.since_ack >= cfg_.ack_every || complete) {
-      send_ack(r, *p, r.expected - 1, kAethAck);
+      send_ack(r, q, r.expected - 1, kAethAck);
       r.since_ack = 0;
     }
     if (complete) qp_complete(r);
@@ -338,22 +345,19 @@ void Host::on_data(Packet* p) {
         ++r.placed_count;
         deliver(r, psn);
         ++ooo_accepted_;
-        if (cfg_.reorder_timeout > Time() && r.gap_due == Time::max()) {
-          r.header = *p;
-          arm_give_up(r, p->dst_qp);
-        }
+        if (cfg_.reorder_timeout > Time() && r.gap_due == Time::max()) arm_give_up(r, q);
       }
     } else {
       ++oos_drops_;
       if (!r.nak_sent) {
-        send_ack(r, *p, r.expected, kAethNakSeq);
+        send_ack(r, q, r.expected, kAethNakSeq);
         r.nak_sent = true;
         ++naks_sent_;
       }
     }
   } else {
     ++duplicates_;
-    send_ack(r, *p, r.expected - 1, kAethAck);
+    send_ack(r, q, r.expected - 1, kAethAck);
   }
   ctx_.packets.release(p);
 }
@@ -477,12 +481,13 @@ void Host::on_event(std::uint64_t tag) {
     return;
   }
   if ((tag & ~0xffffffffull) == kGiveUp) {
-    RecvQp& r = recv_.at(tag & 0xffffffffu);
+    const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
+    RecvQp& r = recv_.at(q);
     if (r.gap_due != ctx_.sim.now()) return;  // superseded
     r.gap_due = Time::max();
     // The gap at the expected PSN did not fill in time: give up waiting, NAK it.
     if (r.placed_count > 0 && r.expected == r.gap_at && r.expected < r.npkts && !r.nak_sent) {
-      send_ack(r, r.header, r.expected, kAethNakSeq);
+      send_ack(r, q, r.expected, kAethNakSeq);
       r.nak_sent = true;
       ++naks_sent_;
       ++give_ups_;

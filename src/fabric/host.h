@@ -142,14 +142,17 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t since_ack = 0;
     bool nak_sent = false;
     bool broken = false;  // UC: a gap ended the message
-    bool ack_key_set = false;
+    // The sender, learned from the first data packet: where ACKs, NAKs and CNPs go.
+    bool peer_known = false;
+    std::uint8_t peer_priority = 0;
+    std::uint16_t peer_sport = 0;
+    std::uint32_t peer = 0, peer_qp = 0;
+    std::uint32_t ack_hash_key = 0;  // of the replies' 5-tuple (this host -> the sender)
     Time last_cnp = Time::max();     // per-QP CNP interval (max: none sent yet)
-    std::uint32_t ack_hash_key = 0;  // of the ACKs' 5-tuple (this host -> the sender)
     std::vector<std::uint64_t> placed;  // reorder window bitmap, indexed by PSN mod its size
     std::uint32_t placed_count = 0;     // packets placed beyond the expected PSN
     std::uint32_t gap_at = 0;           // the expected PSN when the give-up timer was armed
     Time gap_due = Time::max();         // the pending give-up check
-    Packet header;                      // the last data packet's addresses, to NAK from a timer
   };
   enum : std::uint64_t {
     kStart = 1ull << 32,
@@ -165,9 +168,10 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::uint32_t payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const;
   Packet* make_data(SendQp& s);
   void send_control(Packet* p);
-  Packet* reply_to(RecvQp& r, const Packet& data);
-  void send_ack(RecvQp& r, const Packet& data, std::uint32_t psn, std::uint8_t syndrome);
-  void maybe_send_cnp(RecvQp& r, const Packet& data);
+  void learn_peer(RecvQp& r, const Packet& data);
+  Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
+  void send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
+  void maybe_send_cnp(RecvQp& r, std::uint32_t qpn);
   void on_data(Packet* p);
   void on_ack(const Packet& p);
   void deliver(RecvQp& r, std::uint32_t psn);
@@ -191,6 +195,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   bool rx_draining_ = false, xoff_ = false;
   Time refresh_at_ = Time::max();
   Time last_cnp_ = Time::max();   // per-port CNP interval
+  Time cnp_interval_;             // min_time_between_cnps
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
                 timeouts_ = 0, cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;

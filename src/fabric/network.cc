@@ -57,18 +57,22 @@ void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<
 ReorderBox& Network::add_impairment(Port& port, ImpairmentConfig cfg) {
   if (prepared_) throw std::logic_error("Network::add_impairment after the run was prepared");
   if (!port.peer()) throw std::logic_error("Network::add_impairment on an unconnected port");
-  if (port.impairment()) throw InputError("the link leaving " + port.owner().name() + " port " +
-                                          std::to_string(port.index()) + " already has an element on it");
+  claim_link(port);
   boxes_.push_back(std::make_unique<ReorderBox>(ctx_, port, std::move(cfg), seed_));
   port.set_impairment(boxes_.back().get());
   return *boxes_.back();
 }
 
+void Network::claim_link(const Port& port) const {
+  if (port.impairment())
+    throw InputError("the link leaving " + port.owner().name() + " port " + std::to_string(port.index()) +
+                     " already has an element on it (a reorder box or a re-sequencer)");
+}
+
 Resequencer& Network::add_resequencer(Port& port, ResequencerConfig cfg) {
   if (prepared_) throw std::logic_error("Network::add_resequencer after the run was prepared");
   if (!port.peer()) throw std::logic_error("Network::add_resequencer on an unconnected port");
-  if (port.impairment()) throw InputError("the link leaving " + port.owner().name() + " port " +
-                                          std::to_string(port.index()) + " already has an element on it");
+  claim_link(port);
   reseqs_.push_back(std::make_unique<Resequencer>(ctx_, port, cfg));
   port.set_impairment(reseqs_.back().get());
   return *reseqs_.back();

@@ -105,6 +105,7 @@ class Network final : private FlowEvents {
   void prepare();
   RunTotals finish();
   void flow_finished(std::uint32_t flow) override;
+  void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
 
   Simulator sim_;

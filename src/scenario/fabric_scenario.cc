@@ -203,7 +203,6 @@ fabric::Port& find_port(const Config& cfg, Network& net, const std::string& key,
   return node.port(static_cast<std::size_t>(*port));
 }
 
-std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
 
 }  // namespace
 

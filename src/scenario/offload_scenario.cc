@@ -61,7 +61,6 @@ ParamRegistry make_registry() {
   return r;
 }
 
-std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
 
 struct Spec {
   std::string name, collective, algorithm;
@@ -282,11 +281,7 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
   const std::filesystem::path dir(out_dir);
-  auto write = [&](const char* name, const std::string& text) {
-    std::ofstream f(dir / name, std::ios::binary);
-    f << text;
-    if (!f) throw InputError(fmt::format("{}: cannot write", (dir / name).string()));
-  };
+  const auto write = [&](const char* name, const std::string& text) { write_file(dir / name, text); };
   write("collectives.csv", csv);
   std::string usage = "time_ns,counters_in_use,max_counters_on_a_nic,slots_in_use\n";
   for (const auto& u : model.usage())
@@ -461,11 +456,7 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
                        r.simulated ? "yes" : (r.never_fits && r.policy == "stall" ? "never-fits" : "skipped"),
                        r.max_concurrent, r.software, us_text(r.makespan), us_text(r.stall),
                        us_text(r.mean_completion), r.hit_rate);
-  {
-    std::ofstream f(dir / "experiment.csv", std::ios::binary);
-    f << csv;
-    if (!f) throw InputError((dir / "experiment.csv").string() + ": cannot write");
-  }
+  write_file(dir / "experiment.csv", csv);
 
   // report.md: what was varied, what was measured, and the three answers.
   auto find = [&](const Row& like, const std::string& strategy, const std::string& policy) -> const Row* {

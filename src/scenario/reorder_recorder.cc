@@ -48,9 +48,8 @@ void ReorderRecorder::write(const std::filesystem::path& dir) const {
   std::string density = "port,dst,qp,kind,value,packets\n";
   for (const Result& r : results()) {
     const auto& m = r.m;
-    csv += fmt::format("{},h{},{},{},{},{},{},{:.6f},{},{}.{:03}", r.port, r.dst, r.qp, r.flow, m.received,
-                       m.duplicates, m.reordered, m.ratio(), m.max_extent, m.max_late.ps() / 1000,
-                       m.max_late.ps() % 1000);
+    csv += fmt::format("{},h{},{},{},{},{},{},{:.6f},{},{}", r.port, r.dst, r.qp, r.flow, m.received,
+                       m.duplicates, m.reordered, m.ratio(), m.max_extent, ns_text(m.max_late));
     for (std::uint32_t n : kN) csv += fmt::format(",{:.6f}", m.n_reordering(n));
     csv += "\n";
     for (const auto& [d, k] : m.displacement)

@@ -21,6 +21,16 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   if (!out) throw InputError(fmt::format("{}: cannot write", p.string()));
 }
 
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
+
 namespace {
 std::vector<std::string> split(const std::string& line) {
   std::vector<std::string> out;

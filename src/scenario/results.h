@@ -16,10 +16,16 @@
 #include <string>
 #include <vector>
 
+#include "core/units.h"
+
 namespace fabriclab::scenario {
 
-// Throws InputError naming the file when it cannot be written.
+// Throws InputError naming the file when it cannot be written (or read).
 void write_file(const std::filesystem::path& p, const std::string& text);
+std::string read_text(const std::filesystem::path& p);
+
+// A time as our CSV and JSON outputs write it: nanoseconds with three decimals ("1671.680").
+std::string ns_text(Time t);
 
 class CsvTable {
  public:

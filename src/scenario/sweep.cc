@@ -92,14 +92,6 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
   return out;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot read", p.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 bool complete_summary(const fs::path& p) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return false;
@@ -171,7 +163,7 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
   const fs::path dir(opt.out_dir);
   nlohmann::ordered_json manifest;
   manifest["scenario"] = fs::absolute(opt.scenario).lexically_normal().string();
-  manifest["scenario_text"] = slurp(opt.scenario);
+  manifest["scenario_text"] = read_text(opt.scenario);
   manifest["vary"] = opt.vary;
   manifest["set"] = opt.sets;
   for (const Point& p : points) {

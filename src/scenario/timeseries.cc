@@ -5,12 +5,9 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "scenario/results.h"
 
 namespace fabriclab::scenario {
-
-namespace {
-std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
-}  // namespace
 
 TimeSeries::TimeSeries(fabric::Network& net, Time interval, const std::string& dir,
                        std::vector<std::pair<fabric::Switch*, std::size_t>> ports)
