@@ -90,7 +90,6 @@ class Host final : public Node, public EventHandler, public RateListener {
       f(static_cast<std::uint32_t>(q), s.flow, static_cast<const CongestionControl&>(*s.cc), acked);
     }
   }
-  const CongestionControl& congestion_control(std::uint32_t qp) const { return *send_.at(qp).cc; }
 
   // Receiver statistics.
   std::uint64_t naks_sent() const { return naks_sent_; }
