@@ -6,7 +6,8 @@
 //   and a node's four children share a cache line or two).
 // - CalendarQueue: Brown's calendar queue (CACM 31(10), 1988): buckets of a fixed time
 //   width indexed by time modulo the "year", each kept sorted earliest first (ties and
-//   later events append in O(1)); O(1) expected per operation when the width matches
+//   later events append in O(1), an earlier one is placed by binary search); O(1)
+//   expected per operation when the width matches
 //   the spacing of distinct instants; resized (and its width re-estimated) as the
 //   population doubles or halves, or when pops start walking many empty days.
 //
@@ -18,6 +19,7 @@
 //   auto e = q.pop();   // e.time == ns(5), e.payload == 42
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -110,9 +112,14 @@ class CalendarQueue {
       return e;
     }
     void insert(Event<Payload> e) {
-      auto it = ev_.end();
       const auto first = ev_.begin() + static_cast<std::ptrdiff_t>(head_);
-      while (it != first && e.before(*(it - 1))) --it;
+      if (first == ev_.end() || !e.before(ev_.back())) {
+        ev_.push_back(std::move(e));
+        return;
+      }
+      // Earlier than the tail: binary search, not a walk back (a bucket can hold
+      // thousands of ties at a later instant, as many hosts acting in lockstep produce).
+      const auto it = std::upper_bound(first, ev_.end(), e, [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
       ev_.insert(it, std::move(e));
     }
     template <typename F>
