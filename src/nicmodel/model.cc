@@ -19,16 +19,57 @@ std::uint64_t tag(Kind k, std::uint64_t job, std::uint64_t x = 0) { return k << 
 bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cntr_add; }
 }  // namespace
 
+// A schedule flattened for the event loop: what each operation does when it is processed
+// and completes, each counter's operations in threshold order, and the software path's
+// successor lists, in flat arrays (schedules reach millions of operations, and every job
+// running the same schedule shares one of these). Operations and counters carry the
+// model's own ids (see prepare()); lists whose order matters keep the schedule's order.
+struct PreparedSchedule {
+  const offload::Schedule* of = nullptr;
+  struct Step {
+    std::int64_t bytes = 0;            // data op: its message's size
+    std::int64_t add = 1;              // what `inc` gets when the op completes
+    offload::Rank rank = 0;
+    CounterId trigger = kNoCounter;
+    CounterId inc = kNoCounter;        // counter incremented on completion (none: not counted)
+    CounterId touch = kNoCounter;      // arrival, cntr_add: the counter it increments on the NIC
+    OpId arrival = -1;                 // data op: the arrival it lands as (-1: none)
+    OpKind kind = OpKind::put;
+  };
+  struct Fire {
+    std::int64_t threshold;
+    OpId op;
+    bool host_wait;
+  };
+  std::vector<Step> steps;                 // per op
+  std::vector<std::uint32_t> fire_begin;   // per counter (+1): its range of `fires`
+  std::vector<Fire> fires;                 // by counter, then threshold, then schedule id
+  std::vector<CounterId> fire_at_zero;     // counters with an op at threshold 0, by schedule id
+  std::vector<OpId> start_ops;             // triggered ops without a trigger, by schedule id
+  std::vector<std::uint32_t> child_begin;  // per op (+1): its range of `children`
+  std::vector<OpId> children;              // software path: successors, by schedule id
+  std::vector<std::int32_t> deps;          // software path: number of dependences per op
+  std::vector<std::uint32_t> dep_begin;    // per op (+1): its range of `dep_list`
+  std::vector<OpId> dep_list;              // dependences, checked done before an op fires
+  std::vector<OpId> software_roots;        // non-arrival ops without dependences, by schedule id
+  std::vector<OpId> orig;                  // per op: its id in the schedule (for messages)
+  std::vector<std::int64_t> counters_per_rank, slots_per_rank;
+  std::int64_t host_waits = 0;
+};
+
+// One job's progress. Its per-op and per-counter arrays are dropped once the host has
+// seen it complete and its last operation is done.
 struct OffloadModel::Running {
+  const PreparedSchedule* c = nullptr;
   bool offloaded = false;
-  std::vector<std::int64_t> value;             // counter values (offloaded)
-  std::vector<std::vector<OpId>> waiting;      // per counter: ops it triggers, by threshold
-  std::vector<std::size_t> cursor;             // first of them not fired yet
-  std::vector<OpId> arrival_of;                // per send: its arrival (or -1)
-  std::vector<std::uint8_t> done;              // per op
-  std::vector<std::int32_t> deps_left;         // software path
-  std::vector<std::vector<OpId>> children;     // software path
-  std::vector<std::int64_t> counters, slots;   // held per NIC
+  struct Counter {
+    std::int64_t value = 0;
+    std::uint32_t next = 0, end = 0;  // its fires not fired yet: [next, end) of PreparedSchedule::fires
+  };
+  std::vector<Counter> counter;         // offloaded (one line per counter touched)
+  std::vector<std::uint8_t> done;       // offloaded: per op (checked before an op fires)
+  std::vector<std::int32_t> deps_left;  // software path
+  std::vector<std::int64_t> counters, slots;  // held per NIC
   std::int64_t host_waits_left = 0, ops_left = 0;
   bool completing = false;
   bool issued = false, completed = false;
@@ -46,6 +87,137 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
 
 OffloadModel::~OffloadModel() = default;
 
+std::shared_ptr<const PreparedSchedule> prepare(const offload::Schedule& s) {
+  offload::validate(s, /*assigned=*/true);
+  auto c = std::make_shared<PreparedSchedule>();
+  c->of = &s;
+  const std::size_t n = s.size(), counters = s.counter_count();
+  if (n >= (std::size_t{1} << 31)) throw InputError("NIC model: schedules of 2^31 operations or more are not supported");
+  const auto at = [](auto i) { return static_cast<std::size_t>(i); };
+
+  // Successors, by schedule id.
+  std::vector<std::uint32_t> succ_begin(n + 1, 0);
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id)
+    for (OpId d : s.deps(id)) ++succ_begin[at(d) + 1];
+  for (std::size_t k = 0; k < n; ++k) succ_begin[k + 1] += succ_begin[k];
+  std::vector<OpId> succ(succ_begin[n]);
+  {
+    std::vector<std::uint32_t> fill(succ_begin.begin(), succ_begin.end() - 1);
+    for (OpId id = 0; id < static_cast<OpId>(n); ++id)
+      for (OpId d : s.deps(id)) succ[fill[at(d)]++] = id;
+  }
+
+  // The model's own numbering, for locality: operations by depth in the DAG (longest
+  // path from a root), then schedule id, so that what runs at about the same time (a
+  // step of every rank) sits together in memory; counters in the order those operations
+  // first name them. Every order the model observes -- a counter's operations by
+  // threshold, successors, the operations that start a collective -- is still taken by
+  // schedule id below, so the numbering changes no result.
+  std::vector<std::int32_t> depth(n, 0), left(n);
+  std::vector<OpId> ready;
+  ready.reserve(n);
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id)
+    if ((left[at(id)] = static_cast<std::int32_t>(s.deps(id).size())) == 0) ready.push_back(id);
+  for (std::size_t k = 0; k < ready.size(); ++k)
+    for (auto e = succ_begin[at(ready[k])]; e < succ_begin[at(ready[k]) + 1]; ++e) {
+      const OpId ch = succ[e];
+      depth[at(ch)] = std::max(depth[at(ch)], depth[at(ready[k])] + 1);
+      if (--left[at(ch)] == 0) ready.push_back(ch);
+    }
+  const std::int32_t depths = n ? *std::max_element(depth.begin(), depth.end()) + 1 : 0;
+  std::vector<std::uint32_t> by_depth(at(depths) + 1, 0);
+  for (std::size_t k = 0; k < n; ++k) ++by_depth[at(depth[k]) + 1];
+  for (std::size_t k = 0; k < at(depths); ++k) by_depth[k + 1] += by_depth[k];
+  std::vector<OpId> mine(n);  // schedule id -> model id
+  c->orig.resize(n);
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
+    const auto m = static_cast<OpId>(by_depth[at(depth[at(id)])]++);
+    mine[at(id)] = m;
+    c->orig[at(m)] = id;
+  }
+  std::vector<CounterId> counter(counters, kNoCounter);  // schedule id -> model id
+  CounterId named = 0;
+  auto name = [&](CounterId k) {
+    if (k != kNoCounter && counter[at(k)] == kNoCounter) counter[at(k)] = named++;
+  };
+  for (OpId m = 0; m < static_cast<OpId>(n); ++m) {
+    const Op& o = s.op(c->orig[at(m)]);
+    name(o.trigger);
+    name(o.increments());
+    name(o.completion);
+  }
+  for (std::size_t k = 0; k < counters; ++k) name(static_cast<CounterId>(k));
+  auto ctr = [&](CounterId k) { return k == kNoCounter ? kNoCounter : counter[at(k)]; };
+
+  c->steps.resize(n);
+  c->deps.resize(n);
+  c->fire_begin.assign(counters + 1, 0);
+  c->child_begin.assign(n + 1, 0);
+  c->dep_begin.assign(n + 1, 0);
+  c->slots_per_rank.assign(static_cast<std::size_t>(s.ranks()), 0);
+  for (OpId m = 0; m < static_cast<OpId>(n); ++m) {
+    const OpId id = c->orig[at(m)];
+    const Op& o = s.op(id);
+    PreparedSchedule::Step& st = c->steps[at(m)];
+    st.kind = o.kind;
+    st.rank = o.rank;
+    st.trigger = ctr(o.trigger);
+    if (o.kind == OpKind::cntr_add) {
+      st.inc = ctr(o.target);
+      st.add = o.add;
+    } else if (o.counted) {
+      st.inc = ctr(o.completion);
+    }
+    if (o.kind == OpKind::arrival || o.kind == OpKind::cntr_add) st.touch = ctr(o.increments());
+    st.bytes = o.bytes;
+    if (o.kind == OpKind::arrival) c->steps[at(mine[at(s.deps(id)[0])])].arrival = m;
+    const auto deps = s.deps(id);
+    c->deps[at(m)] = static_cast<std::int32_t>(deps.size());
+    c->dep_begin[at(m) + 1] = c->dep_begin[at(m)] + static_cast<std::uint32_t>(deps.size());
+    for (OpId d : deps) c->dep_list.push_back(mine[at(d)]);
+    c->child_begin[at(m) + 1] = succ_begin[at(id) + 1] - succ_begin[at(id)];
+  }
+  for (std::size_t k = 0; k < n; ++k) c->child_begin[k + 1] += c->child_begin[k];
+  c->children.resize(c->child_begin[n]);
+  for (OpId m = 0; m < static_cast<OpId>(n); ++m) {
+    const OpId id = c->orig[at(m)];
+    auto out = c->children.begin() + c->child_begin[at(m)];
+    for (auto e = succ_begin[at(id)]; e < succ_begin[at(id) + 1]; ++e) *out++ = mine[at(succ[e])];  // by schedule id
+  }
+  // In schedule-id order: the lists whose order the model observes.
+  for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
+    const Op& o = s.op(id);
+    if (o.kind == OpKind::host_wait) ++c->host_waits;
+    if (triggered_kind(o.kind)) {
+      ++c->slots_per_rank[at(o.rank)];
+      if (o.fires_at_start()) c->start_ops.push_back(mine[at(id)]);
+    }
+    if (s.deps(id).empty() && o.kind != OpKind::arrival) c->software_roots.push_back(mine[at(id)]);
+    if (o.kind != OpKind::arrival && !o.fires_at_start()) ++c->fire_begin[at(ctr(o.trigger)) + 1];
+  }
+  for (std::size_t k = 0; k < counters; ++k) c->fire_begin[k + 1] += c->fire_begin[k];
+  c->fires.resize(c->fire_begin[counters]);
+  {
+    std::vector<std::uint32_t> fill(c->fire_begin.begin(), c->fire_begin.end() - 1);
+    for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
+      const Op& o = s.op(id);
+      if (o.kind != OpKind::arrival && !o.fires_at_start())
+        c->fires[fill[at(ctr(o.trigger))]++] = {o.threshold, mine[at(id)], o.kind == OpKind::host_wait};
+    }
+  }
+  for (std::size_t k = 0; k < counters; ++k) {
+    const auto b = c->fires.begin() + c->fire_begin[k], e = c->fires.begin() + c->fire_begin[k + 1];
+    std::stable_sort(b, e, [](const PreparedSchedule::Fire& x, const PreparedSchedule::Fire& y) { return x.threshold < y.threshold; });
+  }
+  // Counters with an operation at threshold 0, by schedule id (the order they fire in).
+  for (std::size_t k = 0; k < counters; ++k) {
+    const auto b = c->fire_begin[at(counter[k])], e = c->fire_begin[at(counter[k]) + 1];
+    if (b != e && c->fires[b].threshold <= 0) c->fire_at_zero.push_back(counter[k]);
+  }
+  c->counters_per_rank = s.counter_summary().per_rank;
+  return c;
+}
+
 void OffloadModel::add(Job job) {
   const std::string what = "job '" + job.name + "'";
   if (!job.schedule) throw InputError(what + ": no schedule");
@@ -56,8 +228,11 @@ void OffloadModel::add(Job job) {
   for (auto n : job.nic_of_rank)
     if (n < 0 || n >= static_cast<std::int32_t>(nics_.size()))
       throw InputError(what + ": NIC " + std::to_string(n) + " does not exist (0.." + std::to_string(nics_.size() - 1) + ")");
-  if (validated_.insert(&s).second) offload::validate(s, /*assigned=*/true);  // once per schedule
-  if (std::none_of(s.ops().begin(), s.ops().end(), [](const Op& o) { return o.kind == OpKind::host_wait; }))
+  if (job.prepared && job.prepared->of != &s) throw InputError(what + ": its prepared schedule is another schedule's");
+  std::shared_ptr<const PreparedSchedule>& known = prepared_[&s];
+  if (!known) known = job.prepared ? job.prepared : prepare(s);
+  const PreparedSchedule& c = *known;
+  if (c.host_waits == 0)
     throw InputError(what + ": the schedule has no host_wait, so its host could never see it complete");
   if (job.issue < Time()) throw InputError(what + ": issue time must not be negative");
   const auto j = static_cast<std::uint32_t>(jobs_.size());
@@ -69,12 +244,14 @@ void OffloadModel::add(Job job) {
   running_.push_back(std::make_unique<Running>());
   // What it would hold on each NIC.
   Running& r = *running_.back();
+  r.c = &c;
   r.counters.assign(nics_.size(), 0);
   r.slots.assign(nics_.size(), 0);
-  const auto summary = s.counter_summary();
-  for (offload::Rank k = 0; k < s.ranks(); ++k) r.counters[static_cast<std::size_t>(nic_of(j, k))] += summary.per_rank[static_cast<std::size_t>(k)];
-  for (const Op& o : s.ops())
-    if (triggered_kind(o.kind)) ++r.slots[static_cast<std::size_t>(nic_of(j, o.rank))];
+  for (offload::Rank k = 0; k < s.ranks(); ++k) {
+    const auto n = static_cast<std::size_t>(nic_of(j, k));
+    r.counters[n] += c.counters_per_rank[static_cast<std::size_t>(k)];
+    r.slots[n] += c.slots_per_rank[static_cast<std::size_t>(k)];
+  }
   issued_after_.emplace_back();
   const Job& added = jobs_.back();
   if (added.after >= static_cast<std::int32_t>(j) || added.after < -1)
@@ -124,18 +301,32 @@ void OffloadModel::on_event(std::uint64_t t) {
       nic.busy = false;
       finish_op(job, op);
       nic_next(static_cast<std::int32_t>(x));
+      release_if_finished(job);
       return;
     }
-    case kDeliver: deliver(j, static_cast<OpId>(x)); return;
-    case kPosted: {
+    case kDeliver:
+      deliver(j, static_cast<OpId>(x));
+      release_if_finished(j);
+      return;
+    case kPosted:
       // Software path: the host has posted a data operation; its message is on the way.
-      const Op& o = jobs_[j].schedule->op(static_cast<OpId>(x));
-      sim_.schedule_in(message_time(o.bytes), *this, tag(kDeliver, j, x));
+      sim_.schedule_in(message_time(running_[j]->c->steps[x].bytes), *this, tag(kDeliver, j, x));
       return;
-    }
-    case kComplete: complete(j); return;
+    case kComplete:
+      complete(j);
+      release_if_finished(j);
+      return;
   }
   throw std::logic_error("NIC model: unknown event");
+}
+
+void OffloadModel::release_if_finished(std::uint32_t j) {
+  Running& r = *running_[j];
+  if (!r.completed || r.ops_left != 0) return;
+  // Nothing of it is left in flight: give its arrays back (the pool may hold many jobs).
+  std::vector<Running::Counter>().swap(r.counter);
+  std::vector<std::uint8_t>().swap(r.done);
+  std::vector<std::int32_t>().swap(r.deps_left);
 }
 
 void OffloadModel::issue(std::uint32_t j) {
@@ -169,77 +360,63 @@ bool OffloadModel::try_start_offloaded(std::uint32_t j) {
   for (std::size_t n = 0; n < nics_.size(); ++n)
     if (r.counters[n] || r.slots[n]) nics_[n].pool.try_acquire(now, r.counters[n], r.slots[n]);
   record_usage();
-  const offload::Schedule& s = *jobs_[j].schedule;
+  const PreparedSchedule& c = *r.c;
   r.offloaded = true;
   results_[j].start = now;
   results_[j].offloaded = true;
   results_[j].counters_per_nic = r.counters;
-  r.value.assign(s.counter_count(), 0);
-  r.waiting.assign(s.counter_count(), {});
-  r.cursor.assign(s.counter_count(), 0);
-  r.arrival_of.assign(s.size(), -1);
-  r.done.assign(s.size(), 0);
-  for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id) {
-    const Op& o = s.op(id);
-    if (o.kind == OpKind::arrival) r.arrival_of[static_cast<std::size_t>(s.deps(id)[0])] = id;
-    if (o.kind == OpKind::host_wait) ++r.host_waits_left;
-    if (o.kind != OpKind::arrival && !o.fires_at_start()) r.waiting[static_cast<std::size_t>(o.trigger)].push_back(id);
-  }
-  r.ops_left = static_cast<std::int64_t>(s.size());
-  for (auto& w : r.waiting)
-    std::stable_sort(w.begin(), w.end(), [&](OpId a, OpId b) { return s.op(a).threshold < s.op(b).threshold; });
-  for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id)
-    if (s.op(id).fires_at_start() && triggered_kind(s.op(id).kind)) enqueue(j, id);
-  for (CounterId c = 0; c < static_cast<CounterId>(s.counter_count()); ++c) add_to_counter(j, c, 0);  // threshold 0
+  r.counter.resize(c.fire_begin.size() - 1);
+  for (std::size_t k = 0; k < r.counter.size(); ++k) r.counter[k] = {0, c.fire_begin[k], c.fire_begin[k + 1]};
+  r.done.assign(c.steps.size(), 0);
+  r.host_waits_left = c.host_waits;
+  r.ops_left = static_cast<std::int64_t>(c.steps.size());
+  for (OpId id : c.start_ops) enqueue(j, id);
+  for (CounterId k : c.fire_at_zero) add_to_counter(j, k, 0);  // threshold 0
   return true;
 }
 
 void OffloadModel::start_software(std::uint32_t j) {
   Running& r = *running_[j];
-  const offload::Schedule& s = *jobs_[j].schedule;
+  const PreparedSchedule& c = *r.c;
   results_[j].start = sim_.now();
   r.offloaded = false;
-  r.done.assign(s.size(), 0);
-  r.deps_left.assign(s.size(), 0);
-  r.children.assign(s.size(), {});
-  r.ops_left = static_cast<std::int64_t>(s.size());
-  for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id)
-    for (OpId d : s.deps(id)) {
-      ++r.deps_left[static_cast<std::size_t>(id)];
-      r.children[static_cast<std::size_t>(d)].push_back(id);
-    }
-  for (OpId id = 0; id < static_cast<OpId>(s.size()); ++id)
-    if (r.deps_left[static_cast<std::size_t>(id)] == 0 && s.op(id).kind != OpKind::arrival) software_done(j, -1 - id);
+  r.deps_left = c.deps;
+  r.ops_left = static_cast<std::int64_t>(c.steps.size());
+  for (OpId id : c.software_roots) software_ready(j, id);
 }
 
-// Software path: `op` < 0 means "op -1-op is ready"; otherwise "op is done".
+// Software path: every dependence of `id` is done. The host posts a data operation;
+// counter adds and host waits are joins, done when ready.
+void OffloadModel::software_ready(std::uint32_t j, OpId id) {
+  const PreparedSchedule::Step& st = running_[j]->c->steps[static_cast<std::size_t>(id)];
+  if (offload::is_data_op(st.kind)) {
+    // The host behind the rank's NIC posts for every collective in software there.
+    Time& free = host_free_[static_cast<std::size_t>(nic_of(j, st.rank))];
+    free = std::max(free, sim_.now()) + p_.host_op_time;
+    sim_.schedule_at(free, *this, tag(kPosted, j, static_cast<std::uint64_t>(id)));
+    return;
+  }
+  software_done(j, id);
+}
+
 void OffloadModel::software_done(std::uint32_t j, OpId op) {
   Running& r = *running_[j];
-  const offload::Schedule& s = *jobs_[j].schedule;
-  if (op < 0) {
-    const OpId id = -1 - op;
-    const Op& o = s.op(id);
-    if (offload::is_data_op(o.kind)) {
-      // The host behind the rank's NIC posts for every collective in software there.
-      Time& free = host_free_[static_cast<std::size_t>(nic_of(j, o.rank))];
-      free = std::max(free, sim_.now()) + p_.host_op_time;
-      sim_.schedule_at(free, *this, tag(kPosted, j, static_cast<std::uint64_t>(id)));
-      return;
-    }
-    op = id;  // counter adds and host waits are joins: done when ready
-  }
-  r.done[static_cast<std::size_t>(op)] = 1;
+  const PreparedSchedule& c = *r.c;
   // The last operation: done (checked here, not after the children below, which recurse
   // and would see the count at zero too).
   if (--r.ops_left == 0) sim_.schedule_in(Time(), *this, tag(kComplete, j));
-  for (OpId c : r.children[static_cast<std::size_t>(op)])
-    if (--r.deps_left[static_cast<std::size_t>(c)] == 0 && s.op(c).kind != OpKind::arrival) software_done(j, -1 - c);
+  for (auto k = c.child_begin[static_cast<std::size_t>(op)]; k < c.child_begin[static_cast<std::size_t>(op) + 1]; ++k) {
+    const OpId ch = c.children[k];
+    if (--r.deps_left[static_cast<std::size_t>(ch)] == 0 && c.steps[static_cast<std::size_t>(ch)].kind != OpKind::arrival)
+      software_ready(j, ch);
+  }
 }
 
 void OffloadModel::enqueue(std::uint32_t j, OpId op) {
-  const std::int32_t n = nic_of(j, jobs_[j].schedule->op(op).rank);
-  nics_[static_cast<std::size_t>(n)].fifo.push_back({j, op});
-  if (!nics_[static_cast<std::size_t>(n)].busy) nic_next(n);
+  const std::int32_t n = nic_of(j, running_[j]->c->steps[static_cast<std::size_t>(op)].rank);
+  Nic& nic = nics_[static_cast<std::size_t>(n)];
+  nic.fifo.push_back({j, op});
+  if (!nic.busy) nic_next(n);
 }
 
 void OffloadModel::nic_next(std::int32_t n) {
@@ -251,7 +428,7 @@ void OffloadModel::nic_next(std::int32_t n) {
     return;
   }
   const auto [j, op] = nic.fifo[nic.head];
-  const Op& o = jobs_[j].schedule->op(op);
+  const PreparedSchedule::Step& st = running_[j]->c->steps[static_cast<std::size_t>(op)];
   // The counters this operation reads or writes here: its trigger, and for an arrival or
   // a counter add the counter it increments.
   Time cost = p_.op_time;
@@ -259,66 +436,64 @@ void OffloadModel::nic_next(std::int32_t n) {
     if (c != kNoCounter && !nic.cache.access(static_cast<std::uint64_t>(j) << 32 | static_cast<std::uint32_t>(c)))
       cost += p_.cache_miss;
   };
-  touch(o.trigger);
-  if (o.kind == OpKind::arrival || o.kind == OpKind::cntr_add) touch(o.increments());
+  touch(st.trigger);
+  touch(st.touch);
   nic.busy = true;
   sim_.schedule_in(cost, *this, tag(kNicDone, 0, static_cast<std::uint64_t>(n)));
 }
 
 void OffloadModel::finish_op(std::uint32_t j, OpId op) {
   Running& r = *running_[j];
-  const Op& o = jobs_[j].schedule->op(op);
-  if (offload::is_data_op(o.kind)) {
-    sim_.schedule_in(message_time(o.bytes), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
+  const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(op)];
+  if (offload::is_data_op(st.kind)) {
+    sim_.schedule_in(message_time(st.bytes), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
     return;
   }
   r.done[static_cast<std::size_t>(op)] = 1;
   --r.ops_left;
-  if (o.kind == OpKind::cntr_add) add_to_counter(j, o.target, o.add);
-  else if (o.kind == OpKind::arrival && o.counted && o.completion != kNoCounter) add_to_counter(j, o.completion, 1);
+  if (st.inc != kNoCounter) add_to_counter(j, st.inc, st.add);
 }
 
 void OffloadModel::deliver(std::uint32_t j, OpId send) {
   Running& r = *running_[j];
-  const offload::Schedule& s = *jobs_[j].schedule;
-  const Op& o = s.op(send);
+  const PreparedSchedule& c = *r.c;
   if (!r.offloaded) {  // software: the send and its arrival are done
     software_done(j, send);
-    for (OpId c : r.children[static_cast<std::size_t>(send)])
-      if (s.op(c).kind == OpKind::arrival) software_done(j, c);
+    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1]; ++k)
+      if (c.steps[static_cast<std::size_t>(c.children[k])].kind == OpKind::arrival) software_done(j, c.children[k]);
     return;
   }
+  const PreparedSchedule::Step& st = c.steps[static_cast<std::size_t>(send)];
   r.done[static_cast<std::size_t>(send)] = 1;
   --r.ops_left;
-  const OpId arrival = r.arrival_of[static_cast<std::size_t>(send)];
-  if (arrival >= 0) enqueue(j, arrival);
-  if (o.counted && o.completion != kNoCounter) add_to_counter(j, o.completion, 1);
+  if (st.arrival >= 0) enqueue(j, st.arrival);
+  if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1);
 }
 
-void OffloadModel::add_to_counter(std::uint32_t j, CounterId c, std::int64_t v) {
+void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v) {
   Running& r = *running_[j];
-  const offload::Schedule& s = *jobs_[j].schedule;
-  r.value[static_cast<std::size_t>(c)] += v;
-  auto& w = r.waiting[static_cast<std::size_t>(c)];
-  std::size_t& k = r.cursor[static_cast<std::size_t>(c)];
-  while (k < w.size() && s.op(w[k]).threshold <= r.value[static_cast<std::size_t>(c)]) {
-    const OpId id = w[k++];
-    for (OpId d : s.deps(id))  // the assignment was verified; a model bug would show here
-      if (!r.done[static_cast<std::size_t>(d)])
-        throw std::logic_error("NIC model: job '" + jobs_[j].name + "': op " + std::to_string(id) +
-                               " fired before its dependence " + std::to_string(d) + " completed");
-    if (s.op(id).kind == OpKind::host_wait) {
-      r.done[static_cast<std::size_t>(id)] = 1;
-      --r.ops_left;
-      if (--r.host_waits_left == 0 && !r.completing) {
-        // The host sees it at its next poll.
-        r.completing = true;
-        const Time since = sim_.now() - results_[j].start;
-        const std::int64_t polls = (since.ps() + p_.host_poll.ps() - 1) / p_.host_poll.ps();
-        sim_.schedule_at(results_[j].start + p_.host_poll * polls, *this, tag(kComplete, j));
-      }
-    } else {
-      enqueue(j, id);
+  const PreparedSchedule& c = *r.c;
+  Running::Counter& ctr = r.counter[static_cast<std::size_t>(k)];
+  ctr.value += v;
+  while (ctr.next < ctr.end && c.fires[ctr.next].threshold <= ctr.value) {
+    const PreparedSchedule::Fire f = c.fires[ctr.next++];
+    // The assignment was verified; a model bug would show here.
+    for (auto e = c.dep_begin[static_cast<std::size_t>(f.op)]; e < c.dep_begin[static_cast<std::size_t>(f.op) + 1]; ++e)
+      if (const OpId d = c.dep_list[e]; !r.done[static_cast<std::size_t>(d)])
+        throw std::logic_error("NIC model: job '" + jobs_[j].name + "': op " + std::to_string(c.orig[static_cast<std::size_t>(f.op)]) +
+                               " fired before its dependence " + std::to_string(c.orig[static_cast<std::size_t>(d)]) + " completed");
+    if (!f.host_wait) {
+      enqueue(j, f.op);
+      continue;
+    }
+    r.done[static_cast<std::size_t>(f.op)] = 1;
+    --r.ops_left;
+    if (--r.host_waits_left == 0 && !r.completing) {
+      // The host sees it at its next poll.
+      r.completing = true;
+      const Time since = sim_.now() - results_[j].start;
+      const std::int64_t polls = (since.ps() + p_.host_poll.ps() - 1) / p_.host_poll.ps();
+      sim_.schedule_at(results_[j].start + p_.host_poll * polls, *this, tag(kComplete, j));
     }
   }
 }
@@ -332,18 +507,20 @@ void OffloadModel::complete(std::uint32_t j) {
   makespan_ = std::max(makespan_, now);
   ++completed_;
   if (r.offloaded) {
-    const offload::Schedule& s = *jobs_[j].schedule;
-    for (std::size_t n = 0; n < nics_.size(); ++n)
+    // Its counters leave the pools and the caches (every counter an op of it touched on a
+    // NIC belongs to a rank there, so those NICs are the ones it holds counters on).
+    const std::uint64_t first = static_cast<std::uint64_t>(j) << 32, last = first | 0xffffffffull;
+    for (std::size_t n = 0; n < nics_.size(); ++n) {
       if (r.counters[n] || r.slots[n]) nics_[n].pool.release(now, r.counters[n], r.slots[n]);
-    for (CounterId c = 0; c < static_cast<CounterId>(s.counter_count()); ++c)
-      nics_[static_cast<std::size_t>(nic_of(j, s.counter_owner(c)))].cache.erase(
-          static_cast<std::uint64_t>(j) << 32 | static_cast<std::uint32_t>(c));
+      if (r.counters[n]) nics_[n].cache.erase_range(first, last);
+    }
     record_usage();
   }
   for (std::uint32_t next : issued_after_[j])
     sim_.schedule_at(std::max(now, jobs_[next].issue), *this, tag(kIssue, next));
-  // Its state stays: operations the host does not wait for (a send's local completion)
-  // may still be on their way, and the NICs process them like any other.
+  // Its state stays until its last operation is done: operations the host does not wait
+  // for (a send's local completion) may still be on their way, and the NICs process them
+  // like any other.
   start_waiting();
 }
 

@@ -39,27 +39,25 @@ void NicPool::release(Time now, std::int64_t counters, std::int64_t slots) {
   slots_tw_.set(now, static_cast<double>(slots_used_));
 }
 
-namespace {
-std::uint64_t mix(std::uint64_t k) {  // splitmix64 finalizer: spreads packed keys
-  k ^= k >> 30;
-  k *= 0xbf58476d1ce4e5b9ull;
-  k ^= k >> 27;
-  k *= 0x94d049bb133111ebull;
-  return k ^ (k >> 31);
-}
-}  // namespace
-
 CounterCache::CounterCache(std::int32_t entries) {
   if (entries < 1) throw std::invalid_argument("CounterCache: at least one entry");
   nodes_.resize(static_cast<std::size_t>(entries));
   free_.reserve(static_cast<std::size_t>(entries));
   for (std::int32_t i = entries - 1; i >= 0; --i) free_.push_back(i);
-  table_.assign(std::bit_ceil(static_cast<std::size_t>(entries) * 2), kNone);
+  // At most a quarter full: probe chains stay about one slot long.
+  const std::size_t slots = std::bit_ceil(static_cast<std::size_t>(entries) * 4);
+  table_.assign(slots, kNone);
+  shift_ = 64 - std::countr_zero(slots);
+}
+
+// Fibonacci hashing: the top bits of key * 2^64 / phi spread packed (job, counter) keys.
+std::size_t CounterCache::home(std::uint64_t key) const {
+  return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ull) >> shift_);
 }
 
 std::int32_t CounterCache::find(std::uint64_t key) const {
   const std::size_t mask = table_.size() - 1;
-  for (std::size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+  for (std::size_t i = home(key);; i = (i + 1) & mask) {
     const std::int32_t n = table_[i];
     if (n == kNone) return kNone;
     if (nodes_[static_cast<std::size_t>(n)].key == key) return n;
@@ -68,20 +66,20 @@ std::int32_t CounterCache::find(std::uint64_t key) const {
 
 void CounterCache::table_insert(std::uint64_t key, std::int32_t n) {
   const std::size_t mask = table_.size() - 1;
-  std::size_t i = mix(key) & mask;
+  std::size_t i = home(key);
   while (table_[i] != kNone) i = (i + 1) & mask;
   table_[i] = n;
 }
 
 void CounterCache::table_erase(std::uint64_t key) {
   const std::size_t mask = table_.size() - 1;
-  std::size_t i = mix(key) & mask;
+  std::size_t i = home(key);
   while (nodes_[static_cast<std::size_t>(table_[i])].key != key) i = (i + 1) & mask;
   // Backward-shift deletion keeps every probe chain unbroken.
   for (std::size_t j = (i + 1) & mask; table_[j] != kNone; j = (j + 1) & mask) {
-    const std::size_t home = mix(nodes_[static_cast<std::size_t>(table_[j])].key) & mask;
+    const std::size_t h = home(nodes_[static_cast<std::size_t>(table_[j])].key);
     // Move j into the hole at i when its home is not in (i, j] (cyclically).
-    const bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    const bool between = i <= j ? (h > i && h <= j) : (h > i || h <= j);
     if (!between) {
       table_[i] = table_[j];
       i = j;
@@ -109,8 +107,10 @@ void CounterCache::push_front(std::int32_t n) {
 bool CounterCache::access(std::uint64_t key) {
   if (const std::int32_t n = find(key); n != kNone) {
     ++hits_;
-    unlink(n);
-    push_front(n);
+    if (n != head_) {
+      unlink(n);
+      push_front(n);
+    }
     return true;
   }
   ++misses_;
@@ -138,6 +138,20 @@ void CounterCache::erase(std::uint64_t key) {
   unlink(n);
   free_.push_back(n);
   --size_;
+}
+
+void CounterCache::erase_range(std::uint64_t first, std::uint64_t last) {
+  for (std::int32_t n = head_; n != kNone;) {
+    const Node& x = nodes_[static_cast<std::size_t>(n)];
+    const std::int32_t next = x.next;
+    if (x.key >= first && x.key <= last) {
+      table_erase(x.key);
+      unlink(n);
+      free_.push_back(n);
+      --size_;
+    }
+    n = next;
+  }
 }
 
 }  // namespace fabriclab::nicmodel

@@ -65,6 +65,8 @@ class CounterCache {
   bool access(std::uint64_t key);
   // Drops `key` (its counter was released), freeing its entry; no-op when absent.
   void erase(std::uint64_t key);
+  // Drops every key in [first, last] (the counters of one collective instance).
+  void erase_range(std::uint64_t first, std::uint64_t last);
   bool contains(std::uint64_t key) const { return find(key) >= 0; }
 
   std::int32_t entries() const { return static_cast<std::int32_t>(nodes_.size()); }
@@ -83,6 +85,7 @@ class CounterCache {
     std::uint64_t key = 0;
     std::int32_t prev = kNone, next = kNone;  // recency list, most recent at head_
   };
+  std::size_t home(std::uint64_t key) const;
   std::int32_t find(std::uint64_t key) const;
   void unlink(std::int32_t n);
   void push_front(std::int32_t n);
@@ -93,6 +96,7 @@ class CounterCache {
   std::vector<std::int32_t> free_;
   // Open addressing (linear probing, backward-shift deletion) from key to node.
   std::vector<std::int32_t> table_;
+  int shift_ = 0;  // 64 - log2(table size)
   std::int32_t head_ = kNone, tail_ = kNone, size_ = 0;
   std::uint64_t hits_ = 0, misses_ = 0, evictions_ = 0;
 };

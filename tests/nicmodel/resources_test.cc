@@ -71,7 +71,8 @@ TEST(CounterCache, ErasingFreesAnEntryWithoutEviction) {
 }
 
 TEST(CounterCache, AgreesWithAListBasedLru) {
-  // 200k random accesses and erasures over 64 keys that collide in the hash table.
+  // 200k random accesses, erasures and range erasures over 64 keys that differ only in
+  // their high bits.
   for (std::int32_t entries : {1, 3, 8, 31}) {
     CounterCache c(entries);
     std::list<std::uint64_t> ref;  // most recent first
@@ -80,7 +81,11 @@ TEST(CounterCache, AgreesWithAListBasedLru) {
     for (int i = 0; i < 200000; ++i) {
       const std::uint64_t key = rng.below(64) << 40;  // only high bits differ
       auto it = std::find(ref.begin(), ref.end(), key);
-      if (rng.below(10) == 0) {
+      if (rng.below(100) == 0) {  // a collective's counters leave: a range of keys
+        const std::uint64_t a = rng.below(64) << 40, b = a + (rng.below(8) << 40);
+        ref.remove_if([&](std::uint64_t k) { return k >= a && k <= b; });
+        c.erase_range(a, b);
+      } else if (rng.below(10) == 0) {
         if (it != ref.end()) ref.erase(it);
         c.erase(key);
       } else {
