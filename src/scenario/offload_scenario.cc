@@ -11,12 +11,15 @@
 #include <memory>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "core/error.h"
 #include "core/random.h"
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "scenario/results.h"
+#include "scenario/workers.h"
 
 namespace fabriclab::scenario {
 
@@ -137,22 +140,32 @@ nicmodel::NicParams nic_params(const Config& cfg) {
 class ScheduleCache {
  public:
   std::shared_ptr<const offload::Schedule> get(const Spec& s, offload::Strategy strategy) {
-    auto key = std::make_tuple(s.collective, s.algorithm, s.ranks, s.bytes, static_cast<int>(strategy));
-    auto it = built_.find(key);
-    if (it == built_.end()) {
-      offload::BuildOptions b;
-      b.ranks = s.ranks;
-      b.bytes = s.bytes;
-      auto sched = std::make_shared<const offload::Schedule>(
-          offload::assign_counters(offload::build_schedule(s.collective, s.algorithm, b), strategy));
-      it = built_.emplace(key, std::move(sched)).first;
-    }
+    auto it = built_.find(key(s, strategy));
+    if (it == built_.end()) it = built_.emplace(key(s, strategy), build(s, strategy)).first;
     return it->second;
+  }
+  // The schedule checked and flattened for the NIC model, once per schedule.
+  std::shared_ptr<const nicmodel::PreparedSchedule> prepared(const Spec& s, offload::Strategy strategy) {
+    const auto sched = get(s, strategy);
+    auto& p = prepared_[sched.get()];
+    if (!p) p = nicmodel::prepare(*sched);
+    return p;
   }
 
  private:
-  std::map<std::tuple<std::string, std::string, int, std::int64_t, int>, std::shared_ptr<const offload::Schedule>>
-      built_;
+  using Key = std::tuple<std::string, std::string, int, std::int64_t, int>;
+  static Key key(const Spec& s, offload::Strategy strategy) {
+    return {s.collective, s.algorithm, s.ranks, s.bytes, static_cast<int>(strategy)};
+  }
+  static std::shared_ptr<const offload::Schedule> build(const Spec& s, offload::Strategy strategy) {
+    offload::BuildOptions b;
+    b.ranks = s.ranks;
+    b.bytes = s.bytes;
+    return std::make_shared<const offload::Schedule>(
+        offload::assign_counters(offload::build_schedule(s.collective, s.algorithm, b), strategy));
+  }
+  std::map<Key, std::shared_ptr<const offload::Schedule>> built_;
+  std::map<const offload::Schedule*, std::shared_ptr<const nicmodel::PreparedSchedule>> prepared_;
 };
 
 struct Simulated {
@@ -170,7 +183,8 @@ Simulated simulate(const nicmodel::NicParams& p, nicmodel::Policy policy, offloa
   for (const Spec& s : specs) {
     std::vector<std::int32_t> nic_of_rank(static_cast<std::size_t>(s.ranks));
     for (int r = 0; r < s.ranks; ++r) nic_of_rank[static_cast<std::size_t>(r)] = r;
-    out.model->add({.name = s.name, .schedule = cache.get(s, strategy), .nic_of_rank = std::move(nic_of_rank),
+    out.model->add({.name = s.name, .schedule = cache.get(s, strategy), .prepared = cache.prepared(s, strategy),
+                    .nic_of_rank = std::move(nic_of_rank),
                     .issue = s.issue, .after = s.after});
   }
   out.results = out.model->run();
@@ -366,7 +380,8 @@ std::string us_text(Time t) { return fmt::format("{:.1f}", static_cast<double>(t
 
 }  // namespace
 
-std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir) {
+std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir,
+                                   unsigned jobs) {
   const auto ks = numbers_of(cfg, "experiment.concurrency");
   const auto ranks = numbers_of(cfg, "experiment.ranks");
   const auto budgets = numbers_of(cfg, "experiment.counters");
@@ -380,20 +395,41 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
       throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)", cfg.origin("experiment.policies"), x));
   ScheduleCache cache;
   std::vector<Row> rows;
-  for (const std::string& kind : kinds) {
+  // A simulation to run; rows name theirs (several rows can share one).
+  struct Task {
+    Spec proto;
+    std::shared_ptr<const offload::Schedule> schedule;
+    offload::Strategy strategy{};
+    nicmodel::Policy policy{};
+    nicmodel::NicParams params;
+    std::int64_t k = 0, cost = 0;
+    bool software_only = false;
+  };
+  struct TaskResult {
+    std::int64_t makespan = 0, stall = 0, mean_completion = 0, max_concurrent = 0, software = 0;
+    std::uint64_t hits = 0, misses = 0;
+  };
+  std::vector<Task> tasks;
+  std::vector<std::pair<std::size_t, std::size_t>> row_task;  // (row, task)
+  auto shape = [&](const std::string& kind, std::int64_t P) {
     const auto colon = kind.find(':');
     if (colon == std::string::npos)
       throw InputError(fmt::format("{}: experiment.collectives: '{}': expected COLLECTIVE:ALGORITHM",
                                    cfg.origin("experiment.collectives"), kind));
+    Spec proto;
+    proto.collective = kind.substr(0, colon);
+    proto.algorithm = kind.substr(colon + 1);
+    proto.ranks = static_cast<int>(P);
+    proto.bytes = cfg.bytes("workload.bytes").count();
+    return proto;
+  };
+  for (const std::string& kind : kinds) {
     for (std::int64_t P : ranks)
       for (const std::string& strat : strategies) {
         const auto strategy = offload::parse_strategy(strat);
-        Spec proto;
-        proto.collective = kind.substr(0, colon);
-        proto.algorithm = kind.substr(colon + 1);
-        proto.ranks = static_cast<int>(P);
-        proto.bytes = cfg.bytes("workload.bytes").count();
+        const Spec proto = shape(kind, P);
         const auto sched = cache.get(proto, strategy);
+        cache.prepared(proto, strategy);  // here, once, before the workers fork
         const std::int64_t per_nic = sched->counter_summary().max;
         const auto ops = static_cast<std::int64_t>(sched->size());
         for (std::int64_t budget : budgets)
@@ -415,38 +451,102 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
                   rows.push_back(row);
                   continue;
                 }
-                nicmodel::NicParams p = nic_params(cfg);
-                p.counters = budget;
-                p.cache_entries = static_cast<std::int32_t>(c);
-                std::vector<Spec> specs(static_cast<std::size_t>(k), proto);
-                for (std::int64_t i = 0; i < k; ++i) specs[static_cast<std::size_t>(i)].name = fmt::format("c{}", i);
-                Simulated sim = simulate(p, pol == "stall" ? nicmodel::Policy::stall : nicmodel::Policy::fallback,
-                                         strategy, specs, cache);
+                // When no copy can ever be offloaded (fallback), every one runs in
+                // software from its issue and neither the counter budget nor the cache
+                // plays a part: such points share one simulation per schedule and k.
+                const bool software_only = pol == "fallback" && row.never_fits;
+                std::size_t task = tasks.size();
+                for (std::size_t t = 0; t < tasks.size() && software_only; ++t)
+                  if (tasks[t].software_only && tasks[t].schedule == sched && tasks[t].k == k) task = t;
+                if (task == tasks.size()) {
+                  Task t;
+                  t.proto = proto;
+                  t.schedule = sched;
+                  t.strategy = strategy;
+                  t.policy = pol == "stall" ? nicmodel::Policy::stall : nicmodel::Policy::fallback;
+                  t.params = nic_params(cfg);
+                  t.params.counters = budget;
+                  t.params.cache_entries = static_cast<std::int32_t>(c);
+                  t.k = k;
+                  t.software_only = software_only;
+                  t.cost = k * ops;
+                  tasks.push_back(std::move(t));
+                }
                 row.simulated = true;
-                row.makespan = sim.model->makespan();
-                row.max_concurrent = max_concurrent(sim.results);
-                std::uint64_t hits = 0, misses = 0;
-                for (int n = 0; n < sim.nics; ++n) {
-                  hits += sim.model->cache(n).hits();
-                  misses += sim.model->cache(n).misses();
-                }
-                row.hit_rate = hits + misses ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0.0;
-                Time total;
-                for (const auto& r : sim.results) {
-                  row.stall += r.stall();
-                  total += r.completion();
-                  row.software += !r.offloaded;
-                }
-                row.mean_completion = Time::from_ps(total.ps() / k);
+                row_task.emplace_back(rows.size(), task);
                 rows.push_back(row);
               }
       }
   }
 
+  // The points run in worker processes, largest first (so that the last to finish is a
+  // small one); each child leaves its figures in a file, read back here in grid order.
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
   const std::filesystem::path dir(out_dir);
+  const std::filesystem::path scratch = dir / ".points";
+  std::filesystem::remove_all(scratch, ec);
+  std::filesystem::create_directories(scratch, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create {}: {}", out_dir, scratch.string(), ec.message()));
+  std::vector<std::size_t> order(tasks.size());
+  for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tasks[a].cost > tasks[b].cost; });
+  const auto statuses = run_in_workers(order.size(), jobs, [&](std::size_t i) {
+    const Task& t = tasks[order[i]];
+    std::vector<Spec> specs(static_cast<std::size_t>(t.k), t.proto);
+    for (std::int64_t x = 0; x < t.k; ++x) specs[static_cast<std::size_t>(x)].name = fmt::format("c{}", x);
+    Simulated sim = simulate(t.params, t.policy, t.strategy, specs, cache);
+    TaskResult r;
+    r.makespan = sim.model->makespan().ps();
+    r.max_concurrent = max_concurrent(sim.results);
+    for (int n = 0; n < sim.nics; ++n) {
+      r.hits += sim.model->cache(n).hits();
+      r.misses += sim.model->cache(n).misses();
+    }
+    Time total;
+    for (const auto& x : sim.results) {
+      r.stall += x.stall().ps();
+      total += x.completion();
+      r.software += !x.offloaded;
+    }
+    r.mean_completion = total.ps() / t.k;
+    write_file(scratch / std::to_string(order[i]), fmt::format("{} {} {} {} {} {} {}\n", r.makespan, r.stall,
+                                                          r.mean_completion, r.max_concurrent, r.software, r.hits,
+                                                          r.misses));
+    return 0;
+  }, [&, t0 = std::chrono::steady_clock::now(), finished = std::size_t{0}](std::size_t, int) mutable {
+    // Progress for a person watching (the shipped grid takes about a minute).
+    ++finished;
+    if (!isatty(STDERR_FILENO)) return;
+    std::fprintf(stderr, "\roffload experiment: %zu of %zu simulations (%.0f s)%s", finished, order.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 finished == order.size() ? "\n" : "");
+  });
+  std::vector<TaskResult> results(tasks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::size_t t = order[i];
+    if (statuses[i] != 0)
+      throw std::runtime_error(fmt::format("offload experiment: the point {}:{} on {} ranks, {} at once, failed in its "
+                                           "worker (status {})", tasks[t].proto.collective, tasks[t].proto.algorithm,
+                                           tasks[t].proto.ranks, tasks[t].k, statuses[i]));
+    std::istringstream in(read_text(scratch / std::to_string(t)));
+    TaskResult& r = results[t];
+    if (!(in >> r.makespan >> r.stall >> r.mean_completion >> r.max_concurrent >> r.software >> r.hits >> r.misses))
+      throw std::runtime_error(fmt::format("offload experiment: a worker left an unreadable result for point {}", t));
+  }
+  std::filesystem::remove_all(scratch, ec);
+  for (const auto& [row_index, t] : row_task) {
+    Row& row = rows[row_index];
+    const TaskResult& r = results[t];
+    row.makespan = Time::from_ps(r.makespan);
+    row.stall = Time::from_ps(r.stall);
+    row.mean_completion = Time::from_ps(r.mean_completion);
+    row.max_concurrent = r.max_concurrent;
+    row.software = r.software;
+    row.hit_rate = r.hits + r.misses ? static_cast<double>(r.hits) / static_cast<double>(r.hits + r.misses) : 0.0;
+  }
+
   std::string csv =
       "collective,algorithm,ranks,strategy,counters,cache_entries,policy,concurrency,counters_per_nic,simulated,"
       "max_concurrent_offloaded,software,makespan_us,stall_us_total,mean_completion_us,cache_hit_rate\n";

@@ -39,7 +39,9 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
 // report.md (how many run at once per budget, the stall and cache hits the optimized
 // assignment saves, when falling back beats waiting) and completion_KIND_P.png (mean
 // completion against collectives at once, per budget and policy). Returns the number of
-// points.
-std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir);
+// points. The points run in up to `jobs` worker processes (the outputs do not depend on
+// how many).
+std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir,
+                                   unsigned jobs = 2);
 
 }  // namespace fabriclab::scenario

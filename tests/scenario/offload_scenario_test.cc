@@ -1,6 +1,7 @@
 // The shipped offload scenario under each policy, its determinism, and workload files.
 #include "scenario/offload_scenario.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,9 @@
 #include <sstream>
 
 #include "error_message.h"
+#include "nicmodel/model.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -112,6 +116,59 @@ TEST(OffloadScenario, ExperimentGrid) {
   std::stringstream md;
   md << r.rdbuf();
   EXPECT_NE(md.str().find("## 3. When falling back beats waiting"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OffloadScenario, ExperimentSharesSoftwareOnlyPointsAndAnyJobCountGivesTheSameGrid) {
+  // A ring allreduce on 8 ranks needs more than 2 counters per NIC, so with 1 or 2 and the
+  // fallback policy all three copies run in software, whatever the cache: those four
+  // points per assignment share one simulation. Its figures must be those of the model
+  // run directly (with yet another budget and cache), and the grid must not depend on how
+  // many workers ran it.
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_exp_sw";
+  const auto cfg = resolve_text(offload_parameters(),
+                                "[workload]\nbytes = \"4KiB\"\n[experiment]\nconcurrency = \"3\"\nranks = \"8\"\n"
+                                "counters = \"1,2\"\ncache_entries = \"1,8\"\nstrategies = \"naive,optimized\"\n"
+                                "policies = \"fallback\"\ncollectives = \"allreduce:ring\"\n",
+                                "exp.toml");
+  auto csv_of = [&](unsigned jobs) {
+    const auto out = dir / std::to_string(jobs);
+    EXPECT_EQ(run_offload_experiment(cfg, "exp.toml", out.string(), jobs), 8u);
+    std::ifstream f(out / "experiment.csv");
+    std::stringstream text;
+    text << f.rdbuf();
+    EXPECT_FALSE(std::filesystem::exists(out / ".points"));
+    return text.str();
+  };
+  const std::string one = csv_of(1), two = csv_of(2);
+  EXPECT_EQ(one, two);
+
+  nicmodel::NicParams p;
+  p.counters = 3;  // still too few for the ring; a budget and cache no grid point has
+  p.cache_entries = 5;
+  p.slots = 1000000;
+  p.cache_miss = ns(100);
+  p.op_time = ns(50);
+  p.host_op_time = us(1);
+  p.host_poll = us(1);
+  const auto sched = std::make_shared<const offload::Schedule>(offload::assign_counters(
+      offload::build_schedule("allreduce", "ring", {.ranks = 8, .bytes = 4096}), offload::Strategy::optimized));
+  ASSERT_GT(sched->counter_summary().max, 3);
+  nicmodel::OffloadModel m(p, 8, nicmodel::Policy::fallback);
+  for (int i = 0; i < 3; ++i)
+    m.add({.name = fmt::format("c{}", i), .schedule = sched, .nic_of_rank = {0, 1, 2, 3, 4, 5, 6, 7}, .issue = Time()});
+  const auto rs = m.run();
+  Time total;
+  for (const auto& r : rs) total += r.completion();
+  const std::string figures = fmt::format(",yes,0,3,{:.1f},0.0,{:.1f},0.0000\n", static_cast<double>(m.makespan().ps()) / 1e6,
+                                          static_cast<double>(total.ps() / 3) / 1e6);
+  for (const char* budget : {"1", "2"})
+    for (const char* cache : {"1", "8"}) {
+      const std::string row = fmt::format("allreduce,ring,8,optimized,{},{},fallback,3,", budget, cache);
+      const auto at = one.find(row);
+      ASSERT_NE(at, std::string::npos) << one;
+      EXPECT_EQ(one.substr(one.find(',', at + row.size()), figures.size()), figures) << one;
+    }
   std::filesystem::remove_all(dir);
 }
 
