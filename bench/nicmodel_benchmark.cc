@@ -29,7 +29,7 @@ std::shared_ptr<const offload::Schedule> ring512(offload::Strategy strategy) {
 
 void BM_Model(benchmark::State& state, nicmodel::Policy policy, std::int64_t counters, offload::Strategy strategy) {
   const auto s = ring512(strategy);
-  const auto prepared = nicmodel::prepare(*s);
+  const auto prepared = nicmodel::prepare(s);
   const auto k = state.range(0);
   nicmodel::NicParams p;
   p.counters = counters;

@@ -6,7 +6,8 @@
 //   and a node's four children share a cache line or two).
 // - CalendarQueue: Brown's calendar queue (CACM 31(10), 1988): buckets of a fixed time
 //   width indexed by time modulo the "year", each kept sorted earliest first (ties and
-//   later events append in O(1), an earlier one is placed by binary search); O(1)
+//   later events append in O(1), an earlier one is placed by binary search and the
+//   later ones move up); O(1)
 //   expected per operation when the width matches
 //   the spacing of distinct instants; resized (and its width re-estimated) as the
 //   population doubles or halves, or when pops start walking many empty days.

@@ -25,7 +25,7 @@ bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cn
 // running the same schedule shares one of these). Operations and counters carry the
 // model's own ids (see prepare()); lists whose order matters keep the schedule's order.
 struct PreparedSchedule {
-  const offload::Schedule* of = nullptr;
+  std::shared_ptr<const offload::Schedule> of;  // kept alive: jobs are matched to it by address
   struct Step {
     std::int64_t bytes = 0;            // data op: its message's size
     std::int64_t add = 1;              // what `inc` gets when the op completes
@@ -87,10 +87,12 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
 
 OffloadModel::~OffloadModel() = default;
 
-std::shared_ptr<const PreparedSchedule> prepare(const offload::Schedule& s) {
+std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::Schedule> schedule) {
+  if (!schedule) throw InputError("NIC model: prepare() needs a schedule");
+  const offload::Schedule& s = *schedule;
   offload::validate(s, /*assigned=*/true);
   auto c = std::make_shared<PreparedSchedule>();
-  c->of = &s;
+  c->of = std::move(schedule);
   const std::size_t n = s.size(), counters = s.counter_count();
   if (n >= (std::size_t{1} << 31)) throw InputError("NIC model: schedules of 2^31 operations or more are not supported");
   const auto at = [](auto i) { return static_cast<std::size_t>(i); };
@@ -228,9 +230,10 @@ void OffloadModel::add(Job job) {
   for (auto n : job.nic_of_rank)
     if (n < 0 || n >= static_cast<std::int32_t>(nics_.size()))
       throw InputError(what + ": NIC " + std::to_string(n) + " does not exist (0.." + std::to_string(nics_.size() - 1) + ")");
-  if (job.prepared && job.prepared->of != &s) throw InputError(what + ": its prepared schedule is another schedule's");
+  if (job.prepared && job.prepared->of.get() != &s) throw InputError(what + ": its prepared schedule is another schedule's");
+  if (jobs_.size() >= (std::size_t{1} << 20)) throw InputError(what + ": the NIC model takes at most 2^20 collectives");
   std::shared_ptr<const PreparedSchedule>& known = prepared_[&s];
-  if (!known) known = job.prepared ? job.prepared : prepare(s);
+  if (!known) known = job.prepared ? job.prepared : prepare(job.schedule);
   const PreparedSchedule& c = *known;
   if (c.host_waits == 0)
     throw InputError(what + ": the schedule has no host_wait, so its host could never see it complete");

@@ -56,12 +56,12 @@ enum class Policy : std::uint8_t { stall, fallback, advise };
 // model prepares each distinct schedule it is given). Throws InputError for a schedule
 // that fails the check.
 struct PreparedSchedule;
-std::shared_ptr<const PreparedSchedule> prepare(const offload::Schedule& s);
+std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::Schedule> s);
 
 struct Job {
   std::string name;
   std::shared_ptr<const offload::Schedule> schedule;  // counter-assigned
-  std::shared_ptr<const PreparedSchedule> prepared = nullptr;  // optional: prepare(*schedule)
+  std::shared_ptr<const PreparedSchedule> prepared = nullptr;  // optional: prepare(schedule)
   std::vector<std::int32_t> nic_of_rank;                        // rank -> NIC
   Time issue;
   std::int32_t after = -1;  // >= 0: issued when that (earlier) job completes, not before `issue`
@@ -84,7 +84,8 @@ class OffloadModel final : public EventHandler {
   ~OffloadModel() override;
 
   // Before run(). Throws InputError for a job whose schedule is not assigned, whose rank
-  // map does not fit, or (policy stall) that needs more than a whole NIC has.
+  // map does not fit, or (policy stall) that needs more than a whole NIC has; at most
+  // 2^20 jobs.
   void add(Job job);
   // Runs every job to completion; std::logic_error if one never completes (a model bug).
   std::vector<JobResult> run();

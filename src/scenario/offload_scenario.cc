@@ -148,7 +148,7 @@ class ScheduleCache {
   std::shared_ptr<const nicmodel::PreparedSchedule> prepared(const Spec& s, offload::Strategy strategy) {
     const auto sched = get(s, strategy);
     auto& p = prepared_[sched.get()];
-    if (!p) p = nicmodel::prepare(*sched);
+    if (!p) p = nicmodel::prepare(sched);
     return p;
   }
 
@@ -489,6 +489,18 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
   std::filesystem::remove_all(scratch, ec);
   std::filesystem::create_directories(scratch, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create {}: {}", out_dir, scratch.string(), ec.message()));
+  struct RemovedOnExit {  // however this ends
+    std::filesystem::path path;
+    ~RemovedOnExit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } scratch_guard{scratch};
+  auto describe = [&](const Task& t) {
+    return fmt::format("{}:{} on {} ranks, {}, {} counters, cache {}, {}, {} at once", t.proto.collective,
+                       t.proto.algorithm, t.proto.ranks, offload::to_string(t.strategy), t.params.counters,
+                       t.params.cache_entries, t.policy == nicmodel::Policy::stall ? "stall" : "fallback", t.k);
+  };
   std::vector<std::size_t> order(tasks.size());
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tasks[a].cost > tasks[b].cost; });
@@ -496,7 +508,14 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
     const Task& t = tasks[order[i]];
     std::vector<Spec> specs(static_cast<std::size_t>(t.k), t.proto);
     for (std::int64_t x = 0; x < t.k; ++x) specs[static_cast<std::size_t>(x)].name = fmt::format("c{}", x);
-    Simulated sim = simulate(t.params, t.policy, t.strategy, specs, cache);
+    Simulated sim;
+    try {
+      sim = simulate(t.params, t.policy, t.strategy, specs, cache);
+    } catch (const InputError& e) {
+      throw InputError(describe(t) + ": " + e.what());
+    } catch (const std::bad_alloc&) {
+      throw InputError(describe(t) + ": out of memory (fewer --jobs, or a smaller experiment.max_ops)");
+    }
     TaskResult r;
     r.makespan = sim.model->makespan().ps();
     r.max_concurrent = max_concurrent(sim.results);
@@ -526,16 +545,19 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
   std::vector<TaskResult> results(tasks.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     const std::size_t t = order[i];
+    // The worker printed its own message; name the point here too.
+    if (statuses[i] == 2) throw InputError("offload experiment: " + describe(tasks[t]) + " failed (see above)");
+    if (statuses[i] == 128 + 9)
+      throw InputError("offload experiment: " + describe(tasks[t]) + ": its worker was killed (out of memory? try "
+                       "fewer --jobs or a smaller experiment.max_ops)");
     if (statuses[i] != 0)
-      throw std::runtime_error(fmt::format("offload experiment: the point {}:{} on {} ranks, {} at once, failed in its "
-                                           "worker (status {})", tasks[t].proto.collective, tasks[t].proto.algorithm,
-                                           tasks[t].proto.ranks, tasks[t].k, statuses[i]));
+      throw std::runtime_error(fmt::format("offload experiment: {} failed in its worker (status {})",
+                                           describe(tasks[t]), statuses[i]));
     std::istringstream in(read_text(scratch / std::to_string(t)));
     TaskResult& r = results[t];
     if (!(in >> r.makespan >> r.stall >> r.mean_completion >> r.max_concurrent >> r.software >> r.hits >> r.misses))
       throw std::runtime_error(fmt::format("offload experiment: a worker left an unreadable result for point {}", t));
   }
-  std::filesystem::remove_all(scratch, ec);
   for (const auto& [row_index, t] : row_task) {
     Row& row = rows[row_index];
     const TaskResult& r = results[t];

@@ -168,3 +168,83 @@ TEST(OffloadModel, CollectivesInSoftwareShareTheirHosts) {
 
 }  // namespace
 }  // namespace fabriclab::nicmodel
+
+namespace fabriclab::nicmodel {
+namespace {
+
+// Rank 0: a counter add with no dependence (A) triggers a 4 KiB put (P) to rank 1, whose
+// arrival (Q) meets rank 1's host_wait; P's completion meets rank 0's.
+std::shared_ptr<const offload::Schedule> root_counter_add() {
+  using offload::Op;
+  using offload::OpKind;
+  auto s = std::make_shared<offload::Schedule>(2);
+  const auto c0 = s->new_counter(0), c1 = s->new_counter(0), c2 = s->new_counter(1);
+  Op a;
+  a.kind = OpKind::cntr_add;
+  a.rank = 0;
+  a.target = c0;
+  a.add = 1;
+  const auto A = s->add(a);
+  Op p;
+  p.kind = OpKind::put;
+  p.rank = 0;
+  p.peer = 1;
+  p.bytes = 4096;
+  p.trigger = c0;
+  p.threshold = 1;
+  p.completion = c1;
+  const auto P = s->add(p, {A});
+  Op q;
+  q.kind = OpKind::arrival;
+  q.rank = 1;
+  q.peer = 0;
+  q.bytes = 4096;
+  q.completion = c2;
+  const auto Q = s->add(q, {P});
+  Op h0;
+  h0.kind = OpKind::host_wait;
+  h0.rank = 0;
+  h0.trigger = c1;
+  h0.threshold = 1;
+  s->add(h0, {P});
+  Op h1 = h0;
+  h1.rank = 1;
+  h1.trigger = c2;
+  s->add(h1, {Q});
+  return s;
+}
+
+TEST(OffloadModel, SoftwarePathPostsTheChildOfARootCounterAddOnce) {
+  // Two copies, in software (one counter per NIC is too few). A is a free join, so each
+  // P is ready at 0 and rank 0's host posts them one after the other: the first lands at
+  // 1 us + 1327.68 ns, the second at 2 us + 1327.68 ns. Posting a P twice would push the
+  // second copy back by a microsecond.
+  OffloadModel m(params(1), 2, Policy::fallback);
+  const auto s = root_counter_add();
+  m.add({.name = "x", .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
+  m.add({.name = "y", .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
+  const auto r = m.run();
+  EXPECT_FALSE(r[0].offloaded);
+  EXPECT_FALSE(r[1].offloaded);
+  EXPECT_EQ(r[0].done.ps(), 1'000'000 + 1'327'680);
+  EXPECT_EQ(r[1].done.ps(), 2'000'000 + 1'327'680);
+}
+
+TEST(OffloadModel, OffloadedRootCounterAddFiresItsPut) {
+  // Offloaded: A adds 1 to c0 (a miss on c0: 150 ns), which fires P (c0 now hits: 50 ns,
+  // done at 200 ns); the message lands at 1527.68 ns, counting P's completion on c1 (no
+  // NIC operation) and queueing the arrival (a miss on c2: 150 ns), which meets rank 1's
+  // wait at 1677.68 ns; the host sees it at its 2 us poll.
+  OffloadModel m(params(8), 2, Policy::stall);
+  m.add({.name = "x", .schedule = root_counter_add(), .nic_of_rank = {0, 1}, .issue = {}});
+  const auto r = m.run();
+  EXPECT_TRUE(r[0].offloaded);
+  EXPECT_EQ(r[0].done, us(2));
+  EXPECT_EQ(m.cache(0).misses(), 1u);
+  EXPECT_EQ(m.cache(0).hits(), 1u);
+  EXPECT_EQ(m.cache(1).misses(), 1u);
+  EXPECT_EQ(m.cache(1).hits(), 0u);
+}
+
+}  // namespace
+}  // namespace fabriclab::nicmodel

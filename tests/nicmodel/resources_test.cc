@@ -71,18 +71,21 @@ TEST(CounterCache, ErasingFreesAnEntryWithoutEviction) {
 }
 
 TEST(CounterCache, AgreesWithAListBasedLru) {
-  // 200k random accesses, erasures and range erasures over 64 keys that differ only in
-  // their high bits.
-  for (std::int32_t entries : {1, 3, 8, 31}) {
+  // 200k random accesses, erasures and range erasures over 192 keys (128 shaped as the
+  // model's, 64 differing only in their high bits).
+  for (std::int32_t entries : {1, 3, 8, 31, 100}) {
     CounterCache c(entries);
     std::list<std::uint64_t> ref;  // most recent first
     std::uint64_t hits = 0, misses = 0;
     RandomStream rng(7, "lru");
     for (int i = 0; i < 200000; ++i) {
-      const std::uint64_t key = rng.below(64) << 40;  // only high bits differ
+      // Keys shaped as the model packs them: (job << 32) | counter; or differing only in
+      // their high bits.
+      const std::uint64_t key =
+          i % 2 ? (rng.below(8) << 32 | rng.below(16)) : rng.below(64) << 40;
       auto it = std::find(ref.begin(), ref.end(), key);
-      if (rng.below(100) == 0) {  // a collective's counters leave: a range of keys
-        const std::uint64_t a = rng.below(64) << 40, b = a + (rng.below(8) << 40);
+      if (rng.below(100) == 0) {  // a collective's counters leave: all of one job's keys
+        const std::uint64_t a = rng.below(8) << 32, b = a | 0xffffffffull;
         ref.remove_if([&](std::uint64_t k) { return k >= a && k <= b; });
         c.erase_range(a, b);
       } else if (rng.below(10) == 0) {

@@ -62,6 +62,35 @@ TEST(OffloadScenario, OutputsAreDeterministic) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(OffloadScenario, OutputsAreThoseOfTheModelBeforeItsRewrite) {
+  // FNV-1a of collectives.csv and usage.csv for the shipped workload, recorded with the
+  // model as it was before it walked prepared flat arrays (commit cf4ca41): the rewrite
+  // and its renumbering for locality must change no result.
+  auto fnv1a = [](const std::string& text) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+    return h;
+  };
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_pinned";
+  const struct {
+    const char* policy;
+    std::uint64_t collectives, usage;
+  } pinned[] = {{"stall", 0x4e6d854441b64ac1ull, 0xb9ef62a3f1930121ull},
+                {"fallback", 0x4f4b057e0e74de7cull, 0xa3420d824055cef5ull}};
+  for (const auto& p : pinned) {
+    run_with({std::string("offload.policy=") + p.policy}, (dir / p.policy).string());
+    auto text_of = [&](const char* f) {
+      std::ifstream in(dir / p.policy / f);
+      std::stringstream t;
+      t << in.rdbuf();
+      return t.str();
+    };
+    EXPECT_EQ(fnv1a(text_of("collectives.csv")), p.collectives) << p.policy;
+    EXPECT_EQ(fnv1a(text_of("usage.csv")), p.usage) << p.policy;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(OffloadScenario, WorkloadFile) {
   const auto dir = std::filesystem::path(::testing::TempDir());
   {
@@ -119,56 +148,92 @@ TEST(OffloadScenario, ExperimentGrid) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(OffloadScenario, ExperimentSharesSoftwareOnlyPointsAndAnyJobCountGivesTheSameGrid) {
-  // A ring allreduce on 8 ranks needs more than 2 counters per NIC, so with 1 or 2 and the
-  // fallback policy all three copies run in software, whatever the cache: those four
-  // points per assignment share one simulation. Its figures must be those of the model
-  // run directly (with yet another budget and cache), and the grid must not depend on how
-  // many workers ran it.
-  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_exp_sw";
+// The figures an experiment.csv row has after `simulated`, from the model run directly.
+std::string figures_of(offload::Strategy strategy, std::int64_t counters, std::int32_t cache, nicmodel::Policy policy) {
+  nicmodel::NicParams p;  // the scenario's defaults
+  p.counters = counters;
+  p.cache_entries = cache;
+  p.slots = 4096;
+  p.cache_miss = ns(100);
+  p.op_time = ns(50);
+  p.host_op_time = us(1);
+  p.host_poll = us(1);
+  const auto sched = std::make_shared<const offload::Schedule>(
+      offload::assign_counters(offload::build_schedule("allreduce", "ring", {.ranks = 8, .bytes = 4096}), strategy));
+  nicmodel::OffloadModel m(p, 8, policy);
+  for (int i = 0; i < 3; ++i)
+    m.add({.name = fmt::format("c{}", i), .schedule = sched, .nic_of_rank = {0, 1, 2, 3, 4, 5, 6, 7}, .issue = Time()});
+  const auto rs = m.run();
+  Time total, stall;
+  int software = 0, most = 0;
+  for (const auto& r : rs) {
+    total += r.completion();
+    stall += r.stall();
+    software += !r.offloaded;
+    int at_once = 0;  // offloaded ones running when this one started
+    for (const auto& o : rs) at_once += r.offloaded && o.offloaded && o.start <= r.start && r.start < o.done;
+    most = std::max(most, at_once);
+  }
+  std::uint64_t hits = 0, misses = 0;
+  for (int n = 0; n < 8; ++n) {
+    hits += m.cache(n).hits();
+    misses += m.cache(n).misses();
+  }
+  const double rate = hits + misses ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0.0;
+  auto us_text = [](Time t) { return fmt::format("{:.1f}", static_cast<double>(t.ps()) / 1e6); };
+  return fmt::format(",yes,{},{},{},{},{},{:.4f}\n", most, software, us_text(m.makespan()), us_text(stall),
+                     us_text(Time::from_ps(total.ps() / 3)), rate);
+}
+
+TEST(OffloadScenario, ExperimentRowsAreTheModelsAndAnyJobCountGivesTheSameGrid) {
+  // Three ring allreduces on 8 ranks. With 1 or 2 counters per NIC none fits: under
+  // fallback all three run in software whatever the cache, and those points share one
+  // simulation per assignment; under stall they are listed as never fitting. With 64
+  // counters some are offloaded and the cache matters. Every simulated row must carry
+  // the figures of the model run directly (for the software-only ones, with yet another
+  // budget and cache), and the grid must not depend on how many workers ran it.
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_exp_rows";
   const auto cfg = resolve_text(offload_parameters(),
                                 "[workload]\nbytes = \"4KiB\"\n[experiment]\nconcurrency = \"3\"\nranks = \"8\"\n"
-                                "counters = \"1,2\"\ncache_entries = \"1,8\"\nstrategies = \"naive,optimized\"\n"
-                                "policies = \"fallback\"\ncollectives = \"allreduce:ring\"\n",
+                                "counters = \"1,2,64\"\ncache_entries = \"1,8\"\nstrategies = \"naive,optimized\"\n"
+                                "policies = \"stall,fallback\"\ncollectives = \"allreduce:ring\"\n",
                                 "exp.toml");
   auto csv_of = [&](unsigned jobs) {
     const auto out = dir / std::to_string(jobs);
-    EXPECT_EQ(run_offload_experiment(cfg, "exp.toml", out.string(), jobs), 8u);
+    EXPECT_EQ(run_offload_experiment(cfg, "exp.toml", out.string(), jobs), 24u);
     std::ifstream f(out / "experiment.csv");
     std::stringstream text;
     text << f.rdbuf();
     EXPECT_FALSE(std::filesystem::exists(out / ".points"));
     return text.str();
   };
-  const std::string one = csv_of(1), two = csv_of(2);
+  const std::string one = csv_of(1), two = csv_of(3);
   EXPECT_EQ(one, two);
 
-  nicmodel::NicParams p;
-  p.counters = 3;  // still too few for the ring; a budget and cache no grid point has
-  p.cache_entries = 5;
-  p.slots = 1000000;
-  p.cache_miss = ns(100);
-  p.op_time = ns(50);
-  p.host_op_time = us(1);
-  p.host_poll = us(1);
-  const auto sched = std::make_shared<const offload::Schedule>(offload::assign_counters(
-      offload::build_schedule("allreduce", "ring", {.ranks = 8, .bytes = 4096}), offload::Strategy::optimized));
-  ASSERT_GT(sched->counter_summary().max, 3);
-  nicmodel::OffloadModel m(p, 8, nicmodel::Policy::fallback);
-  for (int i = 0; i < 3; ++i)
-    m.add({.name = fmt::format("c{}", i), .schedule = sched, .nic_of_rank = {0, 1, 2, 3, 4, 5, 6, 7}, .issue = Time()});
-  const auto rs = m.run();
-  Time total;
-  for (const auto& r : rs) total += r.completion();
-  const std::string figures = fmt::format(",yes,0,3,{:.1f},0.0,{:.1f},0.0000\n", static_cast<double>(m.makespan().ps()) / 1e6,
-                                          static_cast<double>(total.ps() / 3) / 1e6);
-  for (const char* budget : {"1", "2"})
-    for (const char* cache : {"1", "8"}) {
-      const std::string row = fmt::format("allreduce,ring,8,optimized,{},{},fallback,3,", budget, cache);
-      const auto at = one.find(row);
-      ASSERT_NE(at, std::string::npos) << one;
-      EXPECT_EQ(one.substr(one.find(',', at + row.size()), figures.size()), figures) << one;
-    }
+  auto row = [&](const char* strategy, int budget, int cache, const char* policy) -> std::string {
+    const std::string head = fmt::format("allreduce,ring,8,{},{},{},{},3,", strategy, budget, cache, policy);
+    const auto at = one.find(head);
+    if (at == std::string::npos) return "missing: " + head;
+    const auto figures = one.find(',', at + head.size());  // after counters_per_nic
+    return one.substr(figures, one.find('\n', figures) + 1 - figures);
+  };
+  using offload::Strategy;
+  using nicmodel::Policy;
+  for (const auto& [name, strategy] : {std::pair{"naive", Strategy::naive}, std::pair{"optimized", Strategy::optimized}}) {
+    const std::string software = figures_of(strategy, 3, 5, Policy::fallback);  // 3 counters: still none fits
+    EXPECT_NE(software.find(",yes,0,3,"), std::string::npos) << software;
+    for (int budget : {1, 2})
+      for (int cache : {1, 8}) {
+        EXPECT_EQ(row(name, budget, cache, "fallback"), software) << name << " " << budget << " " << cache;
+        EXPECT_EQ(row(name, budget, cache, "stall").substr(0, 12), ",never-fits,") << name;
+      }
+    for (int cache : {1, 8})
+      for (const auto& [policy_name, policy] : {std::pair{"stall", Policy::stall}, std::pair{"fallback", Policy::fallback}})
+        EXPECT_EQ(row(name, 64, cache, policy_name), figures_of(strategy, 64, cache, policy))
+            << name << " " << cache << " " << policy_name;
+  }
+  // The offloaded points differ from the software ones (the sharing stops at the budget).
+  EXPECT_NE(row("optimized", 64, 8, "fallback"), row("optimized", 2, 8, "fallback"));
   std::filesystem::remove_all(dir);
 }
 
