@@ -114,13 +114,13 @@ class CalendarQueue {
     }
     void insert(Event<Payload> e) {
       const auto first = ev_.begin() + static_cast<std::ptrdiff_t>(head_);
-      if (first == ev_.end() || !e.before(ev_.back())) {
-        ev_.push_back(std::move(e));
-        return;
-      }
-      // Earlier than the tail: binary search, not a walk back (a bucket can hold
-      // thousands of ties at a later instant, as many hosts acting in lockstep produce).
-      const auto it = std::upper_bound(first, ev_.end(), e, [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
+      // Usually the event goes at the end or a few places before it: walk back a little,
+      // then search (a bucket can hold thousands of ties at a later instant, as many
+      // hosts acting in lockstep produce).
+      auto it = ev_.end();
+      for (int step = 0; step < 8 && it != first && e.before(*(it - 1)); ++step) --it;
+      if (it != first && e.before(*(it - 1)))
+        it = std::upper_bound(first, it, e, [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
       ev_.insert(it, std::move(e));
     }
     template <typename F>
