@@ -261,7 +261,7 @@ class RankProcess {
       return any;
     };
     changed();
-    auto progress = Clock::now(), beat = Clock::now();
+    auto progress = Clock::now(), beat = Clock::now(), nudged = Clock::now();
     for (;;) {
       bool met = true;
       for (const HostWait& w : prog_->waits)
@@ -270,8 +270,11 @@ class RankProcess {
       if (met) return {};
       if (changed()) {
         progress = Clock::now();
-      } else if (seconds_since(progress) > 0.002) {
-        nic_->progress();  // 2 ms without a change: let deferred triggers retry
+      } else if (seconds_since(progress) > 0.002 && seconds_since(nudged) > 0.002) {
+        // 2 ms without a change: let deferred triggers retry -- once per 2 ms, not on
+        // every poll: an add races with the provider's own increments (docs/exec.md).
+        nic_->progress();
+        nudged = Clock::now();
       }
       if (seconds_since(progress) > o_.timeout_seconds) return stall_report();
       heartbeat(beat);
@@ -318,6 +321,20 @@ class RankProcess {
       }
     }
     if (pending > shown) out += fmt::format("\n    ... and {} more operations not fired", pending - shown);
+    // Every counter short of where this iteration ends: a send-completion counter short
+    // with no operation pending means sends went out (or are queued in the provider) and
+    // were never acknowledged; a full one with arrivals missing elsewhere, that they were
+    // acknowledged but never counted at the target.
+    int short_counters = 0;
+    for (std::size_t c = 0; c < base_.size(); ++c) {
+      const auto v = static_cast<std::int64_t>(nic_->read_counter(static_cast<int>(c)));
+      const auto end = base_[c] + prog_->per_iteration[c];
+      if (v >= end) continue;
+      if (++short_counters <= 8)
+        out += fmt::format("\n    counter {} (schedule counter {}): at {}, this iteration ends at {}", c,
+                           prog_->counters[c], v, end);
+    }
+    if (short_counters > 8) out += fmt::format("\n    ... and {} more counters short", short_counters - 8);
     return out;
   }
 
