@@ -12,6 +12,7 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "scenario/results.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -52,12 +53,9 @@ TEST(OffloadScenario, OutputsAreDeterministic) {
   run_with({}, (dir / "a").string());
   run_with({}, (dir / "b").string());
   for (const char* f : {"collectives.csv", "usage.csv"}) {
-    std::ifstream a(dir / "a" / f), b(dir / "b" / f);
-    std::stringstream sa, sb;
-    sa << a.rdbuf();
-    sb << b.rdbuf();
-    EXPECT_EQ(sa.str(), sb.str()) << f;
-    EXPECT_GT(sa.str().size(), 100u);
+    const std::string a = read_text(dir / "a" / f);
+    EXPECT_EQ(a, read_text(dir / "b" / f)) << f;
+    EXPECT_GT(a.size(), 100u);
   }
   std::filesystem::remove_all(dir);
 }
@@ -79,14 +77,8 @@ TEST(OffloadScenario, OutputsAreThoseOfTheModelBeforeItsRewrite) {
                 {"fallback", 0x4f4b057e0e74de7cull, 0xa3420d824055cef5ull}};
   for (const auto& p : pinned) {
     run_with({std::string("offload.policy=") + p.policy}, (dir / p.policy).string());
-    auto text_of = [&](const char* f) {
-      std::ifstream in(dir / p.policy / f);
-      std::stringstream t;
-      t << in.rdbuf();
-      return t.str();
-    };
-    EXPECT_EQ(fnv1a(text_of("collectives.csv")), p.collectives) << p.policy;
-    EXPECT_EQ(fnv1a(text_of("usage.csv")), p.usage) << p.policy;
+    EXPECT_EQ(fnv1a(read_text(dir / p.policy / "collectives.csv")), p.collectives) << p.policy;
+    EXPECT_EQ(fnv1a(read_text(dir / p.policy / "usage.csv")), p.usage) << p.policy;
   }
   std::filesystem::remove_all(dir);
 }
@@ -201,11 +193,8 @@ TEST(OffloadScenario, ExperimentRowsAreTheModelsAndAnyJobCountGivesTheSameGrid) 
   auto csv_of = [&](unsigned jobs) {
     const auto out = dir / std::to_string(jobs);
     EXPECT_EQ(run_offload_experiment(cfg, "exp.toml", out.string(), jobs), 24u);
-    std::ifstream f(out / "experiment.csv");
-    std::stringstream text;
-    text << f.rdbuf();
     EXPECT_FALSE(std::filesystem::exists(out / ".points"));
-    return text.str();
+    return read_text(out / "experiment.csv");
   };
   const std::string one = csv_of(1), two = csv_of(3);
   EXPECT_EQ(one, two);
