@@ -47,8 +47,10 @@ void BM_Lockstep(benchmark::State& state) {
 
 BENCHMARK(BM_Hold<QuadHeap<std::uint32_t>>)->RangeMultiplier(10)->Range(1000, 1000000);
 BENCHMARK(BM_Hold<CalendarQueue<std::uint32_t>>)->RangeMultiplier(10)->Range(1000, 1000000);
+BENCHMARK(BM_Hold<LaneQueue<std::uint32_t>>)->RangeMultiplier(10)->Range(1000, 1000000);
 BENCHMARK(BM_Lockstep<QuadHeap<std::uint32_t>>)->RangeMultiplier(10)->Range(100, 10000);
 BENCHMARK(BM_Lockstep<CalendarQueue<std::uint32_t>>)->RangeMultiplier(10)->Range(100, 10000);
+BENCHMARK(BM_Lockstep<LaneQueue<std::uint32_t>>)->RangeMultiplier(10)->Range(100, 10000);
 
 }  // namespace
 

@@ -13,12 +13,9 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t x) {
 }
 }  // namespace
 
-void Simulator::schedule_at(Time t, EventHandler& h, std::uint64_t tag) {
-  if (t < now_)
-    throw std::logic_error("Simulator: an event was scheduled at " + to_string(t) +
-                           ", before the current time " + to_string(now_));
-  if (h.fingerprint_id_ == 0) h.fingerprint_id_ = next_handler_id_++;
-  queue_.push(t, {&h, tag});
+void Simulator::scheduled_in_the_past(Time t) const {
+  throw std::logic_error("Simulator: an event was scheduled at " + to_string(t) + ", before the current time " +
+                         to_string(now_));
 }
 
 std::uint64_t Simulator::run(Time until) {

@@ -31,7 +31,13 @@ class Simulator {
  public:
   Time now() const { return now_; }
   // Throws std::logic_error for a time before now.
-  void schedule_at(Time t, EventHandler& h, std::uint64_t tag = 0);
+  void schedule_at(Time t, EventHandler& h, std::uint64_t tag = 0) {
+    if (t < now_) [[unlikely]]
+      scheduled_in_the_past(t);
+    if (h.fingerprint_id_ == 0) [[unlikely]]
+      h.fingerprint_id_ = next_handler_id_++;
+    queue_.push(t, {&h, tag});
+  }
   void schedule_in(Time delay, EventHandler& h, std::uint64_t tag = 0) { schedule_at(now_ + delay, h, tag); }
   // Runs the events due at or before `until`, in order; returns how many ran. The clock
   // ends at `until` if events remain beyond it, else at the last event.
@@ -43,6 +49,7 @@ class Simulator {
   std::uint64_t fingerprint() const { return fingerprint_; }
 
  private:
+  [[noreturn]] void scheduled_in_the_past(Time t) const;
   struct Wakeup {
     EventHandler* handler;
     std::uint64_t tag;

@@ -108,6 +108,7 @@ void Switch::watchdog_poll() {
         sp.storm[c] = true;
         ++sp.storms;
         if (cfg_.wd_action == WatchdogAction::drop) {
+          sp.backlogged &= static_cast<std::uint8_t>(~(1u << c));
           while (!sp.queue[c].empty()) {
             Packet* p = sp.queue[c].pop();
             const std::int64_t size = p->frame_bytes();
@@ -273,6 +274,7 @@ void Switch::receive(Port& port, Packet* p) {
     return;
   }
   ep.queue[prio].push(p);
+  ep.backlogged |= static_cast<std::uint8_t>(1u << prio);
   ep.queue_bytes[prio] += size;
   ep.queued += size;
   ep.max_queued = std::max(ep.max_queued, ep.queued);
@@ -288,15 +290,17 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
     // The next packet of this queue leaves after this one: start fetching it now (it has
     // waited long enough to be out of cache).
     if (!sp.queue[c].empty()) __builtin_prefetch(sp.queue[c].front());
+    else sp.backlogged &= static_cast<std::uint8_t>(~(1u << c));
     const std::int64_t size = p->frame_bytes();
     sp.queue_bytes[c] -= size;
     sp.queued -= size;
     return p;
   };
   const std::uint8_t strict = cfg_.scheduler == Scheduler::strict ? 0xff : cfg_.strict_classes;
-  for (int c = 7; c >= 0; --c) {
-    const auto k = static_cast<std::uint8_t>(c);
-    if (!((strict >> k) & 1) || sp.queue[k].empty()) continue;
+  // The strict classes with packets, highest first.
+  for (unsigned m = sp.backlogged & strict; m != 0;) {
+    const auto k = static_cast<std::uint8_t>(std::bit_width(m) - 1);
+    m &= ~(1u << k);
     if (!port.paused(k) || forwarding(sp, k)) return take(k);
     wake = std::min(wake, port.paused_until(k));
   }
@@ -336,9 +340,11 @@ void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
 }
 
 void Switch::drain() {
-  for (auto& sp : ports_)
+  for (auto& sp : ports_) {
     for (auto& q : sp.queue)
       while (!q.empty()) ctx_.packets.release(q.pop());
+    sp.backlogged = 0;
+  }
 }
 
 }  // namespace fabriclab::fabric

@@ -117,6 +117,7 @@ class Switch final : public Node, public EventHandler {
   };
   struct SwitchPort {
     std::array<PacketFifo, 8> queue;
+    std::uint8_t backlogged = 0;  // bit c: queue[c] holds packets
     std::array<std::int64_t, 8> queue_bytes{};
     std::array<std::int64_t, 8> deficit{};
     std::array<bool, 8> quantum_given{};

@@ -13,8 +13,12 @@ namespace {
 // Drives a queue and a reference (std::set ordered by (time, seq)) with the same random
 // pushes and pops; every pop must agree. Gaps: ties (0), small, and rare huge jumps
 // that leave the calendar empty for many years.
+// With `recurring_percent`, that share of the gaps is one of a few fixed delays (a
+// network's frame times and link delays), more than a LaneQueue has lanes for.
 template <typename Queue>
-void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_percent = 2) {
+void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_percent = 2,
+                  std::uint64_t recurring_percent = 0) {
+  constexpr std::int64_t kRecurring[] = {335840, 1000000, 6720, 7040, 83200, 2000000, 12, 500000, 3, 99991, 40000};
   Queue q;
   std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
   RandomStream rng(seed, "event-queue-test");
@@ -27,6 +31,7 @@ void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_p
       std::int64_t gap = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(2 * mean_gap + 1)));
       if (rng.below(100) < tie_percent) gap = 0;            // a tie
       if (rng.below(1000) == 0) gap *= 100000;               // a long silence
+      if (rng.below(100) < recurring_percent) gap = kRecurring[rng.below(std::size(kRecurring))];
       const std::int64_t t = now + gap;
       q.push(Time::from_ps(t), next_payload);
       ref.emplace(t, seq++, next_payload++);
@@ -57,16 +62,50 @@ TEST(EventQueue, CalendarQueueSurvivesBurstsAtOneInstant) {
   differential<CalendarQueue<int>>(3, 300000, 95);
 }
 
+TEST(EventQueue, LaneQueuePopsInTimeThenScheduleOrder) {
+  for (std::int64_t gap : {1, 1000, 1000000}) differential<LaneQueue<int>>(4, gap);
+  // Mostly recurring delays (11 of them for 8 lanes, so lanes change hands), ties, and
+  // random gaps between them.
+  for (std::uint64_t recurring : {50u, 95u}) differential<LaneQueue<int>>(5, 300000, 5, recurring);
+  differential<LaneQueue<int>>(6, 300000, 95, 4);
+}
+
+TEST(EventQueue, LaneQueueServesRecurringDelaysFromLanes) {
+  // Ports of one rate re-arming a frame time later, and arrivals a link delay later:
+  // two delays, each sent to the calendar the first time it is seen and to a lane from
+  // then on, and pops in (time, seq) order across the lanes and the calendar.
+  LaneQueue<int> q;
+  const Time frame = Time::from_ps(335840), link = ns(1000);
+  for (int i = 0; i < 64; ++i) q.push(frame, i);
+  Time last;
+  std::uint64_t last_seq = 0;
+  for (int step = 0; step < 100000; ++step) {
+    auto e = q.pop();
+    ASSERT_TRUE(e.time > last || (e.time == last && e.seq > last_seq)) << "step " << step;
+    last = e.time;
+    last_seq = e.seq;
+    if (e.payload >= 0) {
+      q.push(e.time + frame, e.payload);
+      q.push(e.time + link, -1 - e.payload);  // its arrival
+    }
+  }
+  EXPECT_EQ(q.calendar_pushes(), 2u);
+  EXPECT_GT(q.lane_pushes(), 100000u);
+}
+
 TEST(EventQueue, SameTimeEventsLeaveInScheduleOrder) {
   CalendarQueue<int> c;
   QuadHeap<int> h;
+  LaneQueue<int> l;
   for (int i = 0; i < 100; ++i) {
     c.push(ns(7), i);
     h.push(ns(7), i);
+    l.push(ns(7), i);
   }
   for (int i = 0; i < 100; ++i) {
     EXPECT_EQ(c.pop().payload, i);
     EXPECT_EQ(h.pop().payload, i);
+    EXPECT_EQ(l.pop().payload, i);
   }
 }
 
@@ -80,6 +119,11 @@ TEST(EventQueue, RefusesToScheduleIntoThePast) {
   c.pop();
   EXPECT_THROW(c.push(ns(9), 2), std::logic_error);
   EXPECT_THROW(c.pop(), std::logic_error);
+  LaneQueue<int> l;
+  l.push(ns(10), 1);
+  l.pop();
+  EXPECT_THROW(l.push(ns(9), 2), std::logic_error);
+  EXPECT_THROW(l.pop(), std::logic_error);
 }
 
 }  // namespace
