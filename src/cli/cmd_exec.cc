@@ -214,33 +214,40 @@ int run_exec(const ExecArgs& a) {
 // software path (or refuses), and prints the report.
 int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
             const exec::NicInfo& nic, exec::RunOptions ro, const std::string& title) {
-  const CounterSummary cs = assigned.counter_summary();
+  // The triggered plan, paced as the transport needs: its flow counters are NIC
+  // counters too, so the budget is checked against the plan's.
+  std::vector<exec::RankProgram> progs = exec::plan_triggered(assigned, nic.max_in_flight);
+  const auto needed = static_cast<std::int64_t>(exec::max_counters(progs));
   const std::int64_t budget = a.budget >= 0 ? a.budget : nic.counters;
 
   fmt::print("{}\n", title);
   fmt::print("provider {} on {}: {} counters advertised, atomics up to {}; budget {} counters "
              "per rank\n",
              nic.provider, nic.fabric, nic.counters, human_bytes(nic.max_atomic_bytes), budget);
-  const bool fits = cs.max <= budget;
+  const bool fits = needed <= budget;
   if (!fits && a.fallback == "refuse") {
     fmt::print("refused: the plan needs {} counters on its busiest rank and the budget is {} "
                "(--fallback software would run it on the host)\n",
-               cs.max, budget);
+               needed, budget);
     return 1;
   }
-  std::vector<exec::RankProgram> progs;
   if (fits) {
     ro.path = exec::Path::triggered;
-    progs = exec::plan_triggered(assigned);
     if (!a.perturb.empty()) perturb(progs, a.perturb);
+    const std::int64_t schedule_max = assigned.counter_summary().max;
     fmt::print("path: triggered operations ({} ops incl. {} relays; {} counters on the busiest "
-               "rank)\n",
-               assigned.size(), assigned.relay_count(), cs.max);
+               "rank{})\n",
+               assigned.size(), assigned.relay_count(), needed,
+               needed > schedule_max
+                   ? fmt::format(" incl. flow counters pacing bursts {} transfers at a time",
+                                 nic.max_in_flight)
+                   : "");
   } else {
+    progs.clear();
     ro.path = exec::Path::software;
     fmt::print("path: software fallback (the plan needs {} counters on its busiest rank, over "
                "the budget of {}): the host posts each operation once its dependences are done\n",
-               cs.max, budget);
+               needed, budget);
   }
   std::fflush(stdout);
   const exec::RunResult res = exec::run(fits ? assigned : dag, progs, ro);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -14,7 +15,76 @@ using offload::OpId;
 using offload::OpKind;
 using offload::Rank;
 
-std::vector<RankProgram> plan_triggered(const offload::Schedule& s) {
+namespace {
+
+bool same_burst(const TriggeredOp& a, const TriggeredOp& b) {
+  return !a.is_counter_add && !b.is_counter_add && a.transfer.peer == b.transfer.peer && a.trigger == b.trigger &&
+         a.threshold == b.threshold;
+}
+
+// Paces every run of consecutive transfers to one peer on one trigger condition longer
+// than `window` (plan.h).
+void pace(RankProgram& rp, int window) {
+  std::vector<TriggeredOp> ops;
+  std::vector<OpId> ids;
+  const std::size_t w = static_cast<std::size_t>(window);
+  for (std::size_t b = 0; b < rp.ops.size();) {
+    std::size_t e = b + 1;
+    while (e < rp.ops.size() && same_burst(rp.ops[b], rp.ops[e])) ++e;
+    const std::size_t n = e - b;
+    if (rp.ops[b].is_counter_add || n <= w) {
+      for (std::size_t i = b; i < e; ++i) {
+        ops.push_back(rp.ops[i]);
+        ids.push_back(rp.op_ids[i]);
+      }
+      b = e;
+      continue;
+    }
+    const int flow = static_cast<int>(rp.counters.size());
+    rp.counters.push_back(kNoCounter);
+    rp.per_iteration.push_back(static_cast<std::int64_t>(n));
+    std::vector<std::pair<int, std::int64_t>> owed;  // completion counter, completions
+    for (std::size_t i = b; i < e; ++i) {
+      TriggeredOp t = rp.ops[i];
+      if (t.completion >= 0) {
+        auto it = std::find_if(owed.begin(), owed.end(), [&](const auto& o) { return o.first == t.completion; });
+        if (it == owed.end()) owed.push_back({t.completion, 1});
+        else ++it->second;
+      }
+      t.completion = flow;
+      if (i - b >= w) {
+        t.trigger = flow;
+        t.threshold = static_cast<std::int64_t>(i - b - w + 1);
+      }
+      ops.push_back(t);
+      ids.push_back(rp.op_ids[i]);
+    }
+    for (const auto& [counter, count] : owed) {
+      TriggeredOp add;
+      add.is_counter_add = true;
+      add.target = counter;
+      add.add = count;
+      add.trigger = flow;
+      add.threshold = static_cast<std::int64_t>(n);
+      ops.push_back(add);
+      ids.push_back(rp.op_ids[b]);
+    }
+    b = e;
+  }
+  rp.ops = std::move(ops);
+  rp.op_ids = std::move(ids);
+}
+
+}  // namespace
+
+std::size_t max_counters(const std::vector<RankProgram>& programs) {
+  std::size_t m = 0;
+  for (const RankProgram& rp : programs) m = std::max(m, rp.counters.size());
+  return m;
+}
+
+std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window) {
+  if (window < 0) throw std::invalid_argument("plan_triggered: the window must not be negative");
   const Rank p = s.ranks();
   std::vector<RankProgram> prog(static_cast<std::size_t>(p));
   std::vector<std::unordered_map<CounterId, int>> local(static_cast<std::size_t>(p));
@@ -98,6 +168,8 @@ std::vector<RankProgram> plan_triggered(const offload::Schedule& s) {
       }
     }
   }
+  if (window > 0)
+    for (RankProgram& rp : prog) pace(rp, window);
   return prog;
 }
 

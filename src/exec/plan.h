@@ -8,6 +8,14 @@
 // with its trigger, threshold and completion counter; host_waits become (counter, value)
 // conditions the host polls.
 //
+// Pacing (window > 0): transfers to one peer that fire on the same condition (an
+// atomic's segments) go at most `window` at a time. Such a burst of n > window gets a
+// flow counter of its own, which counts the burst's completions in their place: transfer
+// i >= window fires when the flow counter reaches i - window + 1, and once it reaches n a
+// counter add gives each completion counter what the burst owed it. Those counters move
+// later than unpaced, never earlier, so nothing can fire early; they end each iteration
+// at the same values. Flow counters are real NIC counters and count towards the budget.
+//
 // (The software path needs no plan: runner.cc walks the DAG, posting each transfer once
 // its local dependences have completed and telling the receiver when its data is there.)
 #pragma once
@@ -28,16 +36,21 @@ struct HostWait {
 
 struct RankProgram {
   offload::Rank rank = 0;
-  std::vector<offload::CounterId> counters;  // schedule counter of each NIC counter
+  // Schedule counter of each NIC counter (kNoCounter: a flow counter of the pacing).
+  std::vector<offload::CounterId> counters;
   std::vector<int> key_counter;              // NIC counter bound to key k (-1: none)
   std::vector<TriggeredOp> ops;              // in issue order
-  std::vector<offload::OpId> op_ids;         // the schedule op of each
+  // The schedule op of each (for a pacing's counter add: the first op of its burst).
+  std::vector<offload::OpId> op_ids;
   std::vector<std::int64_t> per_iteration;   // what one run adds to each NIC counter
   std::vector<HostWait> waits;
 };
 
 // Plans the triggered path of a counter-assigned schedule with a data layout. The
 // schedule must have passed validate(s, true).
-std::vector<RankProgram> plan_triggered(const offload::Schedule& s);
+std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window = 0);
+
+// The most NIC counters any rank's program uses.
+std::size_t max_counters(const std::vector<RankProgram>& programs);
 
 }  // namespace fabriclab::exec

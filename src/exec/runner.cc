@@ -12,6 +12,7 @@
 #include <chrono>
 #include <climits>
 #include <cstring>
+#include <deque>
 #include <new>
 #include <stdexcept>
 #include <thread>
@@ -233,6 +234,13 @@ class RankProcess {
     return true;
   }
 
+  // "counter 3 (schedule counter 7)", or "counter 9 (a pacing flow counter)".
+  std::string counter_label(std::size_t c) const {
+    const offload::CounterId sc = prog_->counters[c];
+    return sc == offload::kNoCounter ? fmt::format("counter {} (a pacing flow counter)", c)
+                                     : fmt::format("counter {} (schedule counter {})", c, sc);
+  }
+
   // Every counter must have moved by exactly one iteration's worth: more means an
   // operation fired twice or a stray arrival counted.
   std::string check_counters() {
@@ -241,8 +249,7 @@ class RankProcess {
       const auto want = base_[c] + prog_->per_iteration[c];
       const auto got = static_cast<std::int64_t>(nic_->read_counter(static_cast<int>(c)));
       if (got != want && out.empty())
-        out = fmt::format("rank {}: counter {} (schedule counter {}) ended at {}, expected {}",
-                          r_, c, prog_->counters[c], got, want);
+        out = fmt::format("rank {}: {} ended at {}, expected {}", r_, counter_label(c), got, want);
       base_[c] = want;
     }
     return out;
@@ -271,8 +278,8 @@ class RankProcess {
       if (changed()) {
         progress = Clock::now();
       } else if (seconds_since(progress) > 0.002 && seconds_since(nudged) > 0.002) {
-        // 2 ms without a change: let deferred triggers retry -- once per 2 ms, not on
-        // every poll: an add races with the provider's own increments (docs/exec.md).
+        // 2 ms without a change: let deferred triggers that found the transmit queue
+        // full retry (docs/exec.md), once per 2 ms of silence.
         nic_->progress();
         nudged = Clock::now();
       }
@@ -292,15 +299,13 @@ class RankProcess {
     std::string out = fmt::format("rank {} made no progress for {} s:", r_, o_.timeout_seconds);
     for (std::size_t c = 0; c < base_.size(); ++c)
       if (const auto e = nic_->read_counter_errors(static_cast<int>(c)); e > 0)
-        out += fmt::format("\n    counter {} (schedule counter {}) counted {} failed operations",
-                           c, prog_->counters[c], e);
+        out += fmt::format("\n    {} counted {} failed operations", counter_label(c), e);
     for (const HostWait& w : prog_->waits) {
       const auto v = static_cast<std::int64_t>(nic_->read_counter(w.counter));
       const auto need = w.value + base_[static_cast<std::size_t>(w.counter)];
       if (v < need)
-        out += fmt::format("\n    host_wait (op {}) on counter {} (schedule counter {}): at {}, needs {}",
-                           w.op, w.counter, prog_->counters[static_cast<std::size_t>(w.counter)],
-                           v, need);
+        out += fmt::format("\n    host_wait (op {}) on {}: at {}, needs {}", w.op,
+                           counter_label(static_cast<std::size_t>(w.counter)), v, need);
     }
     int shown = 0, pending = 0;
     for (std::size_t i = 0; i < prog_->ops.size(); ++i) {
@@ -313,11 +318,13 @@ class RankProcess {
       if (shown < 6) {
         ++shown;
         const Op& so = s_.op(prog_->op_ids[i]);
-        out += fmt::format("\n    op {} ({}{}) waits for counter {} (schedule counter {}): at {}, needs {}",
-                           prog_->op_ids[i], offload::to_string(so.kind),
-                           so.kind == OpKind::cntr_add ? "" : fmt::format(" to rank {}", so.peer),
-                           op.trigger, prog_->counters[static_cast<std::size_t>(op.trigger)], v,
-                           need);
+        const std::string what =
+            op.is_counter_add && so.kind != OpKind::cntr_add
+                ? fmt::format("op {}'s pacing: the counter add of its completions", prog_->op_ids[i])
+                : fmt::format("op {} ({}{})", prog_->op_ids[i], offload::to_string(so.kind),
+                              so.kind == OpKind::cntr_add ? "" : fmt::format(" to rank {}", so.peer));
+        out += fmt::format("\n    {} waits for {}: at {}, needs {}", what,
+                           counter_label(static_cast<std::size_t>(op.trigger)), v, need);
       }
     }
     if (pending > shown) out += fmt::format("\n    ... and {} more operations not fired", pending - shown);
@@ -331,8 +338,7 @@ class RankProcess {
       const auto end = base_[c] + prog_->per_iteration[c];
       if (v >= end) continue;
       if (++short_counters <= 8)
-        out += fmt::format("\n    counter {} (schedule counter {}): at {}, this iteration ends at {}", c,
-                           prog_->counters[c], v, end);
+        out += fmt::format("\n    {}: at {}, this iteration ends at {}", counter_label(c), v, end);
     }
     if (short_counters > 8) out += fmt::format("\n    ... and {} more counters short", short_counters - 8);
     return out;
@@ -372,6 +378,19 @@ class RankProcess {
       for (OpId c : children_[static_cast<std::size_t>(id)])
         if (--missing[static_cast<std::size_t>(c)] == 0) ready.push_back(c);
     };
+    // At most max_in_flight transfers to one peer at a time (0: no limit), the rest
+    // held in order: the same pacing as plan.h's on the triggered path.
+    const auto window = static_cast<std::size_t>(nic_->info().max_in_flight);
+    std::vector<std::size_t> in_flight(static_cast<std::size_t>(s_.ranks()), 0);
+    std::vector<std::deque<OpId>> held(static_cast<std::size_t>(s_.ranks()));
+    auto post = [&](OpId id) {
+      const Op& o = s_.op(id);
+      ++in_flight[static_cast<std::size_t>(o.peer)];
+      nic_->post({.op = o.kind == OpKind::put ? DataOp::put : DataOp::atomic,
+                  .peer = o.peer, .key = 0, .src = o.src_offset, .dst = o.dst_offset,
+                  .bytes = o.bytes},
+                 static_cast<std::uint64_t>(id));
+    };
     auto progress = Clock::now(), beat = Clock::now();
     while (waits_left > 0 || arrivals_left > 0 || sends_left > 0) {
       while (!ready.empty()) {
@@ -386,10 +405,9 @@ class RankProcess {
           finish(id);
           continue;
         }
-        nic_->post({.op = o.kind == OpKind::put ? DataOp::put : DataOp::atomic,
-                    .peer = o.peer, .key = 0, .src = o.src_offset, .dst = o.dst_offset,
-                    .bytes = o.bytes},
-                   static_cast<std::uint64_t>(id));
+        const auto peer = static_cast<std::size_t>(o.peer);
+        if (window > 0 && in_flight[peer] >= window) held[peer].push_back(id);
+        else post(id);
       }
       NicEvent e;
       if (nic_->poll(e)) {
@@ -397,6 +415,12 @@ class RankProcess {
         const auto id = static_cast<OpId>(e.tag);
         if (e.kind == NicEvent::completed) {
           --sends_left;
+          const auto peer = static_cast<std::size_t>(s_.op(id).peer);
+          --in_flight[peer];
+          if (!held[peer].empty()) {
+            post(held[peer].front());
+            held[peer].pop_front();
+          }
           const OpId a = arrival_of_[static_cast<std::size_t>(id)];
           if (a >= 0) nic_->notify(s_.op(a).rank, static_cast<std::uint64_t>(a));
         } else {
@@ -571,6 +595,7 @@ NicInfo probe_nic(const RunOptions& o, offload::Datatype dt) {
       std::vector<std::byte> body;
       append(body, i.counters);
       append(body, i.max_atomic_bytes);
+      append(body, static_cast<std::int64_t>(i.max_in_flight));
       const std::string names = i.provider + '\n' + i.fabric;
       body.insert(body.end(), reinterpret_cast<const std::byte*>(names.data()),
                   reinterpret_cast<const std::byte*>(names.data() + names.size()));
@@ -590,6 +615,7 @@ NicInfo probe_nic(const RunOptions& o, offload::Datatype dt) {
   std::size_t at = 0;
   info.counters = take<std::int64_t>(c.got[0]->body, at);
   info.max_atomic_bytes = take<std::int64_t>(c.got[0]->body, at);
+  info.max_in_flight = static_cast<int>(take<std::int64_t>(c.got[0]->body, at));
   const std::string names(reinterpret_cast<const char*>(c.got[0]->body.data() + at),
                           c.got[0]->body.size() - at);
   info.provider = names.substr(0, names.find('\n'));

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "offload/segment.h"
 
 namespace fabriclab::exec {
 namespace {
@@ -62,6 +65,83 @@ TEST(Plan, CountsWhatEachIterationAddsToEveryCounter) {
     EXPECT_EQ(rp.ops.size(), 6u + static_cast<std::size_t>(relays));
     EXPECT_EQ(rp.counters.size(), s.counter_summary().per_rank[static_cast<std::size_t>(rp.rank)]);
   }
+}
+
+TEST(Plan, PacesABurstOfSegmentsThroughAFlowCounter) {
+  // Binomial reduce on 2 ranks of 80 KiB: rank 1 adds its vector into rank 0's as one
+  // atomic, split at 4 KiB into 20 segments that fire together. Paced 8 at a time:
+  // segments 0..7 keep their trigger, segment i >= 8 waits for the flow counter (a new
+  // NIC counter, counting the 20 completions) to reach i - 7, and at 20 counter adds give
+  // each completion counter what the segments owed it. Naive gives every segment its own
+  // completion counter (20 adds of 1, behind the segments; the schedule's 20 relays
+  // follow unchanged); optimized gives them one (one add of 20).
+  for (const Strategy strategy : {Strategy::naive, Strategy::optimized}) {
+    SCOPED_TRACE(strategy == Strategy::naive ? "naive" : "optimized");
+    const auto s = offload::assign_counters(
+        offload::split_atomics(offload::build_schedule("reduce", "binomial", {.ranks = 2, .bytes = 80 * 1024}),
+                               4096),
+        strategy);
+    const auto plain = plan_triggered(s);
+    const auto paced = plan_triggered(s, 8);
+    ASSERT_EQ(paced.size(), 2u);
+    EXPECT_EQ(paced[0].ops.size(), plain[0].ops.size());  // rank 0 sends nothing
+    const RankProgram& was = plain[1];
+    const RankProgram& r1 = paced[1];
+    const std::size_t relays = was.ops.size() - 20;  // the schedule's own, after the segments
+    for (std::size_t i = 20; i < was.ops.size(); ++i) ASSERT_TRUE(was.ops[i].is_counter_add);
+    const int flow = static_cast<int>(was.counters.size());
+    ASSERT_EQ(r1.counters.size(), was.counters.size() + 1);
+    EXPECT_EQ(r1.counters.back(), offload::kNoCounter);
+    ASSERT_EQ(r1.per_iteration.size(), was.per_iteration.size() + 1);
+    EXPECT_EQ(r1.per_iteration.back(), 20);
+    for (std::size_t c = 0; c < was.per_iteration.size(); ++c) EXPECT_EQ(r1.per_iteration[c], was.per_iteration[c]);
+    // What the segments owe each completion counter, in order of first appearance.
+    std::vector<std::pair<int, std::int64_t>> owed;
+    for (std::size_t i = 0; i < 20; ++i) {
+      const int c = was.ops[i].completion;
+      ASSERT_GE(c, 0);
+      if (owed.empty() || std::none_of(owed.begin(), owed.end(), [&](const auto& o) { return o.first == c; }))
+        owed.push_back({c, 0});
+      for (auto& o : owed)
+        if (o.first == c) ++o.second;
+    }
+    EXPECT_EQ(owed.size(), strategy == Strategy::naive ? 20u : 1u);
+    ASSERT_EQ(r1.ops.size(), 20 + owed.size() + relays);
+    for (std::size_t i = 0; i < 20; ++i) {
+      const TriggeredOp& t = r1.ops[i];
+      ASSERT_FALSE(t.is_counter_add) << i;
+      EXPECT_EQ(t.completion, flow) << i;
+      EXPECT_EQ(t.transfer.src, was.ops[i].transfer.src) << i;
+      EXPECT_EQ(t.transfer.dst, was.ops[i].transfer.dst) << i;
+      if (i < 8) {
+        EXPECT_EQ(t.trigger, was.ops[i].trigger) << i;
+        EXPECT_EQ(t.threshold, was.ops[i].threshold) << i;
+      } else {
+        EXPECT_EQ(t.trigger, flow) << i;
+        EXPECT_EQ(t.threshold, static_cast<std::int64_t>(i) - 7) << i;
+      }
+    }
+    for (std::size_t k = 0; k < owed.size(); ++k) {
+      const TriggeredOp& add = r1.ops[20 + k];
+      EXPECT_TRUE(add.is_counter_add);
+      EXPECT_EQ(add.target, owed[k].first);
+      EXPECT_EQ(add.add, owed[k].second);
+      EXPECT_EQ(add.trigger, flow);
+      EXPECT_EQ(add.threshold, 20);
+      EXPECT_EQ(r1.op_ids[20 + k], r1.op_ids[0]);
+    }
+    for (std::size_t k = 0; k < relays; ++k) {
+      EXPECT_EQ(r1.ops[20 + owed.size() + k].target, was.ops[20 + k].target);
+      EXPECT_EQ(r1.ops[20 + owed.size() + k].trigger, was.ops[20 + k].trigger);
+    }
+    EXPECT_EQ(max_counters(paced), max_counters(plain) + 1);
+
+    // A window as wide as the burst changes nothing.
+    const auto wide = plan_triggered(s, 20);
+    EXPECT_EQ(wide[1].counters, was.counters);
+    EXPECT_EQ(wide[1].ops.size(), was.ops.size());
+  }
+  EXPECT_THROW(plan_triggered(offload::Schedule(2), -1), std::invalid_argument);
 }
 
 }  // namespace

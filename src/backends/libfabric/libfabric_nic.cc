@@ -160,6 +160,11 @@ class LibfabricNic final : public exec::Nic {
                                    offload::to_string(dt),
                                    arc != 0 ? fmt::format(" ({})", fi_strerror(-arc)) : ""));
     nic_info_.max_atomic_bytes = static_cast<std::int64_t>(count) * offload::datatype_size(dt);
+    // The sockets provider carries a pair's traffic over one TCP connection and reads a
+    // message header only once all of it is in the socket: a burst of 4 KiB atomics can
+    // fill the receive buffer with a header split across it, and that direction stalls
+    // for good, silently (docs/exec.md). Eight at a time stay far below the buffer.
+    if (nic_info_.provider == "sockets") nic_info_.max_in_flight = 8;
   }
 
   ~LibfabricNic() override {
