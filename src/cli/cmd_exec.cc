@@ -51,7 +51,8 @@ std::string human_bytes(std::int64_t b) {
   return fmt::format("{} B", b);
 }
 
-// "RANK:DELTA": add DELTA to the threshold of RANK's last triggered operation.
+// "RANK:DELTA": add DELTA to the threshold of the last triggered operation of RANK's
+// program (after pacing: possibly a paced transfer or a pacing counter add).
 void perturb(std::vector<exec::RankProgram>& progs, const std::string& spec) {
   const auto colon = spec.find(':');
   int rank = -1;
@@ -234,14 +235,14 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
   if (fits) {
     ro.path = exec::Path::triggered;
     if (!a.perturb.empty()) perturb(progs, a.perturb);
-    const std::int64_t schedule_max = assigned.counter_summary().max;
+    std::size_t flows = 0;  // flow counters of the pacing, over all ranks
+    for (const auto& rp : progs) flows += static_cast<std::size_t>(std::count(rp.counters.begin(), rp.counters.end(), offload::kNoCounter));
     fmt::print("path: triggered operations ({} ops incl. {} relays; {} counters on the busiest "
                "rank{})\n",
                assigned.size(), assigned.relay_count(), needed,
-               needed > schedule_max
-                   ? fmt::format(" incl. flow counters pacing bursts {} transfers at a time",
-                                 nic.max_in_flight)
-                   : "");
+               flows > 0 ? fmt::format("; {} bursts paced {} transfers at a time through flow counters", flows,
+                                       nic.max_in_flight)
+                         : "");
   } else {
     progs.clear();
     ro.path = exec::Path::software;

@@ -1,18 +1,19 @@
 // Pending-event sets for the simulator, ordered by (time, sequence number): events at
 // the same time leave in the order they were scheduled, so identical inputs give
-// identical runs. Two designs, benchmarked in bench/event_queue_benchmark.cc:
+// identical runs. Three designs, benchmarked in bench/event_queue_benchmark.cc:
 //
 // - QuadHeap: an implicit 4-ary min-heap in one vector (shallower than a binary heap,
 //   and a node's four children share a cache line or two).
 // - CalendarQueue: Brown's calendar queue (CACM 31(10), 1988): buckets of a fixed time
 //   width indexed by time modulo the "year", each kept sorted earliest first (ties and
 //   later events append in O(1), an earlier one is placed by binary search and the
-//   later ones move up); O(1)
-//   expected per operation when the width matches
-//   the spacing of distinct instants; resized (and its width re-estimated) as the
-//   population doubles or halves, or when pops start walking many empty days.
+//   later ones move up); O(1) expected per operation when the width matches the spacing
+//   of distinct instants; resized (and its width re-estimated) as the population doubles
+//   or halves, or when pops start walking many empty days.
+// - LaneQueue: FIFO lanes for the few delays most events are scheduled with, in front of
+//   a calendar queue (below).
 //
-// Both take events only at or after the last one popped (a simulator never schedules
+// All take events only at or after the last one popped (a simulator never schedules
 // into the past) and throw std::logic_error otherwise.
 //
 //   QuadHeap<int> q;
@@ -22,7 +23,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstdint>
 #include <stdexcept>
 #include <utility>
@@ -302,9 +302,14 @@ class LaneQueue {
     lanes_[k].push(std::move(e));
   }
 
+  LaneQueue() = default;
+  // A lane points into its own storage: not copyable.
+  LaneQueue(const LaneQueue&) = delete;
+  LaneQueue& operator=(const LaneQueue&) = delete;
+
   // The earliest event; a pop() right after it does not compare again.
   const Event<Payload>& top() {
-    if (size_ == 0) throw std::logic_error("pop from an empty event queue");
+    if (size_ == 0) throw std::logic_error("top of an empty event queue");
     peeked_ = from_calendar() ? kCalendar : kLane;
     return peeked_ == kCalendar ? calendar_.top() : lanes_[heads_.top().lane].front();
   }
@@ -334,7 +339,8 @@ class LaneQueue {
   std::uint64_t calendar_pushes() const { return calendar_pushes_; }
 
  private:
-  // A FIFO ring of events, doubling when full.
+  // A FIFO ring of events, doubling when full (Payload must be default-constructible;
+  // popped slots keep moved-from payloads until overwritten).
   class Lane {
    public:
     bool empty() const { return count_ == 0; }

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -17,48 +20,62 @@ using offload::Rank;
 
 namespace {
 
-bool same_burst(const TriggeredOp& a, const TriggeredOp& b) {
-  return !a.is_counter_add && !b.is_counter_add && a.transfer.peer == b.transfer.peer && a.trigger == b.trigger &&
-         a.threshold == b.threshold;
-}
-
-// Paces every run of consecutive transfers to one peer on one trigger condition longer
-// than `window` (plan.h).
-void pace(RankProgram& rp, int window) {
-  std::vector<TriggeredOp> ops;
-  std::vector<OpId> ids;
-  const std::size_t w = static_cast<std::size_t>(window);
-  for (std::size_t b = 0; b < rp.ops.size();) {
-    std::size_t e = b + 1;
-    while (e < rp.ops.size() && same_burst(rp.ops[b], rp.ops[e])) ++e;
-    const std::size_t n = e - b;
-    if (rp.ops[b].is_counter_add || n <= w) {
-      for (std::size_t i = b; i < e; ++i) {
-        ops.push_back(rp.ops[i]);
-        ids.push_back(rp.op_ids[i]);
-      }
-      b = e;
-      continue;
+// Paces every burst -- transfers to one peer with the same dependences in the DAG, which
+// become ready together (an atomic's segments), whatever counters and relays the
+// assignment gave them and wherever it put them in the program -- longer than `window`
+// (plan.h). Transfer i >= window of a burst may fire once i - window + 1 of the burst's
+// transfers have completed: one of them fired, so the dependences they share were done.
+void pace(const offload::Schedule& s, RankProgram& rp, int window) {
+  // An op's dependences as the DAG had them before counter assignment: the relays an
+  // assignment inserted (naive gives each op its own) are looked through.
+  auto original_deps = [&](OpId id) {
+    std::vector<OpId> out, stack(s.deps(id).begin(), s.deps(id).end());
+    while (!stack.empty()) {
+      const OpId d = stack.back();
+      stack.pop_back();
+      if (s.op(d).kind == OpKind::cntr_add && s.op(d).relay) stack.insert(stack.end(), s.deps(d).begin(), s.deps(d).end());
+      else out.push_back(d);
     }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  };
+  std::map<std::pair<offload::Rank, std::vector<OpId>>, std::vector<std::size_t>> bursts;
+  for (std::size_t i = 0; i < rp.ops.size(); ++i)
+    if (!rp.ops[i].is_counter_add) bursts[{rp.ops[i].transfer.peer, original_deps(rp.op_ids[i])}].push_back(i);
+  const std::size_t w = static_cast<std::size_t>(window);
+  // A burst's counter adds go after its last transfer, named after its first (the
+  // schedule op whose completions they pass on).
+  std::vector<std::vector<std::pair<TriggeredOp, OpId>>> adds_after(rp.ops.size());
+  // Bursts in program order of their first transfer, so flow counters are numbered alike
+  // on every run.
+  std::vector<const std::vector<std::size_t>*> order;
+  for (const auto& [key, members] : bursts)
+    if (members.size() > w) order.push_back(&members);
+  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->front() < b->front(); });
+  for (const std::vector<std::size_t>* members : order) {
+    const std::size_t n = members->size();
     const int flow = static_cast<int>(rp.counters.size());
     rp.counters.push_back(kNoCounter);
     rp.per_iteration.push_back(static_cast<std::int64_t>(n));
     std::vector<std::pair<int, std::int64_t>> owed;  // completion counter, completions
-    for (std::size_t i = b; i < e; ++i) {
-      TriggeredOp t = rp.ops[i];
+    for (std::size_t k = 0; k < n; ++k) {
+      TriggeredOp& t = rp.ops[(*members)[k]];
       if (t.completion >= 0) {
         auto it = std::find_if(owed.begin(), owed.end(), [&](const auto& o) { return o.first == t.completion; });
         if (it == owed.end()) owed.push_back({t.completion, 1});
         else ++it->second;
       }
       t.completion = flow;
-      if (i - b >= w) {
+      if (k >= w) {
         t.trigger = flow;
-        t.threshold = static_cast<std::int64_t>(i - b - w + 1);
+        t.threshold = static_cast<std::int64_t>(k - w + 1);
       }
-      ops.push_back(t);
-      ids.push_back(rp.op_ids[i]);
     }
+    // The host waits for the whole burst, so that no completion of it is still to come
+    // when the iteration ends (the counter adds make this implicit when the burst's
+    // completions are counted; uncounted sends have nothing else to wait for).
+    rp.waits.push_back({flow, static_cast<std::int64_t>(n), rp.op_ids[members->front()]});
     for (const auto& [counter, count] : owed) {
       TriggeredOp add;
       add.is_counter_add = true;
@@ -66,10 +83,18 @@ void pace(RankProgram& rp, int window) {
       add.add = count;
       add.trigger = flow;
       add.threshold = static_cast<std::int64_t>(n);
-      ops.push_back(add);
-      ids.push_back(rp.op_ids[b]);
+      adds_after[members->back()].push_back({add, rp.op_ids[members->front()]});
     }
-    b = e;
+  }
+  std::vector<TriggeredOp> ops;
+  std::vector<OpId> ids;
+  for (std::size_t i = 0; i < rp.ops.size(); ++i) {
+    ops.push_back(rp.ops[i]);
+    ids.push_back(rp.op_ids[i]);
+    for (const auto& [add, first] : adds_after[i]) {
+      ops.push_back(add);
+      ids.push_back(first);
+    }
   }
   rp.ops = std::move(ops);
   rp.op_ids = std::move(ids);
@@ -169,7 +194,7 @@ std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window) 
     }
   }
   if (window > 0)
-    for (RankProgram& rp : prog) pace(rp, window);
+    for (RankProgram& rp : prog) pace(s, rp, window);
   return prog;
 }
 

@@ -8,13 +8,19 @@
 // with its trigger, threshold and completion counter; host_waits become (counter, value)
 // conditions the host polls.
 //
-// Pacing (window > 0): transfers to one peer that fire on the same condition (an
-// atomic's segments) go at most `window` at a time. Such a burst of n > window gets a
-// flow counter of its own, which counts the burst's completions in their place: transfer
-// i >= window fires when the flow counter reaches i - window + 1, and once it reaches n a
-// counter add gives each completion counter what the burst owed it. Those counters move
-// later than unpaced, never earlier, so nothing can fire early; they end each iteration
-// at the same values. Flow counters are real NIC counters and count towards the budget.
+// Pacing (window > 0): a burst -- the transfers of a rank to one peer with the same
+// dependences in the DAG (looking through the assignment's relays), so ready together,
+// as an atomic's segments are -- goes at most `window` at a time.
+// A burst of n > window gets a flow counter of its own, which counts the burst's
+// completions in their place: transfer i >= window fires when the flow counter reaches
+// i - window + 1 (so after one of the burst fired: its dependences were done, and they
+// are all of i's), and once it reaches n a counter add gives each completion counter what
+// the burst owed it, and the host's wait for the iteration includes it. Those counters
+// move later than unpaced, never earlier, so nothing can fire early; they end each
+// iteration at the same values. The limit is per burst, not per peer: bursts to one peer
+// with different dependences can overlap (a ring's consecutive steps to one neighbour can).
+// Flow counters are real NIC counters and count towards the budget; each burst has its
+// own (bursts that never overlap could share one: not done).
 //
 // (The software path needs no plan: runner.cc walks the DAG, posting each transfer once
 // its local dependences have completed and telling the receiver when its data is there.)

@@ -304,7 +304,10 @@ class RankProcess {
       const auto v = static_cast<std::int64_t>(nic_->read_counter(w.counter));
       const auto need = w.value + base_[static_cast<std::size_t>(w.counter)];
       if (v < need)
-        out += fmt::format("\n    host_wait (op {}) on {}: at {}, needs {}", w.op,
+        out += fmt::format("\n    {} on {}: at {}, needs {}",
+                           s_.op(w.op).kind == OpKind::host_wait
+                               ? fmt::format("host_wait (op {})", w.op)
+                               : fmt::format("the wait for op {}'s paced burst", w.op),
                            counter_label(static_cast<std::size_t>(w.counter)), v, need);
     }
     int shown = 0, pending = 0;
@@ -379,7 +382,8 @@ class RankProcess {
         if (--missing[static_cast<std::size_t>(c)] == 0) ready.push_back(c);
     };
     // At most max_in_flight transfers to one peer at a time (0: no limit), the rest
-    // held in order: the same pacing as plan.h's on the triggered path.
+    // held in order (plan.h paces the triggered path per burst; here the host can do it
+    // per peer).
     const auto window = static_cast<std::size_t>(nic_->info().max_in_flight);
     std::vector<std::size_t> in_flight(static_cast<std::size_t>(s_.ranks()), 0);
     std::vector<std::deque<OpId>> held(static_cast<std::size_t>(s_.ranks()));
@@ -429,11 +433,14 @@ class RankProcess {
         finish(id);
         continue;
       }
-      if (seconds_since(progress) > o_.timeout_seconds)
+      if (seconds_since(progress) > o_.timeout_seconds) {
+        std::size_t held_back = 0;
+        for (const auto& h : held) held_back += h.size();
         return fmt::format("rank {} made no progress for {} s on the software path: {} "
-                           "transfers not completed, {} arrivals not notified, {} host_waits "
-                           "not reached",
-                           r_, o_.timeout_seconds, sends_left, arrivals_left, waits_left);
+                           "transfers not completed ({} of them held back, not yet posted), {} "
+                           "arrivals not notified, {} host_waits not reached",
+                           r_, o_.timeout_seconds, sends_left, held_back, arrivals_left, waits_left);
+      }
       heartbeat(beat);
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }

@@ -54,7 +54,7 @@ struct RunResult {
 NicInfo probe_nic(const RunOptions& o, offload::Datatype dt);
 
 // Runs `s` (with its data layout) for `o.iterations` iterations. For the triggered path
-// `s` is counter-assigned and `programs` is plan_triggered(s); for the software path `s`
+// `s` is counter-assigned and `programs` is plan_triggered(s, window); for the software path `s`
 // is the DAG and `programs` is ignored.
 RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& programs,
               const RunOptions& o);

@@ -33,14 +33,15 @@ done
 # P = 8: a broadcast of 1 MiB (131072 doubles), a ring allreduce of 128 KiB whose
 # atomics are split at the provider's 512 elements, and recursive doubling of 1 MiB, whose
 # bursts of 256 atomic segments per partner stalled the sockets provider in half the runs
-# until the plan paced them 8 at a time (docs/exec.md).
+# until the plan paced them 8 at a time (docs/exec.md). (Unpaced it passed half the time,
+# so one run here catches a regression only with probability 1/2 per run.)
 expect bcast-P8-1MiB 0 'path: triggered operations.*result: 2/2 iterations verified' -- \
   bash -o pipefail -c "'$fl' exec --collective bcast --algorithm binomial --ranks 8 \
            --count 131072 --iterations 2 --timeout 30 | tr '\n' ' '"
 expect ring-P8-128KiB 0 'path: triggered operations.*result: 2/2 iterations verified' -- \
   bash -o pipefail -c "'$fl' exec --collective allreduce --algorithm ring --ranks 8 \
            --count 16384 --iterations 2 --timeout 30 | tr '\n' ' '"
-expect rd-P8-1MiB-paced 0 'flow counters pacing bursts 8 transfers at a time.*result: 3/3 iterations verified' -- \
+expect rd-P8-1MiB-paced 0 'bursts paced 8 transfers at a time through flow counters.*result: 3/3 iterations verified' -- \
   bash -o pipefail -c "'$fl' exec --collective allreduce --algorithm recursive_doubling --ranks 8 \
            --count 131072 --iterations 3 --timeout 30 | tr '\n' ' '"
 # The software path posts plain atomics, paced per peer the same way.

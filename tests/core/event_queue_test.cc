@@ -36,6 +36,18 @@ void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_p
       q.push(Time::from_ps(t), next_payload);
       ref.emplace(t, seq++, next_payload++);
     } else {
+      if (rng.below(4) == 0) {
+        // The simulator looks before it pops (top() may cache where the earliest is), and
+        // a push between the two must be seen.
+        const auto& top = q.top();
+        ASSERT_EQ(top.time.ps(), std::get<0>(*ref.begin())) << "step " << step;
+        ASSERT_EQ(top.seq, std::get<1>(*ref.begin())) << "step " << step;
+        if (rng.below(2) == 0) {
+          const std::int64_t t = now + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(mean_gap + 1)));
+          q.push(Time::from_ps(t), next_payload);
+          ref.emplace(t, seq++, next_payload++);
+        }
+      }
       const auto want = *ref.begin();
       ref.erase(ref.begin());
       const auto got = q.pop();

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <random>
+#include <string>
 
 #include "offload/assignment.h"
 #include "offload/collectives.h"
@@ -142,6 +145,154 @@ TEST(Plan, PacesABurstOfSegmentsThroughAFlowCounter) {
     EXPECT_EQ(wide[1].ops.size(), was.ops.size());
   }
   EXPECT_THROW(plan_triggered(offload::Schedule(2), -1), std::invalid_argument);
+}
+
+// Runs rank programs as a NIC would, in memory, in a random interleaving (seed 0: every
+// ready operation fires before anything lands, the worst case for bursts): at each step
+// either an operation whose trigger counter has reached its threshold (at once without a
+// trigger) fires -- a counter add adds, a transfer goes in flight -- or an in-flight
+// transfer lands, counting the arrival through the target's key and then the completion
+// at the sender (delivery complete). Checks that every data transfer fires only after
+// the DAG's dependences are done (looking through the assignment's relays to the
+// transfers and arrivals they stand for), that everything fires, that each counter ends
+// at what the program says one iteration adds, and that every host wait is met. Returns
+// the most transfers one rank had in flight to one peer.
+std::size_t run_programs(const offload::Schedule& s, const std::vector<RankProgram>& progs, std::uint64_t seed,
+                         const std::string& what) {
+  using offload::OpId;
+  using offload::OpKind;
+  std::vector<char> done(s.size(), 0);
+  std::vector<OpId> arrival_of(s.size(), -1);
+  for (std::size_t i = 0; i < s.size(); ++i)
+    if (s.op(static_cast<OpId>(i)).kind == OpKind::arrival)
+      arrival_of[static_cast<std::size_t>(s.deps(static_cast<OpId>(i))[0])] = static_cast<OpId>(i);
+  auto data_deps_done = [&](OpId id) {
+    std::vector<OpId> stack(s.deps(id).begin(), s.deps(id).end());
+    while (!stack.empty()) {
+      const OpId d = stack.back();
+      stack.pop_back();
+      const auto& o = s.op(d);
+      if (o.kind == OpKind::cntr_add && o.relay) stack.insert(stack.end(), s.deps(d).begin(), s.deps(d).end());
+      else if (!done[static_cast<std::size_t>(d)]) return false;
+    }
+    return true;
+  };
+  std::vector<std::vector<std::int64_t>> counter(progs.size());
+  std::vector<std::vector<char>> fired(progs.size());
+  for (std::size_t r = 0; r < progs.size(); ++r) {
+    counter[r].assign(progs[r].counters.size(), 0);
+    fired[r].assign(progs[r].ops.size(), 0);
+  }
+  struct Ref {
+    std::size_t rank, op;
+  };
+  std::vector<Ref> flight, ready;
+  std::map<std::pair<std::size_t, int>, std::size_t> to_peer;
+  std::size_t most = 0;
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::vector<Ref>& v) {
+    const std::size_t k = std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng);
+    const Ref x = v[k];
+    v[k] = v.back();
+    v.pop_back();
+    return x;
+  };
+  for (;;) {
+    ready.clear();
+    for (std::size_t r = 0; r < progs.size(); ++r)
+      for (std::size_t i = 0; i < progs[r].ops.size(); ++i) {
+        const TriggeredOp& t = progs[r].ops[i];
+        if (!fired[r][i] && (t.trigger < 0 || counter[r][static_cast<std::size_t>(t.trigger)] >= t.threshold))
+          ready.push_back({r, i});
+      }
+    if (ready.empty() && flight.empty()) break;
+    if (!ready.empty() && (flight.empty() || seed == 0 || rng() % 2 == 0)) {
+      const Ref f = pick(ready);
+      fired[f.rank][f.op] = 1;
+      const TriggeredOp& t = progs[f.rank].ops[f.op];
+      const OpId id = progs[f.rank].op_ids[f.op];
+      if (t.is_counter_add) {
+        counter[f.rank][static_cast<std::size_t>(t.target)] += t.add;
+        if (s.op(id).kind == OpKind::cntr_add) done[static_cast<std::size_t>(id)] = 1;
+      } else {
+        EXPECT_TRUE(data_deps_done(id)) << what << ": op " << id << " fired before its dependences were done";
+        flight.push_back(f);
+        most = std::max(most, ++to_peer[{f.rank, t.transfer.peer}]);
+      }
+      continue;
+    }
+    const Ref f = pick(flight);
+    const TriggeredOp& t = progs[f.rank].ops[f.op];
+    const OpId id = progs[f.rank].op_ids[f.op];
+    const auto peer = static_cast<std::size_t>(t.transfer.peer);
+    const int c = progs[peer].key_counter[static_cast<std::size_t>(t.transfer.key)];
+    if (c >= 0) ++counter[peer][static_cast<std::size_t>(c)];
+    if (arrival_of[static_cast<std::size_t>(id)] >= 0) done[static_cast<std::size_t>(arrival_of[static_cast<std::size_t>(id)])] = 1;
+    if (t.completion >= 0) ++counter[f.rank][static_cast<std::size_t>(t.completion)];
+    done[static_cast<std::size_t>(id)] = 1;
+    --to_peer[{f.rank, t.transfer.peer}];
+  }
+  for (std::size_t r = 0; r < progs.size(); ++r) {
+    for (std::size_t i = 0; i < fired[r].size(); ++i)
+      EXPECT_TRUE(fired[r][i]) << what << ": rank " << r << " op " << progs[r].op_ids[i] << " never fired";
+    EXPECT_EQ(counter[r], progs[r].per_iteration) << what << ": rank " << r;
+    for (const HostWait& w : progs[r].waits)
+      EXPECT_GE(counter[r][static_cast<std::size_t>(w.counter)], w.value) << what << ": rank " << r;
+  }
+  return most;
+}
+
+TEST(Plan, PacedProgramsRunEveryCollectiveWithoutFiringEarly) {
+  // Every builder at P = 4 and 64 KiB, its atomics split at 4 KiB (16 segments for a
+  // whole vector), both assignments, unpaced and paced 4 at a time, four interleavings.
+  for (const auto& a : offload::algorithms())
+    for (const Strategy strategy : {Strategy::naive, Strategy::optimized}) {
+      offload::BuildOptions o{.ranks = 4, .bytes = 64 * 1024};
+      if (a.uses_root) o.root = 3;
+      const auto s = offload::assign_counters(
+          offload::split_atomics(offload::build_schedule(a.collective, a.algorithm, o), 4096), strategy);
+      const std::string what = a.collective + "/" + a.algorithm + (strategy == Strategy::naive ? " naive" : " optimized");
+      for (std::uint64_t seed = 0; seed <= 3; ++seed) {
+        const std::size_t unpaced = run_programs(s, plan_triggered(s), seed, what + " unpaced");
+        const std::size_t paced = run_programs(s, plan_triggered(s, 4), seed, what + " paced");
+        if (a.collective == "allreduce" && a.algorithm == "recursive_doubling") {
+          // Each round sends the whole vector to one partner: 16 segments at once
+          // unpaced when everything ready fires first, never more than 4 paced (one
+          // burst per partner at a time).
+          if (seed == 0) {
+            EXPECT_EQ(unpaced, 16u) << what;
+            EXPECT_EQ(paced, 4u) << what;
+          }
+          EXPECT_LE(paced, 4u) << what;
+        }
+      }
+    }
+}
+
+TEST(Plan, PacesUncountedSendsAndTheHostWaitsForThem) {
+  // Sends whose completions are not counted: the burst's flow counter is all that
+  // counts them, so the host must wait for it to reach the burst's size, or the next
+  // iteration could start with completions still to come.
+  const auto s = offload::assign_counters(
+      offload::split_atomics(offload::build_schedule("reduce", "binomial",
+                                                     {.ranks = 2, .bytes = 40 * 1024, .count_send_completions = false}),
+                             4096),
+      Strategy::optimized);
+  const auto plain = plan_triggered(s);
+  const auto paced = plan_triggered(s, 4);
+  const RankProgram& r1 = paced[1];
+  for (const TriggeredOp& t : plain[1].ops) {
+    if (!t.is_counter_add) {
+      EXPECT_EQ(t.completion, -1);
+    }
+  }
+  const int flow = static_cast<int>(plain[1].counters.size());
+  ASSERT_EQ(r1.counters.size(), plain[1].counters.size() + 1);
+  ASSERT_EQ(r1.waits.size(), plain[1].waits.size() + 1);
+  EXPECT_EQ(r1.waits.back().counter, flow);
+  EXPECT_EQ(r1.waits.back().value, 10);  // 40 KiB in 4 KiB segments
+  EXPECT_EQ(r1.ops.size(), plain[1].ops.size());  // nothing owed: no counter add
+  run_programs(s, paced, 1, "uncounted");
 }
 
 }  // namespace
