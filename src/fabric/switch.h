@@ -115,18 +115,20 @@ class Switch final : public Node, public EventHandler {
     bool xoff = false;
     Time refresh_at = Time::max();
   };
+  // Per port, the fields a packet touches first (its queue's state and the egress
+  // totals), then its ingress accounting, then the scheduler's and the cold ones.
   struct SwitchPort {
-    std::array<PacketFifo, 8> queue;
     std::uint8_t backlogged = 0;  // bit c: queue[c] holds packets
-    std::array<std::int64_t, 8> queue_bytes{};
-    std::array<std::int64_t, 8> deficit{};
-    std::array<bool, 8> quantum_given{};
     std::uint8_t rr = 0;
+    std::array<bool, 8> storm{};
     std::int64_t queued = 0, max_queued = 0;
+    std::array<std::int64_t, 8> queue_bytes{};
+    std::array<PacketFifo, 8> queue;
     std::array<PgState, 8> pg;
     std::int64_t headroom = 0;   // per lossless PG
-      std::uint64_t drops = 0, ecn_marks = 0;
-    std::array<bool, 8> storm{};
+    std::uint64_t drops = 0, ecn_marks = 0;
+    std::array<std::int64_t, 8> deficit{};
+    std::array<bool, 8> quantum_given{};
     std::array<Time, 8> storm_ended{};
     std::uint64_t storms = 0, wd_drops = 0;
   };
