@@ -217,7 +217,8 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
             const exec::NicInfo& nic, exec::RunOptions ro, const std::string& title) {
   // The triggered plan, paced as the transport needs: its flow counters are NIC
   // counters too, so the budget is checked against the plan's.
-  std::vector<exec::RankProgram> progs = exec::plan_triggered(assigned, nic.max_in_flight);
+  std::string unpaced_because;
+  std::vector<exec::RankProgram> progs = exec::plan_triggered(assigned, nic.max_in_flight, &unpaced_because);
   const auto needed = static_cast<std::int64_t>(exec::max_counters(progs));
   const std::int64_t budget = a.budget >= 0 ? a.budget : nic.counters;
 
@@ -243,6 +244,9 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
                flows > 0 ? fmt::format("; {} bursts paced {} transfers at a time through flow counters", flows,
                                        nic.max_in_flight)
                          : "");
+    if (!unpaced_because.empty())
+      fmt::print("note: bursts are not paced: {}; provider {} may stall on long bursts (docs/exec.md)\n",
+                 unpaced_because, nic.provider);
   } else {
     progs.clear();
     ro.path = exec::Path::software;

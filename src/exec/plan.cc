@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 #include <stdexcept>
@@ -100,6 +101,53 @@ void pace(const offload::Schedule& s, RankProgram& rp, int window) {
   rp.op_ids = std::move(ids);
 }
 
+// Whether the programs run to their end when every transfer lands and completes at
+// once: counters only grow and thresholds are ">=", so the order does not matter.
+bool runs_to_the_end(const std::vector<RankProgram>& prog) {
+  struct Watch {
+    std::vector<std::pair<std::int64_t, std::size_t>> ops;  // (threshold, op), ascending
+    std::size_t next = 0;
+  };
+  std::vector<std::vector<Watch>> watch(prog.size());
+  std::vector<std::vector<std::int64_t>> value(prog.size());
+  std::vector<std::pair<std::size_t, std::size_t>> work;  // fired, to apply: (rank, op)
+  std::size_t total = 0, fired = 0;
+  for (std::size_t r = 0; r < prog.size(); ++r) {
+    watch[r].resize(prog[r].counters.size());
+    value[r].assign(prog[r].counters.size(), 0);
+    total += prog[r].ops.size();
+    for (std::size_t i = 0; i < prog[r].ops.size(); ++i) {
+      const TriggeredOp& t = prog[r].ops[i];
+      if (t.trigger < 0) work.push_back({r, i});
+      else watch[r][static_cast<std::size_t>(t.trigger)].ops.push_back({t.threshold, i});
+    }
+    for (Watch& w : watch[r]) std::sort(w.ops.begin(), w.ops.end());
+  }
+  auto bump = [&](std::size_t r, int c, std::int64_t by) {
+    const auto cc = static_cast<std::size_t>(c);
+    value[r][cc] += by;
+    Watch& w = watch[r][cc];
+    while (w.next < w.ops.size() && w.ops[w.next].first <= value[r][cc]) work.push_back({r, w.ops[w.next++].second});
+  };
+  for (std::size_t r = 0; r < prog.size(); ++r)
+    for (std::size_t c = 0; c < watch[r].size(); ++c) bump(r, static_cast<int>(c), 0);
+  while (!work.empty()) {
+    const auto [r, i] = work.back();
+    work.pop_back();
+    ++fired;
+    const TriggeredOp& t = prog[r].ops[i];
+    if (t.is_counter_add) {
+      bump(r, t.target, t.add);
+      continue;
+    }
+    const auto peer = static_cast<std::size_t>(t.transfer.peer);
+    const int arrival = prog[peer].key_counter[static_cast<std::size_t>(t.transfer.key)];
+    if (arrival >= 0) bump(peer, arrival, 1);
+    if (t.completion >= 0) bump(r, t.completion, 1);
+  }
+  return fired == total;
+}
+
 }  // namespace
 
 std::size_t max_counters(const std::vector<RankProgram>& programs) {
@@ -108,7 +156,7 @@ std::size_t max_counters(const std::vector<RankProgram>& programs) {
   return m;
 }
 
-std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window) {
+std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window, std::string* unpaced_because) {
   if (window < 0) throw std::invalid_argument("plan_triggered: the window must not be negative");
   const Rank p = s.ranks();
   std::vector<RankProgram> prog(static_cast<std::size_t>(p));
@@ -193,9 +241,29 @@ std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window) 
       }
     }
   }
-  if (window > 0)
-    for (RankProgram& rp : prog) pace(s, rp, window);
-  return prog;
+  if (window == 0) return prog;
+  // Arrivals that must land in order (ordered channels) could be overtaken by a later
+  // burst's first transfers while an earlier one is held back.
+  bool ordered = s.ordered_channels;
+  for (std::size_t i = 0; i < s.size() && !ordered; ++i) ordered = !s.after(static_cast<OpId>(i)).empty();
+  if (ordered) {
+    if (unpaced_because) *unpaced_because = "the schedule relies on ordered channels, which pacing could reorder";
+    return prog;
+  }
+  std::vector<RankProgram> paced = prog;
+  for (RankProgram& rp : paced) pace(s, rp, window);
+  // The assignments' thresholds count exactly an operation's ancestors, so holding back
+  // the rest of a burst delays nothing a burst's first transfers wait for. A schedule
+  // file may count more (a first transfer waiting for another's completion): paced, it
+  // would never start.
+  if (!runs_to_the_end(paced)) {
+    if (unpaced_because)
+      *unpaced_because =
+          "paced, a burst's first transfers would wait for completions the pacing holds back "
+          "(the schedule's thresholds count more than each operation's ancestors)";
+    return prog;
+  }
+  return paced;
 }
 
 }  // namespace fabriclab::exec

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "exec/nic.h"
@@ -37,7 +38,7 @@ namespace fabriclab::exec {
 struct HostWait {
   int counter = 0;
   std::int64_t value = 0;
-  offload::OpId op = 0;  // the schedule's host_wait
+  offload::OpId op = 0;  // the schedule's host_wait (a paced burst's: its first transfer)
 };
 
 struct RankProgram {
@@ -54,7 +55,11 @@ struct RankProgram {
 
 // Plans the triggered path of a counter-assigned schedule with a data layout. The
 // schedule must have passed validate(s, true).
-std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window = 0);
+// A plan that pacing would stall (thresholds that count more than an operation's
+// ancestors, possible in a schedule file) or reorder (ordered channels) is returned
+// unpaced, and `unpaced_because` (if given) says why.
+std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window = 0,
+                                        std::string* unpaced_because = nullptr);
 
 // The most NIC counters any rank's program uses.
 std::size_t max_counters(const std::vector<RankProgram>& programs);

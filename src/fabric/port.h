@@ -46,6 +46,9 @@ class PortTap {
 class Port final : public EventHandler {
  public:
   Port(FabricContext& ctx, Node& owner, std::uint16_t index) : ctx_(ctx), owner_(owner), index_(index) {}
+  // The link ring points into the port itself.
+  Port(const Port&) = delete;
+  Port& operator=(const Port&) = delete;
 
   // Both ends get the same rate and delay (full duplex).
   static void connect(Port& a, Port& b, BitRate rate, Time delay);
@@ -121,9 +124,9 @@ class Port final : public EventHandler {
   void deliver(Packet* p);
 
   // Fields in the order the per-packet path touches them, so that an event reads few
-  // cache lines: line 0 what both the end of a frame and an arrival at the peer need,
-  // line 1 the rest of the end of a frame, then the link ring, the pause deadlines the
-  // owner reads when it pulls, and the cold bookkeeping last.
+  // cache lines: first what both the end of a frame and an arrival at the peer need,
+  // then the rest of the end of a frame, the link ring, the pause deadlines the owner
+  // reads when it pulls, and the cold bookkeeping last.
   FabricContext& ctx_;
   Node& owner_;
   Port* peer_ = nullptr;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <span>
 #include <string>
 
 #include "offload/assignment.h"
@@ -155,8 +156,10 @@ TEST(Plan, PacesABurstOfSegmentsThroughAFlowCounter) {
 // at the sender (delivery complete). Checks that every data transfer fires only after
 // the DAG's dependences are done (looking through the assignment's relays to the
 // transfers and arrivals they stand for), that everything fires, that each counter ends
-// at what the program says one iteration adds, and that every host wait is met. Returns
-// the most transfers one rank had in flight to one peer.
+// at what the program says one iteration adds, and that every host wait is met -- and
+// that when the waits are first met (where a host ends the iteration) everything has
+// fired and nothing is in flight. Returns the most transfers one rank had in flight to
+// one peer.
 std::size_t run_programs(const offload::Schedule& s, const std::vector<RankProgram>& progs, std::uint64_t seed,
                          const std::string& what) {
   using offload::OpId;
@@ -197,7 +200,23 @@ std::size_t run_programs(const offload::Schedule& s, const std::vector<RankProgr
     v.pop_back();
     return x;
   };
+  auto waits_met = [&] {
+    for (std::size_t r = 0; r < progs.size(); ++r)
+      for (const HostWait& w : progs[r].waits)
+        if (counter[r][static_cast<std::size_t>(w.counter)] < w.value) return false;
+    return true;
+  };
+  bool ended = false;  // the hosts' waits were met: the iteration ended there
   for (;;) {
+    if (!ended && waits_met()) {
+      // Nothing may still be on its way when the hosts end the iteration.
+      ended = true;
+      EXPECT_TRUE(flight.empty()) << what << ": the hosts' waits were met with " << flight.size()
+                                  << " transfers in flight";
+      for (std::size_t r = 0; r < progs.size(); ++r)
+        for (std::size_t i = 0; i < fired[r].size(); ++i)
+          EXPECT_TRUE(fired[r][i]) << what << ": rank " << r << " op " << progs[r].op_ids[i] << " not fired when the waits were met";
+    }
     ready.clear();
     for (std::size_t r = 0; r < progs.size(); ++r)
       for (std::size_t i = 0; i < progs[r].ops.size(); ++i) {
@@ -293,6 +312,61 @@ TEST(Plan, PacesUncountedSendsAndTheHostWaitsForThem) {
   EXPECT_EQ(r1.waits.back().value, 10);  // 40 KiB in 4 KiB segments
   EXPECT_EQ(r1.ops.size(), plain[1].ops.size());  // nothing owed: no counter add
   run_programs(s, paced, 1, "uncounted");
+}
+
+TEST(Plan, LeavesUnpacedWhatPacingWouldStall) {
+  // A schedule file may count more than an operation's ancestors (the verifier accepts
+  // it): here rank 0's first atomic of a burst of 9 to rank 1 waits for counter C to
+  // reach 2, and C counts its local op X and the burst's last atomic. Paced 8 at a time,
+  // the last atomic would wait for the first's completion and the first for the last's:
+  // the plan stays unpaced, and says why.
+  offload::Schedule s(2);
+  const auto C = s.new_counter(0), D = s.new_counter(0), E = s.new_counter(1);
+  offload::Op x{.kind = offload::OpKind::atomic, .rank = 0, .peer = 0, .bytes = 8};
+  x.completion = C;
+  const offload::OpId X = s.add(x);
+  std::vector<offload::OpId> sends, arrivals;
+  for (int k = 0; k < 9; ++k) {
+    offload::Op a{.kind = offload::OpKind::atomic, .rank = 0, .peer = 1, .bytes = 8};
+    a.trigger = C;
+    a.threshold = k == 0 ? 2 : 1;
+    a.completion = k == 8 ? C : D;
+    sends.push_back(s.add(a, {X}));
+    offload::Op arr{.kind = offload::OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8};
+    arr.completion = E;
+    arrivals.push_back(s.add(arr, {sends.back()}));
+  }
+  offload::Op w0{.kind = offload::OpKind::host_wait, .rank = 0};
+  w0.trigger = D;
+  w0.threshold = 8;
+  s.add(w0, std::span<const offload::OpId>(sends.data(), 8));
+  offload::Op w1{.kind = offload::OpKind::host_wait, .rank = 0};
+  w1.trigger = C;
+  w1.threshold = 2;
+  const offload::OpId both[] = {X, sends[8]};
+  s.add(w1, both);
+  offload::Op w2{.kind = offload::OpKind::host_wait, .rank = 1};
+  w2.trigger = E;
+  w2.threshold = 9;
+  s.add(w2, arrivals);
+
+  std::string why;
+  const auto plan = plan_triggered(s, 8, &why);
+  EXPECT_NE(why.find("would wait for completions the pacing holds back"), std::string::npos) << why;
+  EXPECT_EQ(max_counters(plan), max_counters(plan_triggered(s)));  // no flow counter
+  for (std::uint64_t seed = 0; seed <= 3; ++seed) run_programs(s, plan, seed, "unpaced file schedule");
+
+  // Ordered channels: pacing could let a later burst overtake an earlier one's tail.
+  auto rd = offload::assign_counters(
+      offload::split_atomics(offload::build_schedule("allreduce", "recursive_doubling", {.ranks = 4, .bytes = 64 * 1024}),
+                             4096),
+      Strategy::optimized);
+  std::string why_rd;
+  EXPECT_GT(max_counters(plan_triggered(rd, 4, &why_rd)), max_counters(plan_triggered(rd)));
+  EXPECT_TRUE(why_rd.empty()) << why_rd;
+  rd.ordered_channels = true;
+  EXPECT_EQ(max_counters(plan_triggered(rd, 4, &why_rd)), max_counters(plan_triggered(rd)));
+  EXPECT_NE(why_rd.find("ordered channels"), std::string::npos) << why_rd;
 }
 
 }  // namespace
