@@ -32,12 +32,17 @@
 
 namespace fabriclab {
 
+// The one order of pending events: by time, then by the sequence number of scheduling.
+inline bool earlier(Time t, std::uint64_t seq, Time other_t, std::uint64_t other_seq) {
+  return t < other_t || (t == other_t && seq < other_seq);
+}
+
 template <typename Payload>
 struct Event {
   Time time;
   std::uint64_t seq;
   Payload payload;
-  bool before(const Event& o) const { return time < o.time || (time == o.time && seq < o.seq); }
+  bool before(const Event& o) const { return earlier(time, seq, o.time, o.seq); }
 };
 
 template <typename Payload>
@@ -379,7 +384,7 @@ class LaneQueue {
       Time time;
       std::uint64_t seq;
       int lane;
-      bool before(const Head& o) const { return time < o.time || (time == o.time && seq < o.seq); }
+      bool before(const Head& o) const { return earlier(time, seq, o.time, o.seq); }
     };
     bool empty() const { return n_ == 0; }
     const Head& top() const { return h_[0]; }
@@ -419,7 +424,7 @@ class LaneQueue {
     if (calendar_.empty()) return false;
     const auto& c = calendar_.top();
     const auto& h = heads_.top();
-    return c.time < h.time || (c.time == h.time && c.seq < h.seq);
+    return earlier(c.time, c.seq, h.time, h.seq);
   }
 
   // The lane holding events of `delay`, or -1 (the calendar).
