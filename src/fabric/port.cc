@@ -84,9 +84,10 @@ void Port::on_event(std::uint64_t tag) {
       ++tx_packets_;
       if (sent.pfc) ++pfc_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
-      const Time arrival = ctx_.sim.now() + delay_;
-      link_.push(arrival, p);
-      if (link_.size() == 1) ctx_.sim.schedule_at(arrival, *this, kArrive);
+      // Every frame's arrival is due one propagation delay from now: the simulator's
+      // lane for this delay holds these events in order, as the link holds the frames.
+      link_.push(p);
+      ctx_.sim.schedule_in(delay_, *this, kArrive);
       // The owner may react by sending through this very port (a switch whose buffer
       // release resumes the link the frame came in on sends XON here): that starts the
       // next frame, and then there is nothing left to start.
@@ -95,12 +96,9 @@ void Port::on_event(std::uint64_t tag) {
       return;
     }
     case kArrive: {
-      Packet* p = link_.front().packet;
+      Packet* p = link_.front();
       link_.pop();
-      if (link_.size() > 0) {
-        ctx_.sim.schedule_at(link_.front().arrival, *this, kArrive);
-        __builtin_prefetch(link_.front().packet);  // it arrives next: warm it up
-      }
+      if (link_.size() > 0) __builtin_prefetch(link_.front());  // it arrives next: warm it up
       deliver(p);
       return;
     }
@@ -149,7 +147,7 @@ void Port::deliver_now(Packet* p) {
 void Port::drain() {
   if (on_wire_) ctx_.packets.release(std::exchange(on_wire_, nullptr));
   while (link_.size() > 0) {
-    ctx_.packets.release(link_.front().packet);
+    ctx_.packets.release(link_.front());
     link_.pop();
   }
   while (!control_.empty()) ctx_.packets.release(control_.pop());

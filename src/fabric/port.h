@@ -1,10 +1,11 @@
 // A port and the link that leaves it: a serializer at line rate, then a propagation delay
 // to the peer port. The port is a small state machine -- idle or transmitting -- with a
 // pause state per priority set by the PFC frames it receives; it pulls its next packet
-// from its Node, so queues live in one place. One pending wake-up per concern: the end of
-// the frame being serialized, and the arrival of the first frame on the link (frames on
-// a link arrive in order, so the rest wait in a ring of (arrival time, packet): the next
-// arrival is known without touching the next packet, which is usually cold in cache).
+// from its Node, so queues live in one place. Pending wake-ups: the end of the frame being
+// serialized, and one arrival per frame on the link, scheduled one propagation delay
+// after its last bit left (frames on a link arrive in order, so the frames wait in a
+// ring and each arrival takes the ring's front; every arrival of a link has the same
+// delay, which the simulator's event lanes serve in O(1)).
 //
 // PFC frames a node sends (send_control) go before any queued packet and are never
 // paused; PFC frames arriving are consumed here and pause or resume this port's egress.
@@ -105,7 +106,7 @@ class Port final : public EventHandler {
   template <typename F>
   void for_each_in_flight(F&& f) const {
     if (on_wire_) f(*on_wire_);
-    for (std::size_t i = 0; i < link_.size(); ++i) f(*link_.at(i).packet);
+    for (std::size_t i = 0; i < link_.size(); ++i) f(*link_.at(i));
     for (const Packet* p = control_.front(); p; p = p->next) f(*p);
   }
   // Releases every packet still held here to the pool (end of run).
@@ -142,41 +143,38 @@ class Port final : public EventHandler {
   PacketFifo control_;         // PFC frames to send
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0;
 
-  struct InFlight {
-    Time arrival;
-    Packet* packet;
-  };
-  // Frames serialized and propagating to the peer, in arrival order: a ring kept inside
-  // the port (8 frames: a 100G link of up to ~2.5 us at 4 KiB frames) so that reading it
-  // costs no cache miss, doubling onto the heap for longer links.
+  // Frames serialized and propagating to the peer, in arrival order (each has its
+  // kArrive pending): a ring kept inside the port (8 frames: a 100G link of up to ~2.5 us
+  // at 4 KiB frames) so that reading it costs no cache miss, doubling onto the heap for
+  // longer links.
   class LinkRing {
    public:
     std::size_t size() const { return count_; }
-    const InFlight& front() const { return ring_[head_]; }
-    const InFlight& at(std::size_t i) const { return ring_[(head_ + i) & (cap_ - 1)]; }
+    Packet* front() const { return ring_[head_]; }
+    Packet* at(std::size_t i) const { return ring_[(head_ + i) & (cap_ - 1)]; }
     void pop() {
       head_ = (head_ + 1) & (cap_ - 1);
       --count_;
     }
-    void push(Time arrival, Packet* p) {
+    void push(Packet* p) {
       if (count_ == cap_) grow();
-      ring_[(head_ + count_) & (cap_ - 1)] = {arrival, p};
+      ring_[(head_ + count_) & (cap_ - 1)] = p;
       ++count_;
     }
 
    private:
     void grow() {
-      auto bigger = std::make_unique<InFlight[]>(2 * cap_);
+      auto bigger = std::make_unique<Packet*[]>(2 * cap_);
       for (std::size_t i = 0; i < count_; ++i) bigger[i] = at(i);
       heap_ = std::move(bigger);
       ring_ = heap_.get();
       cap_ *= 2;
       head_ = 0;
     }
-    InFlight* ring_ = inline_;
+    Packet** ring_ = inline_;
     std::uint32_t cap_ = 8, head_ = 0, count_ = 0;
-    InFlight inline_[8];
-    std::unique_ptr<InFlight[]> heap_;
+    Packet* inline_[8];
+    std::unique_ptr<Packet*[]> heap_;
   };
   LinkRing link_;
 
