@@ -33,8 +33,14 @@
 namespace fabriclab {
 
 // The one order of pending events: by time, then by the sequence number of scheduling.
+// Times of pending events are never negative (nothing is scheduled before time 0 or
+// before the last event popped), so (time, seq) compares as one unsigned 128-bit key:
+// no branch on ties.
 inline bool earlier(Time t, std::uint64_t seq, Time other_t, std::uint64_t other_seq) {
-  return t < other_t || (t == other_t && seq < other_seq);
+  __extension__ using Key = unsigned __int128;
+  const Key a = static_cast<Key>(static_cast<std::uint64_t>(t.ps())) << 64 | seq;
+  const Key b = static_cast<Key>(static_cast<std::uint64_t>(other_t.ps())) << 64 | other_seq;
+  return a < b;
 }
 
 template <typename Payload>
@@ -287,24 +293,24 @@ class CalendarQueue {
 // A delay seen a second time lately is given a lane when one is empty, preferring the
 // least used (a count of pushes, halved every 64k lane pushes so that a delay no longer
 // seen gives its lane up); gaps that never repeat (random timers) stay in the calendar.
-// The non-empty lanes' heads sit in a small heap, so a pop compares two events.
+// A push finds its lane through a direct-mapped memo of the lanes' delays (one compare,
+// inline); the non-empty lanes' heads sit in a small heap, so a pop compares two events.
 template <typename Payload>
 class LaneQueue {
  public:
   static constexpr int kLanes = 8;
 
+  // Inline: a delay the memo knows goes straight to its lane; the rest is out of line.
   void push(Time t, Payload p) {
-    if (t < now_) throw std::logic_error("event scheduled in the past");
-    Event<Payload> e{t, next_seq_++, std::move(p)};
-    ++size_;
-    peeked_ = kNone;
-    const int k = lane_for((t - now_).ps());
-    if (k < 0) {
-      calendar_.push(std::move(e));
+    if (t < now_) [[unlikely]]
+      throw std::logic_error("event scheduled in the past");
+    const std::int64_t delay = (t - now_).ps();
+    const Memo& m = memo_[memo_slot(delay)];
+    if (m.delay == delay) [[likely]] {
+      to_lane(m.lane, {t, next_seq_++, std::move(p)});
       return;
     }
-    if (lanes_[k].empty()) heads_.insert({t, e.seq, k});
-    lanes_[k].push(std::move(e));
+    push_slow(delay, {t, next_seq_++, std::move(p)});
   }
 
   LaneQueue() = default;
@@ -427,37 +433,57 @@ class LaneQueue {
     return earlier(c.time, c.seq, h.time, h.seq);
   }
 
-  // The lane holding events of `delay`, or -1 (the calendar).
-  int lane_for(std::int64_t delay) {
-    if (delay_[last_] == delay) return hit(last_);
-    for (int k = 0; k < kLanes; ++k)
-      if (delay_[k] == delay) return hit(k);
-    // A delay seen once is likely never seen again (a timer's random gap): only one seen
-    // again recently gets a lane, the empty one least used.
-    std::int64_t& seen = recent_[static_cast<std::uint64_t>(delay) * 0x9e3779b97f4a7c15ull >> 58];
-    if (seen != delay) {
-      seen = delay;
-      ++calendar_pushes_;
-      return -1;
-    }
-    int pick = -1;
-    for (int k = 0; k < kLanes; ++k)
-      if (lanes_[k].empty() && (pick < 0 || uses_[k] < uses_[pick])) pick = k;
-    if (pick < 0) {
-      ++calendar_pushes_;
-      return -1;
-    }
-    delay_[pick] = delay;
-    uses_[pick] = 0;
-    return hit(pick);
+  // A direct-mapped memo of the lanes' delays, so that a push finds its lane with one
+  // compare. It always agrees with delay_: a lane's entry is cleared when the lane is
+  // given to another delay.
+  struct Memo {
+    std::int64_t delay = kNoDelay;
+    int lane = 0;
+  };
+  static constexpr int kMemoSlots = 32;
+  static std::size_t memo_slot(std::int64_t delay) {
+    return static_cast<std::uint64_t>(delay) * 0x9e3779b97f4a7c15ull >> 59;
   }
-  int hit(int k) {
-    last_ = k;
+
+  void to_lane(int k, Event<Payload> e) {
+    ++size_;
+    peeked_ = kNone;
     ++uses_[k];
-    ++lane_pushes_;
-    if ((lane_pushes_ & 0xffff) == 0)
+    if ((++lane_pushes_ & 0xffff) == 0)
       for (auto& u : uses_) u /= 2;
-    return k;
+    if (lanes_[k].empty()) heads_.insert({e.time, e.seq, k});
+    lanes_[k].push(std::move(e));
+  }
+
+  // A delay the memo does not know: a lane whose memo entry a colliding delay took, a new
+  // lane, or the calendar.
+  [[gnu::noinline]] void push_slow(std::int64_t delay, Event<Payload> e) {
+    int k = 0;
+    while (k < kLanes && delay_[k] != delay) ++k;
+    if (k == kLanes) {
+      // A delay seen once is likely never seen again (a timer's random gap): only one
+      // seen again recently gets a lane, the empty one least used.
+      std::int64_t& seen = recent_[static_cast<std::uint64_t>(delay) * 0x9e3779b97f4a7c15ull >> 58];
+      k = -1;
+      if (seen == delay) {
+        for (int j = 0; j < kLanes; ++j)
+          if (lanes_[j].empty() && (k < 0 || uses_[j] < uses_[k])) k = j;
+      } else {
+        seen = delay;
+      }
+      if (k < 0) {
+        ++calendar_pushes_;
+        ++size_;
+        peeked_ = kNone;
+        calendar_.push(std::move(e));
+        return;
+      }
+      if (delay_[k] != kNoDelay) memo_[memo_slot(delay_[k])] = {};  // the lane's old delay
+      delay_[k] = delay;
+      uses_[k] = 0;
+    }
+    memo_[memo_slot(delay)] = {delay, k};
+    to_lane(k, std::move(e));
   }
 
   CalendarQueue<Payload> calendar_;
@@ -465,8 +491,8 @@ class LaneQueue {
   Heads heads_;
   std::array<std::int64_t, kLanes> delay_ = filled_delays();
   std::array<std::uint32_t, kLanes> uses_{};
+  std::array<Memo, kMemoSlots> memo_{};
   std::array<std::int64_t, 64> recent_ = {};  // delays lately sent to the calendar, by hash
-  int last_ = 0;  // the lane of the last push
   Source peeked_ = kNone;  // where top() found the earliest, until the queue changes
   std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0, lane_pushes_ = 0, calendar_pushes_ = 0;
