@@ -43,6 +43,7 @@ void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
     pause_start_[prio] = now;
   }
   pause_until_[prio] = quanta == 0 ? now : now + pause_quantum_time(quanta);
+  pause_any_until_ = *std::max_element(pause_until_.begin(), pause_until_.end());
   if (quanta == 0) kick();
 }
 

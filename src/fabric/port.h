@@ -44,9 +44,9 @@ class PortTap {
   virtual void on_frame(const Port& port, const Packet& p, bool egress) = 0;
 };
 
-class Port final : public EventHandler {
+class alignas(64) Port final : public EventHandler {
  public:
-  Port(FabricContext& ctx, Node& owner, std::uint16_t index) : ctx_(ctx), owner_(owner), index_(index) {}
+  Port(FabricContext& ctx, Node& owner, std::uint16_t index) : index_(index), ctx_(ctx), owner_(owner) {}
   // The link ring points into the port itself.
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
@@ -79,7 +79,10 @@ class Port final : public EventHandler {
   void set_tap(PortTap* tap) { tap_ = tap; }
   PortTap* tap() const { return tap_; }
 
-  bool paused(std::uint8_t prio) const { return pause_until_[prio] > ctx_.sim.now(); }
+  bool paused(std::uint8_t prio) const {
+    const Time now = ctx_.sim.now();
+    return pause_any_until_ > now && pause_until_[prio] > now;  // the first test mostly ends it
+  }
   Time paused_until(std::uint8_t prio) const { return pause_until_[prio]; }
   // Start of the current uninterrupted pause of `prio` (meaningful while paused), and
   // when the last PFC frame for it arrived (Time::max() = never).
@@ -125,22 +128,24 @@ class Port final : public EventHandler {
   void deliver(Packet* p);
 
   // Fields in the order the per-packet path touches them, so that an event reads few
-  // cache lines: first what both the end of a frame and an arrival at the peer need,
-  // then the rest of the end of a frame, the link ring, the pause deadlines the owner
-  // reads when it pulls, and the cold bookkeeping last.
+  // cache lines (the port is line-aligned; the index sits in the tail padding of the
+  // EventHandler base): line 0 is what both the end of a frame and an arrival at the peer
+  // need, line 1 the rest of the end of a frame and the pause summary the owner reads
+  // when it pulls, then the link ring, the pause deadlines, and the cold bookkeeping.
+  std::uint16_t index_;
   FabricContext& ctx_;
   Node& owner_;
   Port* peer_ = nullptr;
   Packet* on_wire_ = nullptr;  // being serialized
   PortTap* tap_ = nullptr;
   LinkImpairment* impairment_ = nullptr;
-  Time delay_;
-  std::uint16_t index_;
 
+  Time delay_;
   SentFrame sending_;  // what owner_.transmitted() needs of on_wire_, read when it started
   std::uint32_t memo_bytes_ = 0;     // serialization time of the last frame size seen
   Time memo_time_;
   PacketFifo control_;         // PFC frames to send
+  Time pause_any_until_;       // >= every pause_until_: before it no class can be paused
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0;
 
   // Frames serialized and propagating to the peer, in arrival order (each has its

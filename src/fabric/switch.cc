@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -131,9 +132,17 @@ void Switch::watchdog_poll() {
 }
 
 void Switch::set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports) {
-  route_begin_ = std::move(begin);
-  route_ports_ = std::move(ports);
-  spray_next_.assign(route_begin_.empty() ? 0 : route_begin_.size() - 1, 0);
+  const std::size_t hosts = begin.empty() ? 0 : begin.size() - 1;
+  routes_.assign(hosts, {});
+  route_ports_.clear();
+  std::map<std::vector<std::uint16_t>, std::uint32_t> shared;  // a list of next hops -> where it is
+  for (std::size_t h = 0; h < hosts; ++h) {
+    std::vector<std::uint16_t> list(ports.begin() + begin[h], ports.begin() + begin[h + 1]);
+    const auto [it, added] = shared.emplace(list, static_cast<std::uint32_t>(route_ports_.size()));
+    if (added) route_ports_.insert(route_ports_.end(), list.begin(), list.end());
+    routes_[h] = {it->second, static_cast<std::uint32_t>(list.size())};
+  }
+  spray_next_.assign(hosts, 0);
 }
 
 std::int64_t Switch::shared_limit() const {
@@ -214,9 +223,9 @@ void Switch::on_event(std::uint64_t tag) {
 }
 
 std::uint16_t Switch::choose_egress(const Packet& p) {
-  if (p.dst + 1 >= route_begin_.size()) throw std::logic_error("switch " + name() + ": no route table for host");
-  const std::uint32_t b = route_begin_[p.dst];
-  const std::uint32_t n = route_begin_[p.dst + 1] - b;
+  if (p.dst >= routes_.size()) throw std::logic_error("switch " + name() + ": no route table for host");
+  const std::uint32_t b = routes_[p.dst].first;
+  const std::uint32_t n = routes_[p.dst].count;
   if (n == 0) throw std::logic_error("switch " + name() + ": no route to host " + std::to_string(p.dst));
   if (n == 1) return route_ports_[b];
   switch (cfg_.load_balance) {

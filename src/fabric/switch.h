@@ -117,7 +117,7 @@ class Switch final : public Node, public EventHandler {
   };
   // Per port, the fields a packet touches first (its queue's state and the egress
   // totals), then its ingress accounting, then the scheduler's and the cold ones.
-  struct SwitchPort {
+  struct alignas(64) SwitchPort {
     std::uint8_t backlogged = 0;  // bit c: queue[c] holds packets
     std::uint8_t rr = 0;
     std::array<bool, 8> storm{};
@@ -169,7 +169,14 @@ class Switch final : public Node, public EventHandler {
   double alpha_;             // dynamic threshold: 2^dynamic_th
   RandomStream rng_;
   std::vector<SwitchPort> ports_;
-  std::vector<std::uint32_t> route_begin_;   // per host: [begin[h], begin[h+1])
+  // Per host, its next hops: route_ports_[first, first + count). Hosts with the same
+  // next hops share one list (a leaf's uplinks serve every remote host), so the lists a
+  // switch reads stay few and in cache.
+  struct Route {
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
+  };
+  std::vector<Route> routes_;
   std::vector<std::uint16_t> route_ports_;
   std::vector<std::uint32_t> spray_next_;     // per host: round-robin position
   std::int64_t shared_size_ = 0, shared_used_ = 0;
