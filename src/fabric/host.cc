@@ -1,6 +1,7 @@
 #include "fabric/host.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -172,10 +173,17 @@ Packet* Host::make_data(SendQp& s) {
 Packet* Host::next_packet(Port& port) {
   const Time now = ctx_.sim.now();
   Time wake = Time::max();
-  for (int c = 7; c >= 0; --c) {
-    if (ctrl_[c].empty()) continue;
-    if (!port.paused(static_cast<std::uint8_t>(c))) return ctrl_[c].pop();
-    wake = std::min(wake, port.paused_until(static_cast<std::uint8_t>(c)));
+  // Control frames first, highest priority first, through the mask of non-empty queues
+  // (the 8 queues span three cache lines).
+  for (unsigned m = ctrl_backlog_; m != 0;) {
+    const auto c = static_cast<std::uint8_t>(std::bit_width(m) - 1);
+    m &= ~(1u << c);
+    if (!port.paused(c)) {
+      Packet* p = ctrl_[c].pop();
+      if (ctrl_[c].empty()) ctrl_backlog_ &= static_cast<std::uint8_t>(~(1u << c));
+      return p;
+    }
+    wake = std::min(wake, port.paused_until(c));
   }
   for (int c = 7; c >= 0; --c) {
     const std::uint32_t head = ring_head_[c];
@@ -205,6 +213,7 @@ Packet* Host::next_packet(Port& port) {
 void Host::send_control(Packet* p) {
   ++ctx_.ledger.control_packets_sent;
   ctrl_[p->priority].push(p);
+  ctrl_backlog_ |= static_cast<std::uint8_t>(1u << p->priority);
   port(0).kick();
 }
 
@@ -521,6 +530,7 @@ void Host::on_event(std::uint64_t tag) {
 void Host::drain() {
   for (auto& q : ctrl_)
     while (!q.empty()) ctx_.packets.release(q.pop());
+  ctrl_backlog_ = 0;
   while (!rx_.empty()) ctx_.packets.release(rx_.pop());
 }
 

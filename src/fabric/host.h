@@ -183,11 +183,13 @@ class Host final : public Node, public EventHandler, public RateListener {
 
   FabricContext& ctx_;
   std::uint32_t host_id_;
+  // What every pull reads, together (the configuration below spans several lines).
+  std::uint8_t ctrl_backlog_ = 0;    // bit c: ctrl_[c] holds frames
+  std::array<std::uint32_t, 8> ring_head_;
+  std::vector<SendQp> send_;
   NicConfig cfg_;
   FlowTable& flows_;
-  std::vector<SendQp> send_;
   std::vector<RecvQp> recv_;
-  std::array<std::uint32_t, 8> ring_head_;
   std::array<PacketFifo, 8> ctrl_;  // ACK/NAK/CNP per priority
   PacketFifo rx_;                 // the receive buffer (rx_rate set)
   std::int64_t rx_bytes_ = 0, rx_peak_ = 0, xoff_at_ = 0;
