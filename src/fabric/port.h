@@ -131,14 +131,15 @@ class alignas(64) Port final : public EventHandler {
   // cache lines (the port is line-aligned; the index sits in the tail padding of the
   // EventHandler base): line 0 is what both the end of a frame and an arrival at the peer
   // need, line 1 the rest of the end of a frame and the pause summary the owner reads
-  // when it pulls, then the link ring, the pause deadlines, and the cold bookkeeping.
+  // when it pulls, line 2 the counters and the link ring (with the impairment an arrival
+  // checks), then the pause deadlines and the cold bookkeeping.
   std::uint16_t index_;
   FabricContext& ctx_;
   Node& owner_;
   Port* peer_ = nullptr;
   Packet* on_wire_ = nullptr;  // being serialized
   PortTap* tap_ = nullptr;
-  LinkImpairment* impairment_ = nullptr;
+  BitRate rate_;  // the owner's pull reads it (a host's pacing) with the line's pointers
 
   Time delay_;
   SentFrame sending_;  // what owner_.transmitted() needs of on_wire_, read when it started
@@ -147,6 +148,7 @@ class alignas(64) Port final : public EventHandler {
   PacketFifo control_;         // PFC frames to send
   Time pause_any_until_;       // >= every pause_until_: before it no class can be paused
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0;
+  LinkImpairment* impairment_ = nullptr;  // read with the link ring, when a frame arrives
 
   // Frames serialized and propagating to the peer, in arrival order (each has its
   // kArrive pending): a ring kept inside the port (8 frames: a 100G link of up to ~2.5 us
@@ -185,7 +187,6 @@ class alignas(64) Port final : public EventHandler {
 
   std::array<Time, 8> pause_until_{};
   Time wake_pending_ = Time::max();  // earliest kWake scheduled and not yet run
-  BitRate rate_;
 
   std::array<Time, 8> pause_start_{};
   std::array<Time, 8> last_pfc_rx_ = filled(Time::max());

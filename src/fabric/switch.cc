@@ -26,12 +26,24 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
                std::uint64_t run_seed)
     : Node(std::move(name)),
       ctx_(ctx),
-      cfg_(cfg),
       seed_(cfg.seed_per_switch ? mix_seed(cfg.seed, switch_index) : cfg.seed),
       seed_hash_(flow_hash_seed(cfg.hash, seed_)),
       seed_mix_(0x9e3779b97f4a7c15ull * (static_cast<std::uint64_t>(seed_) * 2 + 1)),
       alpha_(std::ldexp(1.0, cfg.dynamic_th)),
-      rng_(run_seed, "switch/" + this->name()) {}
+      path_{.reserve = cfg.reserve.count(),
+            .static_th = cfg.static_th.count(),
+            .xon_offset = cfg.xon_offset.count(),
+            .wred = cfg.wred,
+            .lossless = cfg.pfc ? cfg.lossless : std::uint8_t{0},
+            .strict = cfg.scheduler == Scheduler::strict ? std::uint8_t{0xff} : cfg.strict_classes,
+            .threshold_mode = cfg.threshold_mode,
+            .scheduler = cfg.scheduler,
+            .load_balance = cfg.load_balance,
+            .wd_action = cfg.wd_action,
+            .ecn = cfg.ecn,
+            .mark_at_enqueue = cfg.mark_at_enqueue},
+      rng_(run_seed, "switch/" + this->name()),
+      cfg_(cfg) {}
 
 void Switch::finalize() {
   ports_.assign(port_count(), SwitchPort{});
@@ -146,7 +158,7 @@ void Switch::set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint1
 }
 
 std::int64_t Switch::shared_limit() const {
-  if (cfg_.threshold_mode == ThresholdMode::static_th) return cfg_.static_th.count();
+  if (path_.threshold_mode == ThresholdMode::static_th) return path_.static_th;
   return static_cast<std::int64_t>(alpha_ * static_cast<double>(shared_size_ - shared_used_));
 }
 
@@ -154,19 +166,18 @@ bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
   SwitchPort& sp = ports_[in];
   PgState& g = sp.pg[pg];
   const std::int64_t in_pool = g.used - g.headroom_used;
-  if (in_pool + size <= cfg_.reserve.count()) {
+  if (in_pool + size <= path_.reserve) {
     g.used += size;
     return true;
   }
   const std::int64_t before = shared_part(g);
-  const std::int64_t after = in_pool + size - cfg_.reserve.count();
+  const std::int64_t after = in_pool + size - path_.reserve;
   if (!g.xoff && after <= shared_limit() && shared_used_ + (after - before) <= shared_size_) {
     g.used += size;
     shared_used_ += after - before;
     return true;
   }
-  const bool lossless = cfg_.pfc && ((cfg_.lossless >> pg) & 1);
-  if (!lossless) return false;
+  if (!((path_.lossless >> pg) & 1)) return false;
   if (!g.xoff) {
     g.xoff = true;
     send_pause(in, pg, cfg_.pause_quanta);
@@ -185,7 +196,7 @@ void Switch::release(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
   if (g.used < 0) throw std::logic_error("switch " + name() + ": MMU accounting went negative");
   shared_used_ += shared_part(g) - before;
   if (g.xoff && g.headroom_used == 0 &&
-      shared_part(g) <= std::max<std::int64_t>(0, shared_limit() - cfg_.xon_offset.count())) {
+      shared_part(g) <= std::max<std::int64_t>(0, shared_limit() - path_.xon_offset)) {
     g.xoff = false;
     g.refresh_at = Time::max();
     send_pause(in, pg, 0);
@@ -228,7 +239,7 @@ std::uint16_t Switch::choose_egress(const Packet& p) {
   const std::uint32_t n = routes_[p.dst].count;
   if (n == 0) throw std::logic_error("switch " + name() + ": no route to host " + std::to_string(p.dst));
   if (n == 1) return route_ports_[b];
-  switch (cfg_.load_balance) {
+  switch (path_.load_balance) {
     case LoadBalance::ecmp:
       return route_ports_[b + select(seed_hash_ ^ p.hash_key, n)];
     case LoadBalance::spray_round_robin: {
@@ -244,8 +255,8 @@ std::uint16_t Switch::choose_egress(const Packet& p) {
 }
 
 void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
-  if (!cfg_.ecn || p.ecn == kEcnNotEct || p.ecn == kEcnCe || !is_data(p.opcode)) return;
-  const bool mark = cfg_.wred.mark(sp.queue_bytes[prio], rng_);
+  if (!path_.ecn || p.ecn == kEcnNotEct || p.ecn == kEcnCe || !is_data(p.opcode)) return;
+  const bool mark = path_.wred.mark(sp.queue_bytes[prio], rng_);
   if (mark) {
     p.ecn = kEcnCe;
     ++sp.ecn_marks;
@@ -269,14 +280,14 @@ void Switch::receive(Port& port, Packet* p) {
       ++ctx_.ledger.data_packets_dropped;
       ctx_.ledger.data_bytes_dropped += p->payload;
     }
-    if (cfg_.pfc && ((cfg_.lossless >> p->priority) & 1)) ++ctx_.ledger.lossless_drops;
+    if ((path_.lossless >> p->priority) & 1) ++ctx_.ledger.lossless_drops;
     ctx_.packets.release(p);
     return;
   }
   const std::uint16_t out = choose_egress(*p);
   SwitchPort& ep = ports_[out];
   const std::uint8_t prio = p->priority;
-  if (ep.storm[prio] && cfg_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
+  if (ep.storm[prio] && path_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
     release(in, prio, size);
     ++ep.wd_drops;
     drop_packet(ep, p);
@@ -287,14 +298,14 @@ void Switch::receive(Port& port, Packet* p) {
   ep.queue_bytes[prio] += size;
   ep.queued += size;
   ep.max_queued = std::max(ep.max_queued, ep.queued);
-  if (cfg_.mark_at_enqueue) maybe_mark(ep, *p, prio);
+  if (path_.mark_at_enqueue) maybe_mark(ep, *p, prio);
   this->port(out).kick();
 }
 
 Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
   Time wake = Time::max();
   auto take = [&](std::uint8_t c) {
-    if (!cfg_.mark_at_enqueue) maybe_mark(sp, *sp.queue[c].front(), c);
+    if (!path_.mark_at_enqueue) maybe_mark(sp, *sp.queue[c].front(), c);
     Packet* p = sp.queue[c].pop();
     // The next packet of this queue leaves after this one: start fetching it now (it has
     // waited long enough to be out of cache).
@@ -305,7 +316,7 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
     sp.queued -= size;
     return p;
   };
-  const std::uint8_t strict = cfg_.scheduler == Scheduler::strict ? 0xff : cfg_.strict_classes;
+  const std::uint8_t strict = path_.strict;
   // The strict classes with packets, highest first.
   for (unsigned m = sp.backlogged & strict; m != 0;) {
     const auto k = static_cast<std::uint8_t>(std::bit_width(m) - 1);
@@ -313,7 +324,7 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
     if (!port.paused(k) || forwarding(sp, k)) return take(k);
     wake = std::min(wake, port.paused_until(k));
   }
-  if (cfg_.scheduler == Scheduler::dwrr) {
+  if (path_.scheduler == Scheduler::dwrr) {
     for (int visits = 0; visits < 17; ++visits) {
       const std::uint8_t c = sp.rr;
       const bool paused = port.paused(c) && !forwarding(sp, c);

@@ -67,7 +67,7 @@ struct SwitchConfig {
   bool seed_per_switch = true;                   // false: every switch hashes alike (polarizes)
 };
 
-class Switch final : public Node, public EventHandler {
+class alignas(64) Switch final : public Node, public EventHandler {
  public:
   Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index, const SwitchConfig& cfg,
          std::uint64_t run_seed);
@@ -135,12 +135,12 @@ class Switch final : public Node, public EventHandler {
   static constexpr std::uint64_t kWatchdogTag = 1ull << 40;
   void watchdog_poll();
   bool forwarding(const SwitchPort& sp, std::uint8_t prio) const {
-    return sp.storm[prio] && cfg_.wd_action == WatchdogAction::forward;
+    return sp.storm[prio] && path_.wd_action == WatchdogAction::forward;
   }
   void drop_packet(SwitchPort& sp, Packet* p);
 
   std::int64_t shared_part(const PgState& g) const {
-    const std::int64_t s = g.used - g.headroom_used - cfg_.reserve.count();
+    const std::int64_t s = g.used - g.headroom_used - path_.reserve;
     return s > 0 ? s : 0;
   }
   std::int64_t shared_limit() const;
@@ -151,8 +151,9 @@ class Switch final : public Node, public EventHandler {
   Packet* dequeue(SwitchPort& sp, Port& port);
   void maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio);
 
+  // Members in the order a packet reads them, the switch line-aligned: the hot part of
+  // the configuration is copied into packet_path_ (cfg_ spans five lines).
   FabricContext& ctx_;
-  SwitchConfig cfg_;
   std::uint32_t seed_;
   std::uint32_t seed_hash_;  // flow_hash_seed(cfg_.hash, seed_)
   std::uint64_t seed_mix_;   // odd multiplier from the seed: the selection's finalizer
@@ -167,7 +168,19 @@ class Switch final : public Node, public EventHandler {
     return static_cast<std::uint32_t>((x * n) >> 32);
   }
   double alpha_;             // dynamic threshold: 2^dynamic_th
-  RandomStream rng_;
+  struct PacketPath {
+    std::int64_t reserve, static_th, xon_offset;
+    Wred wred;
+    std::uint8_t lossless;   // cfg_.lossless, or 0 when PFC is off
+    std::uint8_t strict;     // classes served strictly: all (strict) or cfg_.strict_classes (DWRR)
+    ThresholdMode threshold_mode;
+    Scheduler scheduler;
+    LoadBalance load_balance;
+    WatchdogAction wd_action;
+    bool ecn, mark_at_enqueue;
+  };
+  PacketPath path_;
+  std::int64_t shared_size_ = 0, shared_used_ = 0;
   std::vector<SwitchPort> ports_;
   // Per host, its next hops: route_ports_[first, first + count). Hosts with the same
   // next hops share one list (a leaf's uplinks serve every remote host), so the lists a
@@ -178,8 +191,9 @@ class Switch final : public Node, public EventHandler {
   };
   std::vector<Route> routes_;
   std::vector<std::uint16_t> route_ports_;
+  RandomStream rng_;
   std::vector<std::uint32_t> spray_next_;     // per host: round-robin position
-  std::int64_t shared_size_ = 0, shared_used_ = 0;
+  SwitchConfig cfg_;
 };
 
 }  // namespace fabriclab::fabric
