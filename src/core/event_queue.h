@@ -284,7 +284,7 @@ class CalendarQueue {
 
 // A calendar queue behind a few FIFO lanes, one per recurring delay. A network simulator
 // schedules most events a fixed delay after now -- a frame's serialization time at one
-// rate, a link's propagation delay, the gap between back-to-back arrivals -- and since
+// rate, a link's propagation delay, a control frame's time -- and since
 // now never goes back, the events of one delay come due in the order they were pushed:
 // a FIFO holds them, with an O(1) push and pop. pop() takes the earliest of the lanes'
 // heads and the calendar's top, by (time, seq), with one sequence across them all, so

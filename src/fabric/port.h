@@ -131,8 +131,8 @@ class alignas(64) Port final : public EventHandler {
   // cache lines (the port is line-aligned; the index sits in the tail padding of the
   // EventHandler base): line 0 is what both the end of a frame and an arrival at the peer
   // need, line 1 the rest of the end of a frame and the pause summary the owner reads
-  // when it pulls, line 2 the counters and the link ring (with the impairment an arrival
-  // checks), then the pause deadlines and the cold bookkeeping.
+  // when it pulls, from line 2 the counters and the link ring (with the impairment an
+  // arrival checks), then the pause deadlines and the cold bookkeeping.
   std::uint16_t index_;
   FabricContext& ctx_;
   Node& owner_;

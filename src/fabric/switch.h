@@ -151,8 +151,9 @@ class alignas(64) Switch final : public Node, public EventHandler {
   Packet* dequeue(SwitchPort& sp, Port& port);
   void maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio);
 
-  // Members in the order a packet reads them, the switch line-aligned: the hot part of
-  // the configuration is copied into packet_path_ (cfg_ spans five lines).
+  // Members in the order a packet reads them, the switch line-aligned: the part of the
+  // configuration a packet reads is copied into path_, which fills the switch's third
+  // line with the shared-pool use (cfg_ spans three lines, far behind).
   FabricContext& ctx_;
   std::uint32_t seed_;
   std::uint32_t seed_hash_;  // flow_hash_seed(cfg_.hash, seed_)
@@ -179,8 +180,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
     WatchdogAction wd_action;
     bool ecn, mark_at_enqueue;
   };
-  PacketPath path_;
   std::int64_t shared_size_ = 0, shared_used_ = 0;
+  PacketPath path_;
   std::vector<SwitchPort> ports_;
   // Per host, its next hops: route_ports_[first, first + count). Hosts with the same
   // next hops share one list (a leaf's uplinks serve every remote host), so the lists a

@@ -33,8 +33,8 @@ FabricOutcome run_example(const std::string& name, const std::string& out = "") 
 // answer CE marks with CNPs, which share the reverse links with the ACKs; both when a
 // frame's arrival began to be scheduled as its last bit leaves rather than when the frame
 // before it arrives: events at the same picosecond now run in another, equally valid,
-// order -- incast's flows.csv is unchanged, a few pause times and finish times of the
-// leaf-spine move by ns.) When a change is intended, re-run the example, check its outputs
+// order -- incast's flows.csv is unchanged (a few ports' paused times move), the
+// leaf-spine marks 3 fewer packets, sends 4 fewer CNPs and ends 24 ns later.) When a change is intended, re-run the example, check its outputs
 // and update the constant here in the same commit, saying why.
 TEST(FabricScenario, IncastExample) {
   const FabricOutcome o = run_example("incast.toml");
