@@ -4,6 +4,7 @@
 
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "core/random.h"
 
@@ -14,11 +15,16 @@ namespace {
 // pushes and pops; every pop must agree. Gaps: ties (0), small, and rare huge jumps
 // that leave the calendar empty for many years.
 // With `recurring_percent`, that share of the gaps is one of a few fixed delays (a
-// network's frame times and link delays), more than a LaneQueue has lanes for.
+// network's frame times and link delays), more than a LaneQueue has lanes for; or, with
+// `many_delays`, one of that many (1000 + 7919 i ps).
 template <typename Queue>
 void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_percent = 2,
-                  std::uint64_t recurring_percent = 0) {
-  constexpr std::int64_t kRecurring[] = {335840, 1000000, 6720, 7040, 83200, 2000000, 12, 500000, 3, 99991, 40000};
+                  std::uint64_t recurring_percent = 0, std::size_t many_delays = 0) {
+  std::vector<std::int64_t> recurring = {335840, 1000000, 6720, 7040, 83200, 2000000, 12, 500000, 3, 99991, 40000};
+  if (many_delays > 0) {
+    recurring.clear();
+    for (std::size_t i = 0; i < many_delays; ++i) recurring.push_back(1000 + 7919 * static_cast<std::int64_t>(i));
+  }
   Queue q;
   std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
   RandomStream rng(seed, "event-queue-test");
@@ -31,7 +37,7 @@ void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_p
       std::int64_t gap = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(2 * mean_gap + 1)));
       if (rng.below(100) < tie_percent) gap = 0;            // a tie
       if (rng.below(1000) == 0) gap *= 100000;               // a long silence
-      if (rng.below(100) < recurring_percent) gap = kRecurring[rng.below(std::size(kRecurring))];
+      if (rng.below(100) < recurring_percent) gap = recurring[rng.below(recurring.size())];
       const std::int64_t t = now + gap;
       q.push(Time::from_ps(t), next_payload);
       ref.emplace(t, seq++, next_payload++);
@@ -80,6 +86,9 @@ TEST(EventQueue, LaneQueuePopsInTimeThenScheduleOrder) {
   // random gaps between them.
   for (std::uint64_t recurring : {50u, 95u}) differential<LaneQueue<int>>(5, 300000, 5, recurring);
   differential<LaneQueue<int>>(6, 300000, 95, 4);
+  // 40 recurring delays: more than the lane memo's 32 slots, so some share a slot
+  // whatever its hash, and five times the lanes, so lanes keep changing hands.
+  differential<LaneQueue<int>>(7, 300000, 2, 90, 40);
 }
 
 TEST(EventQueue, LaneQueueServesRecurringDelaysFromLanes) {
