@@ -175,7 +175,7 @@ void Network::build_routes() {
   }
   for (std::size_t s = 0; s < switches_.size(); ++s) {
     begin[s].push_back(static_cast<std::uint32_t>(ports[s].size()));
-    switches_[s]->set_routes(std::move(begin[s]), std::move(ports[s]));
+    switches_[s]->set_routes(begin[s], ports[s]);
   }
 }
 

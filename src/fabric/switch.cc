@@ -143,7 +143,7 @@ void Switch::watchdog_poll() {
   }
 }
 
-void Switch::set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports) {
+void Switch::set_routes(const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports) {
   const std::size_t hosts = begin.empty() ? 0 : begin.size() - 1;
   routes_.assign(hosts, {});
   route_ports_.clear();

@@ -78,7 +78,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Called when the run starts: arms the watchdog's poll.
   void start();
   // Equal-cost egress ports toward each host, filled by the network's routing.
-  void set_routes(std::vector<std::uint32_t> begin, std::vector<std::uint16_t> ports);
+  void set_routes(const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports);
 
   Packet* next_packet(Port& port) override;
   void transmitted(Port& port, const SentFrame& f) override;
@@ -194,7 +194,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   std::vector<std::uint16_t> route_ports_;
   RandomStream rng_;
   std::vector<std::uint32_t> spray_next_;     // per host: round-robin position
-  SwitchConfig cfg_;
+  const SwitchConfig cfg_;  // never changes: path_ copies part of it
 };
 
 }  // namespace fabriclab::fabric
