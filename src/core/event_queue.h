@@ -313,6 +313,21 @@ class LaneQueue {
     push_slow(delay, {t, next_seq_++, std::move(p)});
   }
 
+  // For events that arrive in batches already in time order (the frames handed from one
+  // partition of a parallel run to another, one window at a time): while `t` is no
+  // earlier than the last event pushed here, the event joins a lane of its own,
+  // whatever its delay; otherwise it is pushed as usual. Order is as with push().
+  void push_in_order(Time t, Payload p) {
+    if (t < now_) [[unlikely]]
+      throw std::logic_error("event scheduled in the past");
+    Lane& lane = lanes_[kOrdered];
+    if (!lane.empty() && t < lane.back().time) {
+      push(t, std::move(p));
+      return;
+    }
+    to_lane(kOrdered, {t, next_seq_++, std::move(p)});
+  }
+
   LaneQueue() = default;
   // A lane points into its own storage: not copyable.
   LaneQueue(const LaneQueue&) = delete;
@@ -356,6 +371,7 @@ class LaneQueue {
    public:
     bool empty() const { return count_ == 0; }
     const Event<Payload>& front() const { return ring_[head_]; }
+    const Event<Payload>& back() const { return ring_[(head_ + count_ - 1) & mask_]; }
     Event<Payload> pop() {
       Event<Payload> e = std::move(ring_[head_]);
       head_ = (head_ + 1) & mask_;
@@ -418,11 +434,12 @@ class LaneQueue {
       }
       h_[i] = x;
     }
-    std::array<Head, kLanes> h_{};
+    std::array<Head, kLanes + 1> h_{};
     int n_ = 0;
   };
 
   static constexpr std::int64_t kNoDelay = -1;
+  static constexpr int kOrdered = kLanes;  // push_in_order's lane, after the delays' lanes
   enum Source : std::uint8_t { kNone, kCalendar, kLane };
 
   bool from_calendar() {
@@ -487,10 +504,10 @@ class LaneQueue {
   }
 
   CalendarQueue<Payload> calendar_;
-  std::array<Lane, kLanes> lanes_;
+  std::array<Lane, kLanes + 1> lanes_;
   Heads heads_;
   std::array<std::int64_t, kLanes> delay_ = filled_delays();
-  std::array<std::uint32_t, kLanes> uses_{};
+  std::array<std::uint32_t, kLanes + 1> uses_{};  // the ordered lane's is never read
   std::array<Memo, kMemoSlots> memo_{};
   std::array<std::int64_t, 64> recent_ = {};  // delays lately sent to the calendar, by hash
   Source peeked_ = kNone;  // where top() found the earliest, until the queue changes

@@ -39,6 +39,15 @@ class Simulator {
     queue_.push(t, {&h, tag});
   }
   void schedule_in(Time delay, EventHandler& h, std::uint64_t tag = 0) { schedule_at(now_ + delay, h, tag); }
+  // schedule_at for a batch of wake-ups in time order (PendingEvents::push_in_order):
+  // the same order of execution, a cheaper push.
+  void schedule_in_order(Time t, EventHandler& h, std::uint64_t tag = 0) {
+    if (t < now_) [[unlikely]]
+      scheduled_in_the_past(t);
+    if (h.fingerprint_id_ == 0) [[unlikely]]
+      h.fingerprint_id_ = next_handler_id_++;
+    queue_.push_in_order(t, {&h, tag});
+  }
   // Runs the events due at or before `until`, in order; returns how many ran. The clock
   // ends at `until` if events remain beyond it, else at the last event.
   std::uint64_t run(Time until = Time::max());

@@ -19,6 +19,22 @@ struct Ledger {
   std::uint64_t lossless_drops = 0;                                // drops on a lossless priority
   std::uint64_t ttl_drops = 0;                                     // TTL ran out (a routing loop)
   std::uint64_t control_packets_sent = 0;                          // ACK, NAK, CNP, PFC
+
+  // The partitions of a parallel run keep one ledger each; the run's is their sum.
+  Ledger& operator+=(const Ledger& o) {
+    data_packets_sent += o.data_packets_sent;
+    data_bytes_sent += o.data_bytes_sent;
+    data_packets_arrived += o.data_packets_arrived;
+    data_bytes_arrived += o.data_bytes_arrived;
+    data_packets_dropped += o.data_packets_dropped;
+    data_bytes_dropped += o.data_bytes_dropped;
+    data_packets_duplicated += o.data_packets_duplicated;
+    data_bytes_duplicated += o.data_bytes_duplicated;
+    lossless_drops += o.lossless_drops;
+    ttl_drops += o.ttl_drops;
+    control_packets_sent += o.control_packets_sent;
+    return *this;
+  }
 };
 
 struct FabricContext {
@@ -26,6 +42,7 @@ struct FabricContext {
   Pool<Packet>& packets;
   Ledger& ledger;
   std::uint64_t flows_left = 0;  // the run stops when the last flow has been delivered
+  bool stop_at_last_flow = true;  // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
 };
 

@@ -20,7 +20,7 @@ std::uint16_t source_port(std::uint32_t host, std::uint32_t qpn) {
 }  // namespace
 
 Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows)
-    : Node(std::move(name)), ctx_(ctx), host_id_(host_id), cfg_(cfg), flows_(flows) {
+    : Node(std::move(name)), ctx_(&ctx), host_id_(host_id), cfg_(cfg), flows_(flows) {
   ring_head_.fill(kNone);
   if (cfg_.mtu == 0) throw InputError("nic.mtu must be positive");
   if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
@@ -76,7 +76,7 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.priority = priority;
   s.start = start;
   const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_.sim, port(0).rate(), &cfg_.dcqcn, this, q});
+  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), &cfg_.dcqcn, this, q});
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
@@ -86,7 +86,7 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
 
 void Host::start_send_qp(std::uint32_t qp, Time at) {
   send_.at(qp).start = at;
-  ctx_.sim.schedule_at(at, *this, kStart | qp);
+  ctx_->sim.schedule_at(at, *this, kStart | qp);
 }
 
 std::uint32_t Host::payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const {
@@ -126,12 +126,12 @@ void Host::ring_remove(std::uint32_t q) {
 
 void Host::arm_timer(SendQp& s, std::uint32_t q, Time at) {
   s.timer_at = at;
-  ctx_.sim.schedule_at(at, *this, kRto | q);
+  ctx_->sim.schedule_at(at, *this, kRto | q);
 }
 
 Packet* Host::make_data(SendQp& s) {
-  const Time now = ctx_.sim.now();
-  Packet* p = ctx_.packets.acquire();
+  const Time now = ctx_->sim.now();
+  Packet* p = ctx_->packets.acquire();
   const std::uint32_t psn = s.next_psn++;
   p->flow = s.flow;
   p->src = host_id_;
@@ -155,8 +155,8 @@ Packet* Host::make_data(SendQp& s) {
   p->seal();
   if (psn < s.high) ++flows_[s.flow].retransmitted;
   else s.high = psn + 1;
-  ++ctx_.ledger.data_packets_sent;
-  ctx_.ledger.data_bytes_sent += p->payload;
+  ++ctx_->ledger.data_packets_sent;
+  ctx_->ledger.data_bytes_sent += p->payload;
 
   const BitRate r = s.cc->rate();
   s.cc->on_sent(now, p->wire_bytes());
@@ -171,7 +171,7 @@ Packet* Host::make_data(SendQp& s) {
 }
 
 Packet* Host::next_packet(Port& port) {
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   Time wake = Time::max();
   // Control frames first, highest priority first, through the mask of non-empty queues
   // (the 8 queues span three cache lines).
@@ -211,7 +211,7 @@ Packet* Host::next_packet(Port& port) {
 }
 
 void Host::send_control(Packet* p) {
-  ++ctx_.ledger.control_packets_sent;
+  ++ctx_->ledger.control_packets_sent;
   ctrl_[p->priority].push(p);
   ctrl_backlog_ |= static_cast<std::uint8_t>(1u << p->priority);
   port(0).kick();
@@ -228,7 +228,7 @@ void Host::learn_peer(RecvQp& r, const Packet& data) {
 }
 
 Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
-  Packet* a = ctx_.packets.acquire();
+  Packet* a = ctx_->packets.acquire();
   a->hash_key = r.ack_hash_key;
   a->flow = r.flow;
   a->src = host_id_;
@@ -252,7 +252,7 @@ void Host::send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::
 }
 
 void Host::maybe_send_cnp(RecvQp& r, std::uint32_t qpn) {
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   Time& last = cfg_.cnp.per_qp ? r.last_cnp : last_cnp_;
   if (last != Time::max() && now - last < cnp_interval_) return;
   last = now;
@@ -268,7 +268,7 @@ void Host::maybe_send_cnp(RecvQp& r, std::uint32_t qpn) {
 void Host::rate_raised(std::uint32_t qp) {
   SendQp& s = send_[qp];
   if (!s.in_ring) return;
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   const Time again = std::max(now, s.last_sent + serialization_time(Bytes::from_count(s.last_wire), s.cc->rate()));
   if (again >= s.next_send) return;
   s.next_send = again;
@@ -293,16 +293,16 @@ void Host::deliver(RecvQp& r, std::uint32_t psn) {
 void Host::qp_complete(const RecvQp& r) {
   FlowState& f = flows_[r.flow];
   if (++f.qps_done < f.spec.qps) return;
-  f.finish = ctx_.sim.now();
-  if (ctx_.flow_events) ctx_.flow_events->flow_finished(r.flow);
-  if (--ctx_.flows_left == 0) ctx_.sim.stop();
+  f.finish = ctx_->sim.now();
+  if (ctx_->flow_events) ctx_->flow_events->flow_finished(r.flow);
+  if (--ctx_->flows_left == 0 && ctx_->stop_at_last_flow) ctx_->sim.stop();
 }
 
 void Host::on_data(Packet* p) {
   const std::uint32_t q = p->dst_qp;
   RecvQp& r = recv_.at(q);
-  ++ctx_.ledger.data_packets_arrived;
-  ctx_.ledger.data_bytes_arrived += p->payload;
+  ++ctx_->ledger.data_packets_arrived;
+  ctx_->ledger.data_bytes_arrived += p->payload;
   if (!r.peer_known) learn_peer(r, *p);
   if (p->ecn == kEcnCe) {
     ++ce_received_;
@@ -318,7 +318,7 @@ void Host::on_data(Packet* p) {
       r.broken = true;  // a gap: the rest of the message is lost
       ++oos_drops_;
     }
-    ctx_.packets.release(p);
+    ctx_->packets.release(p);
     return;
   }
 
@@ -368,18 +368,18 @@ void Host::on_data(Packet* p) {
     ++duplicates_;
     send_ack(r, q, r.expected - 1, kAethAck);
   }
-  ctx_.packets.release(p);
+  ctx_->packets.release(p);
 }
 
 void Host::arm_give_up(RecvQp& r, std::uint32_t q) {
   r.gap_at = r.expected;
-  r.gap_due = ctx_.sim.now() + cfg_.reorder_timeout;
-  ctx_.sim.schedule_at(r.gap_due, *this, kGiveUp | q);
+  r.gap_due = ctx_->sim.now() + cfg_.reorder_timeout;
+  ctx_->sim.schedule_at(r.gap_due, *this, kGiveUp | q);
 }
 
 void Host::on_ack(const Packet& p) {
   SendQp& s = send_.at(p.dst_qp);
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   if (p.syndrome == kAethNakSeq) {
     // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
     // older than what has been acknowledged since (an ACK overtook it) changes nothing.
@@ -412,11 +412,11 @@ void Host::receive(Port& /*port*/, Packet* p) {
   if (rx_bytes_ + size > cfg_.rx_buffer.count()) {
     ++rx_drops_;
     if (is_data(p->opcode)) {
-      ++ctx_.ledger.data_packets_dropped;
-      ctx_.ledger.data_bytes_dropped += p->payload;
+      ++ctx_->ledger.data_packets_dropped;
+      ctx_->ledger.data_bytes_dropped += p->payload;
     }
-    if ((cfg_.lossless >> p->priority) & 1) ++ctx_.ledger.lossless_drops;
-    ctx_.packets.release(p);
+    if ((cfg_.lossless >> p->priority) & 1) ++ctx_->ledger.lossless_drops;
+    ctx_->packets.release(p);
     return;
   }
   rx_.push(p);
@@ -428,14 +428,14 @@ void Host::receive(Port& /*port*/, Packet* p) {
   }
   if (!rx_draining_) {
     rx_draining_ = true;
-    ctx_.sim.schedule_in(serialization_time(Bytes::from_count(size), cfg_.rx_rate), *this, kRxDrain);
+    ctx_->sim.schedule_in(serialization_time(Bytes::from_count(size), cfg_.rx_rate), *this, kRxDrain);
   }
 }
 
 void Host::send_pauses(std::uint16_t quanta) {
   for (std::uint8_t c = 0; c < 8; ++c) {
     if (!((cfg_.lossless >> c) & 1)) continue;
-    Packet* f = ctx_.packets.acquire();
+    Packet* f = ctx_->packets.acquire();
     f->opcode = Opcode::pfc;
     f->set_pause(c, quanta);
     f->priority = 7;
@@ -443,8 +443,8 @@ void Host::send_pauses(std::uint16_t quanta) {
     port(0).send_control(f);
   }
   if (quanta > 0) {
-    refresh_at_ = ctx_.sim.now() + Time::from_ps(port(0).pause_quantum_time(quanta).ps() / 2);
-    ctx_.sim.schedule_at(refresh_at_, *this, kRefresh);
+    refresh_at_ = ctx_->sim.now() + Time::from_ps(port(0).pause_quantum_time(quanta).ps() / 2);
+    ctx_->sim.schedule_at(refresh_at_, *this, kRefresh);
   } else {
     refresh_at_ = Time::max();
   }
@@ -454,10 +454,10 @@ void Host::process(Packet* p) {
   if (p->dst != host_id_) {  // not ours (a static route sent it here): the NIC drops it
     ++misdelivered_;
     if (is_data(p->opcode)) {
-      ++ctx_.ledger.data_packets_dropped;
-      ctx_.ledger.data_bytes_dropped += p->payload;
+      ++ctx_->ledger.data_packets_dropped;
+      ctx_->ledger.data_bytes_dropped += p->payload;
     }
-    ctx_.packets.release(p);
+    ctx_->packets.release(p);
     return;
   }
   if (is_data(p->opcode)) {
@@ -467,9 +467,9 @@ void Host::process(Packet* p) {
   if (p->opcode == Opcode::rc_ack) on_ack(*p);
   else if (p->opcode == Opcode::cnp) {
     ++cnps_received_;
-    send_.at(p->dst_qp).cc->on_cnp(ctx_.sim.now());
+    send_.at(p->dst_qp).cc->on_cnp(ctx_->sim.now());
   }
-  ctx_.packets.release(p);
+  ctx_->packets.release(p);
 }
 
 void Host::on_event(std::uint64_t tag) {
@@ -482,17 +482,17 @@ void Host::on_event(std::uint64_t tag) {
       send_pauses(0);
     }
     if (rx_.empty()) rx_draining_ = false;
-    else ctx_.sim.schedule_in(serialization_time(Bytes::from_count(rx_.front()->frame_bytes()), cfg_.rx_rate), *this, kRxDrain);
+    else ctx_->sim.schedule_in(serialization_time(Bytes::from_count(rx_.front()->frame_bytes()), cfg_.rx_rate), *this, kRxDrain);
     return;
   }
   if (tag == kRefresh) {
-    if (xoff_ && refresh_at_ == ctx_.sim.now()) send_pauses(cfg_.pause_quanta);
+    if (xoff_ && refresh_at_ == ctx_->sim.now()) send_pauses(cfg_.pause_quanta);
     return;
   }
   if ((tag & ~0xffffffffull) == kGiveUp) {
     const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
     RecvQp& r = recv_.at(q);
-    if (r.gap_due != ctx_.sim.now()) return;  // superseded
+    if (r.gap_due != ctx_->sim.now()) return;  // superseded
     r.gap_due = Time::max();
     // The gap at the expected PSN did not fill in time: give up waiting, NAK it.
     if (r.placed_count > 0 && r.expected == r.gap_at && r.expected < r.npkts && !r.nak_sent) {
@@ -505,7 +505,7 @@ void Host::on_event(std::uint64_t tag) {
   }
   const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
   SendQp& s = send_.at(q);
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   if ((tag & ~0xffffffffull) == kStart) {
     s.next_send = now;
     ring_insert(q);
@@ -529,9 +529,9 @@ void Host::on_event(std::uint64_t tag) {
 
 void Host::drain() {
   for (auto& q : ctrl_)
-    while (!q.empty()) ctx_.packets.release(q.pop());
+    while (!q.empty()) ctx_->packets.release(q.pop());
   ctrl_backlog_ = 0;
-  while (!rx_.empty()) ctx_.packets.release(rx_.pop());
+  while (!rx_.empty()) ctx_->packets.release(rx_.pop());
 }
 
 }  // namespace fabriclab::fabric

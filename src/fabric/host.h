@@ -68,6 +68,9 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::uint32_t host_id() const { return host_id_; }
   // Once connected: sizes the receive buffer's pause point (InputError if it cannot be).
   void finalize();
+  // The simulator, pool and ledger of the partition this node runs in (before the run;
+  // its ports are bound separately).
+  void bind(FabricContext& ctx) { ctx_ = &ctx; }
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
   // A sending QP toward (dst, dst_qpn), starting at `start` (Time::max(): when
@@ -181,7 +184,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   bool bit(const RecvQp& r, std::uint32_t psn) const;
   void set_bit(RecvQp& r, std::uint32_t psn, bool v);
 
-  FabricContext& ctx_;
+  FabricContext* ctx_;
   std::uint32_t host_id_;
   // What every pull reads, together (the configuration below spans several lines).
   std::uint8_t ctrl_backlog_ = 0;    // bit c: ctrl_[c] holds frames

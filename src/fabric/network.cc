@@ -1,9 +1,11 @@
 #include "fabric/network.h"
 
 #include <algorithm>
+#include <barrier>
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -186,6 +188,7 @@ void Network::prepare() {
   for (auto& h : hosts_)
     if (h->port_count() != 1)
       throw InputError("host " + h->name() + " has " + std::to_string(h->port_count()) + " links (expected 1)");
+  if (n_parts_ > 1) partition();
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
   build_routes();
@@ -211,9 +214,14 @@ void Network::prepare() {
   }
   ctx_.flow_events = this;
   ctx_.flows_left = flows_.size();
+  if (n_parts_ > 1) {
+    for (auto& part : parts_) part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
+    for (const auto& f : flows_) ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
+  }
   for (auto& s : switches_) s->start();
   monitor_.net = this;
-  if (deadlock_interval_ > Time() && !switches_.empty()) sim_.schedule_in(deadlock_interval_, monitor_, 0);
+  if (deadlock_interval_ > Time() && !switches_.empty() && n_parts_ == 1)
+    sim_.schedule_in(deadlock_interval_, monitor_, 0);  // partitioned: at the ends of windows
 }
 
 void Network::flow_finished(std::uint32_t flow) {
@@ -228,9 +236,198 @@ void Network::flow_finished(std::uint32_t flow) {
 }
 
 RunTotals Network::run(Time stop) {
+  if (n_parts_ > 1) return run_partitioned(stop, stop, {});
   prepare();
   sim_.run(stop);
   return finish();
+}
+
+void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
+  if (prepared_) throw std::logic_error("Network::set_partitions after the run was prepared");
+  if (partitions < 1 || partitions > 64) throw InputError("partitions: expected 1..64, got " + std::to_string(partitions));
+  if (threads < 1 || threads > partitions)
+    throw InputError("threads: expected 1.." + std::to_string(partitions) + " (one per partition at most), got " +
+                     std::to_string(threads));
+  n_parts_ = partitions;
+  n_threads_ = threads;
+}
+
+void Network::partition() {
+  const std::string why = "a partitioned run (" + std::to_string(n_parts_) + " partitions) ";
+  for (std::uint32_t id = 0; id < flows_.size(); ++id)
+    if (!flows_[id].spec.after.empty())
+      throw InputError(why + "cannot start a flow when another finishes: flow " + std::to_string(id) +
+                       " waits for others (after)");
+  if (!boxes_.empty() || !reseqs_.empty())
+    throw InputError(why + "does not support reorder boxes or re-sequencers on links");
+  for (Node* n : nodes_)
+    for (std::size_t i = 0; i < n->port_count(); ++i)
+      if (n->port(i).tap())
+        throw InputError(why + "cannot capture or observe frames at a port (" + n->name() + " port " +
+                         std::to_string(i) + ")");
+  if (hosts_.size() < n_parts_)
+    throw InputError(why + "needs a host per partition at least (" + std::to_string(hosts_.size()) + " hosts)");
+
+  // Hosts by index; switches level by level away from the hosts, each to the part most
+  // of its nearer neighbours are in, those without a majority spread evenly in id order.
+  const std::size_t n = nodes_.size();
+  constexpr std::uint32_t kNone = ~0u;
+  part_of_.assign(n, kNone);
+  std::vector<std::int32_t> level(n, -1);
+  std::vector<std::uint32_t> frontier, next;
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
+    part_of_[h] = static_cast<std::uint32_t>(std::uint64_t{h} * n_parts_ / hosts_.size());
+    level[h] = 0;
+    frontier.push_back(h);
+  }
+  std::vector<std::uint32_t> votes(n_parts_), tied;
+  for (std::int32_t l = 1; !frontier.empty(); ++l) {
+    next.clear();
+    for (std::uint32_t u : frontier)
+      for (std::size_t i = 0; i < nodes_[u]->port_count(); ++i) {
+        const std::uint32_t v = nodes_[u]->port(i).peer()->owner().id();
+        if (level[v] < 0) {
+          level[v] = l;
+          next.push_back(v);
+        }
+      }
+    std::sort(next.begin(), next.end());
+    tied.clear();
+    for (std::uint32_t v : next) {
+      std::fill(votes.begin(), votes.end(), 0u);
+      for (std::size_t i = 0; i < nodes_[v]->port_count(); ++i) {
+        const std::uint32_t w = nodes_[v]->port(i).peer()->owner().id();
+        if (level[w] >= 0 && level[w] < l) ++votes[part_of_[w]];
+      }
+      const auto best = std::max_element(votes.begin(), votes.end());
+      if (std::count(votes.begin(), votes.end(), *best) == 1) part_of_[v] = static_cast<std::uint32_t>(best - votes.begin());
+      else tied.push_back(v);
+    }
+    for (std::size_t i = 0; i < tied.size(); ++i)
+      part_of_[tied[i]] = static_cast<std::uint32_t>(i * n_parts_ / tied.size());
+    frontier.swap(next);
+  }
+  for (auto& p : part_of_)
+    if (p == kNone) p = 0;  // not connected to any host
+
+  parts_.clear();
+  for (std::uint32_t q = 0; q < n_parts_; ++q) {
+    parts_.push_back(std::make_unique<Part>());
+    parts_.back()->out.resize(n_parts_);
+  }
+  auto bind = [&](Node& node, auto& concrete) {
+    FabricContext& c = parts_[part_of_[node.id()]]->ctx;
+    concrete.bind(c);
+    for (std::size_t i = 0; i < node.port_count(); ++i) {
+      Port& port = node.port(i);
+      port.bind(c);
+      const std::uint32_t there = part_of_[port.peer()->owner().id()];
+      if (there == part_of_[node.id()]) continue;
+      if (port.delay() <= Time())
+        throw InputError(why + "needs a delay on every link between partitions: " + node.name() + "-" +
+                         port.peer()->owner().name() + " has none");
+      window_ = std::min(window_, port.delay());
+      port.set_cut(&parts_[part_of_[node.id()]]->out[there]);
+    }
+  };
+  for (auto& h : hosts_) bind(*h, *h);
+  for (auto& sw : switches_) bind(*sw, *sw);
+}
+
+void Network::hand_over(std::uint32_t to) {
+  for (auto& from : parts_) {
+    for (const Crossing& c : from->out[to]) c.to->accept_crossing(c.at, c.packet);
+    from->out[to].clear();
+  }
+}
+
+RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
+  prepare();
+  const std::uint32_t parts = n_parts_, threads = n_threads_;
+  std::barrier<> sync(threads);
+  const bool look = deadlock_interval_ > Time() && !switches_.empty();
+  // Every thread runs the same loop on its parts (t, t + threads, ...): the window, the
+  // barrier, the frames crossing into its parts (and, on thread 0, the deadlock check
+  // when one is due: a window ends at each), the barrier, and the same decision to go
+  // on, from what every part published before the second barrier. An exception in a
+  // part is kept and ends the run at that window, so no thread waits for ever.
+  auto loop = [&](std::uint32_t t) {
+    Time from = sim_.now();
+    Time next_progress = from + slice;
+    Time next_check = look ? from + deadlock_interval_ : Time::max();
+    for (;;) {
+      Time until = window_ == Time::max() || stop - from < window_ ? stop : from + window_ - Time::from_ps(1);
+      const bool check = next_check <= until;
+      if (check) until = next_check;
+      for (std::uint32_t q = t; q < parts; q += threads) {
+        Part& part = *parts_[q];
+        if (part.error) continue;
+        try {
+          part.sim.run(until);
+        } catch (...) {
+          part.error = std::current_exception();
+        }
+      }
+      sync.arrive_and_wait();
+      for (std::uint32_t q = t; q < parts; q += threads) {
+        Part& part = *parts_[q];
+        try {
+          hand_over(q);
+        } catch (...) {
+          if (!part.error) part.error = std::current_exception();
+        }
+        part.seen_flows_left = part.ctx.flows_left;
+        part.seen_pending = part.sim.pending();
+        part.seen_events = part.sim.events();
+      }
+      if (check) {
+        if (t == 0) look_for_deadlock(until);  // reads what hand_over leaves alone
+        next_check = until + deadlock_interval_;
+      }
+      sync.arrive_and_wait();
+      std::uint64_t left = 0, pending = 0;
+      bool failed = false;
+      for (const auto& part : parts_) {
+        left += part->seen_flows_left;
+        pending += part->seen_pending;
+        failed = failed || part->error;
+      }
+      if (failed || left == 0 || pending == 0 || until >= stop || (deadlock_ && !deadlock_keep_running_)) return;
+      if (t == 0 && progress && until >= next_progress) {
+        progress(until);
+        next_progress = until + slice;
+      }
+      from = until + Time::from_ps(1);
+    }
+  };
+  {
+    std::vector<std::jthread> workers;
+    for (std::uint32_t t = 1; t < threads; ++t) workers.emplace_back(loop, t);
+    loop(0);
+  }
+  for (const auto& part : parts_)
+    if (part->error) std::rethrow_exception(part->error);
+  return finish();
+}
+
+std::uint64_t Network::events() const {
+  if (n_parts_ == 1 || parts_.empty()) return sim_.events();
+  std::uint64_t e = 0;  // as of the last window's end: safe to read from `progress`
+  for (const auto& part : parts_) e += part->seen_events;
+  return e;
+}
+
+std::uint64_t Network::fingerprint() const {
+  if (n_parts_ == 1 || parts_.empty()) return sim_.fingerprint();
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const auto& part : parts_) h = (h ^ part->sim.fingerprint()) * 0x100000001b3ull;
+  return h;
+}
+
+std::size_t Network::packets_alive() const {
+  std::size_t live = packets_.live();
+  for (const auto& part : parts_) live += part->packets.live();
+  return live;
 }
 
 void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
@@ -241,8 +438,16 @@ void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
 }
 
 void Network::check_deadlock() {
+  look_for_deadlock(sim_.now());
+  if (deadlock_ && !deadlock_keep_running_) {
+    sim_.stop();
+    return;
+  }
+  sim_.schedule_in(deadlock_interval_, monitor_, 0);
+}
+
+void Network::look_for_deadlock(Time now) {
   if (deadlock_) return;  // one report; a watchdog that may break it keeps the run going
-  const Time now = sim_.now();
   // Candidates: egress queues holding packets, paused without a break for `persist`.
   struct Q {
     Switch* sw;
@@ -311,19 +516,25 @@ void Network::check_deadlock() {
       }
     }
   }
-  if (deadlock_ && !deadlock_keep_running_) {
-    sim_.stop();
-    return;
-  }
-  sim_.schedule_in(deadlock_interval_, monitor_, 0);
 }
 
 RunTotals Network::finish() {
   ran_ = true;
   RunTotals t;
   t.end = sim_.now();
-  t.events = sim_.events();
+  t.events = events();
   t.peak_packets = packets_.peak();
+  if (!parts_.empty()) {
+    // Frames still crossing between parts are on their links; the clock ends at the
+    // latest part's, as an undivided run's ends at `stop` or its last event.
+    for (std::uint32_t q = 0; q < parts_.size(); ++q) hand_over(q);
+    t.peak_packets = 0;
+    for (const auto& part : parts_) {
+      t.end = std::max(t.end, part->sim.now());
+      t.peak_packets += part->packets.peak();
+      ledger_ += part->ledger;
+    }
+  }
   std::uint64_t found = 0;
   auto count = [&](const Packet& p) {
     ++found;
@@ -357,8 +568,8 @@ RunTotals Network::finish() {
         std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
         std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
         std::to_string(t.in_flight_data_bytes));
-  if (found != packets_.live())
-    throw std::logic_error("packet leak: " + std::to_string(packets_.live()) + " packets alive, " +
+  if (found != packets_alive())
+    throw std::logic_error("packet leak: " + std::to_string(packets_alive()) + " packets alive, " +
                            std::to_string(found) + " in queues and on links");
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
@@ -367,6 +578,7 @@ RunTotals Network::finish() {
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();
+  for (const auto& part : parts_) part->packets.check_no_leaks();
   return t;
 }
 

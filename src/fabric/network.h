@@ -9,9 +9,19 @@
 //   net.connect(net.host(a), net.host(b), Gbps(100), us(1));
 //   net.add_flow({.src = a, .dst = b, .bytes = 4096});
 //   RunTotals t = net.run(ms(1));
+//
+// A partitioned run (set_partitions) splits the nodes into parts, each with its own
+// simulator, packet pool and ledger, run in lock-step windows as long as the smallest
+// delay of a link between parts (conservative synchronization: a frame sent in one
+// window cannot arrive before the next). Frames crossing a cut are handed over at the
+// window's end, in a fixed order, so a partitioned run is deterministic and gives the
+// same result with one thread or several; ties between events at one picosecond may
+// order differently than in an undivided run, so its fingerprint is its own.
 #pragma once
 
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,7 +54,8 @@ struct RunTotals {
   std::uint64_t packet_hops = 0;   // packets (any kind) that crossed one link
   std::uint64_t flows_finished = 0;
   std::uint64_t in_flight_data_packets = 0, in_flight_data_bytes = 0;  // at the end
-  std::uint64_t peak_packets = 0;  // most packets alive at once
+  std::uint64_t peak_packets = 0;  // most packets alive at once (partitioned: the sum of the
+                                   // parts' peaks, an upper bound)
   bool all_finished = false;
   bool deadlock = false;           // the run stopped on a PFC deadlock (see Network::deadlock())
 };
@@ -91,15 +102,34 @@ class Network final : private FlowEvents {
   template <typename F>
   RunTotals run(Time stop, Time slice, F&& progress);
 
+  // Split the run into `partitions` parts run by `threads` threads (1 <= threads <=
+  // partitions; before run()). Hosts go to parts by index (contiguous blocks), a switch
+  // to the part most of its neighbours nearer the hosts are in, ties spread by index (a
+  // fat-tree splits by pods, a leaf-spine by leaves with half the spines). Every link
+  // between parts needs a delay (the window); deadlock checks run at a window's end (a
+  // window ends at each); flows with `after`, link elements and port taps are refused
+  // (they would act across parts within a window).
+  void set_partitions(std::uint32_t partitions, std::uint32_t threads);
+  std::uint32_t partitions() const { return n_parts_; }
+  // The part node `id` runs in, and the window (after run() has prepared the network).
+  std::uint32_t partition_of(std::uint32_t node) const { return n_parts_ > 1 ? part_of_.at(node) : 0; }
+  Time window() const { return window_; }
+
   // Look for PFC deadlocks every `interval` (0 = never): a cycle of queues paused for at
   // least `persist`. The first one found is kept; unless `keep_running` (a watchdog may
   // break it), the run stops there.
   void detect_deadlocks(Time interval, Time persist, bool keep_running = false);
   const std::optional<DeadlockReport>& deadlock() const { return deadlock_; }
 
+  // The simulator of an undivided run (partitioned: not the one that runs).
   Simulator& sim() { return sim_; }
+  // Events run and the trajectory's fingerprint (partitioned: over every part; events as
+  // of the last window's end, which `progress` may read while the parts run).
+  std::uint64_t events() const;
+  std::uint64_t fingerprint() const;
+  // The conservation ledger (partitioned: the parts' sum, once the run has finished).
   const Ledger& ledger() const { return ledger_; }
-  std::size_t packets_alive() const { return packets_.live(); }
+  std::size_t packets_alive() const;
 
  private:
   void prepare();
@@ -107,6 +137,9 @@ class Network final : private FlowEvents {
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
+  void partition();
+  RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
+  void hand_over(std::uint32_t to);  // the frames crossing into part `to`
 
   Simulator sim_;
   Pool<Packet> packets_{"Packet", 4096};
@@ -119,6 +152,22 @@ class Network final : private FlowEvents {
   std::vector<std::vector<std::uint32_t>> dependents_;  // per flow: the flows waiting on it
   std::vector<std::uint32_t> waiting_;                  // per flow: dependences not yet finished
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> send_qps_;  // per flow: (host, QPN)
+  // A part of a partitioned run: what its nodes share, and the frames leaving it in the
+  // current window, per destination part. The `seen_` fields are its state at the end
+  // of a window, published for every thread's decision to go on.
+  struct Part {
+    Simulator sim;
+    Pool<Packet> packets{"Packet", 4096};
+    Ledger ledger;
+    FabricContext ctx{sim, packets, ledger};
+    std::vector<std::vector<Crossing>> out;
+    std::exception_ptr error;
+    std::uint64_t seen_flows_left = 0, seen_pending = 0, seen_events = 0;
+  };
+  std::uint32_t n_parts_ = 1, n_threads_ = 1;
+  std::vector<std::unique_ptr<Part>> parts_;  // before the nodes: they release into its pools
+  std::vector<std::uint32_t> part_of_;        // per node
+  Time window_ = Time::max();
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;
@@ -132,6 +181,7 @@ class Network final : private FlowEvents {
     void on_event(std::uint64_t) override { net->check_deadlock(); }
   };
   void check_deadlock();
+  void look_for_deadlock(Time now);
   Monitor monitor_;
   Time deadlock_interval_, deadlock_persist_;
   bool deadlock_keep_running_ = false;
@@ -140,6 +190,7 @@ class Network final : private FlowEvents {
 
 template <typename F>
 RunTotals Network::run(Time stop, Time slice, F&& progress) {
+  if (n_parts_ > 1) return run_partitioned(stop, slice, [&](Time now) { progress(now); });
   prepare();
   while (ctx_.flows_left > 0 && sim_.pending() > 0 && sim_.now() < stop &&
          !(deadlock_ && !deadlock_keep_running_)) {

@@ -19,14 +19,14 @@ void Port::kick() {
 }
 
 void Port::wake_at(Time t) {
-  if (t >= wake_pending_ && wake_pending_ >= ctx_.sim.now()) return;  // an earlier wake will pull
+  if (t >= wake_pending_ && wake_pending_ >= ctx_->sim.now()) return;  // an earlier wake will pull
   wake_pending_ = t;
-  ctx_.sim.schedule_at(t, *this, kWake);
+  ctx_->sim.schedule_at(t, *this, kWake);
 }
 
 void Port::send_control(Packet* p) {
   control_.push(p);
-  ++ctx_.ledger.control_packets_sent;
+  ++ctx_->ledger.control_packets_sent;
   kick();
 }
 
@@ -35,7 +35,7 @@ Time Port::pause_quantum_time(std::uint32_t quanta) const {
 }
 
 void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   ++pfc_received_;
   last_pfc_rx_[prio] = now;
   if (pause_until_[prio] <= now) {  // not paused: the previous interval has ended
@@ -70,7 +70,7 @@ void Port::start_next() {
     memo_bytes_ = bytes;
     memo_time_ = serialization_time(Bytes::from_count(bytes), rate_);
   }
-  ctx_.sim.schedule_in(memo_time_, *this, kTxDone);
+  ctx_->sim.schedule_in(memo_time_, *this, kTxDone);
 }
 
 void Port::on_event(std::uint64_t tag) {
@@ -85,10 +85,15 @@ void Port::on_event(std::uint64_t tag) {
       ++tx_packets_;
       if (sent.pfc) ++pfc_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
-      // Every frame's arrival is due one propagation delay from now: the simulator's
-      // lane for this delay holds these events in order, as the link holds the frames.
-      link_.push(p);
-      ctx_.sim.schedule_in(delay_, *this, kArrive);
+      if (cut_) [[unlikely]] {  // the peer is in another partition: it takes a copy
+        cut_->push_back({ctx_->sim.now() + delay_, peer_, *p});
+        ctx_->packets.release(p);
+      } else {
+        // Every frame's arrival is due one propagation delay from now: the simulator's
+        // lane for this delay holds these events in order, as the link holds the frames.
+        link_.push(p);
+        ctx_->sim.schedule_in(delay_, *this, kArrive);
+      }
       // The owner may react by sending through this very port (a switch whose buffer
       // release resumes the link the frame came in on sends XON here): that starts the
       // next frame, and then there is nothing left to start.
@@ -103,8 +108,14 @@ void Port::on_event(std::uint64_t tag) {
       deliver(p);
       return;
     }
+    case kCrossed: {
+      Packet* p = crossed_.front();
+      crossed_.pop();
+      receive_frame(p);
+      return;
+    }
     case kWake:
-      if (wake_pending_ <= ctx_.sim.now()) wake_pending_ = Time::max();
+      if (wake_pending_ <= ctx_->sim.now()) wake_pending_ = Time::max();
       kick();
       return;
     default:
@@ -115,10 +126,10 @@ void Port::on_event(std::uint64_t tag) {
 void Port::lose(Packet* p) {
   ++link_drops_;
   if (is_data(p->opcode)) {
-    ++ctx_.ledger.data_packets_dropped;
-    ctx_.ledger.data_bytes_dropped += p->payload;
+    ++ctx_->ledger.data_packets_dropped;
+    ctx_->ledger.data_bytes_dropped += p->payload;
   }
-  ctx_.packets.release(p);
+  ctx_->packets.release(p);
 }
 
 void Port::deliver(Packet* p) {
@@ -126,32 +137,45 @@ void Port::deliver(Packet* p) {
   else deliver_now(p);
 }
 
-void Port::deliver_now(Packet* p) {
-  if (peer_->tap_) peer_->tap_->on_frame(*peer_, *p, false);
+void Port::deliver_now(Packet* p) { peer_->receive_frame(p); }
+
+void Port::accept_crossing(Time at, const Packet& p) {
+  Packet* copy = ctx_->packets.acquire(p);
+  copy->next = nullptr;  // the original's queue link means nothing here
+  crossed_.push(copy);
+  ctx_->sim.schedule_in_order(at, *this, kCrossed);  // a window's frames come in time order
+}
+
+void Port::receive_frame(Packet* p) {
+  if (tap_) tap_->on_frame(*this, *p, false);
   if (p->corrupted) {  // fails the FCS/ICRC at the receiving MAC
-    ++peer_->rx_errors_;
+    ++rx_errors_;
     if (is_data(p->opcode)) {
-      ++ctx_.ledger.data_packets_dropped;
-      ctx_.ledger.data_bytes_dropped += p->payload;
+      ++ctx_->ledger.data_packets_dropped;
+      ctx_->ledger.data_bytes_dropped += p->payload;
     }
-    ctx_.packets.release(p);
+    ctx_->packets.release(p);
     return;
   }
   if (p->opcode == Opcode::pfc) {
-    peer_->pause(p->pause_class(), p->pause_quanta());
-    ctx_.packets.release(p);
+    pause(p->pause_class(), p->pause_quanta());
+    ctx_->packets.release(p);
     return;
   }
-  peer_->owner_.receive(*peer_, p);
+  owner_.receive(*this, p);
 }
 
 void Port::drain() {
-  if (on_wire_) ctx_.packets.release(std::exchange(on_wire_, nullptr));
+  if (on_wire_) ctx_->packets.release(std::exchange(on_wire_, nullptr));
   while (link_.size() > 0) {
-    ctx_.packets.release(link_.front());
+    ctx_->packets.release(link_.front());
     link_.pop();
   }
-  while (!control_.empty()) ctx_.packets.release(control_.pop());
+  while (crossed_.size() > 0) {
+    ctx_->packets.release(crossed_.front());
+    crossed_.pop();
+  }
+  while (!control_.empty()) ctx_->packets.release(control_.pop());
 }
 
 }  // namespace fabriclab::fabric

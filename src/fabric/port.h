@@ -44,15 +44,34 @@ class PortTap {
   virtual void on_frame(const Port& port, const Packet& p, bool egress) = 0;
 };
 
+// A frame crossing a link between two partitions of a parallel run (Network): handed
+// over at the end of a window, a copy, since each partition has its own packet pool.
+struct Crossing {
+  Time at;  // when its last bit reaches `to`
+  Port* to;
+  Packet packet;
+};
+
 class alignas(64) Port final : public EventHandler {
  public:
-  Port(FabricContext& ctx, Node& owner, std::uint16_t index) : index_(index), ctx_(ctx), owner_(owner) {}
+  Port(FabricContext& ctx, Node& owner, std::uint16_t index) : index_(index), ctx_(&ctx), owner_(owner) {}
   // The link ring points into the port itself.
   Port(const Port&) = delete;
   Port& operator=(const Port&) = delete;
 
   // Both ends get the same rate and delay (full duplex).
   static void connect(Port& a, Port& b, BitRate rate, Time delay);
+  // The simulator, pool and ledger of the partition this port runs in (before the run).
+  void bind(FabricContext& ctx) { ctx_ = &ctx; }
+
+  // A link between partitions (Network's parallel run): frames leaving this port go to
+  // `out` when their last bit leaves, instead of onto the link; the peer's partition
+  // takes them at the end of the window with accept_crossing. nullptr = a local link.
+  void set_cut(std::vector<Crossing>* out) { cut_ = out; }
+  bool cut() const { return cut_ != nullptr; }
+  // The receiving end of a cut link: `p` (copied into this partition's pool) arrives at
+  // `at` (no earlier than now).
+  void accept_crossing(Time at, const Packet& p);
 
   Node& owner() { return owner_; }
   const Node& owner() const { return owner_; }
@@ -80,7 +99,7 @@ class alignas(64) Port final : public EventHandler {
   PortTap* tap() const { return tap_; }
 
   bool paused(std::uint8_t prio) const {
-    const Time now = ctx_.sim.now();
+    const Time now = ctx_->sim.now();
     return pause_any_until_ > now && pause_until_[prio] > now;  // the first test mostly ends it
   }
   Time paused_until(std::uint8_t prio) const { return pause_until_[prio]; }
@@ -110,6 +129,7 @@ class alignas(64) Port final : public EventHandler {
   void for_each_in_flight(F&& f) const {
     if (on_wire_) f(*on_wire_);
     for (std::size_t i = 0; i < link_.size(); ++i) f(*link_.at(i));
+    for (std::size_t i = 0; i < crossed_.size(); ++i) f(*crossed_.at(i));
     for (const Packet* p = control_.front(); p; p = p->next) f(*p);
   }
   // Releases every packet still held here to the pool (end of run).
@@ -118,7 +138,7 @@ class alignas(64) Port final : public EventHandler {
   void on_event(std::uint64_t tag) override;
 
  private:
-  enum : std::uint64_t { kTxDone = 0, kArrive = 1, kWake = 2 };
+  enum : std::uint64_t { kTxDone = 0, kArrive = 1, kWake = 2, kCrossed = 3 };
   static std::array<Time, 8> filled(Time t) {
     std::array<Time, 8> a;
     a.fill(t);
@@ -126,15 +146,17 @@ class alignas(64) Port final : public EventHandler {
   }
   void start_next();
   void deliver(Packet* p);
+  void receive_frame(Packet* p);  // p's last bit has arrived here
 
   // Fields in the order the per-packet path touches them, so that an event reads few
   // cache lines (the port is line-aligned; the index sits in the tail padding of the
   // EventHandler base): line 0 is what both the end of a frame and an arrival at the peer
   // need, line 1 the rest of the end of a frame and the pause summary the owner reads
-  // when it pulls, from line 2 the counters and the link ring (with the impairment an
-  // arrival checks), then the pause deadlines and the cold bookkeeping.
+  // when it pulls, from line 2 the cut-link outbox and the counters the end of a frame
+  // reads, the link ring (with the impairment an arrival checks), then the pause
+  // deadlines and the cold bookkeeping.
   std::uint16_t index_;
-  FabricContext& ctx_;
+  FabricContext* ctx_;
   Node& owner_;
   Port* peer_ = nullptr;
   Packet* on_wire_ = nullptr;  // being serialized
@@ -147,6 +169,7 @@ class alignas(64) Port final : public EventHandler {
   Time memo_time_;
   PacketFifo control_;         // PFC frames to send
   Time pause_any_until_;       // >= every pause_until_: before it no class can be paused
+  std::vector<Crossing>* cut_ = nullptr;  // a link between partitions: where frames go
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0;
   LinkImpairment* impairment_ = nullptr;  // read with the link ring, when a frame arrives
 
@@ -187,6 +210,8 @@ class alignas(64) Port final : public EventHandler {
 
   std::array<Time, 8> pause_until_{};
   Time wake_pending_ = Time::max();  // earliest kWake scheduled and not yet run
+
+  LinkRing crossed_;  // frames from a cut link, each with its kCrossed pending
 
   std::array<Time, 8> pause_start_{};
   std::array<Time, 8> last_pfc_rx_ = filled(Time::max());

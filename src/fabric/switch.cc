@@ -25,7 +25,7 @@ std::uint32_t mix_seed(std::uint32_t seed, std::uint32_t index) {
 Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index, const SwitchConfig& cfg,
                std::uint64_t run_seed)
     : Node(std::move(name)),
-      ctx_(ctx),
+      ctx_(&ctx),
       seed_(cfg.seed_per_switch ? mix_seed(cfg.seed, switch_index) : cfg.seed),
       seed_hash_(flow_hash_seed(cfg.hash, seed_)),
       seed_mix_(0x9e3779b97f4a7c15ull * (static_cast<std::uint64_t>(seed_) * 2 + 1)),
@@ -94,20 +94,20 @@ void Switch::finalize() {
 }
 
 void Switch::start() {
-  if (cfg_.watchdog && cfg_.pfc && cfg_.lossless) ctx_.sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
+  if (cfg_.watchdog && cfg_.pfc && cfg_.lossless) ctx_->sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
 }
 
 void Switch::drop_packet(SwitchPort& at, Packet* p) {
   ++at.drops;
   if (is_data(p->opcode)) {
-    ++ctx_.ledger.data_packets_dropped;
-    ctx_.ledger.data_bytes_dropped += p->payload;
+    ++ctx_->ledger.data_packets_dropped;
+    ctx_->ledger.data_bytes_dropped += p->payload;
   }
-  ctx_.packets.release(p);
+  ctx_->packets.release(p);
 }
 
 void Switch::watchdog_poll() {
-  const Time now = ctx_.sim.now();
+  const Time now = ctx_->sim.now();
   for (std::size_t i = 0; i < ports_.size(); ++i) {
     SwitchPort& sp = ports_[i];
     Port& port = this->port(i);
@@ -204,7 +204,7 @@ void Switch::release(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
 }
 
 void Switch::send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta) {
-  Packet* f = ctx_.packets.acquire();
+  Packet* f = ctx_->packets.acquire();
   f->opcode = Opcode::pfc;
   f->set_pause(pg, quanta);
   f->priority = 7;
@@ -216,21 +216,21 @@ void Switch::send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta)
     // Refresh at half the pause time, so the upstream never resumes while XOFF holds.
     PgState& g = ports_[in].pg[pg];
     const Time half = Time::from_ps(p.pause_quantum_time(quanta).ps() / 2);
-    g.refresh_at = ctx_.sim.now() + half;
-    ctx_.sim.schedule_at(g.refresh_at, *this, static_cast<std::uint64_t>(in) * 8 + pg);
+    g.refresh_at = ctx_->sim.now() + half;
+    ctx_->sim.schedule_at(g.refresh_at, *this, static_cast<std::uint64_t>(in) * 8 + pg);
   }
 }
 
 void Switch::on_event(std::uint64_t tag) {
   if (tag == kWatchdogTag) {
     watchdog_poll();
-    ctx_.sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
+    ctx_->sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
     return;
   }
   const auto in = static_cast<std::uint16_t>(tag / 8);
   const auto pg = static_cast<std::uint8_t>(tag % 8);
   const PgState& g = ports_[in].pg[pg];
-  if (g.xoff && g.refresh_at == ctx_.sim.now()) send_pause(in, pg, cfg_.pause_quanta);
+  if (g.xoff && g.refresh_at == ctx_->sim.now()) send_pause(in, pg, cfg_.pause_quanta);
 }
 
 std::uint16_t Switch::choose_egress(const Packet& p) {
@@ -267,7 +267,7 @@ void Switch::receive(Port& port, Packet* p) {
   const std::uint16_t in = port.index();
   const std::int64_t size = p->frame_bytes();
   if (p->ttl <= 1) {  // a routing loop (static routes): IP drops it here
-    ++ctx_.ledger.ttl_drops;
+    ++ctx_->ledger.ttl_drops;
     drop_packet(ports_[in], p);
     return;
   }
@@ -277,11 +277,11 @@ void Switch::receive(Port& port, Packet* p) {
     SwitchPort& sp = ports_[in];
     ++sp.drops;
     if (is_data(p->opcode)) {
-      ++ctx_.ledger.data_packets_dropped;
-      ctx_.ledger.data_bytes_dropped += p->payload;
+      ++ctx_->ledger.data_packets_dropped;
+      ctx_->ledger.data_bytes_dropped += p->payload;
     }
-    if ((path_.lossless >> p->priority) & 1) ++ctx_.ledger.lossless_drops;
-    ctx_.packets.release(p);
+    if ((path_.lossless >> p->priority) & 1) ++ctx_->ledger.lossless_drops;
+    ctx_->packets.release(p);
     return;
   }
   const std::uint16_t out = choose_egress(*p);
@@ -362,7 +362,7 @@ void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
 void Switch::drain() {
   for (auto& sp : ports_) {
     for (auto& q : sp.queue)
-      while (!q.empty()) ctx_.packets.release(q.pop());
+      while (!q.empty()) ctx_->packets.release(q.pop());
     sp.backlogged = 0;
   }
 }

@@ -75,6 +75,9 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Called once all ports exist: sizes the MMU (throws InputError when the reserves and
   // headroom do not fit in the buffer).
   void finalize();
+  // The simulator, pool and ledger of the partition this node runs in (before the run;
+  // its ports are bound separately).
+  void bind(FabricContext& ctx) { ctx_ = &ctx; }
   // Called when the run starts: arms the watchdog's poll.
   void start();
   // Equal-cost egress ports toward each host, filled by the network's routing.
@@ -154,7 +157,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Members in the order a packet reads them, the switch line-aligned: the part of the
   // configuration a packet reads is copied into path_, which fills the switch's third
   // line with the shared-pool use (cfg_ spans three lines, far behind).
-  FabricContext& ctx_;
+  FabricContext* ctx_;
   std::uint32_t seed_;
   std::uint32_t seed_hash_;  // flow_hash_seed(cfg_.hash, seed_)
   std::uint64_t seed_mix_;   // odd multiplier from the seed: the selection's finalizer

@@ -29,6 +29,10 @@ ParamRegistry make_registry() {
   using K = ParamKind;
   r.declare("sim.seed", K::integer, "1", "seed of every random stream (ECMP seeds excepted)", "0", "");
   r.declare("sim.stop_time", K::time, "1s", "simulated time limit; the run ends earlier when every flow is delivered", "1ns", "");
+  r.declare("sim.partitions", K::integer, "1",
+            "split the network into this many parts run in lock-step windows of the smallest link delay "
+            "between them (1 = undivided; a partitioned run has its own fingerprint, whatever sim.threads)", "1", "64");
+  r.declare("sim.threads", K::integer, "0", "threads that run the parts (0 = one per part)", "0", "64");
 
   r.declare("topology.kind", K::choice, "single_switch", "network shape", "", "",
     {"back_to_back", "single_switch", "two_switches", "leaf_spine", "fat_tree", "ring"});
@@ -453,6 +457,27 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
                                    cfg.origin("reseq.link"), at));
     net->add_resequencer(port, {.buffer = u32(cfg, "reseq.buffer"), .timeout = cfg.time("reseq.timeout")});
   }
+  if (const std::uint32_t parts = u32(cfg, "sim.partitions"); parts > 1) {
+    // What would act across parts within a window: refused here, by its key.
+    const auto refuse = [&](const std::string& key) {
+      throw InputError(fmt::format("{}: {} is not supported with sim.partitions = {} (set at {}); "
+                                   "use sim.partitions = 1",
+                                   cfg.origin(key), key, parts, cfg.origin("sim.partitions")));
+    };
+    for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
+      if (!cfg.text(key).empty()) refuse(key);
+    if (cfg.time("output.timeseries_interval") > Time()) refuse("output.timeseries_interval");
+    for (std::uint32_t id = 0; id < net->flows().size(); ++id)
+      if (!net->flows()[id].spec.after.empty())
+        throw InputError(fmt::format("{}: sim.partitions = {}: flow {} starts when others finish (traffic.pattern "
+                                     "= {}), which a partitioned run does not support",
+                                     cfg.origin("sim.partitions"), parts, id, cfg.text("traffic.pattern")));
+    const std::uint32_t threads = u32(cfg, "sim.threads") == 0 ? parts : u32(cfg, "sim.threads");
+    if (threads > parts)
+      throw InputError(fmt::format("{}: sim.threads = {}: at most one thread per part (sim.partitions = {})",
+                                   cfg.origin("sim.threads"), threads, parts));
+    net->set_partitions(parts, threads);
+  }
   return net;
 }
 
@@ -543,12 +568,12 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
     if (wall - last < std::chrono::seconds(1)) return;
     last = wall;
     std::fprintf(stderr, "\r  simulated %s of %s, %llu events, %.0f s  ", to_string(now).c_str(),
-                 to_string(stop).c_str(), static_cast<unsigned long long>(net->sim().events()),
+                 to_string(stop).c_str(), static_cast<unsigned long long>(net->events()),
                  std::chrono::duration<double>(wall - t0).count());
   });
   if (opt.progress && last != t0) std::fprintf(stderr, "\r%*s\r", 70, "");
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  o.fingerprint = net->sim().fingerprint();
+  o.fingerprint = net->fingerprint();
   o.lossless_drops = net->ledger().lossless_drops;
   o.flows = net->flows().size();
   o.deadlock = net->deadlock();

@@ -55,6 +55,46 @@ TEST(FabricScenario, LeafSpineExample) {
   EXPECT_EQ(o.fingerprint, 0x7b08e280d1e9c4efull);
 }
 
+// The leaf-spine example split in two (sim.partitions = 2): the same run, output for
+// output, on one thread or two, with a fingerprint of its own (ties at one picosecond
+// may order differently than undivided; see network_test's PartitionedRun).
+TEST(FabricScenario, LeafSpineExamplePartitioned) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_scenario_parts";
+  std::uint64_t fingerprint[2];
+  for (int threads : {1, 2}) {
+    const Config cfg = resolve(fabric_parameters(), kExamples + "/leaf-spine.toml",
+                               {"sim.partitions=2", "sim.threads=" + std::to_string(threads)});
+    const FabricOutcome o = run_fabric(cfg, {.scenario = "leaf-spine.toml", .out_dir = (dir / std::to_string(threads)).string()});
+    EXPECT_TRUE(o.totals.all_finished);
+    EXPECT_EQ(o.lossless_drops, 0u);
+    EXPECT_EQ(o.totals.in_flight_data_bytes, 0u);
+    fingerprint[threads - 1] = o.fingerprint;
+  }
+  EXPECT_EQ(fingerprint[0], 0x36fed4c4d4d91607ull);
+  EXPECT_EQ(fingerprint[1], fingerprint[0]);
+  for (const char* f : {"flows.csv", "ports.csv"}) EXPECT_EQ(slurp(dir / "1" / f), slurp(dir / "2" / f)) << f;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FabricScenario, PartitionedRunRefusesWhatActsAcrossParts) {
+  const std::string parts = "[sim]\npartitions = 2\n";
+  EXPECT_EQ(testing::input_error_of([&] {
+              build_network(resolve_text(fabric_parameters(), parts + "[output]\npcap = \"sw0\"\n", "p.toml"));
+            }),
+            "p.toml:4:8: output.pcap is not supported with sim.partitions = 2 (set at p.toml:2:14); use "
+            "sim.partitions = 1");
+  EXPECT_EQ(testing::input_error_of([&] {
+              build_network(resolve_text(fabric_parameters(), parts + "threads = 3\n", "t.toml"));
+            }),
+            "t.toml:3:11: sim.threads = 3: at most one thread per part (sim.partitions = 2)");
+  EXPECT_EQ(testing::input_error_of([&] {
+              build_network(resolve_text(fabric_parameters(), parts + "[traffic]\npattern = \"training\"\n", "a.toml"));
+            }),
+            // 17 hosts: the first step's 17 flows start at once, flow 17 waits for them
+            "a.toml:2:14: sim.partitions = 2: flow 17 starts when others finish (traffic.pattern = training), which a "
+            "partitioned run does not support");
+}
+
 TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_scenario_det";
   run_example("incast.toml", (dir / "a").string());
