@@ -17,9 +17,13 @@ namespace {
 // With `recurring_percent`, that share of the gaps is one of a few fixed delays (a
 // network's frame times and link delays), more than a LaneQueue has lanes for; or, with
 // `many_delays`, one of that many (1000 + 7919 i ps).
+// With `ordered_percent` (a LaneQueue), that share of pushes go through push_in_order:
+// mostly a rising stream of times (frames handed over between partitions), sometimes a
+// time below the stream's last, which push_in_order must send the usual way.
 template <typename Queue>
 void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_percent = 2,
-                  std::uint64_t recurring_percent = 0, std::size_t many_delays = 0) {
+                  std::uint64_t recurring_percent = 0, std::size_t many_delays = 0,
+                  std::uint64_t ordered_percent = 0) {
   std::vector<std::int64_t> recurring = {335840, 1000000, 6720, 7040, 83200, 2000000, 12, 500000, 3, 99991, 40000};
   if (many_delays > 0) {
     recurring.clear();
@@ -29,7 +33,7 @@ void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_p
   std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
   RandomStream rng(seed, "event-queue-test");
   std::uint64_t seq = 0;
-  std::int64_t now = 0;
+  std::int64_t now = 0, stream = 0;
   int next_payload = 0;
   for (int step = 0; step < 200000; ++step) {
     const bool push = ref.empty() || rng.below(100) < (step < 100000 ? 60u : 40u);
@@ -38,8 +42,20 @@ void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_p
       if (rng.below(100) < tie_percent) gap = 0;            // a tie
       if (rng.below(1000) == 0) gap *= 100000;               // a long silence
       if (rng.below(100) < recurring_percent) gap = recurring[rng.below(recurring.size())];
-      const std::int64_t t = now + gap;
-      q.push(Time::from_ps(t), next_payload);
+      std::int64_t t = now + gap;
+      if (rng.below(100) < ordered_percent) {
+        if constexpr (requires { q.push_in_order(Time(), 0); }) {
+          if (rng.below(10) != 0) {
+            stream = std::max(stream, now) + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(mean_gap)));
+            t = stream;
+          }
+          q.push_in_order(Time::from_ps(t), next_payload);
+        } else {
+          q.push(Time::from_ps(t), next_payload);
+        }
+      } else {
+        q.push(Time::from_ps(t), next_payload);
+      }
       ref.emplace(t, seq++, next_payload++);
     } else {
       if (rng.below(4) == 0) {
@@ -89,6 +105,9 @@ TEST(EventQueue, LaneQueuePopsInTimeThenScheduleOrder) {
   // 40 recurring delays: more than the lane memo's 32 slots, so some share a slot
   // whatever its hash, and five times the lanes, so lanes keep changing hands.
   differential<LaneQueue<int>>(7, 300000, 2, 90, 40);
+  // Half the pushes in order (with ties in the stream when the gap draws 0), among
+  // recurring delays and random gaps.
+  differential<LaneQueue<int>>(8, 300000, 5, 40, 0, 50);
 }
 
 TEST(EventQueue, LaneQueueServesRecurringDelaysFromLanes) {
