@@ -1,7 +1,6 @@
 #include "fabric/network.h"
 
 #include <algorithm>
-#include <barrier>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -10,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/spin_barrier.h"
 
 namespace fabriclab::fabric {
 
@@ -334,77 +334,88 @@ void Network::partition() {
   for (auto& sw : switches_) bind(*sw, *sw);
 }
 
-void Network::hand_over(std::uint32_t to) {
+void Network::hand_over(std::uint32_t to, int window) {
   for (auto& from : parts_) {
-    for (const Crossing& c : from->out[to]) c.to->accept_crossing(c.at, c.packet);
-    from->out[to].clear();
+    auto& frames = from->out[to].window[window];
+    for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.packet);
+    frames.clear();
   }
 }
 
 RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
   prepare();
   const std::uint32_t parts = n_parts_, threads = n_threads_;
-  std::barrier<> sync(threads);
+  SpinBarrier sync(threads);
   const bool look = deadlock_interval_ > Time() && !switches_.empty();
-  // Every thread runs the same loop on its parts (t, t + threads, ...): the window, the
-  // barrier, the frames crossing into its parts (and, on thread 0, the deadlock check
-  // when one is due: a window ends at each), the barrier, and the same decision to go
-  // on, from what every part published before the second barrier. An exception in a
-  // part is kept and ends the run at that window, so no thread waits for ever.
+  // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
+  // sending into this window's outboxes; publish what the decision needs in this
+  // window's slot; meet; (on thread 0, the deadlock check when one is due -- a window
+  // ends at each -- and a second meeting, so nothing runs meanwhile); take the frames
+  // sent to its parts; and decide, as every thread does, from the published slots,
+  // whether to go on. Outboxes and slots alternate by window, so a thread may run the
+  // next window while a slower one still reads the last. An exception in a part is kept
+  // and ends the run after that window, so no thread waits for ever.
   auto loop = [&](std::uint32_t t) {
     Time from = sim_.now();
     Time next_progress = from + slice;
     Time next_check = look ? from + deadlock_interval_ : Time::max();
-    for (;;) {
+    for (int w = 0;; w ^= 1) {
       Time until = window_ == Time::max() || stop - from < window_ ? stop : from + window_ - Time::from_ps(1);
       const bool check = next_check <= until;
       if (check) until = next_check;
       for (std::uint32_t q = t; q < parts; q += threads) {
         Part& part = *parts_[q];
-        if (part.error) continue;
-        try {
-          part.sim.run(until);
-        } catch (...) {
-          part.error = std::current_exception();
+        for (Outbox& o : part.out) o.current = &o.window[w];
+        if (!part.error) {
+          try {
+            part.sim.run(until);
+          } catch (...) {
+            part.error = std::current_exception();
+          }
         }
+        Seen& seen = part.seen[w];
+        seen = {part.ctx.flows_left, part.sim.pending(), part.sim.events(), 0, part.error != nullptr};
+        for (const Outbox& o : part.out) seen.sent += o.window[w].size();
       }
       sync.arrive_and_wait();
+      if (check) {
+        if (t == 0) look_for_deadlock(until);
+        next_check = until + deadlock_interval_;
+        sync.arrive_and_wait();
+      }
       for (std::uint32_t q = t; q < parts; q += threads) {
         Part& part = *parts_[q];
         try {
-          hand_over(q);
+          hand_over(q, w);
         } catch (...) {
-          if (!part.error) part.error = std::current_exception();
+          if (!part.error) part.error = std::current_exception();  // published after the next window
         }
-        part.seen_flows_left = part.ctx.flows_left;
-        part.seen_pending = part.sim.pending();
-        part.seen_events = part.sim.events();
       }
-      if (check) {
-        if (t == 0) look_for_deadlock(until);  // reads what hand_over leaves alone
-        next_check = until + deadlock_interval_;
-      }
-      sync.arrive_and_wait();
-      std::uint64_t left = 0, pending = 0;
+      std::uint64_t left = 0, pending = 0, events = 0;
       bool failed = false;
       for (const auto& part : parts_) {
-        left += part->seen_flows_left;
-        pending += part->seen_pending;
-        failed = failed || part->error;
+        const Seen& seen = part->seen[w];
+        left += seen.flows_left;
+        pending += seen.pending + seen.sent;
+        events += seen.events;
+        failed = failed || seen.failed;
       }
       if (failed || left == 0 || pending == 0 || until >= stop || (deadlock_ && !deadlock_keep_running_)) return;
       if (t == 0 && progress && until >= next_progress) {
+        window_events_ = events;
         progress(until);
         next_progress = until + slice;
       }
       from = until + Time::from_ps(1);
     }
   };
+  running_ = true;
   {
     std::vector<std::jthread> workers;
     for (std::uint32_t t = 1; t < threads; ++t) workers.emplace_back(loop, t);
     loop(0);
   }
+  running_ = false;
   for (const auto& part : parts_)
     if (part->error) std::rethrow_exception(part->error);
   return finish();
@@ -412,8 +423,9 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
 
 std::uint64_t Network::events() const {
   if (n_parts_ == 1 || parts_.empty()) return sim_.events();
-  std::uint64_t e = 0;  // as of the last window's end: safe to read from `progress`
-  for (const auto& part : parts_) e += part->seen_events;
+  if (running_) return window_events_;  // for `progress`, on the thread that calls it
+  std::uint64_t e = 0;
+  for (const auto& part : parts_) e += part->sim.events();
   return e;
 }
 
@@ -527,7 +539,8 @@ RunTotals Network::finish() {
   if (!parts_.empty()) {
     // Frames still crossing between parts are on their links; the clock ends at the
     // latest part's, as an undivided run's ends at `stop` or its last event.
-    for (std::uint32_t q = 0; q < parts_.size(); ++q) hand_over(q);
+    for (std::uint32_t q = 0; q < parts_.size(); ++q)
+      for (int w : {0, 1}) hand_over(q, w);
     t.peak_packets = 0;
     for (const auto& part : parts_) {
       t.end = std::max(t.end, part->sim.now());

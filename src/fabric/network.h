@@ -19,6 +19,7 @@
 // order differently than in an undivided run, so its fingerprint is its own.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -139,7 +140,7 @@ class Network final : private FlowEvents {
   void build_routes();
   void partition();
   RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
-  void hand_over(std::uint32_t to);  // the frames crossing into part `to`
+  void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
 
   Simulator sim_;
   Pool<Packet> packets_{"Packet", 4096};
@@ -152,22 +153,29 @@ class Network final : private FlowEvents {
   std::vector<std::vector<std::uint32_t>> dependents_;  // per flow: the flows waiting on it
   std::vector<std::uint32_t> waiting_;                  // per flow: dependences not yet finished
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> send_qps_;  // per flow: (host, QPN)
-  // A part of a partitioned run: what its nodes share, and the frames leaving it in the
-  // current window, per destination part. The `seen_` fields are its state at the end
-  // of a window, published for every thread's decision to go on.
+  // A part of a partitioned run: what its nodes share, the frames it sends each other
+  // part (by destination), and, per window parity, what it published at the window's
+  // end for every thread's decision to go on (a thread may run the next window while a
+  // slower one still reads the last).
+  struct Seen {
+    std::uint64_t flows_left = 0, pending = 0, events = 0, sent = 0;
+    bool failed = false;
+  };
   struct Part {
     Simulator sim;
     Pool<Packet> packets{"Packet", 4096};
     Ledger ledger;
     FabricContext ctx{sim, packets, ledger};
-    std::vector<std::vector<Crossing>> out;
+    std::vector<Outbox> out;
     std::exception_ptr error;
-    std::uint64_t seen_flows_left = 0, seen_pending = 0, seen_events = 0;
+    std::array<Seen, 2> seen;
   };
   std::uint32_t n_parts_ = 1, n_threads_ = 1;
   std::vector<std::unique_ptr<Part>> parts_;  // before the nodes: they release into its pools
   std::vector<std::uint32_t> part_of_;        // per node
   Time window_ = Time::max();
+  bool running_ = false;              // partitioned: the threads are running
+  std::uint64_t window_events_ = 0;   // partitioned: events as of the last window's end
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;

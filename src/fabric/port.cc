@@ -86,7 +86,7 @@ void Port::on_event(std::uint64_t tag) {
       if (sent.pfc) ++pfc_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
       if (cut_) [[unlikely]] {  // the peer is in another partition: it takes a copy
-        cut_->push_back({ctx_->sim.now() + delay_, peer_, *p});
+        cut_->current->push_back({ctx_->sim.now() + delay_, peer_, *p});
         ctx_->packets.release(p);
       } else {
         // Every frame's arrival is due one propagation delay from now: the simulator's

@@ -51,6 +51,13 @@ struct Crossing {
   Port* to;
   Packet packet;
 };
+// The frames one partition sends another: the window being run appends to `current`,
+// which the network points at each buffer in turn, so that the receiving partition can
+// take one window's frames while the sender runs the next.
+struct Outbox {
+  std::array<std::vector<Crossing>, 2> window;
+  std::vector<Crossing>* current = &window[0];
+};
 
 class alignas(64) Port final : public EventHandler {
  public:
@@ -66,8 +73,8 @@ class alignas(64) Port final : public EventHandler {
 
   // A link between partitions (Network's parallel run): frames leaving this port go to
   // `out` when their last bit leaves, instead of onto the link; the peer's partition
-  // takes them at the end of the window with accept_crossing. nullptr = a local link.
-  void set_cut(std::vector<Crossing>* out) { cut_ = out; }
+  // takes them after the window with accept_crossing. nullptr = a local link.
+  void set_cut(Outbox* out) { cut_ = out; }
   bool cut() const { return cut_ != nullptr; }
   // The receiving end of a cut link: `p` (copied into this partition's pool) arrives at
   // `at` (no earlier than now).
@@ -169,7 +176,7 @@ class alignas(64) Port final : public EventHandler {
   Time memo_time_;
   PacketFifo control_;         // PFC frames to send
   Time pause_any_until_;       // >= every pause_until_: before it no class can be paused
-  std::vector<Crossing>* cut_ = nullptr;  // a link between partitions: where frames go
+  Outbox* cut_ = nullptr;  // a link between partitions: where frames go
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0;
   LinkImpairment* impairment_ = nullptr;  // read with the link ring, when a frame arrives
 

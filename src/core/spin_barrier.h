@@ -1,0 +1,59 @@
+// A reusable barrier for a few threads that meet very often (a partitioned simulation
+// meets every simulated microsecond, a few hundred microseconds of work apart): a thread
+// that arrives early spins for a while, since the others are usually about to arrive,
+// and only then sleeps on the generation counter (std::atomic::wait, a futex on Linux).
+// std::barrier goes to sleep almost at once, and on a virtual machine a sleeping thread
+// can take tens of microseconds to run again.
+//
+//   SpinBarrier sync(2);
+//   // in each of the two threads, every round:
+//   work(); sync.arrive_and_wait();  // all work of this round happens-before what follows
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace fabriclab {
+
+class SpinBarrier {
+ public:
+  explicit SpinBarrier(std::uint32_t threads) : threads_(threads) {}
+  SpinBarrier(const SpinBarrier&) = delete;
+  SpinBarrier& operator=(const SpinBarrier&) = delete;
+
+  void arrive_and_wait() {
+    const std::uint32_t gen = generation_.load(std::memory_order_acquire);
+    if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+      // The last to arrive resets the count for the next round before it opens this
+      // one: whoever arrives next has seen the new generation, so sees the reset too.
+      arrived_.store(0, std::memory_order_relaxed);
+      generation_.store(gen + 1, std::memory_order_release);
+      generation_.notify_all();
+      return;
+    }
+    for (std::uint32_t i = 0; i < kSpins; ++i) {
+      if (generation_.load(std::memory_order_acquire) != gen) return;
+      pause();
+    }
+    while (generation_.load(std::memory_order_acquire) == gen) generation_.wait(gen, std::memory_order_acquire);
+  }
+
+ private:
+  // About 20 to 100 us of spinning, depending on the processor's pause.
+  static constexpr std::uint32_t kSpins = 1u << 14;
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+  }
+
+  const std::uint32_t threads_;
+  alignas(64) std::atomic<std::uint32_t> arrived_{0};
+  alignas(64) std::atomic<std::uint32_t> generation_{0};
+};
+
+}  // namespace fabriclab
