@@ -313,7 +313,7 @@ class LaneQueue {
     push_slow(delay, {t, next_seq_++, std::move(p)});
   }
 
-  // For events that arrive in batches already in time order (the frames handed from one
+  // For events that arrive in batches mostly in time order (the frames handed from one
   // partition of a parallel run to another, one window at a time): while `t` is no
   // earlier than the last event pushed here, the event joins a lane of its own,
   // whatever its delay; otherwise it is pushed as usual. Order is as with push().

@@ -3,14 +3,16 @@
 // that arrives early spins for a while, since the others are usually about to arrive,
 // and only then sleeps on the generation counter (std::atomic::wait, a futex on Linux).
 // std::barrier goes to sleep almost at once, and on a virtual machine a sleeping thread
-// can take tens of microseconds to run again.
+// can take tens of microseconds to run again. With more threads than cores a spinner
+// would take the core a late thread needs: then `spin` should be false.
 //
-//   SpinBarrier sync(2);
+//   SpinBarrier sync(2, /*spin=*/2 <= std::thread::hardware_concurrency());
 //   // in each of the two threads, every round:
 //   work(); sync.arrive_and_wait();  // all work of this round happens-before what follows
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -21,7 +23,7 @@ namespace fabriclab {
 
 class SpinBarrier {
  public:
-  explicit SpinBarrier(std::uint32_t threads) : threads_(threads) {}
+  explicit SpinBarrier(std::uint32_t threads, bool spin = true) : threads_(threads), spin_(spin) {}
   SpinBarrier(const SpinBarrier&) = delete;
   SpinBarrier& operator=(const SpinBarrier&) = delete;
 
@@ -35,16 +37,21 @@ class SpinBarrier {
       generation_.notify_all();
       return;
     }
-    for (std::uint32_t i = 0; i < kSpins; ++i) {
-      if (generation_.load(std::memory_order_acquire) != gen) return;
-      pause();
+    if (spin_) {
+      const auto give_up = std::chrono::steady_clock::now() + kSpinFor;
+      for (std::uint32_t i = 1;; ++i) {
+        if (generation_.load(std::memory_order_acquire) != gen) return;
+        pause();
+        if (i % 64 == 0 && std::chrono::steady_clock::now() >= give_up) break;
+      }
     }
     while (generation_.load(std::memory_order_acquire) == gen) generation_.wait(gen, std::memory_order_acquire);
   }
 
  private:
-  // About 20 to 100 us of spinning, depending on the processor's pause.
-  static constexpr std::uint32_t kSpins = 1u << 14;
+  // Long enough for the others to finish a window of similar work, short enough not to
+  // burn a time slice when one of them has been preempted.
+  static constexpr std::chrono::microseconds kSpinFor{50};
   static void pause() {
 #if defined(__x86_64__) || defined(__i386__)
     _mm_pause();
@@ -52,6 +59,7 @@ class SpinBarrier {
   }
 
   const std::uint32_t threads_;
+  const bool spin_;
   alignas(64) std::atomic<std::uint32_t> arrived_{0};
   alignas(64) std::atomic<std::uint32_t> generation_{0};
 };

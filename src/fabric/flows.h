@@ -24,7 +24,9 @@ struct FlowSpec {
   Time after_delay = {};                  // then wait this long
 };
 
-struct FlowState {
+// Line-aligned: a flow's receiver writes `delivered` for every packet, and in a
+// partitioned run the flows listed next to it may be received on another thread.
+struct alignas(64) FlowState {
   FlowSpec spec;
   std::uint64_t delivered = 0;      // payload bytes placed at the receiver
   std::uint64_t retransmitted = 0;  // packets sent more than once

@@ -1,6 +1,7 @@
 #include "fabric/network.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -345,24 +346,27 @@ void Network::hand_over(std::uint32_t to, int window) {
 RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
   prepare();
   const std::uint32_t parts = n_parts_, threads = n_threads_;
-  SpinBarrier sync(threads);
+  SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
   const bool look = deadlock_interval_ > Time() && !switches_.empty();
+  // Windows on a fixed grid of `grid` from the start (whatever the checks), so that the
+  // order of ties, which the hand-overs set, does not depend on what is observed.
+  const Time grid = window_ != Time::max() ? window_ : look ? deadlock_interval_ : Time::max();
   // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
   // sending into this window's outboxes; publish what the decision needs in this
-  // window's slot; meet; (on thread 0, the deadlock check when one is due -- a window
-  // ends at each -- and a second meeting, so nothing runs meanwhile); take the frames
-  // sent to its parts; and decide, as every thread does, from the published slots,
-  // whether to go on. Outboxes and slots alternate by window, so a thread may run the
-  // next window while a slower one still reads the last. An exception in a part is kept
-  // and ends the run after that window, so no thread waits for ever.
+  // window's slot; meet; when a deadlock check or a progress report is due, thread 0
+  // makes it at the window's end and the threads meet again, so nothing runs meanwhile;
+  // take the frames sent to its parts; and decide, as every thread does, from the
+  // published slots, whether to go on. Outboxes and slots alternate by window, so a
+  // thread may run the next window while a slower one still reads the last. An exception
+  // (in a part, the check or `progress`) is kept and ends the run after the next window
+  // at the latest; every thread still meets the others until then, so none waits for ever.
   auto loop = [&](std::uint32_t t) {
     Time from = sim_.now();
     Time next_progress = from + slice;
     Time next_check = look ? from + deadlock_interval_ : Time::max();
     for (int w = 0;; w ^= 1) {
-      Time until = window_ == Time::max() || stop - from < window_ ? stop : from + window_ - Time::from_ps(1);
-      const bool check = next_check <= until;
-      if (check) until = next_check;
+      const Time until = grid == Time::max() || stop - from < grid ? stop : from + grid - Time::from_ps(1);
+      const Time boundary = until + Time::from_ps(1);  // every event before it has run
       for (std::uint32_t q = t; q < parts; q += threads) {
         Part& part = *parts_[q];
         for (Outbox& o : part.out) o.current = &o.window[w];
@@ -378,9 +382,31 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         for (const Outbox& o : part.out) seen.sent += o.window[w].size();
       }
       sync.arrive_and_wait();
-      if (check) {
-        if (t == 0) look_for_deadlock(until);
-        next_check = until + deadlock_interval_;
+      std::uint64_t left = 0, pending = 0, events = 0;
+      bool failed = false;
+      for (const auto& part : parts_) {
+        const Seen& seen = part->seen[w];
+        left += seen.flows_left;
+        pending += seen.pending + seen.sent;
+        events += seen.events;
+        failed = failed || seen.failed;
+      }
+      const bool check = next_check <= boundary && until < stop;
+      const bool report = progress && until >= next_progress;
+      if (check || report) {
+        if (t == 0) {
+          try {
+            if (check && !failed) look_for_deadlock(boundary);  // a part that threw may be half-way
+            if (report) {
+              window_events_ = events;
+              progress(until);
+            }
+          } catch (...) {
+            if (!parts_[0]->error) parts_[0]->error = std::current_exception();  // thread 0 runs part 0
+          }
+        }
+        while (check && next_check <= boundary) next_check += deadlock_interval_;
+        if (report) next_progress = until + slice;
         sync.arrive_and_wait();
       }
       for (std::uint32_t q = t; q < parts; q += threads) {
@@ -391,28 +417,30 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
           if (!part.error) part.error = std::current_exception();  // published after the next window
         }
       }
-      std::uint64_t left = 0, pending = 0, events = 0;
-      bool failed = false;
-      for (const auto& part : parts_) {
-        const Seen& seen = part->seen[w];
-        left += seen.flows_left;
-        pending += seen.pending + seen.sent;
-        events += seen.events;
-        failed = failed || seen.failed;
-      }
       if (failed || left == 0 || pending == 0 || until >= stop || (deadlock_ && !deadlock_keep_running_)) return;
-      if (t == 0 && progress && until >= next_progress) {
-        window_events_ = events;
-        progress(until);
-        next_progress = until + slice;
-      }
-      from = until + Time::from_ps(1);
+      from = boundary;
     }
   };
   running_ = true;
   {
+    // The workers start together once all exist: if one cannot be created, those that
+    // were are told to return before they meet at a barrier that would never open.
+    std::atomic<int> go{0};  // 0 wait, 1 run, 2 give up
     std::vector<std::jthread> workers;
-    for (std::uint32_t t = 1; t < threads; ++t) workers.emplace_back(loop, t);
+    try {
+      for (std::uint32_t t = 1; t < threads; ++t)
+        workers.emplace_back([&, t] {
+          go.wait(0);
+          if (go.load() == 1) loop(t);
+        });
+    } catch (...) {
+      go = 2;
+      go.notify_all();
+      running_ = false;
+      throw;
+    }
+    go = 1;
+    go.notify_all();
     loop(0);
   }
   running_ = false;

@@ -56,7 +56,7 @@ struct RunTotals {
   std::uint64_t flows_finished = 0;
   std::uint64_t in_flight_data_packets = 0, in_flight_data_bytes = 0;  // at the end
   std::uint64_t peak_packets = 0;  // most packets alive at once (partitioned: the sum of the
-                                   // parts' peaks, an upper bound)
+                                   // parts' peaks; frames being handed over are in neither)
   bool all_finished = false;
   bool deadlock = false;           // the run stopped on a PFC deadlock (see Network::deadlock())
 };
@@ -107,9 +107,9 @@ class Network final : private FlowEvents {
   // partitions; before run()). Hosts go to parts by index (contiguous blocks), a switch
   // to the part most of its neighbours nearer the hosts are in, ties spread by index (a
   // fat-tree splits by pods, a leaf-spine by leaves with half the spines). Every link
-  // between parts needs a delay (the window); deadlock checks run at a window's end (a
-  // window ends at each); flows with `after`, link elements and port taps are refused
-  // (they would act across parts within a window).
+  // between parts needs a delay (the window); a deadlock check or a progress report due
+  // inside a window runs at its end, while no part runs; flows with `after`, link
+  // elements and port taps are refused (they would act across parts within a window).
   void set_partitions(std::uint32_t partitions, std::uint32_t threads);
   std::uint32_t partitions() const { return n_parts_; }
   // The part node `id` runs in, and the window (after run() has prepared the network).
@@ -124,8 +124,8 @@ class Network final : private FlowEvents {
 
   // The simulator of an undivided run (partitioned: not the one that runs).
   Simulator& sim() { return sim_; }
-  // Events run and the trajectory's fingerprint (partitioned: over every part; events as
-  // of the last window's end, which `progress` may read while the parts run).
+  // Events run and the trajectory's fingerprint (partitioned: over every part; inside
+  // `progress`, the events as of the window's end).
   std::uint64_t events() const;
   std::uint64_t fingerprint() const;
   // The conservation ledger (partitioned: the parts' sum, once the run has finished).

@@ -143,7 +143,7 @@ void Port::accept_crossing(Time at, const Packet& p) {
   Packet* copy = ctx_->packets.acquire(p);
   copy->next = nullptr;  // the original's queue link means nothing here
   crossed_.push(copy);
-  ctx_->sim.schedule_in_order(at, *this, kCrossed);  // a window's frames come in time order
+  ctx_->sim.schedule_in_order(at, *this, kCrossed);  // from one part over one delay: in time order
 }
 
 void Port::receive_frame(Packet* p) {

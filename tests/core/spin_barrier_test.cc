@@ -14,8 +14,8 @@ namespace {
 // A barrier that let a thread through early would show a slot of the last round (or
 // the next). Rounds outnumber the spins of one wait many times over, and a sleeping
 // thread (one of three on fewer cores) makes the others fall back to waiting.
-void rounds(std::uint32_t threads, int n) {
-  SpinBarrier sync(threads);
+void rounds(std::uint32_t threads, int n, bool spin = true) {
+  SpinBarrier sync(threads, spin);
   std::vector<std::atomic<int>> slot(threads);
   std::atomic<int> wrong{0};
   auto body = [&](std::uint32_t t) {
@@ -38,6 +38,7 @@ void rounds(std::uint32_t threads, int n) {
 TEST(SpinBarrier, NoThreadLeavesARoundBeforeAllHaveArrived) {
   rounds(2, 5000);
   rounds(3, 1000);
+  rounds(3, 1000, /*spin=*/false);
 }
 
 TEST(SpinBarrier, OneThreadNeverWaits) { rounds(1, 1000); }

@@ -398,9 +398,22 @@ TEST(PartitionedRun, FinishesLikeTheUndividedRunUpToTies) {
         << "flow " << i;
 }
 
+TEST(PartitionedRun, LookingForDeadlocksChangesNothing) {
+  // Checks every 7.3 us, not a multiple of the 1 us window: the windows stay on their
+  // grid, so the hand-overs, and the order of ties, are those of a run without checks.
+  auto a = busy_leaf_spine(), b = busy_leaf_spine();
+  a->detect_deadlocks(Time::from_ps(7'300'000), us(500), /*keep_running=*/true);
+  const PartRun watched = partitioned(*a, 2, 2, ms(50)), plain = partitioned(*b, 2, 2, ms(50));
+  ASSERT_TRUE(plain.totals.all_finished);
+  EXPECT_FALSE(watched.totals.deadlock);
+  EXPECT_EQ(watched.fingerprint, plain.fingerprint);
+  EXPECT_EQ(watched.finish, plain.finish);
+}
+
 TEST(PartitionedRun, FindsTheRingDeadlockAtTheSameCheck) {
   // pfc_test's ring of five switches split in two (sw2 has a host of each part): the
-  // check at each 100 us runs at a window's end and sees the same cycle at 600 us.
+  // check at each 100 us runs where a window ends (1 us links: every microsecond) and
+  // sees the same cycle at 600 us.
   SwitchConfig sw;
   sw.buffer = MiB(1);
   sw.threshold_mode = ThresholdMode::static_th;
@@ -421,7 +434,7 @@ TEST(PartitionedRun, FindsTheRingDeadlockAtTheSameCheck) {
                                           "sw3 port 3 priority 3", "sw4 port 3 priority 3"};
   EXPECT_EQ(net.deadlock()->cycle, cycle);
   EXPECT_EQ(net.deadlock()->detected_at, us(600));
-  EXPECT_EQ(r.totals.end, us(600));  // the run stopped there
+  EXPECT_EQ(r.totals.end, us(600) - Time::from_ps(1));  // the run stopped there: every event before 600 us ran
 }
 
 TEST(PartitionedRun, WhatWouldActAcrossPartsIsRefused) {
