@@ -32,20 +32,14 @@ class Simulator {
   Time now() const { return now_; }
   // Throws std::logic_error for a time before now.
   void schedule_at(Time t, EventHandler& h, std::uint64_t tag = 0) {
-    if (t < now_) [[unlikely]]
-      scheduled_in_the_past(t);
-    if (h.fingerprint_id_ == 0) [[unlikely]]
-      h.fingerprint_id_ = next_handler_id_++;
+    admit(t, h);
     queue_.push(t, {&h, tag});
   }
   void schedule_in(Time delay, EventHandler& h, std::uint64_t tag = 0) { schedule_at(now_ + delay, h, tag); }
   // schedule_at for a batch of wake-ups in time order (PendingEvents::push_in_order):
   // the same order of execution, a cheaper push.
   void schedule_in_order(Time t, EventHandler& h, std::uint64_t tag = 0) {
-    if (t < now_) [[unlikely]]
-      scheduled_in_the_past(t);
-    if (h.fingerprint_id_ == 0) [[unlikely]]
-      h.fingerprint_id_ = next_handler_id_++;
+    admit(t, h);
     queue_.push_in_order(t, {&h, tag});
   }
   // Runs the events due at or before `until`, in order; returns how many ran. The clock
@@ -59,6 +53,13 @@ class Simulator {
 
  private:
   [[noreturn]] void scheduled_in_the_past(Time t) const;
+  // What every schedule checks first: not in the past; the handler numbered on first use.
+  void admit(Time t, EventHandler& h) {
+    if (t < now_) [[unlikely]]
+      scheduled_in_the_past(t);
+    if (h.fingerprint_id_ == 0) [[unlikely]]
+      h.fingerprint_id_ = next_handler_id_++;
+  }
   struct Wakeup {
     EventHandler* handler;
     std::uint64_t tag;

@@ -10,6 +10,7 @@
 #include "error_message.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
+#include "ring_of_five.h"
 
 namespace fabriclab::fabric {
 namespace {
@@ -414,19 +415,8 @@ TEST(PartitionedRun, FindsTheRingDeadlockAtTheSameCheck) {
   // pfc_test's ring of five switches split in two (sw2 has a host of each part): the
   // check at each 100 us runs where a window ends (1 us links: every microsecond) and
   // sees the same cycle at 600 us.
-  SwitchConfig sw;
-  sw.buffer = MiB(1);
-  sw.threshold_mode = ThresholdMode::static_th;
-  sw.static_th = KiB(32);
-  Network net({}, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::ring;
-  t.ring_switches = 5;
-  t.hosts_per_switch = 2;
-  build_topology(net, t);
-  for (std::uint32_t s = 0; s < 5; ++s)
-    for (std::uint32_t k = 0; k < 2; ++k)
-      net.add_flow({.src = s * 2 + k, .dst = ((s + 2) % 5) * 2 + k, .bytes = 20'000'000, .start = {}, .priority = 3});
+  auto ring = ring_of_five({});
+  Network& net = *ring;
   net.detect_deadlocks(us(100), us(500));
   const PartRun r = partitioned(net, 2, 2, ms(20));
   ASSERT_TRUE(r.totals.deadlock);

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
+#include "ring_of_five.h"
 
 namespace fabriclab::fabric {
 namespace {
@@ -65,25 +66,6 @@ TEST(PfcWatchdog, WithoutItThePauseRunsOut) {
   StuckPort s(WatchdogAction::drop, false);
   ASSERT_TRUE(s.net.run(ms(1)).all_finished);
   EXPECT_EQ(s.net.flows()[0].finish.ps(), 65535 * 5120 + kFirst + 7 * kMiddle + kProp);
-}
-
-// Five switches in a ring, two hosts each; every host sends to the host two switches
-// clockwise (the only shortest path), so each ring link carries two flows' first hop and
-// two flows' second hop, and every transit buffer waits on the next switch's.
-std::unique_ptr<Network> ring_of_five(SwitchConfig sw) {
-  sw.buffer = MiB(1);
-  sw.threshold_mode = ThresholdMode::static_th;
-  sw.static_th = KiB(32);
-  auto net = std::make_unique<Network>(NicConfig{}, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::ring;
-  t.ring_switches = 5;
-  t.hosts_per_switch = 2;
-  build_topology(*net, t);
-  for (std::uint32_t s = 0; s < 5; ++s)
-    for (std::uint32_t k = 0; k < 2; ++k)
-      net->add_flow({.src = s * 2 + k, .dst = ((s + 2) % 5) * 2 + k, .bytes = 20'000'000, .start = {}, .priority = 3});
-  return net;
 }
 
 TEST(PfcDeadlock, RingDeadlockIsReportedWithItsCycle) {
