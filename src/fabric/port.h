@@ -75,7 +75,6 @@ class alignas(64) Port final : public EventHandler {
   // `out` when their last bit leaves, instead of onto the link; the peer's partition
   // takes them after the window with accept_crossing. nullptr = a local link.
   void set_cut(Outbox* out) { cut_ = out; }
-  bool cut() const { return cut_ != nullptr; }
   // The receiving end of a cut link: `p` (copied into this partition's pool) arrives at
   // `at` (no earlier than now).
   void accept_crossing(Time at, const Packet& p);

@@ -294,7 +294,7 @@ TEST(StaticRoutes, BadPortIsRefused) {
 namespace fabriclab::fabric {
 namespace {
 
-// A run of `net` on `threads` threads of 2 parts; what a test compares between runs.
+// A run of `net` split into `parts` on `threads` threads; what a test compares between runs.
 struct PartRun {
   RunTotals totals;
   std::uint64_t fingerprint;
