@@ -294,7 +294,8 @@ class CalendarQueue {
 // least used (a count of pushes, halved every 64k lane pushes so that a delay no longer
 // seen gives its lane up); gaps that never repeat (random timers) stay in the calendar.
 // A push finds its lane through a direct-mapped memo of the lanes' delays (one compare,
-// inline); the non-empty lanes' heads sit in a small heap, so a pop compares two events.
+// inline); the earliest events of the non-empty lanes and of the calendar sit in a small
+// heap, so a pop reads its source and the next time at the heap's top.
 template <typename Payload>
 class LaneQueue {
  public:
@@ -333,27 +334,37 @@ class LaneQueue {
   LaneQueue(const LaneQueue&) = delete;
   LaneQueue& operator=(const LaneQueue&) = delete;
 
-  // The earliest event; a pop() right after it does not compare again.
+  // The earliest event, and its time alone (read from the heads, without touching the
+  // event itself).
   const Event<Payload>& top() {
     if (size_ == 0) throw std::logic_error("top of an empty event queue");
-    peeked_ = from_calendar() ? kCalendar : kLane;
-    return peeked_ == kCalendar ? calendar_.top() : lanes_[heads_.top().lane].front();
+    const int k = heads_.top().source;
+    return k == kCalendar ? calendar_.top() : lanes_[k].front();
+  }
+  Time next_time() const {
+    if (size_ == 0) throw std::logic_error("top of an empty event queue");
+    return heads_.top().time;
   }
 
   Event<Payload> pop() {
     if (size_ == 0) throw std::logic_error("pop from an empty event queue");
     --size_;
-    const bool calendar = peeked_ != kNone ? peeked_ == kCalendar : from_calendar();
-    peeked_ = kNone;
-    if (calendar) {
-      Event<Payload> e = calendar_.pop();
-      now_ = e.time;
-      return e;
+    const int k = heads_.top().source;
+    Event<Payload> e;
+    if (k == kCalendar) [[unlikely]] {
+      e = calendar_.pop();
+      if (calendar_.empty()) {
+        heads_.pop();
+      } else {
+        const auto& next = calendar_.top();
+        heads_.replace_top(next.time, next.seq);
+      }
+    } else {
+      Lane& lane = lanes_[k];
+      e = lane.pop();
+      if (lane.empty()) heads_.pop();
+      else heads_.replace_top(lane.front().time, lane.front().seq);
     }
-    Lane& lane = lanes_[heads_.top().lane];
-    Event<Payload> e = lane.pop();
-    if (lane.empty()) heads_.pop();
-    else heads_.replace_top(lane.front().time, lane.front().seq);
     now_ = e.time;
     return e;
   }
@@ -398,14 +409,14 @@ class LaneQueue {
     std::vector<Event<Payload>> store_;  // size is 0 or a power of two
   };
 
-  // The heads of the non-empty lanes in a binary min-heap by (time, seq): the earliest
-  // lane is found without looking at the others.
+  // The earliest event of each non-empty source -- a lane, or the calendar -- in a binary
+  // min-heap by (time, seq): a pop finds its source, and the next time, at the top.
   class Heads {
    public:
     struct Head {
       Time time;
       std::uint64_t seq;
-      int lane;
+      int source;
       bool before(const Head& o) const { return earlier(time, seq, o.time, o.seq); }
     };
     bool empty() const { return n_ == 0; }
@@ -419,7 +430,18 @@ class LaneQueue {
       h_[i] = x;
     }
     void pop() { sift_down(h_[--n_]); }
-    void replace_top(Time t, std::uint64_t seq) { sift_down({t, seq, h_[0].lane}); }
+    void replace_top(Time t, std::uint64_t seq) { sift_down({t, seq, h_[0].source}); }
+    // `source`'s head became earlier (an event pushed before the calendar's earliest).
+    void decrease(int source, Time t, std::uint64_t seq) {
+      int i = 0;
+      while (h_[i].source != source) ++i;
+      const Head x{t, seq, source};
+      while (i > 0 && x.before(h_[(i - 1) / 2])) {
+        h_[i] = h_[(i - 1) / 2];
+        i = (i - 1) / 2;
+      }
+      h_[i] = x;
+    }
 
    private:
     void sift_down(Head x) {
@@ -434,21 +456,13 @@ class LaneQueue {
       }
       h_[i] = x;
     }
-    std::array<Head, kLanes + 1> h_{};
+    std::array<Head, kLanes + 2> h_{};
     int n_ = 0;
   };
 
   static constexpr std::int64_t kNoDelay = -1;
-  static constexpr int kOrdered = kLanes;  // push_in_order's lane, after the delays' lanes
-  enum Source : std::uint8_t { kNone, kCalendar, kLane };
-
-  bool from_calendar() {
-    if (heads_.empty()) return true;
-    if (calendar_.empty()) return false;
-    const auto& c = calendar_.top();
-    const auto& h = heads_.top();
-    return earlier(c.time, c.seq, h.time, h.seq);
-  }
+  static constexpr int kOrdered = kLanes;       // push_in_order's lane, after the delays' lanes
+  static constexpr int kCalendar = kLanes + 1;  // the calendar's source number in the heads
 
   // A direct-mapped memo of the lanes' delays, so that a push finds its lane with one
   // compare. It always agrees with delay_: a lane's entry is cleared when the lane is
@@ -464,7 +478,6 @@ class LaneQueue {
 
   void to_lane(int k, Event<Payload> e) {
     ++size_;
-    peeked_ = kNone;
     ++uses_[k];
     if ((++lane_pushes_ & 0xffff) == 0)
       for (auto& u : uses_) u /= 2;
@@ -489,10 +502,7 @@ class LaneQueue {
         seen = delay;
       }
       if (k < 0) {
-        ++calendar_pushes_;
-        ++size_;
-        peeked_ = kNone;
-        calendar_.push(std::move(e));
+        to_calendar(std::move(e));
         return;
       }
       if (delay_[k] != kNoDelay) memo_[memo_slot(delay_[k])] = {};  // the lane's old delay
@@ -503,6 +513,22 @@ class LaneQueue {
     to_lane(k, std::move(e));
   }
 
+  void to_calendar(Event<Payload> e) {
+    ++calendar_pushes_;
+    ++size_;
+    const Time t = e.time;
+    const std::uint64_t seq = e.seq;
+    if (calendar_.empty()) {
+      calendar_.push(std::move(e));
+      heads_.insert({t, seq, kCalendar});
+      return;
+    }
+    const auto& first = calendar_.top();
+    const bool earliest = earlier(t, seq, first.time, first.seq);
+    calendar_.push(std::move(e));
+    if (earliest) heads_.decrease(kCalendar, t, seq);
+  }
+
   CalendarQueue<Payload> calendar_;
   std::array<Lane, kLanes + 1> lanes_;
   Heads heads_;
@@ -510,7 +536,6 @@ class LaneQueue {
   std::array<std::uint32_t, kLanes + 1> uses_{};  // the ordered lane's is never read
   std::array<Memo, kMemoSlots> memo_{};
   std::array<std::int64_t, 64> recent_ = {};  // delays lately sent to the calendar, by hash
-  Source peeked_ = kNone;  // where top() found the earliest, until the queue changes
   std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0, lane_pushes_ = 0, calendar_pushes_ = 0;
   Time now_;

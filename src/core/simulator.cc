@@ -22,7 +22,7 @@ std::uint64_t Simulator::run(Time until) {
   stopped_ = false;
   std::uint64_t ran = 0;
   while (!queue_.empty() && !stopped_) {
-    if (queue_.top().time > until) {
+    if (queue_.next_time() > until) {
       now_ = until;
       break;
     }
