@@ -337,7 +337,7 @@ void Network::partition() {
 
 void Network::hand_over(std::uint32_t to, int window) {
   for (auto& from : parts_) {
-    auto& frames = from->out[to].window[window];
+    auto& frames = from->out[to].window[window].frames;
     for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.packet);
     frames.clear();
   }
@@ -369,7 +369,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
       for (std::uint32_t q = t; q < parts; q += threads) {
         Part& part = *parts_[q];
-        for (Outbox& o : part.out) o.current = &o.window[w];
+        for (Outbox& o : part.out) o.current = &o.window[w].frames;
         if (!part.error) {
           try {
             part.sim.run(until);
@@ -379,7 +379,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         }
         Seen& seen = part.seen[w];
         seen = {part.ctx.flows_left, part.sim.pending(), part.sim.events(), 0, part.error != nullptr};
-        for (const Outbox& o : part.out) seen.sent += o.window[w].size();
+        for (const Outbox& o : part.out) seen.sent += o.window[w].frames.size();
       }
       sync.arrive_and_wait();
       std::uint64_t left = 0, pending = 0, events = 0;
@@ -590,7 +590,9 @@ RunTotals Network::finish() {
       t.packet_hops += n->port(i).tx_packets();
     }
   for (auto& h : hosts_) h->for_each_queued(count);
-  for (auto& s : switches_) s->for_each_queued(count);
+  std::vector<const Packet*> queues;
+  for (auto& s : switches_) s->queue_heads(queues);
+  for_each_in_turns(queues, [&](const Packet* p) { count(*p); });
   for (auto& b : boxes_) b->for_each_held(count);
   for (auto& r : reseqs_) r->for_each_held(count);
   for (const auto& f : flows_) t.flows_finished += f.finished();
@@ -615,7 +617,13 @@ RunTotals Network::finish() {
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
   for (auto& h : hosts_) h->drain();
-  for (auto& s : switches_) s->drain();
+  // The switches' queues in turns too, each part's into its own pool.
+  std::vector<std::vector<Packet*>> lists(parts_.empty() ? 1 : parts_.size());
+  for (auto& s : switches_) s->take_queued(lists[parts_.empty() ? 0 : part_of_[s->id()]]);
+  for (std::size_t q = 0; q < lists.size(); ++q) {
+    Pool<Packet>& pool = parts_.empty() ? packets_ : parts_[q]->packets;
+    for_each_in_turns(lists[q], [&](Packet* p) { pool.release(p); });
+  }
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();
