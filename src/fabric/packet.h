@@ -9,7 +9,9 @@
 // plus 20 bytes of preamble, start delimiter and inter-frame gap (wire_bytes()).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <vector>
 
 #include "core/units.h"
 
@@ -114,11 +116,44 @@ class PacketFifo {
     --size_;
     return p;
   }
+  // Empties the FIFO and returns its first packet, still linked to the others (for
+  // for_each_in_turns; nullptr when it was empty).
+  Packet* take_all() {
+    Packet* p = head_;
+    head_ = tail_ = nullptr;
+    size_ = 0;
+    return p;
+  }
 
  private:
   Packet* head_ = nullptr;
   Packet* tail_ = nullptr;
   std::uint32_t size_ = 0;
 };
+
+// Calls f(p) for every packet of the lists linked through Packet::next that start at
+// `heads` (nullptr: an empty list), taking up to 16 lists in turns rather than one after
+// another. A list's next packet is known only once its current one has been read, so one
+// list at a time waits out one cache miss after another; lists in turns overlap them.
+// `f` may release `p` (its `next` is read before). For the end of a run: the audit and
+// release of the packets queued in switches (about 213 000 in fat_tree_128 after 1 ms).
+template <typename P, typename F>
+void for_each_in_turns(const std::vector<P*>& heads, F&& f) {
+  constexpr std::size_t kTurns = 16;
+  std::array<P*, kTurns> at{};
+  std::size_t n = 0, next = 0;
+  for (;;) {
+    for (; n < kTurns && next < heads.size(); ++next)
+      if (heads[next]) at[n++] = heads[next];
+    if (n == 0) return;
+    for (std::size_t i = 0; i < n;) {
+      P* p = at[i];
+      P* after = p->next;
+      f(p);
+      if (after) at[i++] = after;
+      else at[i] = at[--n];  // that list is done: the last one takes its place
+    }
+  }
+}
 
 }  // namespace fabriclab::fabric

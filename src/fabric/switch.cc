@@ -359,12 +359,24 @@ void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
   if (!f.pfc) release(f.ingress, f.priority, f.frame_bytes);
 }
 
-void Switch::drain() {
+void Switch::queue_heads(std::vector<const Packet*>& heads) const {
+  for (const auto& sp : ports_)
+    for (const auto& q : sp.queue)
+      if (!q.empty()) heads.push_back(q.front());
+}
+
+void Switch::take_queued(std::vector<Packet*>& lists) {
   for (auto& sp : ports_) {
     for (auto& q : sp.queue)
-      while (!q.empty()) ctx_->packets.release(q.pop());
+      if (!q.empty()) lists.push_back(q.take_all());
     sp.backlogged = 0;
   }
+}
+
+void Switch::drain() {
+  std::vector<Packet*> lists;
+  take_queued(lists);
+  for_each_in_turns(lists, [&](Packet* p) { ctx_->packets.release(p); });
 }
 
 }  // namespace fabriclab::fabric

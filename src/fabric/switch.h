@@ -103,12 +103,13 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // The packets queued for `port` at `prio` (deadlock detection reads their ingress).
   const PacketFifo& queue(std::size_t port, std::uint8_t prio) const { return ports_[port].queue[prio]; }
 
-  template <typename F>
-  void for_each_queued(F&& f) const {
-    for (const auto& sp : ports_)
-      for (const auto& q : sp.queue)
-        for (const Packet* p = q.front(); p; p = p->next) f(*p);
-  }
+  // The first packet of each non-empty queue, appended to `heads`: the end-of-run audit
+  // walks the queues of every switch together (for_each_in_turns), since a few long
+  // queues hold most packets.
+  void queue_heads(std::vector<const Packet*>& heads) const;
+  // Empties every queue, appending each one's packets (still linked) to `lists` for the
+  // caller to release; drain() releases them here.
+  void take_queued(std::vector<Packet*>& lists);
   void drain();
 
  private:

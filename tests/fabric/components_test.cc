@@ -3,12 +3,14 @@
 // patterns and the flows file.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <set>
 
 #include "core/error.h"
+#include "core/pool.h"
 #include "error_message.h"
 #include "fabric/hash.h"
 #include "fabric/network.h"
@@ -250,6 +252,38 @@ TEST(Traffic, FlowsFileErrorsNameTheLine) {
   EXPECT_EQ(flows[0].start, us(10));
   EXPECT_EQ(flows[0].qps, 2u);
   std::remove(path.c_str());
+}
+
+// The end-of-run walk over many queues at once: more lists than it takes in turns (16),
+// empty ones among them, each packet seen once and its list's order kept, and a visit
+// that releases the packet it is given.
+TEST(PacketLists, InTurnsVisitsEveryPacketOnceInListOrderAndMayReleaseIt) {
+  Pool<Packet> pool("Packet", 64);
+  std::vector<PacketFifo> fifos(40);
+  std::uint32_t id = 0;
+  for (std::uint32_t l = 0; l < fifos.size(); ++l)
+    for (std::uint32_t k = 0; k < (l % 7) * l; ++k) {  // lists 0, 7, 14, ... stay empty
+      Packet* p = pool.acquire();
+      p->flow = l;
+      p->psn = id++;
+      fifos[l].push(p);
+    }
+  const std::uint32_t total = id;
+  std::vector<Packet*> heads;
+  for (auto& f : fifos) heads.push_back(f.take_all());
+  ASSERT_TRUE(fifos[3].empty());
+  std::vector<int> seen(total, 0);
+  std::vector<std::int64_t> last(fifos.size(), -1);
+  bool in_order = true;
+  for_each_in_turns(heads, [&](Packet* p) {
+    ++seen.at(p->psn);
+    in_order = in_order && static_cast<std::int64_t>(p->psn) > last[p->flow];
+    last[p->flow] = p->psn;
+    pool.release(p);
+  });
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(total));
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(pool.live(), 0u);
 }
 
 }  // namespace
