@@ -30,6 +30,8 @@ bench: build
 	./build/release/bench/event_queue_benchmark
 	./build/release/bench/fabric_scale fat_tree_128
 	./build/release/bench/fabric_scale leaf_spine_1024
+	./build/release/bench/fabric_scale fat_tree_128 1ms 2
+	./build/release/bench/fabric_scale leaf_spine_1024 1ms 2
 	./build/release/bench/offload_benchmark
 	./bench/exec_times.sh 4 1024 30
 

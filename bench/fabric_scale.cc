@@ -3,7 +3,11 @@
 //   fat_tree_128     3-tier fat-tree, k = 8 (128 hosts, 80 switches)
 //   leaf_spine_1024  32 leaves x 32 hosts, 16 spines, 2 uplinks per leaf-spine pair (1:1)
 // Prints wall time, events, packet-hops (one packet crossing one link) per second, the
-// most packets alive at once, bytes per packet in flight and the process's peak RSS.
+// most packets alive at once, bytes per packet (a packet and its pool slot; and the
+// process's peak RSS over the peak packets, a bound on everything a packet in flight
+// costs), the process's peak RSS, and the heap allocations made over the second half of
+// the simulated time (operator new is counted in this program), to set against the
+// packet-hops: the steady state should allocate nothing per packet.
 // Run one case per process so that the peak RSS is that case's:
 //   fabric_scale fat_tree_128 [STOP [PARTITIONS [THREADS]]]
 // STOP defaults to 1ms; PARTITIONS (default 1) > 1 is a partitioned run (sim.partitions)
@@ -11,8 +15,11 @@
 #include <fmt/format.h>
 #include <sys/resource.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -20,6 +27,33 @@
 #include "scenario/fabric_scenario.h"
 
 using namespace fabriclab;
+
+// Every heap allocation of the program, counted (relaxed: the partitioned run's threads
+// allocate too, and only the total matters).
+namespace {
+std::atomic<std::uint64_t> allocations{0}, allocated_bytes{0};
+void* counted(std::size_t n, std::size_t align) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  allocated_bytes.fetch_add(n, std::memory_order_relaxed);
+  void* p = align <= alignof(std::max_align_t) ? std::malloc(n ? n : 1)
+                                                : std::aligned_alloc(align, (n + align - 1) / align * align);
+  if (!p) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted(n, 0); }
+void* operator new[](std::size_t n) { return counted(n, 0); }
+void* operator new(std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -42,15 +76,40 @@ int main(int argc, char** argv) {
     return 2;
   }
   const auto cfg = scenario::resolve_text(scenario::fabric_parameters(), "", "bench", set);
-  const auto o = scenario::run_fabric(cfg, {});
+  // Allocations between the first slice at or after half the simulated time and the
+  // last slice (the network's end-of-run audit and the outputs are not the run).
+  const Time half = Time::from_ps(cfg.time("sim.stop_time").ps() / 2);
+  Time first = Time::max(), last;
+  std::uint64_t allocs_first = 0, bytes_first = 0, allocs_last = 0, bytes_last = 0;
+  scenario::FabricRunOptions opt;
+  opt.on_slice = [&](Time now) {
+    if (now < half) return;
+    const std::uint64_t a = allocations.load(std::memory_order_relaxed);
+    const std::uint64_t b = allocated_bytes.load(std::memory_order_relaxed);
+    if (first == Time::max()) {
+      first = now;
+      allocs_first = a;
+      bytes_first = b;
+    }
+    last = now;
+    allocs_last = a;
+    bytes_last = b;
+  };
+  const auto o = scenario::run_fabric(cfg, opt);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const double hops = static_cast<double>(o.totals.packet_hops);
+  const double rss = static_cast<double>(ru.ru_maxrss) * 1024.0;
   fmt::print("{:<16} {}sim {} wall {:.2f} s  events {}  packet-hops {}  {:.2f} M hops/s  peak packets {}  "
-             "{} B/packet  peak RSS {:.0f} MiB\n",
+             "{} B/packet ({:.0f} B with everything)  peak RSS {:.0f} MiB  {}\n",
              which, argc > 3 ? fmt::format("partitions {} threads {}  ", argv[3], argc > 4 ? argv[4] : argv[3]) : "",
              to_string(o.totals.end), o.wall_seconds, o.totals.events, o.totals.packet_hops,
              hops / o.wall_seconds / 1e6, o.totals.peak_packets, sizeof(fabric::Packet) + sizeof(void*),
-             static_cast<double>(ru.ru_maxrss) / 1024.0);
+             rss / static_cast<double>(o.totals.peak_packets), rss / (1024.0 * 1024.0),
+             first < last ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
+                                        static_cast<double>(first.ps()) / 1e6, static_cast<double>(last.ps()) / 1e6,
+                                        allocs_last - allocs_first,
+                                        static_cast<double>(bytes_last - bytes_first) / 1024.0)
+                          : std::string("allocations: too short a run to sample"));
   return 0;
 }

@@ -563,6 +563,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
   auto last = t0;
   FabricOutcome o;
   o.totals = net->run(stop, us(100), [&](Time now) {
+    if (opt.on_slice) opt.on_slice(now);
     if (!opt.progress) return;
     const auto wall = std::chrono::steady_clock::now();
     if (wall - last < std::chrono::seconds(1)) return;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -37,6 +38,9 @@ struct FabricRunOptions {
   std::string scenario;      // the file, for the summary
   std::string out_dir;       // "" = write nothing
   bool progress = false;     // a progress line on stderr
+  // Called every 100 us of simulated time, with the time reached (partitioned: at the
+  // end of a window, while no part runs): a benchmark samples its counters there.
+  std::function<void(Time)> on_slice = {};
 };
 
 struct FabricOutcome {
