@@ -65,8 +65,8 @@ class Pool {
     T* b = std::allocator<T>().allocate(block_);
     blocks_.push_back(b);
     // The free list can come to hold every slot: it grows with the capacity, doubling
-    // (reserving the exact capacity at every block copied it each time: 38 MB of
-    // copies in the second half of fat_tree_128's run, as its queues filled).
+    // (reserving the exact capacity at every block copied it each time: the second half
+    // of fat_tree_128's run, as its queues filled, allocated 38.6 MB instead of 8.5).
     if (free_.capacity() < capacity()) free_.reserve(std::max(capacity(), 2 * free_.capacity()));
     for (std::size_t i = block_; i-- > 0;) free_.push_back(b + i);
   }
