@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,34 @@ TEST(Pool, ReusesSlotsAndReportsLeaks) {
   EXPECT_NO_THROW(pool.check_no_leaks());
   // a and b were live during the cycles above, each of which held a third.
   EXPECT_EQ(pool.peak(), 3u);
+}
+
+// Blocks double from the first one's size to 2 MiB, then stay at 2 MiB, aligned to it
+// (a huge page). 64-byte objects from a first block of 8192 (512 KiB): 8192, then 16384
+// (1 MiB), then 32768 (2 MiB) at every block.
+TEST(Pool, BlocksDoubleToTwoMebibytesAlignedToThem) {
+  struct alignas(64) Line {
+    char bytes[64];
+  };
+  Pool<Line> pool("Line", 8192);
+  std::vector<Line*> held;
+  auto take_until = [&](std::size_t n) {
+    while (held.size() < n) held.push_back(pool.acquire());
+  };
+  take_until(1);
+  EXPECT_EQ(pool.capacity(), 8192u);
+  take_until(8193);
+  EXPECT_EQ(pool.capacity(), 8192u + 16384u);
+  take_until(8192 + 16384);
+  EXPECT_EQ(pool.capacity(), 8192u + 16384u);
+  take_until(8192 + 16384 + 1);  // the first huge block; its first slot comes first
+  EXPECT_EQ(pool.capacity(), 8192u + 16384u + 32768u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(held.back()) % (2u << 20), 0u);
+  take_until(8192 + 16384 + 32768 + 1);
+  EXPECT_EQ(pool.capacity(), 8192u + 16384u + 2 * 32768u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(held.back()) % (2u << 20), 0u);
+  for (Line* l : held) pool.release(l);
+  EXPECT_NO_THROW(pool.check_no_leaks());
 }
 
 TEST(Stats, TimeWeightedMeanByHand) {
