@@ -17,6 +17,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -35,7 +37,9 @@ std::atomic<std::uint64_t> allocations{0}, allocated_bytes{0};
 void* counted(std::size_t n, std::size_t align) {
   allocations.fetch_add(1, std::memory_order_relaxed);
   allocated_bytes.fetch_add(n, std::memory_order_relaxed);
-  void* p = align <= alignof(std::max_align_t) ? std::malloc(n ? n : 1)
+  if (n == 0) n = 1;
+  if (align > alignof(std::max_align_t) && n > SIZE_MAX - align) throw std::bad_alloc();
+  void* p = align <= alignof(std::max_align_t) ? std::malloc(n)
                                                 : std::aligned_alloc(align, (n + align - 1) / align * align);
   if (!p) throw std::bad_alloc();
   return p;

@@ -57,7 +57,7 @@ class SpinBarrier {
         if (generation_.load(std::memory_order_acquire) != gen) return;
         if (yielding) std::this_thread::yield();
         else pause();
-        if (i % 64 == 0) {
+        if (yielding || i % 64 == 0) {  // a yield may last a time slice: look at the clock after each
           const auto waited = std::chrono::steady_clock::now() - start;
           if (waited >= kSpinFor) break;
           yielding = waited >= kPauseFor;

@@ -39,7 +39,9 @@ struct FabricRunOptions {
   std::string out_dir;       // "" = write nothing
   bool progress = false;     // a progress line on stderr
   // Called every 100 us of simulated time, with the time reached (partitioned: at the
-  // end of a window, while no part runs): a benchmark samples its counters there.
+  // end of the first window past each 100 us since the last call, while no part runs,
+  // so the calls drift by a window each: 101 us, 201 us, ...): a benchmark samples its
+  // counters there.
   std::function<void(Time)> on_slice = {};
 };
 

@@ -279,6 +279,7 @@ TEST(PacketLists, InTurnsVisitsEveryPacketOnceInListOrderAndMayReleaseIt) {
     ++seen.at(p->psn);
     in_order = in_order && static_cast<std::int64_t>(p->psn) > last[p->flow];
     last[p->flow] = p->psn;
+    p->next = nullptr;  // as good as released: a walk that read the link after f would stop here
     pool.release(p);
   });
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<std::ptrdiff_t>(total));
