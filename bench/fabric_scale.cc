@@ -83,21 +83,16 @@ int main(int argc, char** argv) {
   // Allocations between the first slice at or after half the simulated time and the
   // last slice (the network's end-of-run audit and the outputs are not the run).
   const Time half = Time::from_ps(cfg.time("sim.stop_time").ps() / 2);
-  Time first = Time::max(), last;
-  std::uint64_t allocs_first = 0, bytes_first = 0, allocs_last = 0, bytes_last = 0;
+  struct Sample {
+    Time at = Time::max();
+    std::uint64_t allocations = 0, bytes = 0;
+  };
+  Sample first, last;
   scenario::FabricRunOptions opt;
   opt.on_slice = [&](Time now) {
     if (now < half) return;
-    const std::uint64_t a = allocations.load(std::memory_order_relaxed);
-    const std::uint64_t b = allocated_bytes.load(std::memory_order_relaxed);
-    if (first == Time::max()) {
-      first = now;
-      allocs_first = a;
-      bytes_first = b;
-    }
-    last = now;
-    allocs_last = a;
-    bytes_last = b;
+    last = {now, allocations.load(std::memory_order_relaxed), allocated_bytes.load(std::memory_order_relaxed)};
+    if (first.at == Time::max()) first = last;
   };
   const auto o = scenario::run_fabric(cfg, opt);
   rusage ru{};
@@ -110,10 +105,11 @@ int main(int argc, char** argv) {
              to_string(o.totals.end), o.wall_seconds, o.totals.events, o.totals.packet_hops,
              hops / o.wall_seconds / 1e6, o.totals.peak_packets, sizeof(fabric::Packet) + sizeof(void*),
              rss / static_cast<double>(o.totals.peak_packets), rss / (1024.0 * 1024.0),
-             first < last ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
-                                        static_cast<double>(first.ps()) / 1e6, static_cast<double>(last.ps()) / 1e6,
-                                        allocs_last - allocs_first,
-                                        static_cast<double>(bytes_last - bytes_first) / 1024.0)
+             first.at < last.at ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
+                                              static_cast<double>(first.at.ps()) / 1e6,
+                                              static_cast<double>(last.at.ps()) / 1e6,
+                                              last.allocations - first.allocations,
+                                              static_cast<double>(last.bytes - first.bytes) / 1024.0)
                           : std::string("allocations: too short a run to sample"));
   return 0;
 }

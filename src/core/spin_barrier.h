@@ -2,8 +2,9 @@
 // meets every simulated microsecond, about a hundred microseconds of work apart): a
 // thread that arrives early stays awake for a while -- spinning, then yielding its core
 // at each look -- since the others are usually about to arrive, and only then sleeps on
-// the generation counter (std::atomic::wait, a futex on Linux). std::barrier goes to sleep almost at once, and on a virtual machine a sleeping
-// thread's core halts and can take hundreds of microseconds to run again; its partner,
+// the generation counter (std::atomic::wait, a futex on Linux). std::barrier goes to
+// sleep almost at once, and on a virtual machine a sleeping thread's core halts and can
+// take hundreds of microseconds to run again; its partner,
 // meanwhile, runs the next window, arrives first and sleeps in its turn, so one late
 // wake-up costs both threads. With more threads than cores a spinner would take the core
 // a late thread needs: then `spin` should be false.

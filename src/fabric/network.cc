@@ -33,9 +33,20 @@ Network::~Network() {
   for (auto& s : switches_)
     for (std::size_t i = 0; i < s->port_count(); ++i) s->port(i).drain();
   for (auto& h : hosts_) h->drain();
-  for (auto& s : switches_) s->drain();
+  release_switch_queues();
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
+}
+
+void Network::release_switch_queues() {
+  // A few long queues hold most packets, so all the queues of a part's switches are
+  // walked together; each part's packets go back to its own pool.
+  std::vector<std::vector<Packet*>> lists(parts_.empty() ? 1 : parts_.size());
+  for (auto& s : switches_) s->take_queued(lists[parts_.empty() ? 0 : part_of_[s->id()]]);
+  for (std::size_t q = 0; q < lists.size(); ++q) {
+    Pool<Packet>& pool = parts_.empty() ? packets_ : parts_[q]->packets;
+    for_each_in_turns(lists[q], [&](Packet* p) { pool.release(p); });
+  }
 }
 
 void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<std::uint16_t> ports) {
@@ -617,13 +628,7 @@ RunTotals Network::finish() {
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
   for (auto& h : hosts_) h->drain();
-  // The switches' queues in turns too, each part's into its own pool.
-  std::vector<std::vector<Packet*>> lists(parts_.empty() ? 1 : parts_.size());
-  for (auto& s : switches_) s->take_queued(lists[parts_.empty() ? 0 : part_of_[s->id()]]);
-  for (std::size_t q = 0; q < lists.size(); ++q) {
-    Pool<Packet>& pool = parts_.empty() ? packets_ : parts_[q]->packets;
-    for_each_in_turns(lists[q], [&](Packet* p) { pool.release(p); });
-  }
+  release_switch_queues();
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();

@@ -141,6 +141,7 @@ class Network final : private FlowEvents {
   void partition();
   RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
   void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
+  void release_switch_queues();  // every packet queued in a switch, back to its pool
 
   Simulator sim_;
   Pool<Packet> packets_{"Packet", 4096};

@@ -373,10 +373,4 @@ void Switch::take_queued(std::vector<Packet*>& lists) {
   }
 }
 
-void Switch::drain() {
-  std::vector<Packet*> lists;
-  take_queued(lists);
-  for_each_in_turns(lists, [&](Packet* p) { ctx_->packets.release(p); });
-}
-
 }  // namespace fabriclab::fabric

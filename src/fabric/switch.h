@@ -108,9 +108,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // queues hold most packets.
   void queue_heads(std::vector<const Packet*>& heads) const;
   // Empties every queue, appending each one's packets (still linked) to `lists` for the
-  // caller to release; drain() releases them here.
+  // caller to release (the network, for every switch at once).
   void take_queued(std::vector<Packet*>& lists);
-  void drain();
 
  private:
   struct PgState {
