@@ -79,10 +79,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown case '%s'\n", which.c_str());
     return 2;
   }
-  const auto cfg = scenario::resolve_text(scenario::fabric_parameters(), "", "bench", set);
+  const auto cfg = scenario::fabric_parameters().resolve_text("", "bench", set);
   // Allocations between the first slice at or after half the simulated time and the
   // last slice (the network's end-of-run audit and the outputs are not the run).
-  const Time half = Time::from_ps(cfg.time("sim.stop_time").ps() / 2);
+  const Time half = Time::from_ps(cfg.value.sim.stop_time.ps() / 2);
   struct Sample {
     Time at = Time::max();
     std::uint64_t allocations = 0, bytes = 0;

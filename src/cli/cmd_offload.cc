@@ -22,7 +22,7 @@ struct OffloadArgs {
 
 int run_offload_cmd(const OffloadArgs& a) {
   if (a.parameters) {
-    for (const auto& [key, spec] : scenario::offload_parameters().all())
+    for (const auto& [key, spec] : scenario::offload_parameters().registry().all())
       fmt::print("{:<24} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, spec.help);
     return 0;
   }
@@ -32,7 +32,7 @@ int run_offload_cmd(const OffloadArgs& a) {
   const auto cfg = scenario::resolve(scenario::offload_parameters(), a.scenario, overrides);
   const std::string out =
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
-  if (!cfg.text("experiment.concurrency").empty()) {
+  if (!cfg.value.experiment.concurrency.empty()) {
     const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out, a.jobs);
     fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md, completion_*.png\n", a.scenario, n, out);
     return 0;

@@ -23,15 +23,17 @@ struct RunArgs {
 };
 
 void print_parameters() {
-  for (const auto& [key, spec] : scenario::fabric_parameters().all()) {
+  for (const auto& [key, spec] : scenario::fabric_parameters().registry().all()) {
     std::string range;
     if (!spec.choices.empty()) {
       for (const auto& c : spec.choices) range += (range.empty() ? "" : "|") + c;
     } else if (!spec.min.empty() || !spec.max.empty()) {
       range = fmt::format("{}..{}", spec.min, spec.max);
     }
+    std::string help = spec.help;
+    for (const auto& [preset, value] : spec.preset_values) help += fmt::format(" [{}: {}]", preset, value);
     fmt::print("{:<38} {:<18} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, range,
-               spec.help);
+               help);
   }
 }
 
@@ -43,7 +45,7 @@ int run_run(const RunArgs& a) {
   if (a.scenario.empty()) throw InputError("run: a scenario file is required (or --parameters)");
   std::vector<std::string> overrides = a.sets;
   if (a.seed >= 0) overrides.push_back(fmt::format("sim.seed={}", a.seed));
-  const scenario::Config cfg = scenario::resolve(scenario::fabric_parameters(), a.scenario, overrides);
+  const scenario::FabricSetup cfg = scenario::fabric_parameters().resolve(a.scenario, overrides);
   const std::string out =
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
   const auto o = scenario::run_fabric(cfg, {.scenario = a.scenario, .out_dir = out, .progress = isatty(2) == 1});
@@ -72,7 +74,7 @@ int run_run(const RunArgs& a) {
     std::cerr << fmt::format(
         "fabriclab: error: {} packets were dropped on a lossless priority: {} (see ports.csv)\n",
         o.lossless_drops,
-        o.watchdog_storms > 0 && cfg.text("switch.pfc_wd.action") == "forward"
+        o.watchdog_storms > 0 && cfg.value.sw.wd_action == fabric::WatchdogAction::forward
             ? "the PFC watchdog's forward action sent despite pauses, and the next hop had no room"
             : "the PFC headroom or thresholds cannot hold what is in flight");
     rc = 1;

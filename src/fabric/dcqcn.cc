@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "fabric/params.h"
 
 namespace fabriclab::fabric {
 
@@ -37,24 +38,32 @@ DcqcnParams DcqcnParams::paper() {
   return p;
 }
 
+CnpParams CnpParams::paper() {
+  CnpParams p;
+  p.min_time_between_cnps = 50;  // the paper's N = 50 us
+  p.per_qp = true;               // its NP keeps one interval per flow
+  return p;
+}
+
+const std::vector<DcqcnPreset>& dcqcn_presets() {
+  static const std::vector<DcqcnPreset> presets{{"nvidia", DcqcnParams::nvidia(), CnpParams::nvidia()},
+                                                {"paper", DcqcnParams::paper(), CnpParams::paper()}};
+  return presets;
+}
+
 DcqcnParams DcqcnParams::preset_named(const std::string& name) {
-  if (name == "nvidia") return nvidia();
-  if (name == "paper") return paper();
-  throw InputError("unknown DCQCN preset '" + name + "' (expected: nvidia, paper)");
+  std::string known;
+  for (const auto& p : dcqcn_presets()) {
+    if (p.name == name) return p.rp;
+    known += (known.empty() ? "" : ", ") + std::string(p.name);
+  }
+  throw InputError("unknown DCQCN preset '" + name + "' (expected: " + known + ")");
 }
 
 void DcqcnParams::validate() const {
-  const auto check = [](bool ok, const char* key, const char* expected) {
-    if (!ok) throw InputError(std::string("nic.roce_rp.") + key + ": expected " + expected);
-  };
-  check(initial_alpha_value <= 1023, "initial_alpha_value", "0..1023");
-  check(rpg_gd >= 1 && rpg_gd <= 20, "rpg_gd", "1..20");
-  check(rpg_min_dec_fac <= 100, "rpg_min_dec_fac", "a percentage 0..100");
-  check(rpg_min_rate >= 1, "rpg_min_rate", "at least 1 Mb/s");
-  check(dce_tcp_rtt >= 1, "dce_tcp_rtt", "at least 1 us");
-  check(dce_tcp_g <= 1024, "dce_tcp_g", "0..1024");
-  check(rpg_time_reset >= 1, "rpg_time_reset", "at least 1 us");
-  check(rpg_max_rate == 0 || rpg_max_rate >= rpg_min_rate, "rpg_max_rate", "0 (line rate) or at least rpg_min_rate");
+  params::validate(dcqcn_table(), *this);
+  if (rpg_max_rate != 0 && rpg_max_rate < rpg_min_rate)
+    throw InputError("roce_rp.rpg_max_rate: expected 0 (line rate) or at least rpg_min_rate");
 }
 
 Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp)

@@ -40,6 +40,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/simulator.h"
 #include "core/units.h"
@@ -70,7 +72,8 @@ struct DcqcnParams {
   static DcqcnParams paper();
   // The preset named `name`; throws InputError naming the known ones.
   static DcqcnParams preset_named(const std::string& name);
-  // Throws InputError naming the first parameter out of its range.
+  // Throws InputError naming the first parameter out of its declared range
+  // (fabric/params.h) or in conflict with another.
   void validate() const;
 };
 
@@ -81,7 +84,19 @@ struct CnpParams {
   bool per_qp = false;                      // false: one interval per port (ConnectX)
   std::uint8_t cnp_802p_prio = 6;
   std::uint8_t cnp_dscp = 48;
+
+  static CnpParams nvidia() { return CnpParams{}; }
+  static CnpParams paper();  // one CNP interval per QP, 50 us
 };
+
+// A named set of DCQCN values, for both ends: what `nic.roce_rp.preset` selects.
+struct DcqcnPreset {
+  std::string_view name;
+  DcqcnParams rp;
+  CnpParams np;
+};
+// nvidia, paper.
+const std::vector<DcqcnPreset>& dcqcn_presets();
 
 // Told when a QP's rate went up between its packets, so that a sender waiting on the old
 // pacing gap can go earlier.

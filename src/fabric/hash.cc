@@ -3,6 +3,10 @@
 #include <zlib.h>
 
 #include <array>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "core/error.h"
 #include "fabric/packet.h"
@@ -10,20 +14,10 @@
 namespace fabriclab::fabric {
 
 HashFunction parse_hash_function(const std::string& name) {
-  if (name == "crc32") return HashFunction::crc32;
-  if (name == "crc16") return HashFunction::crc16;
-  if (name == "xor") return HashFunction::xor_fold;
-  throw InputError("unknown hash function '" + name + "' (expected crc32, crc16 or xor)");
+  return params::parse_enum(kHashFunctionNames, name, "hash function");
 }
 
-const char* to_string(HashFunction f) {
-  switch (f) {
-    case HashFunction::crc32: return "crc32";
-    case HashFunction::crc16: return "crc16";
-    case HashFunction::xor_fold: return "xor";
-  }
-  return "?";
-}
+const char* to_string(HashFunction f) { return params::name_of(kHashFunctionNames, f).data(); }
 
 std::uint32_t crc32(const std::uint8_t* data, std::size_t n) {
   return static_cast<std::uint32_t>(::crc32_z(0L, data, n));
@@ -107,17 +101,18 @@ std::uint8_t parse_hash_fields(const std::string& list) {
     std::string f = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     f.erase(0, f.find_first_not_of(' '));
     f.erase(f.find_last_not_of(' ') + 1);
-    if (f == "src_ip") m |= kSrcIp;
-    else if (f == "dst_ip") m |= kDstIp;
-    else if (f == "src_port") m |= kSrcPort;
-    else if (f == "dst_port") m |= kDstPort;
-    else if (f == "protocol") m |= kProtocol;
-    else
-      throw InputError("unknown hash field '" + f + "' (expected src_ip, dst_ip, src_port, dst_port, protocol)");
+    m = static_cast<std::uint8_t>(m | params::parse_enum(kHashFieldNames, f, "hash field"));
     if (comma == std::string::npos) break;
     pos = comma + 1;
   }
   return m;
+}
+
+std::string hash_fields_text(std::uint8_t mask) {
+  std::vector<std::string_view> names;
+  for (const auto& f : kHashFieldNames)
+    if (mask & f.value) names.push_back(f.name);
+  return fmt::format("{}", fmt::join(names, ","));
 }
 
 }  // namespace fabriclab::fabric

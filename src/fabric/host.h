@@ -28,6 +28,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/params.h"
 #include "core/units.h"
 #include "fabric/congestion.h"
 #include "fabric/context.h"
@@ -39,6 +40,7 @@
 namespace fabriclab::fabric {
 
 enum class Transport : std::uint8_t { rc, uc };
+inline constexpr params::EnumNames<Transport, 2> kTransportNames{{{Transport::rc, "rc"}, {Transport::uc, "uc"}}};
 
 struct NicConfig {
   std::uint32_t mtu = 4096;          // payload bytes per packet

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/params.h"
 #include "core/random.h"
 #include "core/simulator.h"
 #include "core/units.h"
@@ -26,9 +27,17 @@
 namespace fabriclab::fabric {
 
 enum class Scheduler : std::uint8_t { strict, dwrr };
+inline constexpr params::EnumNames<Scheduler, 2> kSchedulerNames{{{Scheduler::strict, "strict"}, {Scheduler::dwrr, "dwrr"}}};
 enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random };
+inline constexpr params::EnumNames<LoadBalance, 3> kLoadBalanceNames{{{LoadBalance::ecmp, "ecmp"},
+                                                                       {LoadBalance::spray_round_robin, "spray_rr"},
+                                                                       {LoadBalance::spray_random, "spray_random"}}};
 enum class ThresholdMode : std::uint8_t { static_th, dynamic_th };
+inline constexpr params::EnumNames<ThresholdMode, 2> kThresholdModeNames{
+    {{ThresholdMode::static_th, "static"}, {ThresholdMode::dynamic_th, "dynamic"}}};
 enum class WatchdogAction : std::uint8_t { drop, forward, alert };
+inline constexpr params::EnumNames<WatchdogAction, 3> kWatchdogActionNames{
+    {{WatchdogAction::drop, "drop"}, {WatchdogAction::forward, "forward"}, {WatchdogAction::alert, "alert"}}};
 
 struct SwitchConfig {
   Bytes buffer = Bytes::from_count(32 << 20);   // shared buffer of the whole switch
@@ -39,7 +48,7 @@ struct SwitchConfig {
   std::uint8_t lossless = 1u << 3;               // priorities that never drop (PFC)
   bool pfc = true;
   bool headroom_auto = true;                     // SONiC formula per port, else `headroom`
-  Bytes headroom = Bytes::from_count(0);
+  Bytes headroom = Bytes::from_count(64 << 10);   // per lossless group, when not headroom_auto
   Bytes max_frame = Bytes::from_count(4096 + 82); // largest frame (MTU payload + headers)
   Bytes mac_phy_delay = Bytes::from_count(1536); // formula terms
   Bytes peer_response = Bytes::from_count(3840);

@@ -16,27 +16,10 @@ void at_least(std::uint32_t v, std::uint32_t lo, const char* key) {
 }  // namespace
 
 TopologyKind parse_topology_kind(const std::string& name) {
-  if (name == "back_to_back") return TopologyKind::back_to_back;
-  if (name == "single_switch") return TopologyKind::single_switch;
-  if (name == "two_switches") return TopologyKind::two_switches;
-  if (name == "leaf_spine") return TopologyKind::leaf_spine;
-  if (name == "fat_tree") return TopologyKind::fat_tree;
-  if (name == "ring") return TopologyKind::ring;
-  throw InputError("unknown topology '" + name +
-                   "' (expected back_to_back, single_switch, two_switches, leaf_spine, fat_tree or ring)");
+  return params::parse_enum(kTopologyKindNames, name, "topology");
 }
 
-const char* to_string(TopologyKind k) {
-  switch (k) {
-    case TopologyKind::back_to_back: return "back_to_back";
-    case TopologyKind::single_switch: return "single_switch";
-    case TopologyKind::two_switches: return "two_switches";
-    case TopologyKind::leaf_spine: return "leaf_spine";
-    case TopologyKind::fat_tree: return "fat_tree";
-    case TopologyKind::ring: return "ring";
-  }
-  return "?";
-}
+const char* to_string(TopologyKind k) { return params::name_of(kTopologyKindNames, k).data(); }
 
 std::uint32_t host_count(const TopologySpec& t) {
   std::uint64_t n = 0;

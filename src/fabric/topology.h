@@ -16,12 +16,19 @@
 #include <cstdint>
 #include <string>
 
+#include "core/params.h"
 #include "core/units.h"
 #include "fabric/network.h"
 
 namespace fabriclab::fabric {
 
 enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree, ring };
+inline constexpr params::EnumNames<TopologyKind, 6> kTopologyKindNames{{{TopologyKind::back_to_back, "back_to_back"},
+                                                                         {TopologyKind::single_switch, "single_switch"},
+                                                                         {TopologyKind::two_switches, "two_switches"},
+                                                                         {TopologyKind::leaf_spine, "leaf_spine"},
+                                                                         {TopologyKind::fat_tree, "fat_tree"},
+                                                                         {TopologyKind::ring, "ring"}}};
 
 struct LinkSpec {
   BitRate rate = BitRate::from_bps(100'000'000'000);
@@ -30,7 +37,7 @@ struct LinkSpec {
 
 struct TopologySpec {
   TopologyKind kind = TopologyKind::single_switch;
-  std::uint32_t hosts = 16;
+  std::uint32_t hosts = 17;  // single_switch: an incast of 16 into 1
   std::uint32_t s1_hosts = 8, s2_hosts = 8, inter_switch_links = 1;
   std::uint32_t leaves = 4, spines = 2, hosts_per_leaf = 4, uplinks = 1;
   std::uint32_t k = 4;

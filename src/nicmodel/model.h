@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/params.h"
 #include "core/simulator.h"
 #include "core/units.h"
 #include "nicmodel/resources.h"
@@ -48,6 +49,8 @@ struct NicParams {
 // issue order (stall); run in software now (fallback); or follow the planner's advice
 // (advise): wait if its needs fit in an idle NIC, software if they never can.
 enum class Policy : std::uint8_t { stall, fallback, advise };
+inline constexpr params::EnumNames<Policy, 3> kPolicyNames{
+    {{Policy::stall, "stall"}, {Policy::fallback, "fallback"}, {Policy::advise, "advise"}}};
 
 // A schedule checked (offload::validate) and flattened for the model: what each operation
 // does, each counter's operations in threshold order, the software path's successor lists.

@@ -871,7 +871,7 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   if (!fs::exists(scenario))
     throw InputError(scenario + ": not found (run from the project root, or give --scenario FILE)");
   const fs::path out = opt.out_dir.empty() ? fs::path("results") / opt.name : fs::path(opt.out_dir);
-  const Config base = resolve(fabric_parameters(), scenario, opt.sets);
+  const Config base = fabric_parameters().resolve(scenario, opt.sets).config;
   const std::vector<Variant> variants = def->variants(base);
 
   std::vector<std::vector<std::string>> points;

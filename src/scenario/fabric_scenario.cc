@@ -24,169 +24,55 @@ using fabric::Network;
 
 namespace {
 
-ParamRegistry make_registry() {
-  ParamRegistry r;
-  using K = ParamKind;
-  r.declare("sim.seed", K::integer, "1", "seed of every random stream (ECMP seeds excepted)", "0", "");
-  r.declare("sim.stop_time", K::time, "1s", "simulated time limit; the run ends earlier when every flow is delivered", "1ns", "");
-  r.declare("sim.partitions", K::integer, "1",
-            "split the network into this many parts run in lock-step windows of the smallest link delay "
-            "between them (1 = undivided; a partitioned run has its own fingerprint, whatever sim.threads)", "1", "64");
-  r.declare("sim.threads", K::integer, "0", "threads that run the parts (0 = one per part)", "0", "64");
-
-  r.declare("topology.kind", K::choice, "single_switch", "network shape", "", "",
-    {"back_to_back", "single_switch", "two_switches", "leaf_spine", "fat_tree", "ring"});
-  r.declare("topology.hosts", K::integer, "17", "single_switch: hosts on the switch", "2", "65536");
-  r.declare("topology.s1_hosts", K::integer, "8", "two_switches: hosts on s1", "1", "65536");
-  r.declare("topology.s2_hosts", K::integer, "8", "two_switches: hosts on s2", "1", "65536");
-  r.declare("topology.inter_switch_links", K::integer, "1", "two_switches: parallel s1-s2 links", "1", "64");
-  r.declare("topology.leaves", K::integer, "4", "leaf_spine: leaf switches", "1", "4096");
-  r.declare("topology.spines", K::integer, "2", "leaf_spine: spine switches", "1", "1024");
-  r.declare("topology.hosts_per_leaf", K::integer, "4", "leaf_spine: hosts under each leaf", "1", "1024");
-  r.declare("topology.uplinks", K::integer, "1", "leaf_spine: parallel links from each leaf to each spine", "1", "64");
-  r.declare("topology.ring_switches", K::integer, "4", "ring: switches in the ring", "3", "4096");
-  r.declare("topology.hosts_per_switch", K::integer, "1", "ring: hosts on each switch", "1", "1024");
-  r.declare("topology.k", K::integer, "4", "fat_tree: switch radix k (even; k^3/4 hosts)", "2", "64");
-  r.declare("topology.host_rate", K::rate, "100Gbps", "rate of host links", "1Mbps", "");
-  r.declare("topology.fabric_rate", K::rate, "100Gbps", "rate of switch-to-switch links", "1Mbps", "");
-  r.declare("topology.link_delay", K::time, "1us", "propagation delay of every link", "0ps", "1s");
-
-  r.declare("nic.mtu", K::bytes, "4096B", "RDMA payload per packet", "256B", "9000B");
-  r.declare("nic.transport", K::choice, "rc", "reliable (go-back-N) or unreliable connection", "", "", {"rc", "uc"});
-  r.declare("nic.ecn_capable", K::boolean, "true", "send data ECT(0) so that switches may mark it");
-  r.declare("nic.ack_every", K::integer, "8", "RC: one coalesced ACK per this many in-order packets", "1", "65536");
-  r.declare("nic.rto", K::time, "1ms", "RC: retransmission timeout without progress", "1us", "10s");
-  r.declare("nic.reorder_timeout", K::time, "0ps",
-            "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)", "0ps", "1s");
-  r.declare("nic.reorder_window", K::integer, "0", "RC: packets accepted beyond the expected PSN (0 = go-back-N)", "0", "65536");
-  r.declare("nic.rx_rate", K::rate, "0bps", "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)");
-  r.declare("nic.rx_buffer", K::bytes, "256KiB", "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB", "");
-  r.declare("nic.congestion_control", K::choice, "none", "rate control of every QP (none = line rate)", "", "",
-            {"none", "dcqcn"});
-  // DCQCN: sysfs names and units (ecn/roce_rp/*, ecn/roce_np/*); a key left unset takes
-  // the preset's value (declared default: nvidia's; the help gives the paper's).
-  r.declare("nic.roce_rp.preset", K::choice, "nvidia", "DCQCN values for every unset roce_rp/roce_np key", "", "",
-            {"nvidia", "paper"});
-  const auto rp = [&](const char* key, const char* nvidia, const char* help, const char* min, const char* max) {
-    r.declare(std::string("nic.roce_rp.") + key, K::integer, nvidia, help, min, max);
-  };
-  rp("rate_reduce_monitor_period", "4", "us between rate cuts of a QP that saw a CNP (0 = cut at each CNP; paper 0)", "0", "1000000");
-  rp("initial_alpha_value", "1023", "alpha (/1024) set by the first CNP at full rate (paper 1023)", "0", "1023");
-  rp("rate_to_set_on_first_cnp", "0", "Mb/s set by the first CNP at full rate (0 = keep; paper 0)", "0", "10000000");
-  rp("rpg_gd", "11", "cut = Rc alpha_raw / 2^rpg_gd (11: Rc alpha/2; paper 11)", "1", "20");
-  rp("rpg_min_dec_fac", "50", "a cut keeps at least this percent of Rc (paper 50)", "0", "100");
-  rp("rpg_min_rate", "1", "Mb/s floor of Rc (paper 1)", "1", "10000000");
-  rp("dce_tcp_rtt", "1", "us between alpha updates (paper K = 55)", "1", "1000000");
-  rp("dce_tcp_g", "1019", "weight of the old alpha, out of 1024 (paper 1020: g = 1/256)", "0", "1024");
-  rp("rpg_time_reset", "300", "us of the rate-increase timer (paper T_inc = 55)", "1", "10000000");
-  rp("rpg_byte_reset", "32767", "64-byte units sent per byte-counter increase, 0 = off (paper B = 10 MiB: 163840)", "0", "67108864");
-  rp("rpg_threshold", "1", "F: increase stages before additive increase (paper 5)", "0", "1000");
-  rp("rpg_ai_rate", "5", "Mb/s of additive increase (paper R_AI = 40)", "0", "10000000");
-  rp("rpg_hai_rate", "50", "Mb/s of hyper increase (paper R_HAI = 200)", "0", "10000000");
-  rp("rpg_max_rate", "0", "Mb/s ceiling (0 = line rate; paper 0)", "0", "10000000");
-  rp("clamp_tgt_rate", "0", "1: every cut sets Rt = Rc first (paper 1)", "0", "1");
-  rp("clamp_tgt_rate_after_time_inc", "1", "1: a cut sets Rt = Rc if the timer raised the rate since the last (paper 1)", "0", "1");
-  r.declare("nic.roce_np.enable", K::boolean, "true", "answer CE-marked packets with CNPs");
-  r.declare("nic.roce_np.min_time_between_cnps", K::integer, "4", "us between CNPs (paper 50)", "0", "1000000");
-  r.declare("nic.roce_np.cnp_scope", K::choice, "port", "one CNP interval per port (ConnectX) or per QP (paper)", "", "",
-            {"port", "qp"});
-  r.declare("nic.roce_np.cnp_802p_prio", K::integer, "6", "802.1p priority of CNPs", "0", "7");
-  r.declare("nic.roce_np.cnp_dscp", K::integer, "48", "DSCP of CNPs", "0", "63");
-
-  r.declare("switch.buffer", K::bytes, "32MiB", "shared buffer of each switch", "1KiB", "");
-  r.declare("switch.mmu.reserve", K::bytes, "0B", "reserved bytes per ingress port and priority group", "0B", "");
-  r.declare("switch.mmu.threshold", K::choice, "dynamic", "shared-pool limit per priority group", "", "", {"static", "dynamic"});
-  r.declare("switch.mmu.static_th", K::bytes, "512KiB", "static limit per priority group", "0B", "");
-  r.declare("switch.mmu.dynamic_th", K::integer, "0", "dynamic limit: 2^n x free shared buffer", "-7", "7");
-  r.declare("switch.pfc.enabled", K::boolean, "true", "PFC on the lossless priorities");
-  r.declare("switch.pfc.lossless", K::text, "3", "lossless priorities, comma-separated (\"3\", \"3,4\")");
-  r.declare("switch.pfc.headroom", K::choice, "auto", "headroom per lossless group: the SONiC formula or a given size", "", "",
-    {"auto", "given"});
-  r.declare("switch.pfc.headroom_size", K::bytes, "64KiB", "headroom when switch.pfc.headroom = \"given\"", "0B", "");
-  r.declare("switch.pfc.mac_phy_delay", K::bytes, "1536B", "formula term: MAC/PHY delay in bytes", "0B", "");
-  r.declare("switch.pfc.peer_response", K::bytes, "3840B", "formula term: bytes the peer sends before it reacts", "0B", "");
-  r.declare("switch.pfc.xon_offset", K::bytes, "8KiB", "resume when a group is this far below its limit", "0B", "");
-  r.declare("switch.pfc.pause_quanta", K::integer, "65535", "pause time per frame in 512-bit quanta (refreshed at half)", "1", "65535");
-  r.declare("switch.pfc.deadlock_check", K::time, "100us", "look for PFC deadlocks this often (0ps = never)", "0ps", "1s");
-  r.declare("switch.pfc.deadlock_time", K::time, "500us", "a deadlock is a cycle of queues paused this long", "1ns", "10s");
-  r.declare("switch.pfc_wd.enabled", K::boolean, "false", "SONiC PFC watchdog on the lossless queues");
-  r.declare("switch.pfc_wd.action", K::choice, "drop", "in a storm: drop the queue, forward despite pauses, or alert",
-    "", "", {"drop", "forward", "alert"});
-  r.declare("switch.pfc_wd.detection_time", K::time, "200ms", "paused this long with packets queued: a storm", "1ns", "10s");
-  r.declare("switch.pfc_wd.restoration_time", K::time, "200ms", "no pause for this long: the storm is over", "1ns", "10s");
-  r.declare("switch.pfc_wd.poll_interval", K::time, "100ms", "how often the watchdog looks", "1ns", "10s");
-  r.declare("switch.scheduler", K::choice, "strict", "egress scheduling among priorities", "", "", {"strict", "dwrr"});
-  r.declare("switch.dwrr.weights", K::text, "1,1,1,1,1,1,1,1", "DWRR weights of priorities 0..7");
-  r.declare("switch.dwrr.strict", K::text, "6,7", "DWRR: priorities served strictly before the others");
-  r.declare("switch.wred.ecn", K::choice, "ecn_all", "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"});
-  r.declare("switch.wred.green_min_threshold", K::bytes, "5KB", "Kmin: no marking at or below", "0B", "");
-  r.declare("switch.wred.green_max_threshold", K::bytes, "200KB", "Kmax: marking always above", "1B", "");
-  r.declare("switch.wred.green_drop_probability", K::real, "1", "Pmax in percent, reached at Kmax", "0", "100");
-  r.declare("switch.wred.mark_at", K::choice, "dequeue", "where the queue is measured", "", "", {"dequeue", "enqueue"});
-  r.declare("switch.lb", K::choice, "ecmp", "choice among equal-cost next hops", "", "", {"ecmp", "spray_rr", "spray_random"});
-  r.declare("switch.ecmp.hash", K::choice, "crc32", "ECMP hash function", "", "", {"crc32", "crc16", "xor"});
-  r.declare("switch.ecmp.fields", K::text, "src_ip,dst_ip,src_port,dst_port,protocol", "5-tuple fields the ECMP hash reads");
-  r.declare("switch.ecmp.seed", K::integer, "0", "ECMP hash seed", "0", "4294967295");
-  r.declare("switch.ecmp.seed_per_switch", K::boolean, "true", "mix the switch index into the seed (false: every tier hashes alike)");
-
-  r.declare("traffic.pattern", K::choice, "incast", "the flows", "", "", {"incast", "permutation", "all_to_all", "flows", "training"});
-  r.declare("traffic.bytes", K::bytes, "1MB", "bytes per flow (patterns)", "1B", "");
-  r.declare("traffic.start", K::time, "0ps", "start of every flow (patterns)", "0ps", "");
-  r.declare("traffic.priority", K::integer, "3", "priority (802.1p) of every flow (patterns)", "0", "7");
-  r.declare("traffic.qps_per_flow", K::integer, "1", "QPs per flow; the bytes are split among them", "1", "65536");
-  r.declare("traffic.training.iterations", K::integer, "2", "training: data-parallel iterations", "1", "1000");
-  r.declare("traffic.training.distribution_bytes", K::bytes, "8MB",
-            "training: bytes each GPU receives before computing (0B = no distribution phase)", "0B", "");
-  r.declare("traffic.training.compute", K::time, "0ps", "training: compute time between a GPU's data and its allreduce", "0ps", "1s");
-  r.declare("traffic.incast.receiver", K::integer, "0", "incast: the receiving host", "0", "");
-  r.declare("traffic.incast.senders", K::integer, "0", "incast: senders (0 = every other host)", "0", "");
-  r.declare("routing.static", K::text, "",
-    "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")");
-  r.declare("impair.link", K::text, "", "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none");
-  r.declare("impair.rules", K::text, "", "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"");
-  r.declare("impair.drop_probability", K::real, "0", "each data packet lost with this probability", "0", "1");
-  r.declare("impair.corrupt_probability", K::real, "0", "each data packet corrupted (discarded by the receiver)", "0", "1");
-  r.declare("impair.duplicate_probability", K::real, "0", "each data packet duplicated", "0", "1");
-  r.declare("impair.reorder_probability", K::real, "0", "each data packet held back (reordered)", "0", "1");
-  r.declare("impair.reorder_packets", K::integer, "1", "a reordered packet lets this many later ones by", "1", "1000000");
-  r.declare("impair.reorder_delay", K::time, "0ps", "if positive: a reordered packet is held this long instead", "0ps", "1s");
-  r.declare("reseq.link", K::text, "", "re-sequencer on the link leaving this port, NODE:PORT (\"s2:0\"); \"\" = none");
-  r.declare("reseq.buffer", K::integer, "64", "re-sequencer: packets it can hold (all QPs)", "1", "1048576");
-  r.declare("reseq.timeout", K::time, "100us", "re-sequencer: the longest a packet waits for the gap before it", "1ns", "1s");
-  r.declare("output.reorder_metrics", K::text, "",
-            "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated");
-  r.declare("impair.max_hold", K::time, "100us", "a held packet leaves after this long at the latest", "1ns", "1s");
-  r.declare("output.timeseries_interval", K::time, "0ps", "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s");
-  r.declare("output.timeseries_ports", K::text, "", "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
-  r.declare("output.pcap", K::text, "",
-    "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
-    "written to OUT/NODE-pPORT.pcap");
-  r.declare("traffic.flows_file", K::text, "", "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
-  return r;
+const params::Table<FabricScenario>& scenario_table() {
+  static const auto table = [] {
+    using S = FabricScenario;
+    params::Table<S::Sim> sim;
+    sim.integer("seed", &S::Sim::seed, "seed of every random stream (ECMP seeds excepted)")
+        .time("stop_time", &S::Sim::stop_time, "simulated time limit; the run ends earlier when every flow is delivered",
+              "1ns")
+        .integer("partitions", &S::Sim::partitions,
+                 "split the network into this many parts run in lock-step windows of the smallest link delay "
+                 "between them (1 = undivided; a partitioned run has its own fingerprint, whatever sim.threads)",
+                 1, 64)
+        .integer("threads", &S::Sim::threads, "threads that run the parts (0 = one per part)", 0, 64);
+    params::Table<S::DeadlockCheck> deadlock;
+    deadlock.time("deadlock_check", &S::DeadlockCheck::every, "look for PFC deadlocks this often (0ps = never)", "0ps", "1s")
+        .time("deadlock_time", &S::DeadlockCheck::after, "a deadlock is a cycle of queues paused this long", "1ns", "10s");
+    params::Table<S::Impair> impair;
+    impair.text("link", &S::Impair::link, "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none")
+        .text("rules", &S::Impair::rules,
+              "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"")
+        .nest("", &S::Impair::box, fabric::impairment_table());
+    params::Table<S::Reseq> reseq;
+    reseq.text("link", &S::Reseq::link, "re-sequencer on the link leaving this port, NODE:PORT (\"s2:0\"); \"\" = none")
+        .nest("", &S::Reseq::config, fabric::resequencer_table());
+    params::Table<S::Output> output;
+    output.text("pcap", &S::Output::pcap,
+                "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
+                "written to OUT/NODE-pPORT.pcap")
+        .text("reorder_metrics", &S::Output::reorder_metrics,
+              "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated")
+        .time("timeseries_interval", &S::Output::timeseries_interval,
+              "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s")
+        .text("timeseries_ports", &S::Output::timeseries_ports,
+              "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
+    params::Table<S> t;
+    t.nest("sim", &S::sim, sim)
+        .nest("topology", &S::topology, fabric::topology_table())
+        .nest("nic", &S::nic, fabric::nic_table())
+        .nest("switch", &S::sw, fabric::switch_table())
+        .nest("switch.pfc", &S::deadlock, deadlock)
+        .nest("traffic", &S::traffic, workload::traffic_table())
+        .text("routing.static", &S::static_routes,
+              "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")")
+        .nest("impair", &S::impair, impair)
+        .nest("reseq", &S::reseq, reseq)
+        .nest("output", &S::output, output);
+    return t;
+  }();
+  return table;
 }
-
-std::vector<int> priority_list(const Config& cfg, const std::string& key, std::size_t want = 0) {
-  std::vector<int> out;
-  for (const std::string& item : split_list(cfg.text(key))) {
-    const auto v = parse_integer(item);
-    if (!v || *v < 0 || (want == 0 && *v > 7) || *v > 1'000'000)
-      throw InputError(fmt::format("{}: {}: '{}' is not {}", cfg.origin(key), key, item,
-                                   want == 0 ? "a priority 0..7" : "a non-negative integer"));
-    out.push_back(static_cast<int>(*v));
-  }
-  if (want != 0 && out.size() != want)
-    throw InputError(fmt::format("{}: {}: expected {} comma-separated values, got {}", cfg.origin(key), key, want,
-                                 out.size()));
-  return out;
-}
-
-std::uint8_t mask_of(const std::vector<int>& prios) {
-  std::uint8_t m = 0;
-  for (int p : prios) m = static_cast<std::uint8_t>(m | (1u << p));
-  return m;
-}
-
-std::uint32_t u32(const Config& cfg, const std::string& key) { return static_cast<std::uint32_t>(cfg.integer(key)); }
 
 fabric::Node& find_node(const Config& cfg, Network& net, const std::string& key, const std::string& name) {
   for (fabric::Node* n : net.nodes())
@@ -210,42 +96,6 @@ fabric::Port& find_port(const Config& cfg, Network& net, const std::string& key,
 
 }  // namespace
 
-void dcqcn_settings(const Config& cfg, fabric::DcqcnParams& rp, fabric::CnpParams& np) {
-  rp = fabric::DcqcnParams::preset_named(cfg.text("nic.roce_rp.preset"));
-  const bool paper = rp.preset == "paper";
-  const auto set = [&](const char* key, std::uint32_t& field) {
-    const std::string k = std::string("nic.roce_rp.") + key;
-    if (cfg.origin(k) != "default") field = u32(cfg, k);
-  };
-  const auto set_flag = [&](const char* key, bool& field) {
-    const std::string k = std::string("nic.roce_rp.") + key;
-    if (cfg.origin(k) != "default") field = cfg.integer(k) != 0;
-  };
-  set("rate_reduce_monitor_period", rp.rate_reduce_monitor_period);
-  set("initial_alpha_value", rp.initial_alpha_value);
-  set("rate_to_set_on_first_cnp", rp.rate_to_set_on_first_cnp);
-  set("rpg_gd", rp.rpg_gd);
-  set("rpg_min_dec_fac", rp.rpg_min_dec_fac);
-  set("rpg_min_rate", rp.rpg_min_rate);
-  set("dce_tcp_rtt", rp.dce_tcp_rtt);
-  set("dce_tcp_g", rp.dce_tcp_g);
-  set("rpg_time_reset", rp.rpg_time_reset);
-  set("rpg_byte_reset", rp.rpg_byte_reset);
-  set("rpg_threshold", rp.rpg_threshold);
-  set("rpg_ai_rate", rp.rpg_ai_rate);
-  set("rpg_hai_rate", rp.rpg_hai_rate);
-  set("rpg_max_rate", rp.rpg_max_rate);
-  set_flag("clamp_tgt_rate", rp.clamp_tgt_rate);
-  set_flag("clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc);
-  np.enabled = cfg.boolean("nic.roce_np.enable");
-  const auto np_key = [&](const char* key) { return std::string("nic.roce_np.") + key; };
-  np.min_time_between_cnps = cfg.origin(np_key("min_time_between_cnps")) != "default"
-                                 ? u32(cfg, np_key("min_time_between_cnps"))
-                                 : (paper ? 50u : 4u);
-  np.per_qp = cfg.origin(np_key("cnp_scope")) != "default" ? cfg.text(np_key("cnp_scope")) == "qp" : paper;
-  np.cnp_802p_prio = static_cast<std::uint8_t>(cfg.integer(np_key("cnp_802p_prio")));
-  np.cnp_dscp = static_cast<std::uint8_t>(cfg.integer(np_key("cnp_dscp")));
-}
 
 nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np) {
   nlohmann::ordered_json j;
@@ -277,115 +127,27 @@ nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::C
   return j;
 }
 
-const ParamRegistry& fabric_parameters() {
-  static const ParamRegistry r = make_registry();
-  return r;
+
+const Parameters<FabricScenario>& fabric_parameters() {
+  static const Parameters<FabricScenario> p(scenario_table());
+  return p;
 }
 
-std::unique_ptr<Network> build_network(const Config& cfg) {
-  fabric::NicConfig nic;
-  nic.mtu = static_cast<std::uint32_t>(cfg.bytes("nic.mtu").count());
-  nic.transport = cfg.text("nic.transport") == "uc" ? fabric::Transport::uc : fabric::Transport::rc;
-  nic.ecn_capable = cfg.boolean("nic.ecn_capable");
-  nic.ack_every = u32(cfg, "nic.ack_every");
-  nic.rto = cfg.time("nic.rto");
-  nic.reorder_window = u32(cfg, "nic.reorder_window");
-  nic.reorder_timeout = cfg.time("nic.reorder_timeout");
-  nic.congestion_control = cfg.text("nic.congestion_control");
-  dcqcn_settings(cfg, nic.dcqcn, nic.cnp);
-  nic.rx_rate = cfg.rate("nic.rx_rate");
-  nic.rx_buffer = cfg.bytes("nic.rx_buffer");
-
-  fabric::SwitchConfig sw;
-  sw.buffer = cfg.bytes("switch.buffer");
-  sw.reserve = cfg.bytes("switch.mmu.reserve");
-  sw.threshold_mode = cfg.text("switch.mmu.threshold") == "static" ? fabric::ThresholdMode::static_th
-                                                                   : fabric::ThresholdMode::dynamic_th;
-  sw.static_th = cfg.bytes("switch.mmu.static_th");
-  sw.dynamic_th = static_cast<int>(cfg.integer("switch.mmu.dynamic_th"));
-  sw.pfc = cfg.boolean("switch.pfc.enabled");
-  sw.lossless = mask_of(priority_list(cfg, "switch.pfc.lossless"));
-  sw.headroom_auto = cfg.text("switch.pfc.headroom") == "auto";
-  sw.headroom = cfg.bytes("switch.pfc.headroom_size");
-  sw.mac_phy_delay = cfg.bytes("switch.pfc.mac_phy_delay");
-  sw.peer_response = cfg.bytes("switch.pfc.peer_response");
-  sw.xon_offset = cfg.bytes("switch.pfc.xon_offset");
-  sw.pause_quanta = static_cast<std::uint16_t>(cfg.integer("switch.pfc.pause_quanta"));
-  sw.watchdog = cfg.boolean("switch.pfc_wd.enabled");
-  const std::string& wd = cfg.text("switch.pfc_wd.action");
-  sw.wd_action = wd == "drop" ? fabric::WatchdogAction::drop
-                 : wd == "forward" ? fabric::WatchdogAction::forward
-                                   : fabric::WatchdogAction::alert;
-  sw.wd_detection = cfg.time("switch.pfc_wd.detection_time");
-  sw.wd_restoration = cfg.time("switch.pfc_wd.restoration_time");
-  sw.wd_poll = cfg.time("switch.pfc_wd.poll_interval");
-  sw.scheduler = cfg.text("switch.scheduler") == "dwrr" ? fabric::Scheduler::dwrr : fabric::Scheduler::strict;
-  const auto weights = priority_list(cfg, "switch.dwrr.weights", 8);
-  for (std::size_t i = 0; i < 8; ++i) {
-    if (weights[i] < 1 || weights[i] > 1000)
-      throw InputError(fmt::format("{}: switch.dwrr.weights: weight {} of priority {} is not in 1..1000",
-                                   cfg.origin("switch.dwrr.weights"), weights[i], i));
-    sw.weights[i] = static_cast<std::uint32_t>(weights[i]);
-  }
-  sw.strict_classes = mask_of(priority_list(cfg, "switch.dwrr.strict"));
-  sw.ecn = cfg.text("switch.wred.ecn") == "ecn_all";
-  sw.mark_at_enqueue = cfg.text("switch.wred.mark_at") == "enqueue";
-  sw.wred.kmin = cfg.bytes("switch.wred.green_min_threshold").count();
-  sw.wred.kmax = cfg.bytes("switch.wred.green_max_threshold").count();
-  sw.wred.pmax = cfg.real("switch.wred.green_drop_probability") / 100.0;
-  if (sw.wred.kmax <= sw.wred.kmin)
+std::unique_ptr<Network> build_network(const FabricSetup& setup) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;  // where each value was set, for messages
+  if (s.sw.wred.kmax <= s.sw.wred.kmin)
     throw InputError(fmt::format("{}: switch.wred.green_max_threshold ({}) must be above green_min_threshold ({})",
                                  cfg.origin("switch.wred.green_max_threshold"),
                                  cfg.shown("switch.wred.green_max_threshold"),
                                  cfg.shown("switch.wred.green_min_threshold")));
-  const std::string& lb = cfg.text("switch.lb");
-  sw.load_balance = lb == "ecmp"       ? fabric::LoadBalance::ecmp
-                    : lb == "spray_rr" ? fabric::LoadBalance::spray_round_robin
-                                       : fabric::LoadBalance::spray_random;
-  sw.hash = fabric::parse_hash_function(cfg.text("switch.ecmp.hash"));
-  try {
-    sw.hash_fields = fabric::parse_hash_fields(cfg.text("switch.ecmp.fields"));
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: switch.ecmp.fields: {}", cfg.origin("switch.ecmp.fields"), e.what()));
-  }
-  sw.seed = static_cast<std::uint32_t>(cfg.integer("switch.ecmp.seed"));
-  sw.seed_per_switch = cfg.boolean("switch.ecmp.seed_per_switch");
+  auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
+  fabric::build_topology(*net, s.topology);
+  if (s.sw.pfc && s.deadlock.every > Time())
+    net->detect_deadlocks(s.deadlock.every, s.deadlock.after,
+                          s.sw.watchdog && s.sw.wd_action != fabric::WatchdogAction::alert);
 
-  fabric::TopologySpec t;
-  t.kind = fabric::parse_topology_kind(cfg.text("topology.kind"));
-  t.hosts = u32(cfg, "topology.hosts");
-  t.s1_hosts = u32(cfg, "topology.s1_hosts");
-  t.s2_hosts = u32(cfg, "topology.s2_hosts");
-  t.inter_switch_links = u32(cfg, "topology.inter_switch_links");
-  t.leaves = u32(cfg, "topology.leaves");
-  t.spines = u32(cfg, "topology.spines");
-  t.hosts_per_leaf = u32(cfg, "topology.hosts_per_leaf");
-  t.uplinks = u32(cfg, "topology.uplinks");
-  t.k = u32(cfg, "topology.k");
-  t.ring_switches = u32(cfg, "topology.ring_switches");
-  t.hosts_per_switch = u32(cfg, "topology.hosts_per_switch");
-  t.host_link = {cfg.rate("topology.host_rate"), cfg.time("topology.link_delay")};
-  t.fabric_link = {cfg.rate("topology.fabric_rate"), cfg.time("topology.link_delay")};
-
-  const auto seed = static_cast<std::uint64_t>(cfg.integer("sim.seed"));
-  auto net = std::make_unique<Network>(nic, sw, seed);
-  fabric::build_topology(*net, t);
-  if (sw.pfc && cfg.time("switch.pfc.deadlock_check") > Time())
-    net->detect_deadlocks(cfg.time("switch.pfc.deadlock_check"), cfg.time("switch.pfc.deadlock_time"),
-                          sw.watchdog && sw.wd_action != fabric::WatchdogAction::alert);
-
-  workload::TrafficSpec tr;
-  tr.pattern = workload::parse_pattern(cfg.text("traffic.pattern"));
-  tr.bytes = cfg.bytes("traffic.bytes");
-  tr.start = cfg.time("traffic.start");
-  tr.priority = static_cast<std::uint8_t>(cfg.integer("traffic.priority"));
-  tr.qps_per_flow = u32(cfg, "traffic.qps_per_flow");
-  tr.incast_receiver = u32(cfg, "traffic.incast.receiver");
-  tr.incast_senders = u32(cfg, "traffic.incast.senders");
-  tr.flows_file = cfg.text("traffic.flows_file");
-  tr.iterations = u32(cfg, "traffic.training.iterations");
-  tr.distribution_bytes = cfg.bytes("traffic.training.distribution_bytes");
-  tr.compute = cfg.time("traffic.training.compute");
+  workload::TrafficSpec tr = s.traffic;
   if (!tr.flows_file.empty()) {
     // Relative to the scenario file, like an include.
     const std::string& origin = cfg.origin("traffic.flows_file");
@@ -394,12 +156,12 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
         std::filesystem::path(tr.flows_file).is_relative())
       tr.flows_file = (std::filesystem::path(origin.substr(0, colon)).parent_path() / tr.flows_file).string();
   }
-  for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net->host_count()), seed))
+  for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net->host_count()), s.sim.seed))
     net->add_flow(f);
 
   // routing.static: "s1 h9 2|3; s2 h0 1"
   {
-    const std::string& text = cfg.text("routing.static");
+    const std::string& text = s.static_routes;
     std::size_t pos = 0;
     while (!text.empty() && pos <= text.size()) {
       const auto semi = text.find(';', pos);
@@ -428,21 +190,13 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
     }
   }
 
-  const std::string& link = cfg.text("impair.link");
-  if (!link.empty()) {
-    fabric::ImpairmentConfig ic;
+  if (const std::string& link = s.impair.link; !link.empty()) {
+    fabric::ImpairmentConfig ic = s.impair.box;
     try {
-      ic.rules = fabric::parse_impairment_rules(cfg.text("impair.rules"));
+      ic.rules = fabric::parse_impairment_rules(s.impair.rules);
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: impair.rules: {}", cfg.origin("impair.rules"), e.what()));
     }
-    ic.drop = cfg.real("impair.drop_probability");
-    ic.corrupt = cfg.real("impair.corrupt_probability");
-    ic.duplicate = cfg.real("impair.duplicate_probability");
-    ic.reorder = cfg.real("impair.reorder_probability");
-    ic.reorder_packets = u32(cfg, "impair.reorder_packets");
-    ic.reorder_delay = cfg.time("impair.reorder_delay");
-    ic.max_hold = cfg.time("impair.max_hold");
     net->add_impairment(find_port(cfg, *net, "impair.link", link), std::move(ic));
   } else {
     for (const char* key : {"impair.rules", "impair.drop_probability", "impair.corrupt_probability",
@@ -450,14 +204,14 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
       if (cfg.origin(key) != "default")
         throw InputError(fmt::format("{}: {} needs impair.link (the port whose link is impaired)", cfg.origin(key), key));
   }
-  if (const std::string& at = cfg.text("reseq.link"); !at.empty()) {
+  if (const std::string& at = s.reseq.link; !at.empty()) {
     fabric::Port& port = find_port(cfg, *net, "reseq.link", at);
     if (port.impairment())
       throw InputError(fmt::format("{}: reseq.link: {} already carries the reorder box (impair.link)",
                                    cfg.origin("reseq.link"), at));
-    net->add_resequencer(port, {.buffer = u32(cfg, "reseq.buffer"), .timeout = cfg.time("reseq.timeout")});
+    net->add_resequencer(port, s.reseq.config);
   }
-  if (const std::uint32_t parts = u32(cfg, "sim.partitions"); parts > 1) {
+  if (const std::uint32_t parts = s.sim.partitions; parts > 1) {
     // What would act across parts within a window: refused here, by its key.
     const auto refuse = [&](const std::string& key) {
       throw InputError(fmt::format("{}: {} is not supported with sim.partitions = {} (set at {}); "
@@ -466,13 +220,14 @@ std::unique_ptr<Network> build_network(const Config& cfg) {
     };
     for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
       if (!cfg.text(key).empty()) refuse(key);
-    if (cfg.time("output.timeseries_interval") > Time()) refuse("output.timeseries_interval");
+    if (s.output.timeseries_interval > Time()) refuse("output.timeseries_interval");
     for (std::uint32_t id = 0; id < net->flows().size(); ++id)
       if (!net->flows()[id].spec.after.empty())
         throw InputError(fmt::format("{}: sim.partitions = {}: flow {} starts when others finish (traffic.pattern "
                                      "= {}), which a partitioned run does not support",
-                                     cfg.origin("sim.partitions"), parts, id, cfg.text("traffic.pattern")));
-    const std::uint32_t threads = u32(cfg, "sim.threads") == 0 ? parts : u32(cfg, "sim.threads");
+                                     cfg.origin("sim.partitions"), parts, id,
+                                     params::name_of(workload::kPatternNames, s.traffic.pattern)));
+    const std::uint32_t threads = s.sim.threads == 0 ? parts : s.sim.threads;
     if (threads > parts)
       throw InputError(fmt::format("{}: sim.threads = {}: at most one thread per part (sim.partitions = {})",
                                    cfg.origin("sim.threads"), threads, parts));
@@ -529,8 +284,10 @@ std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Networ
 
 }  // namespace
 
-FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
-  auto net = build_network(cfg);
+FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;
+  auto net = build_network(setup);
   if (!opt.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(opt.out_dir, ec);
@@ -545,7 +302,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
       reorder = std::make_unique<ReorderRecorder>(net->sim());
       for (const auto& [node, port] : watched) reorder->watch(node->port(port));
     }
-    if (cfg.time("output.timeseries_interval") > Time()) {
+    if (s.output.timeseries_interval > Time()) {
       std::vector<std::pair<fabric::Switch*, std::size_t>> ports;
       for (const auto& [node, port] : port_list(cfg, *net, "output.timeseries_ports")) {
         auto* sw = dynamic_cast<fabric::Switch*>(node);
@@ -554,11 +311,11 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                                        cfg.origin("output.timeseries_ports"), node->name()));
         ports.push_back({sw, port});
       }
-      series = std::make_unique<TimeSeries>(*net, cfg.time("output.timeseries_interval"), opt.out_dir,
+      series = std::make_unique<TimeSeries>(*net, s.output.timeseries_interval, opt.out_dir,
                                             std::move(ports));
     }
   }
-  const Time stop = cfg.time("sim.stop_time");
+  const Time stop = s.sim.stop_time;
   const auto t0 = std::chrono::steady_clock::now();
   auto last = t0;
   FabricOutcome o;
@@ -665,14 +422,11 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
   {
-    fabric::DcqcnParams rp;
-    fabric::CnpParams np;
-    dcqcn_settings(cfg, rp, np);
     nlohmann::ordered_json cc;
-    cc["policy"] = cfg.text("nic.congestion_control");
+    cc["policy"] = s.nic.congestion_control;
     cc["cnps_sent"] = o.cnps_sent;
     cc["cnps_received"] = o.cnps_received;
-    cc["dcqcn"] = dcqcn_echo(rp, np);
+    cc["dcqcn"] = dcqcn_echo(s.nic.dcqcn, s.nic.cnp);
     j["congestion_control"] = std::move(cc);
   }
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
@@ -721,7 +475,7 @@ FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt) {
       reordered += r.m.reordered;
       max_extent = std::max(max_extent, r.m.max_extent);
     }
-    j["reorder"] = {{"measured_at", cfg.text("output.reorder_metrics")},
+    j["reorder"] = {{"measured_at", s.output.reorder_metrics},
                     {"received", received},
                     {"reordered", reordered},
                     {"max_extent", max_extent},

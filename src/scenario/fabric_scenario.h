@@ -9,8 +9,8 @@
 //                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes
 //
-//   Config cfg = resolve(fabric_parameters(), "examples/incast.toml", {"traffic.bytes=2MB"});
-//   FabricOutcome o = run_fabric(cfg, {.scenario = "examples/incast.toml", .out_dir = "out"});
+//   FabricSetup s = fabric_parameters().resolve("examples/incast.toml", {"traffic.bytes=2MB"});
+//   FabricOutcome o = run_fabric(s, {.scenario = "examples/incast.toml", .out_dir = "out"});
 #pragma once
 
 #include <cstdint>
@@ -20,19 +20,56 @@
 #include <string>
 
 #include "fabric/network.h"
+#include "fabric/params.h"
+#include "workload/params.h"
 #include "scenario/parameters.h"
 
 namespace fabriclab::scenario {
 
-const ParamRegistry& fabric_parameters();
+// Everything a fabric scenario sets, as the run uses it. Each field's key is declared
+// once: the models' in fabric/params.h and workload/params.h, nested here under their
+// prefixes ("nic.", "switch.", "topology.", "traffic."), the run's own in
+// fabric_scenario.cc.
+struct FabricScenario {
+  struct Sim {
+    std::uint64_t seed = 1;
+    Time stop_time = Time::from_ps(1'000'000'000'000);  // 1 s
+    std::uint32_t partitions = 1;
+    std::uint32_t threads = 0;  // 0: one per part
+  } sim;
+  fabric::TopologySpec topology;
+  fabric::NicConfig nic;
+  fabric::SwitchConfig sw;
+  struct DeadlockCheck {
+    Time every = Time::from_ps(100'000'000);  // 100 us; 0 = never
+    Time after = Time::from_ps(500'000'000);  // a cycle paused this long
+  } deadlock;
+  workload::TrafficSpec traffic;
+  std::string static_routes;  // "SWITCH HOST PORT[|PORT...]; ..."
+  struct Impair {
+    std::string link;   // NODE:PORT, "" = none
+    std::string rules;  // fabric::parse_impairment_rules
+    fabric::ImpairmentConfig box;
+  } impair;
+  struct Reseq {
+    std::string link;
+    fabric::ResequencerConfig config;
+  } reseq;
+  struct Output {
+    std::string pcap, reorder_metrics, timeseries_ports;
+    Time timeseries_interval;  // 0 = no time series
+  } output;
+};
+using FabricSetup = Resolved<FabricScenario>;
 
-// The DCQCN reaction- and notification-point values the configuration resolves to: the
-// preset's, then every key set in the file or by --set; and their record for summary.json.
-void dcqcn_settings(const Config& cfg, fabric::DcqcnParams& rp, fabric::CnpParams& np);
+// Every key of `fabriclab run`, bound to FabricScenario.
+const Parameters<FabricScenario>& fabric_parameters();
+
+// The DCQCN values a run used, for summary.json: both ends, in sysfs names and units.
 nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np);
 
 // The network, its topology and its flows, ready to run.
-std::unique_ptr<fabric::Network> build_network(const Config& cfg);
+std::unique_ptr<fabric::Network> build_network(const FabricSetup& setup);
 
 struct FabricRunOptions {
   std::string scenario;      // the file, for the summary
@@ -58,6 +95,6 @@ struct FabricOutcome {
   double wall_seconds = 0;
 };
 
-FabricOutcome run_fabric(const Config& cfg, const FabricRunOptions& opt);
+FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt);
 
 }  // namespace fabriclab::scenario

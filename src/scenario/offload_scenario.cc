@@ -25,43 +25,44 @@ namespace fabriclab::scenario {
 
 namespace {
 
-ParamRegistry make_registry() {
-  ParamRegistry r;
-  using K = ParamKind;
-  r.declare("sim.seed", K::integer, "1", "seed of the Poisson arrivals", "0", "");
-  r.declare("nic.counters", K::integer, "128", "hardware counters per NIC", "1", "1000000");
-  r.declare("nic.slots", K::integer, "4096", "triggered-operation slots per NIC", "1", "100000000");
-  r.declare("nic.cache_entries", K::integer, "64", "counter cache entries per NIC (LRU)", "1", "1000000");
-  r.declare("nic.cache_miss", K::time, "100ns", "added to an operation for each counter it touches that is not cached", "0ps", "1s");
-  r.declare("nic.op_time", K::time, "50ns", "NIC time per operation (a fired triggered op, an arrival, a counter add)", "0ps", "1s");
-  r.declare("network.latency", K::time, "1us", "message latency", "0ps", "1s");
-  r.declare("network.bandwidth", K::rate, "100Gbps", "message bandwidth (time = latency + bytes / bandwidth)", "1Mbps", "");
-  r.declare("host.op_time", K::time, "1us", "software path: host time to post one operation", "0ps", "1s");
-  r.declare("host.poll", K::time, "1us", "the host checks its collectives' completion this often", "1ps", "1s");
-  r.declare("offload.policy", K::choice, "stall", "when counters are short: wait, run in software now, or follow the advice",
-    "", "", {"stall", "fallback", "advise"});
-  r.declare("offload.strategy", K::choice, "optimized", "counter assignment", "", "", {"naive", "optimized"});
-  r.declare("workload.ranks", K::integer, "64", "ranks of every generated collective (rank r on NIC r)", "2", "4096");
-  r.declare("workload.collectives", K::text, "allreduce:ring,allreduce:recursive_doubling,bcast:binomial",
-    "generated collectives cycle through these COLLECTIVE:ALGORITHM");
-  r.declare("workload.bytes", K::bytes, "64KiB", "bytes per generated collective", "1B", "");
-  r.declare("workload.count", K::integer, "16", "generated collectives", "1", "100000");
-  r.declare("workload.arrival", K::choice, "in_flight", "generated issue times: k in flight, or Poisson", "", "",
-    {"in_flight", "poisson", "file"});
-  r.declare("workload.in_flight", K::integer, "4", "in_flight: collectives outstanding at once", "1", "100000");
-  r.declare("workload.mean_gap", K::time, "10us", "poisson: mean time between issues", "1ps", "1s");
-  r.declare("experiment.concurrency", K::text, "", "experiment grid: collectives issued at once, e.g. \"1,4,16,64\" (\"\" = one run, no grid)");
-  r.declare("experiment.ranks", K::text, "64", "experiment grid: ranks");
-  r.declare("experiment.counters", K::text, "16,128,2048", "experiment grid: counters per NIC");
-  r.declare("experiment.cache_entries", K::text, "8,64,256", "experiment grid: counter cache entries");
-  r.declare("experiment.strategies", K::text, "naive,optimized", "experiment grid: counter assignments");
-  r.declare("experiment.policies", K::text, "stall,fallback", "experiment grid: policies");
-  r.declare("experiment.collectives", K::text, "allreduce:recursive_doubling,allreduce:ring,bcast:binomial",
-            "experiment grid: COLLECTIVE:ALGORITHM, one at a time");
-  r.declare("experiment.max_ops", K::integer, "4000000",
-            "skip (and report) grid points with more operations than this in all", "1", "");
-  r.declare("workload.file", K::text, "", "file: CSV name,collective,algorithm,ranks,bytes,issue (relative to the scenario)");
-  return r;
+const params::Table<OffloadScenario>& scenario_table() {
+  static const auto table = [] {
+    using S = OffloadScenario;
+    using W = S::Workload;
+    using G = S::Grid;
+    params::Table<W> w;
+    w.integer("ranks", &W::ranks, "ranks of every generated collective (rank r on NIC r)", 2, 4096)
+        .text("collectives", &W::collectives, "generated collectives cycle through these COLLECTIVE:ALGORITHM")
+        .bytes("bytes", &W::bytes, "bytes per generated collective", "1B")
+        .integer("count", &W::count, "generated collectives", 1, 100000)
+        .one_of("arrival", &W::arrival, {"in_flight", "poisson", "file"},
+                "generated issue times: k in flight, or Poisson")
+        .integer("in_flight", &W::in_flight, "in_flight: collectives outstanding at once", 1, 100000)
+        .time("mean_gap", &W::mean_gap, "poisson: mean time between issues", "1ps", "1s")
+        .text("file", &W::file, "file: CSV name,collective,algorithm,ranks,bytes,issue (relative to the scenario)");
+    params::Table<G> g;
+    g.text("concurrency", &G::concurrency,
+           "experiment grid: collectives issued at once, e.g. \"1,4,16,64\" (\"\" = one run, no grid)")
+        .text("ranks", &G::ranks, "experiment grid: ranks")
+        .text("counters", &G::counters, "experiment grid: counters per NIC")
+        .text("cache_entries", &G::cache_entries, "experiment grid: counter cache entries")
+        .text("strategies", &G::strategies, "experiment grid: counter assignments")
+        .text("policies", &G::policies, "experiment grid: policies")
+        .text("collectives", &G::collectives, "experiment grid: COLLECTIVE:ALGORITHM, one at a time")
+        .integer("max_ops", &G::max_ops, "skip (and report) grid points with more operations than this in all", 1);
+    params::Table<S> t;
+    t.integer("sim.seed", &S::seed, "seed of the Poisson arrivals")
+        .nest("", &S::nic, nicmodel::nic_params_table())
+        .choice("offload.policy", &S::policy, nicmodel::kPolicyNames,
+                "when counters are short: wait, run in software now, or follow the advice")
+        .custom({"offload.strategy", params::Kind::choice, "counter assignment", "", "", {"naive", "optimized"}},
+                [](S& s, const params::Value& v) { s.strategy = offload::parse_strategy(v.text); },
+                [](const S& s) { return std::string(offload::to_string(s.strategy)); })
+        .nest("workload", &S::workload, w)
+        .nest("experiment", &S::experiment, g);
+    return t;
+  }();
+  return table;
 }
 
 
@@ -122,19 +123,6 @@ std::int64_t nearest_rank(std::vector<std::int64_t> v, double q) {
   return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
 }
 
-nicmodel::NicParams nic_params(const Config& cfg) {
-  nicmodel::NicParams p;
-  p.counters = cfg.integer("nic.counters");
-  p.slots = cfg.integer("nic.slots");
-  p.cache_entries = static_cast<std::int32_t>(cfg.integer("nic.cache_entries"));
-  p.cache_miss = cfg.time("nic.cache_miss");
-  p.op_time = cfg.time("nic.op_time");
-  p.latency = cfg.time("network.latency");
-  p.bandwidth = cfg.rate("network.bandwidth");
-  p.host_op_time = cfg.time("host.op_time");
-  p.host_poll = cfg.time("host.poll");
-  return p;
-}
 
 // Schedules built and assigned once per shape, shared by every run that uses them.
 class ScheduleCache {
@@ -193,25 +181,25 @@ Simulated simulate(const nicmodel::NicParams& p, nicmodel::Policy policy, offloa
 
 }  // namespace
 
-const ParamRegistry& offload_parameters() {
-  static const ParamRegistry r = make_registry();
-  return r;
+const Parameters<OffloadScenario>& offload_parameters() {
+  static const Parameters<OffloadScenario> p(scenario_table());
+  return p;
 }
 
-OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const std::string& out_dir) {
+OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir) {
   const auto t0 = std::chrono::steady_clock::now();
-  const nicmodel::NicParams p = nic_params(cfg);
-  const std::string& pol = cfg.text("offload.policy");
-  const auto policy = pol == "stall" ? nicmodel::Policy::stall
-                      : pol == "fallback" ? nicmodel::Policy::fallback
-                                          : nicmodel::Policy::advise;
-  const auto strategy = offload::parse_strategy(cfg.text("offload.strategy"));
+  const OffloadScenario& sc = setup.value;
+  const Config& cfg = setup.config;  // where each value was set, for messages
+  const nicmodel::NicParams& p = sc.nic;
+  const nicmodel::Policy policy = sc.policy;
+  const offload::Strategy strategy = sc.strategy;
+  const OffloadScenario::Workload& wl = sc.workload;
 
   // The workload.
   std::vector<Spec> specs;
-  const std::string& arrival = cfg.text("workload.arrival");
+  const std::string& arrival = wl.arrival;
   if (arrival == "file") {
-    std::string path = cfg.text("workload.file");
+    std::string path = wl.file;
     if (path.empty()) throw InputError(fmt::format("{}: workload.arrival = \"file\" needs workload.file", cfg.origin("workload.arrival")));
     const std::string& origin = cfg.origin("workload.file");
     const auto colon = origin.find(':');
@@ -220,7 +208,7 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
     specs = read_workload_file(path);
   } else {
     std::vector<std::pair<std::string, std::string>> kinds;
-    std::stringstream ss(cfg.text("workload.collectives"));
+    std::stringstream ss(wl.collectives);
     for (std::string item; std::getline(ss, item, ',');) {
       const auto colon = item.find(':');
       if (colon == std::string::npos)
@@ -229,9 +217,9 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
       kinds.emplace_back(item.substr(0, colon), item.substr(colon + 1));
     }
     if (kinds.empty()) throw InputError("workload.collectives is empty");
-    const auto n = cfg.integer("workload.count");
-    const auto k = cfg.integer("workload.in_flight");
-    RandomStream rng(static_cast<std::uint64_t>(cfg.integer("sim.seed")), "offload/arrivals");
+    const std::int64_t n = wl.count;
+    const std::int64_t k = wl.in_flight;
+    RandomStream rng(sc.seed, "offload/arrivals");
     Time t;
     for (std::int64_t i = 0; i < n; ++i) {
       Spec s;
@@ -239,11 +227,11 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
       s.name = fmt::format("{}-{}", c, i);
       s.collective = c;
       s.algorithm = a;
-      s.ranks = static_cast<int>(cfg.integer("workload.ranks"));
-      s.bytes = cfg.bytes("workload.bytes").count();
+      s.ranks = static_cast<int>(wl.ranks);
+      s.bytes = wl.bytes.count();
       if (arrival == "poisson") {
         s.issue = t;
-        const double gap = -std::log(1.0 - rng.uniform()) * static_cast<double>(cfg.time("workload.mean_gap").ps());
+        const double gap = -std::log(1.0 - rng.uniform()) * static_cast<double>(wl.mean_gap.ps());
         t += Time::from_ps(static_cast<std::int64_t>(gap));
       } else if (i >= k) {
         s.after = static_cast<std::int32_t>(i - k);
@@ -380,8 +368,10 @@ std::string us_text(Time t) { return fmt::format("{:.1f}", static_cast<double>(t
 
 }  // namespace
 
-std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir,
-                                   unsigned jobs) {
+std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string& scenario,
+                                   const std::string& out_dir, unsigned jobs) {
+  const OffloadScenario& sc = setup.value;
+  const Config& cfg = setup.config;
   const auto ks = numbers_of(cfg, "experiment.concurrency");
   const auto ranks = numbers_of(cfg, "experiment.ranks");
   const auto budgets = numbers_of(cfg, "experiment.counters");
@@ -389,7 +379,7 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
   const auto strategies = list_of(cfg, "experiment.strategies");
   const auto policies = list_of(cfg, "experiment.policies");
   const auto kinds = list_of(cfg, "experiment.collectives");
-  const std::int64_t max_ops = cfg.integer("experiment.max_ops");
+  const std::int64_t max_ops = sc.experiment.max_ops;
   for (const auto& x : policies)
     if (x != "stall" && x != "fallback")
       throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)", cfg.origin("experiment.policies"), x));
@@ -420,7 +410,7 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
     proto.collective = kind.substr(0, colon);
     proto.algorithm = kind.substr(colon + 1);
     proto.ranks = static_cast<int>(P);
-    proto.bytes = cfg.bytes("workload.bytes").count();
+    proto.bytes = sc.workload.bytes.count();
     return proto;
   };
   for (const std::string& kind : kinds) {
@@ -464,7 +454,7 @@ std::size_t run_offload_experiment(const Config& cfg, const std::string& scenari
                   t.schedule = sched;
                   t.strategy = strategy;
                   t.policy = pol == "stall" ? nicmodel::Policy::stall : nicmodel::Policy::fallback;
-                  t.params = nic_params(cfg);
+                  t.params = sc.nic;
                   t.params.counters = budget;
                   t.params.cache_entries = static_cast<std::int32_t>(c);
                   t.k = k;

@@ -17,11 +17,41 @@
 #include <string>
 
 #include "core/units.h"
+#include "nicmodel/model.h"
+#include "nicmodel/params.h"
+#include "offload/assignment.h"
 #include "scenario/parameters.h"
 
 namespace fabriclab::scenario {
 
-const ParamRegistry& offload_parameters();
+// Everything an offload scenario sets. The model's keys are declared in nicmodel/params.h;
+// the workload's and the grid's in offload_scenario.cc.
+struct OffloadScenario {
+  std::uint64_t seed = 1;  // sim.seed
+  nicmodel::NicParams nic;
+  nicmodel::Policy policy = nicmodel::Policy::stall;
+  offload::Strategy strategy = offload::Strategy::optimized;
+  struct Workload {
+    std::int64_t ranks = 64;
+    std::string collectives = "allreduce:ring,allreduce:recursive_doubling,bcast:binomial";
+    Bytes bytes = Bytes::from_count(64 << 10);
+    std::int64_t count = 16;
+    std::string arrival = "in_flight";  // in_flight, poisson, file
+    std::int64_t in_flight = 4;
+    Time mean_gap = Time::from_ps(10'000'000);  // 10 us
+    std::string file;
+  } workload;
+  // The grid of `experiment` (lists, comma-separated; concurrency "" = no grid).
+  struct Grid {
+    std::string concurrency, ranks = "64", counters = "16,128,2048", cache_entries = "8,64,256",
+                             strategies = "naive,optimized", policies = "stall,fallback",
+                             collectives = "allreduce:recursive_doubling,allreduce:ring,bcast:binomial";
+    std::int64_t max_ops = 4'000'000;
+  } experiment;
+};
+using OffloadSetup = Resolved<OffloadScenario>;
+
+const Parameters<OffloadScenario>& offload_parameters();
 
 struct OffloadOutcome {
   std::size_t collectives = 0, offloaded = 0, software = 0;
@@ -32,7 +62,7 @@ struct OffloadOutcome {
 };
 
 // Writes the outputs when `out_dir` is not empty.
-OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const std::string& out_dir);
+OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir);
 
 // The grid of experiment.* (when experiment.concurrency is set): every point issues k
 // copies of one collective at once; writes experiment.csv (one row per point) and
@@ -41,7 +71,7 @@ OffloadOutcome run_offload(const Config& cfg, const std::string& scenario, const
 // completion against collectives at once, per budget and policy). Returns the number of
 // points. The points run in up to `jobs` worker processes (the outputs do not depend on
 // how many).
-std::size_t run_offload_experiment(const Config& cfg, const std::string& scenario, const std::string& out_dir,
+std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir,
                                    unsigned jobs = 2);
 
 }  // namespace fabriclab::scenario

@@ -1,6 +1,5 @@
 #include "scenario/parameters.h"
 
-#include <charconv>
 
 #include <fmt/format.h>
 
@@ -16,20 +15,6 @@
 namespace fabriclab::scenario {
 
 namespace {
-
-std::string_view kind_name(ParamKind k) {
-  switch (k) {
-    case ParamKind::time: return "a time such as 10us";
-    case ParamKind::bytes: return "a size such as 9KiB";
-    case ParamKind::rate: return "a bit rate such as 100Gbps";
-    case ParamKind::integer: return "an integer";
-    case ParamKind::real: return "a number";
-    case ParamKind::boolean: return "true or false";
-    case ParamKind::text: return "a string";
-    case ParamKind::choice: return "one of the listed choices";
-  }
-  return "?";
-}
 
 // Edit distance, for "did you mean".
 std::size_t distance(const std::string& a, const std::string& b) {
@@ -57,86 +42,34 @@ std::string suggestion(const ParamRegistry& reg, const std::string& key) {
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
-// Parses `text` as the parameter's kind and checks its range; `where` prefixes errors.
-struct Parsed {
-  std::string text;
-  std::int64_t i = 0;
-  double d = 0;
-};
-
-Parsed parse_value(const ParamSpec& s, const std::string& text, const std::string& where) {
-  auto fail = [&](const std::string& why) -> Parsed {
-    throw InputError(fmt::format("{}: key '{}': {}", where, s.key, why));
-  };
-  Parsed p{text};
-  std::string wrong;  // why the text is not a value of this kind
+// `text` parsed for `s`; `where` and the key prefix errors.
+params::Value parse_value(const params::Spec& s, const std::string& text, const std::string& where) {
   try {
-    switch (s.kind) {
-      case ParamKind::time: p.i = parse_time(text).ps(); p.text = to_string(Time::from_ps(p.i)); break;
-      case ParamKind::bytes: p.i = parse_bytes(text).count(); p.text = to_string(Bytes::from_count(p.i)); break;
-      case ParamKind::rate: p.i = parse_bit_rate(text).bps(); p.text = to_string(BitRate::from_bps(p.i)); break;
-      case ParamKind::integer: {
-        std::size_t used = 0;
-        p.i = std::stoll(text, &used);
-        if (used != text.size()) wrong = fmt::format("'{}' is not an integer", text);
-        break;
-      }
-      case ParamKind::real: {
-        std::size_t used = 0;
-        p.d = std::stod(text, &used);
-        if (used != text.size()) wrong = fmt::format("'{}' is not a number", text);
-        break;
-      }
-      case ParamKind::boolean:
-        if (text != "true" && text != "false") wrong = fmt::format("'{}' is not true or false", text);
-        p.i = text == "true";
-        break;
-      case ParamKind::text: break;
-      case ParamKind::choice:
-        if (std::find(s.choices.begin(), s.choices.end(), text) == s.choices.end()) {
-          std::string list;
-          for (const auto& c : s.choices) list += (list.empty() ? "" : ", ") + c;
-          wrong = fmt::format("'{}' is not one of: {}", text, list);
-        }
-        break;
-    }
+    return params::parse(s, text);
   } catch (const InputError& e) {
-    wrong = e.what();  // the unit parsers' own message
-  } catch (const std::exception&) {
-    wrong = fmt::format("'{}' is not {}", text, kind_name(s.kind));
+    throw InputError(fmt::format("{}: key '{}': {}", where, s.key, e.what()));
   }
-  if (!wrong.empty()) return fail(wrong);
-  auto bound = [&](const std::string& b) { return parse_value(ParamSpec{s.key, s.kind, "", "", "", "", s.choices}, b, "bound"); };
-  const bool numeric = s.kind != ParamKind::text && s.kind != ParamKind::choice && s.kind != ParamKind::boolean;
-  if (numeric) {
-    auto value_of = [&](const Parsed& x) { return s.kind == ParamKind::real ? x.d : static_cast<double>(x.i); };
-    if (!s.min.empty() && value_of(p) < value_of(bound(s.min)))
-      return fail(fmt::format("{} is below the minimum {}", p.text, s.min));
-    if (!s.max.empty() && value_of(p) > value_of(bound(s.max)))
-      return fail(fmt::format("{} is above the maximum {}", p.text, s.max));
-  }
-  return p;
 }
 
 // A TOML leaf as the text parse_value expects, or an error naming its place.
-std::string leaf_text(const ParamSpec& s, const toml::node& n, const std::string& where) {
+std::string leaf_text(const params::Spec& s, const toml::node& n, const std::string& where) {
   if (auto v = n.value<std::string>()) return *v;
   if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
   if (n.is_integer()) {
     if (s.kind == ParamKind::time || s.kind == ParamKind::bytes || s.kind == ParamKind::rate)
       throw InputError(fmt::format("{}: key '{}': a bare number has no unit; write {} as a string",
-                                   where, s.key, kind_name(s.kind)));
+                                   where, s.key, params::describe(s.kind)));
     return std::to_string(*n.value<std::int64_t>());
   }
   if (n.is_floating_point()) {
     if (s.kind != ParamKind::real)
-      throw InputError(fmt::format("{}: key '{}': expected {}", where, s.key, kind_name(s.kind)));
+      throw InputError(fmt::format("{}: key '{}': expected {}", where, s.key, params::describe(s.kind)));
     std::ostringstream out;
     out.precision(17);
     out << *n.value<double>();
     return out.str();
   }
-  throw InputError(fmt::format("{}: key '{}': expected {}", where, s.key, kind_name(s.kind)));
+  throw InputError(fmt::format("{}: key '{}': expected {}", where, s.key, params::describe(s.kind)));
 }
 
 std::string place(const std::string& origin, const toml::node& n) {
@@ -148,7 +81,11 @@ std::string place(const std::string& origin, const toml::node& n) {
 
 void ParamRegistry::declare(ParamSpec spec) {
   if (specs_.count(spec.key)) throw std::logic_error("parameter declared twice: " + spec.key);
-  parse_value(spec, spec.default_value, "default");  // the default must be valid
+  try {
+    (void)params::parse(spec, spec.default_value);
+  } catch (const InputError& e) {
+    throw std::logic_error(fmt::format("default of '{}': {}", spec.key, e.what()));
+  }
   specs_.emplace(spec.key, std::move(spec));
 }
 
@@ -157,26 +94,29 @@ const ParamSpec* ParamRegistry::find(const std::string& key) const {
   return it == specs_.end() ? nullptr : &it->second;
 }
 
-const Config::Value& Config::get(const std::string& key, ParamKind want) const {
+void Config::set(const std::string& key, params::Kind kind, params::Value value, std::string origin) {
+  values_[key] = {kind, std::move(value), std::move(origin)};
+}
+
+const Config::Entry& Config::get(const std::string& key, ParamKind want) const {
   auto it = values_.find(key);
   if (it == values_.end()) throw std::logic_error("parameter not declared: " + key);
-  const bool ok = it->second.kind == want ||
-                  (want == ParamKind::text && it->second.kind == ParamKind::choice);
+  const bool ok = it->second.kind == want || (want == ParamKind::text && it->second.kind == ParamKind::choice);
   if (!ok) throw std::logic_error("parameter read as the wrong kind: " + key);
   return it->second;
 }
 
-Time Config::time(const std::string& k) const { return Time::from_ps(get(k, ParamKind::time).i); }
-Bytes Config::bytes(const std::string& k) const { return Bytes::from_count(get(k, ParamKind::bytes).i); }
-BitRate Config::rate(const std::string& k) const { return BitRate::from_bps(get(k, ParamKind::rate).i); }
-std::int64_t Config::integer(const std::string& k) const { return get(k, ParamKind::integer).i; }
-double Config::real(const std::string& k) const { return get(k, ParamKind::real).d; }
-bool Config::boolean(const std::string& k) const { return get(k, ParamKind::boolean).i != 0; }
-const std::string& Config::text(const std::string& k) const { return get(k, ParamKind::text).text; }
+Time Config::time(const std::string& k) const { return Time::from_ps(get(k, ParamKind::time).value.i); }
+Bytes Config::bytes(const std::string& k) const { return Bytes::from_count(get(k, ParamKind::bytes).value.i); }
+BitRate Config::rate(const std::string& k) const { return BitRate::from_bps(get(k, ParamKind::rate).value.i); }
+std::int64_t Config::integer(const std::string& k) const { return get(k, ParamKind::integer).value.i; }
+double Config::real(const std::string& k) const { return get(k, ParamKind::real).value.d; }
+bool Config::boolean(const std::string& k) const { return get(k, ParamKind::boolean).value.i != 0; }
+const std::string& Config::text(const std::string& k) const { return get(k, ParamKind::text).value.text; }
 const std::string& Config::shown(const std::string& k) const {
   auto it = values_.find(k);
   if (it == values_.end()) throw std::logic_error("parameter not declared: " + k);
-  return it->second.text;
+  return it->second.value.text;
 }
 const std::string& Config::origin(const std::string& k) const {
   auto it = values_.find(k);
@@ -186,17 +126,12 @@ const std::string& Config::origin(const std::string& k) const {
 
 nlohmann::ordered_json Config::echo() const {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : values_) j[k] = v.text;
+  for (const auto& [k, v] : values_) j[k] = v.value.text;
   return j;
 }
 
-Config resolve_text(const ParamRegistry& reg, const std::string& toml_text, const std::string& origin,
-                    const std::vector<std::string>& overrides) {
-  Config c;
-  for (const auto& [k, s] : reg.all()) {
-    const Parsed p = parse_value(s, s.default_value, "default");
-    c.values_[k] = {s.kind, p.text, p.i, p.d, "default"};
-  }
+std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& toml_text, const std::string& origin,
+                                   const std::vector<std::string>& overrides) {
   toml::table file;
   try {
     file = toml::parse(toml_text, origin);
@@ -204,6 +139,7 @@ Config resolve_text(const ParamRegistry& reg, const std::string& toml_text, cons
     const auto& b = e.source().begin;
     throw InputError(fmt::format("{}:{}:{}: malformed TOML: {}", origin, b.line, b.column, e.description()));
   }
+  std::map<std::string, Setting> set;
   // Walk every leaf; tables only group keys.
   std::vector<std::pair<std::string, const toml::node*>> leaves;
   std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
@@ -220,50 +156,27 @@ Config resolve_text(const ParamRegistry& reg, const std::string& toml_text, cons
     const std::string where = place(origin, *node);
     const ParamSpec* s = reg.find(key);
     if (!s) throw InputError(fmt::format("{}: unknown key '{}'{}", where, key, suggestion(reg, key)));
-    const Parsed p = parse_value(*s, leaf_text(*s, *node, where), where);
-    c.values_[key] = {s->kind, p.text, p.i, p.d, where};
+    set.insert_or_assign(key, Setting{s, parse_value(*s, leaf_text(*s, *node, where), where), where});
   }
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError(fmt::format("--set '{}': expected key=value", o));
+    if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--set '{}': expected key=value", o));
     const std::string key = o.substr(0, eq);
     const ParamSpec* s = reg.find(key);
     if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(reg, key)));
-    const Parsed p = parse_value(*s, o.substr(eq + 1), "--set");
-    c.values_[key] = {s->kind, p.text, p.i, p.d, "--set"};
+    set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set"});
   }
-  return c;
-}
-
-std::vector<std::string> split_list(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const auto end = text.find(sep, pos);
-    std::string item = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-    const auto b = item.find_first_not_of(" \t");
-    if (b != std::string::npos) out.push_back(item.substr(b, item.find_last_not_of(" \t") - b + 1));
-    if (end == std::string::npos) break;
-    pos = end + 1;
-  }
+  std::vector<Setting> out;
+  for (auto& [_, s] : set) out.push_back(std::move(s));
   return out;
 }
 
-std::optional<long long> parse_integer(const std::string& text) {
-  long long v = 0;
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || p != end) return std::nullopt;
-  return v;
-}
-
-Config resolve(const ParamRegistry& reg, const std::string& path, const std::vector<std::string>& overrides) {
+std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  return resolve_text(reg, ss.str(), path, overrides);
+  return ss.str();
 }
 
 }  // namespace fabriclab::scenario

@@ -31,7 +31,7 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
       [&](std::size_t i) {
         std::vector<std::string> all = sets;
         all.insert(all.end(), points[i].begin(), points[i].end());
-        const Config cfg = resolve(fabric_parameters(), scenario, all);
+        const FabricSetup cfg = fabric_parameters().resolve(scenario, all);
         const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dirs[i], .progress = false});
         return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
       },
@@ -81,7 +81,7 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
     if (eq == std::string::npos || eq == 0)
       throw InputError(fmt::format("--vary '{}': expected key=v1,v2,...", t));
     Vary v{t.substr(0, eq), split_list(t.substr(eq + 1))};
-    if (!fabric_parameters().find(v.key))
+    if (!fabric_parameters().registry().find(v.key))
       throw InputError(fmt::format("--vary: unknown key '{}' (fabriclab run --parameters lists them)", v.key));
     if (v.values.empty()) throw InputError(fmt::format("--vary {}: no values", v.key));
     for (const Vary& o : out)
@@ -114,7 +114,7 @@ std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann:
 SweepOutcome run_sweep(const SweepOptions& opt) {
   if (opt.out_dir.empty()) throw InputError("sweep: --out DIR is required");
   const std::vector<Vary> varies = parse_varies(opt.vary);
-  const Config base = resolve(fabric_parameters(), opt.scenario, opt.sets);
+  const Config base = fabric_parameters().resolve(opt.scenario, opt.sets).config;
   const auto seed_at = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
   const bool seed_varied = seed_at != varies.end();
 
@@ -124,7 +124,7 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
       std::vector<std::string> sets = opt.sets;
       sets.push_back(v.key + "=" + value);
       try {
-        (void)resolve(fabric_parameters(), opt.scenario, sets);
+        (void)fabric_parameters().resolve(opt.scenario, sets);
       } catch (const InputError& e) {
         std::string why = e.what();
         if (why.rfind("--set: ", 0) == 0) why = why.substr(7);

@@ -9,15 +9,7 @@
 
 namespace fabriclab::workload {
 
-Pattern parse_pattern(const std::string& name) {
-  if (name == "incast") return Pattern::incast;
-  if (name == "permutation") return Pattern::permutation;
-  if (name == "all_to_all") return Pattern::all_to_all;
-  if (name == "flows") return Pattern::flows;
-  if (name == "training") return Pattern::training;
-  throw InputError("unknown traffic pattern '" + name +
-                   "' (expected incast, permutation, all_to_all, flows or training)");
-}
+Pattern parse_pattern(const std::string& name) { return params::parse_enum(kPatternNames, name, "traffic pattern"); }
 
 std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t n);
 

@@ -20,12 +20,18 @@
 #include <string>
 #include <vector>
 
+#include "core/params.h"
 #include "core/units.h"
 #include "fabric/flows.h"
 
 namespace fabriclab::workload {
 
 enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training };
+inline constexpr params::EnumNames<Pattern, 5> kPatternNames{{{Pattern::incast, "incast"},
+                                                               {Pattern::permutation, "permutation"},
+                                                               {Pattern::all_to_all, "all_to_all"},
+                                                               {Pattern::flows, "flows"},
+                                                               {Pattern::training, "training"}}};
 
 struct TrafficSpec {
   Pattern pattern = Pattern::incast;

@@ -61,7 +61,7 @@ TEST(Hash, FieldsLeftOutDoNotMatter) {
   }
   EXPECT_EQ(parse_hash_fields("src_ip, dst_ip"), ips);
   EXPECT_EQ(testing::input_error_of([] { parse_hash_fields("src_ip,vlan"); }),
-            "unknown hash field 'vlan' (expected src_ip, dst_ip, src_port, dst_port, protocol)");
+            "unknown hash field 'vlan' (expected: src_ip, dst_ip, src_port, dst_port, protocol)");
 }
 
 TEST(Wred, ProbabilityFollowsTheFormula) {

@@ -80,7 +80,7 @@ pattern = "flows"
 timeseries_interval = "1ms"
 timeseries_ports = "sw0:0"
 )";
-  const Config cfg = resolve_text(fabric_parameters(), toml, "converge.toml",
+  const FabricSetup cfg = resolve_text(fabric_parameters(), toml, "converge.toml",
                                   {"traffic.flows_file=" + (dir / "flows.csv").string()});
   const FabricOutcome o = run_fabric(cfg, {.scenario = "converge.toml", .out_dir = dir.string()});
   EXPECT_EQ(o.pfc_frames, 0u);
@@ -117,7 +117,7 @@ timeseries_ports = "sw0:0"
 FabricOutcome incast(const std::vector<std::string>& sets) {
   std::vector<std::string> all = {"traffic.bytes=10MB"};
   all.insert(all.end(), sets.begin(), sets.end());
-  const Config cfg = resolve(fabric_parameters(), kExamples + "/incast.toml", all);
+  const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/incast.toml", all);
   return run_fabric(cfg, {.scenario = "incast.toml", .out_dir = ""});
 }
 
@@ -157,12 +157,13 @@ TEST(DcqcnScenario, CnpsArePacedPerPortOrPerQp) {
 
 TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   const fs::path dir = fs::path(::testing::TempDir()) / "dcqcn_summary";
-  const Config cfg = resolve(fabric_parameters(), kExamples + "/incast.toml",
+  const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/incast.toml",
                              {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper",
                               "nic.roce_rp.rpg_ai_rate=10"});
   run_fabric(cfg, {.scenario = "incast.toml", .out_dir = dir.string()});
   std::ifstream in(dir / "summary.json");
-  const auto j = nlohmann::json::parse(in)["congestion_control"];
+  const auto summary = nlohmann::json::parse(in);
+  const auto& j = summary["congestion_control"];
   EXPECT_EQ(j["policy"], "dcqcn");
   EXPECT_EQ(j["dcqcn"]["preset"], "paper");
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_time_reset"], 55);   // the preset's
@@ -172,6 +173,20 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   EXPECT_EQ(j["dcqcn"]["roce_np"]["cnp_scope"], "qp");
   EXPECT_TRUE(j["dcqcn"]["readings"].contains("dce_tcp_g"));
   EXPECT_TRUE(j["dcqcn"]["readings"].contains("rpg_byte_reset"));
+  // The echoed configuration says the same: what ran, not the keys' nvidia defaults.
+  const auto& config = summary["config"];
+  EXPECT_EQ(config["nic.roce_rp.preset"], "paper");
+  EXPECT_EQ(config["nic.roce_rp.rpg_time_reset"], "55");
+  EXPECT_EQ(config["nic.roce_rp.rpg_ai_rate"], "10");
+  EXPECT_EQ(config["nic.roce_np.min_time_between_cnps"], "50");
+  EXPECT_EQ(config["nic.roce_np.cnp_scope"], "qp");
+  for (const auto& [key, value] : j["dcqcn"]["roce_rp"].items())
+    EXPECT_EQ(config["nic.roce_rp." + key], std::to_string(value.get<int>())) << key;
+  for (const auto& [key, value] : j["dcqcn"]["roce_np"].items()) {
+    if (key == "enable") continue;  // a boolean key
+    EXPECT_EQ(config["nic.roce_np." + key], value.is_string() ? value.get<std::string>()
+                                                              : std::to_string(value.get<int>())) << key;
+  }
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 FabricOutcome run_example(const std::string& name, const std::string& out = "") {
-  const Config cfg = resolve(fabric_parameters(), kExamples + "/" + name);
+  const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/" + name);
   return run_fabric(cfg, {.scenario = name, .out_dir = out});
 }
 
@@ -62,7 +62,7 @@ TEST(FabricScenario, LeafSpineExamplePartitioned) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_scenario_parts";
   std::uint64_t fingerprint[2];
   for (int threads : {1, 2}) {
-    const Config cfg = resolve(fabric_parameters(), kExamples + "/leaf-spine.toml",
+    const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/leaf-spine.toml",
                                {"sim.partitions=2", "sim.threads=" + std::to_string(threads)});
     const FabricOutcome o = run_fabric(cfg, {.scenario = "leaf-spine.toml", .out_dir = (dir / std::to_string(threads)).string()});
     EXPECT_TRUE(o.totals.all_finished);
@@ -117,29 +117,29 @@ TEST(FabricScenario, ErrorsNameTheKeyAndLine) {
             }),
             "x.toml:2:9: unknown key 'switch.bufer' (did you mean 'switch.buffer'?)");
   EXPECT_EQ(testing::input_error_of([] {
-              const Config c = resolve_text(fabric_parameters(),
+              const FabricSetup c = resolve_text(fabric_parameters(),
                                             "[switch.wred]\ngreen_min_threshold = \"300KB\"\n", "y.toml");
               build_network(c);
             }),
             "default: switch.wred.green_max_threshold (200KB) must be above green_min_threshold (300KB)");
   EXPECT_EQ(testing::input_error_of([] {
-              const Config c = resolve_text(fabric_parameters(), "[switch.pfc]\nlossless = \"3,9\"\n", "z.toml");
+              const FabricSetup c = resolve_text(fabric_parameters(), "[switch.pfc]\nlossless = \"3,9\"\n", "z.toml");
               build_network(c);
             }),
-            "z.toml:2:12: switch.pfc.lossless: '9' is not a priority 0..7");
+            "z.toml:2:12: key 'switch.pfc.lossless': '9' is not a priority 0..7");
 }
 
 TEST(FabricScenario, PauseTooShortForItsRefreshIsRefused) {
   // 10 quanta at 100G: 51.2 ns, refreshed every 25.6 ns; a 4178-byte frame plus a PFC
   // frame take (4198 + 84) x 80 ps = 342.56 ns.
-  const Config c = resolve_text(fabric_parameters(), "[switch.pfc]\npause_quanta = 10\n", "q.toml");
+  const FabricSetup c = resolve_text(fabric_parameters(), "[switch.pfc]\npause_quanta = 10\n", "q.toml");
   EXPECT_EQ(testing::input_error_of([&] { run_fabric(c, {}); }),
             "switch sw0: a pause of 10 quanta is refreshed every 25.6ns at 100Gbps, less than a largest frame "
             "plus a PFC frame (342.56ns): raise switch.pfc.pause_quanta");
 }
 
 TEST(FabricScenario, ImpairmentWithoutALinkIsRefused) {
-  const Config c = resolve_text(fabric_parameters(), "[impair]\ndrop_probability = 0.1\n", "i.toml");
+  const FabricSetup c = resolve_text(fabric_parameters(), "[impair]\ndrop_probability = 0.1\n", "i.toml");
   EXPECT_EQ(testing::input_error_of([&] { build_network(c); }),
             "i.toml:2:20: impair.drop_probability needs impair.link (the port whose link is impaired)");
 }
@@ -148,7 +148,7 @@ TEST(FabricScenario, BufferTooSmallForHeadroomIsRefused) {
   // SONiC's formula per port at 100G with 1 us of cable: 2 x 4178 (largest frame) +
   // 2 x 12500 (bytes on the cable) + 1536 (MAC/PHY) + 3840 (peer response) = 38732 B,
   // for the one lossless priority of each of 17 ports: 658444 B.
-  const Config c = resolve_text(fabric_parameters(), "[switch]\nbuffer = \"64KiB\"\n", "small.toml");
+  const FabricSetup c = resolve_text(fabric_parameters(), "[switch]\nbuffer = \"64KiB\"\n", "small.toml");
   EXPECT_EQ(testing::input_error_of([&] { run_fabric(c, {}); }),
             "switch sw0: buffer 64KiB does not hold the reserves (0B) and PFC headroom (658.444KB) of its 17 ports");
 }

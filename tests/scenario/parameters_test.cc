@@ -5,28 +5,70 @@
 #include "error_message.h"
 
 #include "core/error.h"
+#include "core/params.h"
 
 namespace fabriclab::scenario {
 namespace {
 
-ParamRegistry registry() {
-  ParamRegistry r;
-  r.declare({"link.delay", ParamKind::time, "1us", "propagation delay", "0ps", "1s", {}});
-  r.declare({"link.rate", ParamKind::rate, "100Gbps", "line rate", "25Gbps", "800Gbps", {}});
-  r.declare({"switch.buffer", ParamKind::bytes, "32MiB", "shared buffer", "", "", {}});
-  r.declare({"switch.pfc", ParamKind::boolean, "true", "PFC on the RoCE priority", "", "", {}});
-  r.declare({"traffic.senders", ParamKind::integer, "16", "incast fan-in", "1", "4096", {}});
-  r.declare({"ecn.pmax", ParamKind::real, "0.2", "marking probability at Kmax", "0", "1", {}});
-  r.declare({"routing.mode", ParamKind::choice, "ecmp", "path selection", "", "", {"ecmp", "spray"}});
-  return r;
+enum class Mode : std::uint8_t { ecmp, spray };
+inline constexpr params::EnumNames<Mode, 2> kModeNames{{{Mode::ecmp, "ecmp"}, {Mode::spray, "spray"}}};
+
+struct Link {
+  Time delay = us(1);
+  BitRate rate = Gbps(100);
+};
+struct Sample {
+  Link link;
+  Bytes buffer = MiB(32);
+  bool pfc = true;
+  std::uint16_t senders = 16;
+  double pmax = 0.2;
+  Mode mode = Mode::ecmp;
+  std::string profile = "none";
+  std::uint32_t window = 8, burst = 4;  // set together by the profile
+};
+
+const params::Table<Sample>& sample_table() {
+  static const auto table = [] {
+    params::Table<Link> link;
+    link.time("delay", &Link::delay, "propagation delay", "0ps", "1s")
+        .rate("rate", &Link::rate, "line rate", "25Gbps", "800Gbps");
+    params::Table<Sample> t;
+    t.nest("link", &Sample::link, link)
+        .bytes("switch.buffer", &Sample::buffer, "shared buffer")
+        .flag("switch.pfc", &Sample::pfc, "PFC on the RoCE priority")
+        .integer("traffic.senders", &Sample::senders, "incast fan-in", 1, 4096)
+        .real("ecn.pmax", &Sample::pmax, "marking probability at Kmax", "0", "1")
+        .choice("routing.mode", &Sample::mode, kModeNames, "path selection")
+        .custom({"tuning.profile", params::Kind::choice, "window and burst together", "", "", {"none", "wide"}},
+                [](Sample& s, const params::Value& v) {
+                  s.profile = v.text;
+                  if (v.text == "wide") s.window = 64, s.burst = 32;
+                },
+                [](const Sample& s) { return s.profile; }, /*preset=*/true)
+        .integer("tuning.window", &Sample::window, "packets in flight", 1, 1024)
+        .custom({"tuning.burst", params::Kind::integer, "packets per burst, at most the window", "1", "1024", {}},
+                [](Sample& s, const params::Value& v) {
+                  if (v.i > 100) throw InputError("a burst over 100 packets is not supported");
+                  s.burst = static_cast<std::uint32_t>(v.i);
+                },
+                [](const Sample& s) { return std::to_string(s.burst); });
+    return t;
+  }();
+  return table;
+}
+
+const Parameters<Sample>& sample() {
+  static const Parameters<Sample> p(sample_table());
+  return p;
 }
 
 std::string error_of(const std::string& toml, const std::vector<std::string>& sets = {}) {
-  return fabriclab::testing::input_error_of([&] { resolve_text(registry(), toml, "s.toml", sets); });
+  return fabriclab::testing::input_error_of([&] { sample().resolve_text(toml, "s.toml", sets); });
 }
 
-TEST(Parameters, DefaultsFileAndOverridesInThatOrder) {
-  const Config c = resolve_text(registry(), R"(
+TEST(Parameters, DefaultsFileAndOverridesInThatOrderIntoTheStruct) {
+  const Resolved<Sample> r = sample().resolve_text(R"(
 [link]
 delay = "500ns"
 [switch]
@@ -35,26 +77,65 @@ pfc = false
 [traffic]
 senders = 8
 )", "s.toml", {"traffic.senders=4", "routing.mode=spray"});
+  EXPECT_EQ(r.value.link.delay, ns(500));
+  EXPECT_EQ(r.value.link.rate, Gbps(100));  // default
+  EXPECT_EQ(r.value.buffer, KiB(9));
+  EXPECT_FALSE(r.value.pfc);
+  EXPECT_EQ(r.value.senders, 4);  // --set wins over the file
+  EXPECT_DOUBLE_EQ(r.value.pmax, 0.2);
+  EXPECT_EQ(r.value.mode, Mode::spray);
+  // The same values by key, with their origins.
+  const Config& c = r.config;
   EXPECT_EQ(c.time("link.delay"), ns(500));
-  EXPECT_EQ(c.rate("link.rate"), Gbps(100));     // default
-  EXPECT_EQ(c.bytes("switch.buffer"), KiB(9));
-  EXPECT_FALSE(c.boolean("switch.pfc"));
-  EXPECT_EQ(c.integer("traffic.senders"), 4);    // --set wins over the file
-  EXPECT_DOUBLE_EQ(c.real("ecn.pmax"), 0.2);
+  EXPECT_EQ(c.integer("traffic.senders"), 4);
   EXPECT_EQ(c.text("routing.mode"), "spray");
   EXPECT_EQ(c.origin("link.delay"), "s.toml:3:9");
   EXPECT_EQ(c.origin("link.rate"), "default");
   EXPECT_EQ(c.origin("traffic.senders"), "--set");
   EXPECT_EQ(c.echo()["link.delay"], "500ns");
-  EXPECT_EQ(c.echo().size(), 7u);
+  EXPECT_EQ(c.echo()["switch.buffer"], "9KiB");
+  EXPECT_EQ(c.echo().size(), 10u);
+}
+
+TEST(Parameters, DefaultsAreTheStructsOwn) {
+  const ParamRegistry& reg = sample().registry();
+  EXPECT_EQ(reg.find("link.delay")->default_value, "1us");
+  EXPECT_EQ(reg.find("switch.buffer")->default_value, "32MiB");
+  EXPECT_EQ(reg.find("switch.pfc")->default_value, "true");
+  EXPECT_EQ(reg.find("ecn.pmax")->default_value, "0.2");
+  EXPECT_EQ(reg.find("routing.mode")->default_value, "ecmp");
+  EXPECT_EQ(reg.find("routing.mode")->choices, (std::vector<std::string>{"ecmp", "spray"}));
+  // An integer's bounds default to its field's type: senders is a uint16.
+  EXPECT_EQ(reg.find("traffic.senders")->max, "4096");
+  EXPECT_EQ(sample_table().find("tuning.window")->spec.min, "1");
+  params::Table<Sample> wide;
+  wide.integer("w", &Sample::window, "");
+  EXPECT_EQ(wide.find("w")->spec.min, "0");
+  EXPECT_EQ(wide.find("w")->spec.max, "4294967295");
+  EXPECT_THROW(wide.integer("s", &Sample::senders, "", 0, 70000), std::logic_error);  // beyond a uint16
+}
+
+TEST(Parameters, APresetGoesFirstAndKeysBesideItWin) {
+  // The burst is set before the preset in the file, and the preset by --set after it:
+  // the preset still applies first.
+  const Resolved<Sample> r = sample().resolve_text("[tuning]\nburst = 8\n", "s.toml", {"tuning.profile=wide"});
+  EXPECT_EQ(r.value.window, 64u);  // the preset's
+  EXPECT_EQ(r.value.burst, 8u);    // set beside it
+  // The echo is what the struct holds, the preset's values included.
+  EXPECT_EQ(r.config.echo()["tuning.window"], "64");
+  EXPECT_EQ(r.config.echo()["tuning.burst"], "8");
+  EXPECT_EQ(r.config.origin("tuning.window"), "default");  // not set by a key
+  // A listing says what each preset changes.
+  const auto& window = sample().registry().find("tuning.window")->preset_values;
+  EXPECT_EQ(window, (std::vector<std::pair<std::string, std::string>>{{"wide", "64"}}));
+  EXPECT_TRUE(sample().registry().find("link.delay")->preset_values.empty());
 }
 
 TEST(Parameters, UnknownKeysNameFileLineAndASuggestion) {
   EXPECT_EQ(error_of("[link]\ndelya = \"1us\"\n"),
             "s.toml:2:9: unknown key 'link.delya' (did you mean 'link.delay'?)");
   EXPECT_EQ(error_of("colour = 3\n"), "s.toml:1:10: unknown key 'colour'");
-  EXPECT_EQ(error_of("", {"link.rat=10Gbps"}),
-            "--set: unknown key 'link.rat' (did you mean 'link.rate'?)");
+  EXPECT_EQ(error_of("", {"link.rat=10Gbps"}), "--set: unknown key 'link.rat' (did you mean 'link.rate'?)");
 }
 
 TEST(Parameters, WrongUnitsAndRangesNameTheKey) {
@@ -64,29 +145,49 @@ TEST(Parameters, WrongUnitsAndRangesNameTheKey) {
   EXPECT_EQ(error_of("[link]\ndelay = 10\n"),
             "s.toml:2:9: key 'link.delay': a bare number has no unit; write a time such as 10us "
             "as a string");
-  EXPECT_EQ(error_of("[link]\nrate = \"10Gbps\"\n"),
-            "s.toml:2:8: key 'link.rate': 10Gbps is below the minimum 25Gbps");
+  EXPECT_EQ(error_of("[link]\nrate = \"10Gbps\"\n"), "s.toml:2:8: key 'link.rate': 10Gbps is below the minimum 25Gbps");
   EXPECT_EQ(error_of("", {"ecn.pmax=1.5"}), "--set: key 'ecn.pmax': 1.5 is above the maximum 1");
-  EXPECT_EQ(error_of("", {"routing.mode=random"}),
-            "--set: key 'routing.mode': 'random' is not one of: ecmp, spray");
+  EXPECT_EQ(error_of("", {"routing.mode=random"}), "--set: key 'routing.mode': 'random' is not one of: ecmp, spray");
   EXPECT_EQ(error_of("", {"switch.pfc=yes"}), "--set: key 'switch.pfc': 'yes' is not true or false");
+  EXPECT_EQ(error_of("", {"traffic.senders=5000"}), "--set: key 'traffic.senders': 5000 is above the maximum 4096");
+  // A rule of the field's own, after the kind and range: named by place and key too.
+  EXPECT_EQ(error_of("[tuning]\nburst = 200\n"),
+            "s.toml:2:9: key 'tuning.burst': a burst over 100 packets is not supported");
   // toml++'s own description after our file:line:column.
   EXPECT_EQ(error_of("[link\n"),
             "s.toml:1:6: malformed TOML: Error while parsing table header: expected ']', saw '\\n'");
 }
 
-TEST(Parameters, DeclarationsAreCheckedOnce) {
-  ParamRegistry r;
-  r.declare({"a", ParamKind::integer, "1", "", "", "", {}});
-  EXPECT_THROW(r.declare({"a", ParamKind::integer, "1", "", "", "", {}}), std::logic_error);
-  EXPECT_THROW(r.declare({"b", ParamKind::integer, "9", "", "0", "5", {}}), InputError);
+TEST(Parameters, AStructOutsideItsDeclarationsIsNamed) {
+  Sample s;
+  EXPECT_NO_THROW(params::validate(sample_table(), s));
+  s.link.rate = Gbps(10);
+  EXPECT_EQ(testing::input_error_of([&] { params::validate(sample_table(), s); }),
+            "link.rate: 10Gbps is below the minimum 25Gbps");
 }
 
-}  // namespace
-}  // namespace fabriclab::scenario
+TEST(Parameters, EnumNamesParseAndPrintFromOneTable) {
+  EXPECT_EQ(params::name_of(kModeNames, Mode::spray), "spray");
+  EXPECT_EQ(params::parse_enum(kModeNames, "ecmp", "mode"), Mode::ecmp);
+  EXPECT_EQ(testing::input_error_of([] { params::parse_enum(kModeNames, "flowlet", "mode"); }),
+            "unknown mode 'flowlet' (expected: ecmp, spray)");
+}
 
-namespace fabriclab::scenario {
-namespace {
+TEST(Parameters, DeclarationsAreCheckedOnce) {
+  ParamRegistry r;
+  ParamSpec a;
+  a.key = "a";
+  a.kind = ParamKind::integer;
+  a.default_value = "1";
+  r.declare(a);
+  EXPECT_THROW(r.declare(a), std::logic_error);
+  ParamSpec b = a;
+  b.key = "b";
+  b.default_value = "9";
+  b.min = "0";
+  b.max = "5";
+  EXPECT_THROW(r.declare(b), std::logic_error);
+}
 
 TEST(Parameters, ListsAndIntegers) {
   EXPECT_EQ(split_list(" 3, 4 ,,5 "), (std::vector<std::string>{"3", "4", "5"}));

@@ -1,0 +1,256 @@
+#include "fabric/params.h"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+
+namespace fabriclab::fabric {
+
+using params::Kind;
+using params::Spec;
+using params::Value;
+
+std::uint8_t priority_mask(const std::string& list) {
+  std::uint8_t m = 0;
+  for (const std::string& item : params::split_list(list)) {
+    const auto v = params::parse_integer(item);
+    if (!v || *v < 0 || *v > 7) throw InputError(fmt::format("'{}' is not a priority 0..7", item));
+    m = static_cast<std::uint8_t>(m | (1u << *v));
+  }
+  return m;
+}
+
+std::string priority_list_text(std::uint8_t mask) {
+  std::vector<int> prios;
+  for (int p = 0; p < 8; ++p)
+    if (mask & (1u << p)) prios.push_back(p);
+  return fmt::format("{}", fmt::join(prios, ","));
+}
+
+const params::Table<DcqcnParams>& dcqcn_table() {
+  static const auto table = [] {
+    using P = DcqcnParams;
+    params::Table<P> t;
+    t.integer("rate_reduce_monitor_period", &P::rate_reduce_monitor_period,
+              "us between rate cuts of a QP that saw a CNP (0 = cut at each CNP)", 0, 1'000'000)
+        .integer("initial_alpha_value", &P::initial_alpha_value, "alpha (/1024) set by the first CNP at full rate", 0,
+                 1023)
+        .integer("rate_to_set_on_first_cnp", &P::rate_to_set_on_first_cnp,
+                 "Mb/s set by the first CNP at full rate (0 = keep)", 0, 10'000'000)
+        .integer("rpg_gd", &P::rpg_gd, "cut = Rc alpha_raw / 2^rpg_gd (11: Rc alpha/2)", 1, 20)
+        .integer("rpg_min_dec_fac", &P::rpg_min_dec_fac, "a cut keeps at least this percent of Rc", 0, 100)
+        .integer("rpg_min_rate", &P::rpg_min_rate, "Mb/s floor of Rc", 1, 10'000'000)
+        .integer("dce_tcp_rtt", &P::dce_tcp_rtt, "us between alpha updates (the paper's K)", 1, 1'000'000)
+        .integer("dce_tcp_g", &P::dce_tcp_g, "weight of the old alpha, out of 1024 (1020: the paper's g = 1/256)", 0,
+                 1024)
+        .integer("rpg_time_reset", &P::rpg_time_reset, "us of the rate-increase timer (the paper's T_inc)", 1,
+                 10'000'000)
+        .integer("rpg_byte_reset", &P::rpg_byte_reset,
+                 "64-byte units sent per byte-counter increase, 0 = off (the paper's B = 10 MiB: 163840)", 0,
+                 67'108'864)
+        .integer("rpg_threshold", &P::rpg_threshold, "F: increase stages before additive increase", 0, 1000)
+        .integer("rpg_ai_rate", &P::rpg_ai_rate, "Mb/s of additive increase (the paper's R_AI)", 0, 10'000'000)
+        .integer("rpg_hai_rate", &P::rpg_hai_rate, "Mb/s of hyper increase (the paper's R_HAI)", 0, 10'000'000)
+        .integer("rpg_max_rate", &P::rpg_max_rate, "Mb/s ceiling (0 = line rate)", 0, 10'000'000);
+    // sysfs flags: 0 or 1.
+    const auto flag01 = [&t](const char* key, bool P::*m, const char* help) {
+      t.custom({key, Kind::integer, help, "0", "1", {}}, [m](P& p, const Value& v) { p.*m = v.i != 0; },
+               [m](const P& p) { return std::string(p.*m ? "1" : "0"); });
+    };
+    flag01("clamp_tgt_rate", &P::clamp_tgt_rate, "1: every cut sets Rt = Rc first");
+    flag01("clamp_tgt_rate_after_time_inc", &P::clamp_tgt_rate_after_time_inc,
+           "1: a cut sets Rt = Rc if the timer raised the rate since the last");
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<CnpParams>& cnp_table() {
+  static const auto table = [] {
+    using P = CnpParams;
+    params::Table<P> t;
+    t.flag("enable", &P::enabled, "answer CE-marked packets with CNPs")
+        .integer("min_time_between_cnps", &P::min_time_between_cnps, "us between CNPs", 0, 1'000'000)
+        .custom({"cnp_scope", Kind::choice, "one CNP interval per port (ConnectX) or per QP", "", "", {"port", "qp"}},
+                [](P& p, const Value& v) { p.per_qp = v.text == "qp"; },
+                [](const P& p) { return std::string(p.per_qp ? "qp" : "port"); })
+        .integer("cnp_802p_prio", &P::cnp_802p_prio, "802.1p priority of CNPs", 0, 7)
+        .integer("cnp_dscp", &P::cnp_dscp, "DSCP of CNPs", 0, 63);
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<NicConfig>& nic_table() {
+  static const auto table = [] {
+    using C = NicConfig;
+    params::Table<C> t;
+    t.custom({"mtu", Kind::bytes, "RDMA payload per packet", "256B", "9000B", {}},
+             [](C& c, const Value& v) { c.mtu = static_cast<std::uint32_t>(v.i); },
+             [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
+        .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
+        .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
+        .integer("ack_every", &C::ack_every, "RC: one coalesced ACK per this many in-order packets", 1, 65536)
+        .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
+        .time("reorder_timeout", &C::reorder_timeout,
+              "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)",
+              "0ps", "1s")
+        .integer("reorder_window", &C::reorder_window, "RC: packets accepted beyond the expected PSN (0 = go-back-N)",
+                 0, 65536)
+        .rate("rx_rate", &C::rx_rate, "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)")
+        .bytes("rx_buffer", &C::rx_buffer, "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB")
+        .one_of("congestion_control", &C::congestion_control, {"none", "dcqcn"},
+                "rate control of every QP (none = line rate)");
+    std::vector<std::string> presets;
+    for (const auto& p : dcqcn_presets()) presets.emplace_back(p.name);
+    t.custom({"roce_rp.preset", Kind::choice, "DCQCN values of both ends, before any roce_rp/roce_np key set beside it",
+              "", "", presets},
+             [](C& c, const Value& v) {
+               for (const auto& p : dcqcn_presets())
+                 if (p.name == v.text) c.dcqcn = p.rp, c.cnp = p.np;
+             },
+             [](const C& c) { return c.dcqcn.preset; }, /*preset=*/true);
+    t.nest("roce_rp", &C::dcqcn, dcqcn_table()).nest("roce_np", &C::cnp, cnp_table());
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<SwitchConfig>& switch_table() {
+  static const auto table = [] {
+    using C = SwitchConfig;
+    params::Table<C> t;
+    t.bytes("buffer", &C::buffer, "shared buffer of each switch", "1KiB")
+        .bytes("mmu.reserve", &C::reserve, "reserved bytes per ingress port and priority group")
+        .choice("mmu.threshold", &C::threshold_mode, kThresholdModeNames, "shared-pool limit per priority group")
+        .bytes("mmu.static_th", &C::static_th, "static limit per priority group")
+        .integer("mmu.dynamic_th", &C::dynamic_th, "dynamic limit: 2^n x free shared buffer", -7, 7)
+        .flag("pfc.enabled", &C::pfc, "PFC on the lossless priorities")
+        .custom({"pfc.lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
+                [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
+                [](const C& c) { return priority_list_text(c.lossless); })
+        .custom({"pfc.headroom", Kind::choice, "headroom per lossless group: the SONiC formula or a given size", "", "",
+                 {"auto", "given"}},
+                [](C& c, const Value& v) { c.headroom_auto = v.text == "auto"; },
+                [](const C& c) { return std::string(c.headroom_auto ? "auto" : "given"); })
+        .bytes("pfc.headroom_size", &C::headroom, "headroom when switch.pfc.headroom = \"given\"")
+        .bytes("pfc.mac_phy_delay", &C::mac_phy_delay, "formula term: MAC/PHY delay in bytes")
+        .bytes("pfc.peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
+        .bytes("pfc.xon_offset", &C::xon_offset, "resume when a group is this far below its limit")
+        .integer("pfc.pause_quanta", &C::pause_quanta, "pause time per frame in 512-bit quanta (refreshed at half)", 1,
+                 65535)
+        .flag("pfc_wd.enabled", &C::watchdog, "SONiC PFC watchdog on the lossless queues")
+        .choice("pfc_wd.action", &C::wd_action, kWatchdogActionNames,
+                "in a storm: drop the queue, forward despite pauses, or alert")
+        .time("pfc_wd.detection_time", &C::wd_detection, "paused this long with packets queued: a storm", "1ns", "10s")
+        .time("pfc_wd.restoration_time", &C::wd_restoration, "no pause for this long: the storm is over", "1ns", "10s")
+        .time("pfc_wd.poll_interval", &C::wd_poll, "how often the watchdog looks", "1ns", "10s")
+        .choice("scheduler", &C::scheduler, kSchedulerNames, "egress scheduling among priorities")
+        .custom({"dwrr.weights", Kind::text, "DWRR weights of priorities 0..7", "", "", {}},
+                [](C& c, const Value& v) {
+                  const auto items = params::split_list(v.text);
+                  if (items.size() != 8)
+                    throw InputError(fmt::format("expected 8 comma-separated values, got {}", items.size()));
+                  for (std::size_t i = 0; i < 8; ++i) {
+                    const auto w = params::parse_integer(items[i]);
+                    if (!w || *w < 1 || *w > 1000)
+                      throw InputError(fmt::format("weight '{}' of priority {} is not in 1..1000", items[i], i));
+                    c.weights[i] = static_cast<std::uint32_t>(*w);
+                  }
+                },
+                [](const C& c) { return fmt::format("{}", fmt::join(c.weights, ",")); })
+        .custom({"dwrr.strict", Kind::text, "DWRR: priorities served strictly before the others", "", "", {}},
+                [](C& c, const Value& v) { c.strict_classes = priority_mask(v.text); },
+                [](const C& c) { return priority_list_text(c.strict_classes); })
+        .custom({"wred.ecn", Kind::choice, "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"}},
+                [](C& c, const Value& v) { c.ecn = v.text == "ecn_all"; },
+                [](const C& c) { return std::string(c.ecn ? "ecn_all" : "ecn_none"); })
+        .custom({"wred.green_min_threshold", Kind::bytes, "Kmin: no marking at or below", "0B", "", {}},
+                [](C& c, const Value& v) { c.wred.kmin = v.i; },
+                [](const C& c) { return to_string(Bytes::from_count(c.wred.kmin)); })
+        .custom({"wred.green_max_threshold", Kind::bytes, "Kmax: marking always above", "1B", "", {}},
+                [](C& c, const Value& v) { c.wred.kmax = v.i; },
+                [](const C& c) { return to_string(Bytes::from_count(c.wred.kmax)); })
+        .custom({"wred.green_drop_probability", Kind::real, "Pmax in percent, reached at Kmax", "0", "100", {}},
+                [](C& c, const Value& v) { c.wred.pmax = v.d / 100.0; },
+                // 15 digits: the percent the fraction was made from, not 0.01 x 100's rounding.
+                [](const C& c) { return fmt::format("{:.15g}", c.wred.pmax * 100.0); })
+        .custom({"wred.mark_at", Kind::choice, "where the queue is measured", "", "", {"dequeue", "enqueue"}},
+                [](C& c, const Value& v) { c.mark_at_enqueue = v.text == "enqueue"; },
+                [](const C& c) { return std::string(c.mark_at_enqueue ? "enqueue" : "dequeue"); })
+        .choice("lb", &C::load_balance, kLoadBalanceNames, "choice among equal-cost next hops")
+        .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
+        .custom({"ecmp.fields", Kind::text, "5-tuple fields the ECMP hash reads", "", "", {}},
+                [](C& c, const Value& v) { c.hash_fields = parse_hash_fields(v.text); },
+                [](const C& c) { return hash_fields_text(c.hash_fields); })
+        .integer("ecmp.seed", &C::seed, "ECMP hash seed")
+        .flag("ecmp.seed_per_switch", &C::seed_per_switch,
+              "mix the switch index into the seed (false: every tier hashes alike)");
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<TopologySpec>& topology_table() {
+  static const auto table = [] {
+    using T = TopologySpec;
+    params::Table<T> t;
+    t.choice("kind", &T::kind, kTopologyKindNames, "network shape")
+        .integer("hosts", &T::hosts, "single_switch: hosts on the switch", 2, 65536)
+        .integer("s1_hosts", &T::s1_hosts, "two_switches: hosts on s1", 1, 65536)
+        .integer("s2_hosts", &T::s2_hosts, "two_switches: hosts on s2", 1, 65536)
+        .integer("inter_switch_links", &T::inter_switch_links, "two_switches: parallel s1-s2 links", 1, 64)
+        .integer("leaves", &T::leaves, "leaf_spine: leaf switches", 1, 4096)
+        .integer("spines", &T::spines, "leaf_spine: spine switches", 1, 1024)
+        .integer("hosts_per_leaf", &T::hosts_per_leaf, "leaf_spine: hosts under each leaf", 1, 1024)
+        .integer("uplinks", &T::uplinks, "leaf_spine: parallel links from each leaf to each spine", 1, 64)
+        .integer("ring_switches", &T::ring_switches, "ring: switches in the ring", 3, 4096)
+        .integer("hosts_per_switch", &T::hosts_per_switch, "ring: hosts on each switch", 1, 1024)
+        .integer("k", &T::k, "fat_tree: switch radix k (even; k^3/4 hosts)", 2, 64)
+        .custom({"host_rate", Kind::rate, "rate of host links", "1Mbps", "", {}},
+                [](T& s, const Value& v) { s.host_link.rate = BitRate::from_bps(v.i); },
+                [](const T& s) { return to_string(s.host_link.rate); })
+        .custom({"fabric_rate", Kind::rate, "rate of switch-to-switch links", "1Mbps", "", {}},
+                [](T& s, const Value& v) { s.fabric_link.rate = BitRate::from_bps(v.i); },
+                [](const T& s) { return to_string(s.fabric_link.rate); })
+        .custom({"link_delay", Kind::time, "propagation delay of every link", "0ps", "1s", {}},
+                [](T& s, const Value& v) { s.host_link.delay = s.fabric_link.delay = Time::from_ps(v.i); },
+                [](const T& s) { return to_string(s.host_link.delay); });
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<ImpairmentConfig>& impairment_table() {
+  static const auto table = [] {
+    using C = ImpairmentConfig;
+    params::Table<C> t;
+    t.real("drop_probability", &C::drop, "each data packet lost with this probability", "0", "1")
+        .real("corrupt_probability", &C::corrupt, "each data packet corrupted (discarded by the receiver)", "0", "1")
+        .real("duplicate_probability", &C::duplicate, "each data packet duplicated", "0", "1")
+        .real("reorder_probability", &C::reorder, "each data packet held back (reordered)", "0", "1")
+        .integer("reorder_packets", &C::reorder_packets, "a reordered packet lets this many later ones by", 1,
+                 1'000'000)
+        .time("reorder_delay", &C::reorder_delay, "if positive: a reordered packet is held this long instead", "0ps",
+              "1s")
+        .time("max_hold", &C::max_hold, "a held packet leaves after this long at the latest", "1ns", "1s");
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<ResequencerConfig>& resequencer_table() {
+  static const auto table = [] {
+    using C = ResequencerConfig;
+    params::Table<C> t;
+    t.integer("buffer", &C::buffer, "re-sequencer: packets it can hold (all QPs)", 1, 1'048'576)
+        .time("timeout", &C::timeout, "re-sequencer: the longest a packet waits for the gap before it", "1ns", "1s");
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace fabriclab::fabric

@@ -1,0 +1,13 @@
+// The parameters of the timed NIC model, declared once beside NicParams (core/params.h).
+// The model's keys span the NIC ("nic.counters"), the network ("network.latency") and
+// the host's software path ("host.poll").
+#pragma once
+
+#include "core/params.h"
+#include "nicmodel/model.h"
+
+namespace fabriclab::nicmodel {
+
+const params::Table<NicParams>& nic_params_table();
+
+}  // namespace fabriclab::nicmodel

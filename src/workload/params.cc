@@ -1,0 +1,28 @@
+#include "workload/params.h"
+
+namespace fabriclab::workload {
+
+const params::Table<TrafficSpec>& traffic_table() {
+  static const auto table = [] {
+    using T = TrafficSpec;
+    params::Table<T> t;
+    t.choice("pattern", &T::pattern, kPatternNames, "the flows")
+        .bytes("bytes", &T::bytes, "bytes per flow (patterns)", "1B")
+        .time("start", &T::start, "start of every flow (patterns)")
+        .integer("priority", &T::priority, "priority (802.1p) of every flow (patterns)", 0, 7)
+        .integer("qps_per_flow", &T::qps_per_flow, "QPs per flow; the bytes are split among them", 1, 65536)
+        .integer("training.iterations", &T::iterations, "training: data-parallel iterations", 1, 1000)
+        .bytes("training.distribution_bytes", &T::distribution_bytes,
+               "training: bytes each GPU receives before computing (0B = no distribution phase)")
+        .time("training.compute", &T::compute, "training: compute time between a GPU's data and its allreduce", "0ps",
+              "1s")
+        .integer("incast.receiver", &T::incast_receiver, "incast: the receiving host")
+        .integer("incast.senders", &T::incast_senders, "incast: senders (0 = every other host)")
+        .text("flows_file", &T::flows_file,
+              "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace fabriclab::workload
