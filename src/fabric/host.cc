@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "fabric/params.h"
 #include "fabric/port.h"
 
 namespace fabriclab::fabric {
@@ -19,14 +20,14 @@ std::uint16_t source_port(std::uint32_t host, std::uint32_t qpn) {
 }
 }  // namespace
 
-Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows)
-    : Node(std::move(name)), ctx_(&ctx), host_id_(host_id), cfg_(cfg), flows_(flows) {
+Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, const PfcConfig& pfc,
+           FlowTable& flows)
+    : Node(std::move(name)), ctx_(&ctx), host_id_(host_id), cfg_(cfg), pfc_(pfc), flows_(flows) {
   ring_head_.fill(kNone);
   if (cfg_.mtu == 0) throw InputError("nic.mtu must be positive");
   if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
   if (cfg_.congestion_control == "dcqcn") cfg_.dcqcn.validate();
-  if (cfg_.cnp.cnp_802p_prio > 7) throw InputError("nic.roce_np.cnp_802p_prio: expected 0..7");
-  if (cfg_.cnp.cnp_dscp > 63) throw InputError("nic.roce_np.cnp_dscp: expected 0..63");
+  params::validate(cnp_table(), cfg_.cnp);
   cnp_interval_ = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
 }
 
@@ -34,19 +35,11 @@ void Host::finalize() {
   if (cfg_.rx_rate.bps() <= 0) return;
   if (port_count() != 1) throw std::logic_error("host " + name() + " must have exactly one port");
   const Port& p = port(0);
-  // The formula the switches use: what is in flight after the NIC decides to pause.
-  __extension__ using I128 = __int128;
-  const auto cable = static_cast<std::int64_t>(static_cast<I128>(p.rate().bps()) * p.delay().ps() / 8'000'000'000'000);
-  const std::int64_t headroom = 2 * (cfg_.mtu + 82) + 2 * cable + cfg_.mac_phy_delay.count() + cfg_.peer_response.count();
+  // The switches' rule: what is in flight after the NIC decides to pause.
+  const std::int64_t headroom = headroom_bytes(pfc_, max_frame_bytes(cfg_.mtu), p.rate(), p.delay());
   xoff_at_ = cfg_.rx_buffer.count() - headroom;
-  const Time half = Time::from_ps(p.pause_quantum_time(cfg_.pause_quanta).ps() / 2);
-  const Time need = serialization_time(Bytes::from_count(cfg_.mtu + 82 + 20), p.rate()) +
-                    serialization_time(Bytes::from_count(64 + 20), p.rate());
-  if (cfg_.lossless && half < need)
-    throw InputError("host " + name() + ": a pause of " + std::to_string(cfg_.pause_quanta) +
-                     " quanta is refreshed every " + to_string(half) +
-                     ", less than a largest frame plus a PFC frame: raise switch.pfc.pause_quanta");
-  if (cfg_.lossless && xoff_at_ <= 0)
+  if (pfc_.active()) check_pause_refresh(pfc_, max_frame_bytes(cfg_.mtu), p.rate(), "host " + name());
+  if (pfc_.active() && xoff_at_ <= 0)
     throw InputError("host " + name() + ": nic.rx_buffer " + to_string(cfg_.rx_buffer) +
                      " is smaller than its PFC headroom (" + to_string(Bytes::from_count(headroom)) + ")");
 }
@@ -415,16 +408,16 @@ void Host::receive(Port& /*port*/, Packet* p) {
       ++ctx_->ledger.data_packets_dropped;
       ctx_->ledger.data_bytes_dropped += p->payload;
     }
-    if ((cfg_.lossless >> p->priority) & 1) ++ctx_->ledger.lossless_drops;
+    if ((pfc_.active() >> p->priority) & 1) ++ctx_->ledger.lossless_drops;
     ctx_->packets.release(p);
     return;
   }
   rx_.push(p);
   rx_bytes_ += size;
   rx_peak_ = std::max(rx_peak_, rx_bytes_);
-  if (!xoff_ && cfg_.lossless && rx_bytes_ > xoff_at_) {
+  if (!xoff_ && pfc_.active() && rx_bytes_ > xoff_at_) {
     xoff_ = true;
-    send_pauses(cfg_.pause_quanta);
+    send_pauses(pfc_.pause_quanta);
   }
   if (!rx_draining_) {
     rx_draining_ = true;
@@ -434,7 +427,7 @@ void Host::receive(Port& /*port*/, Packet* p) {
 
 void Host::send_pauses(std::uint16_t quanta) {
   for (std::uint8_t c = 0; c < 8; ++c) {
-    if (!((cfg_.lossless >> c) & 1)) continue;
+    if (!((pfc_.active() >> c) & 1)) continue;
     Packet* f = ctx_->packets.acquire();
     f->opcode = Opcode::pfc;
     f->set_pause(c, quanta);
@@ -477,7 +470,7 @@ void Host::on_event(std::uint64_t tag) {
     Packet* p = rx_.pop();
     rx_bytes_ -= p->frame_bytes();
     process(p);
-    if (xoff_ && rx_bytes_ <= std::max<std::int64_t>(0, xoff_at_ - cfg_.xon_offset.count())) {
+    if (xoff_ && rx_bytes_ <= std::max<std::int64_t>(0, xoff_at_ - pfc_.xon_offset.count())) {
       xoff_ = false;
       send_pauses(0);
     }
@@ -486,7 +479,7 @@ void Host::on_event(std::uint64_t tag) {
     return;
   }
   if (tag == kRefresh) {
-    if (xoff_ && refresh_at_ == ctx_->sim.now()) send_pauses(cfg_.pause_quanta);
+    if (xoff_ && refresh_at_ == ctx_->sim.now()) send_pauses(pfc_.pause_quanta);
     return;
   }
   if ((tag & ~0xffffffffull) == kGiveUp) {

@@ -36,6 +36,7 @@
 #include "fabric/flows.h"
 #include "fabric/hash.h"
 #include "fabric/node.h"
+#include "fabric/pfc.h"
 
 namespace fabriclab::fabric {
 
@@ -56,16 +57,14 @@ struct NicConfig {
   HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)
   std::uint8_t ecmp_fields = kAllHashFields;      // and the 5-tuple fields it hashes
   BitRate rx_rate;                                // 0 = no receive buffer
-  Bytes rx_buffer = Bytes::from_count(256 << 10);
-  Bytes xon_offset = Bytes::from_count(8192);
-  std::uint16_t pause_quanta = 0xffff;
-  std::uint8_t lossless = 1u << 3;                // set from the switches' (PFC off: 0)
-  Bytes mac_phy_delay = Bytes::from_count(1536), peer_response = Bytes::from_count(3840);
+  Bytes rx_buffer = Bytes::from_count(256 << 10);  // pauses (the network's PfcConfig) past it minus headroom
 };
 
 class Host final : public Node, public EventHandler, public RateListener {
  public:
-  Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, FlowTable& flows);
+  // `pfc` is the network's (it must outlive the host).
+  Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, const PfcConfig& pfc,
+       FlowTable& flows);
 
   std::uint32_t host_id() const { return host_id_; }
   // Once connected: sizes the receive buffer's pause point (InputError if it cannot be).
@@ -193,6 +192,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::array<std::uint32_t, 8> ring_head_;
   std::vector<SendQp> send_;
   NicConfig cfg_;
+  const PfcConfig& pfc_;
   FlowTable& flows_;
   std::vector<RecvQp> recv_;
   std::array<PacketFifo, 8> ctrl_;  // ACK/NAK/CNP per priority

@@ -16,14 +16,9 @@ namespace fabriclab::fabric {
 
 Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
     : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
-  sw_.max_frame = Bytes::from_count(nic_.mtu + 82);
+  sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu));
   nic_.ecmp_hash = sw_.hash;
   nic_.ecmp_fields = sw_.hash_fields;
-  nic_.lossless = sw_.pfc ? sw_.lossless : 0;
-  nic_.xon_offset = sw_.xon_offset;
-  nic_.pause_quanta = sw_.pause_quanta;
-  nic_.mac_phy_delay = sw_.mac_phy_delay;
-  nic_.peer_response = sw_.peer_response;
 }
 
 Network::~Network() {
@@ -96,7 +91,7 @@ std::uint32_t Network::add_host(std::string name) {
   if (!switches_.empty()) throw std::logic_error("Network: add every host before the switches");
   const auto h = static_cast<std::uint32_t>(hosts_.size());
   if (name.empty()) name = fmt::format("h{}", h);
-  hosts_.push_back(std::make_unique<Host>(ctx_, std::move(name), h, nic_, flows_));
+  hosts_.push_back(std::make_unique<Host>(ctx_, std::move(name), h, nic_, sw_.pfc, flows_));
   hosts_.back()->set_id(static_cast<std::uint32_t>(nodes_.size()));
   nodes_.push_back(hosts_.back().get());
   return h;

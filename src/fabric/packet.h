@@ -17,6 +17,18 @@
 
 namespace fabriclab::fabric {
 
+// Frame sizes in bytes (see the top of this file).
+inline constexpr std::uint32_t kRoceHeaderBytes = 14 + 4 + 20 + 8 + 12 + 4 + 4;  // eth, 802.1Q, IP, UDP, BTH, ICRC, FCS
+inline constexpr std::uint32_t kRethBytes = 16;
+inline constexpr std::uint32_t kAethBytes = 4;
+inline constexpr std::uint32_t kMinFrameBytes = 64;  // and a PFC frame's size
+inline constexpr std::uint32_t kWireOverheadBytes = 20;  // preamble, start delimiter, inter-frame gap
+// The largest frame a NIC sends with `mtu` bytes of payload: a WRITE's first packet (RETH),
+// its payload padded to 4 bytes.
+constexpr std::uint32_t max_frame_bytes(std::uint32_t mtu) {
+  return kRoceHeaderBytes + kRethBytes + mtu + (4 - mtu % 4) % 4;
+}
+
 // InfiniBand BTH opcodes (RoCEv2), as tshark shows them.
 enum class Opcode : std::uint8_t {
   rc_write_first = 6,
@@ -75,17 +87,17 @@ struct alignas(64) Packet {
   // The frame's size from its opcode and payload; every hop reads `frame`, so it is
   // computed once, by whoever builds the packet.
   void seal() {
-    std::uint32_t n = 14 + 4 + 20 + 8 + 12 + 4 + 4;  // eth, 802.1Q, IP, UDP, BTH, ICRC, FCS
-    if (opcode == Opcode::pfc) n = 64;
-    else if (opcode == Opcode::rc_ack) n += 4;        // AETH
+    std::uint32_t n = kRoceHeaderBytes;
+    if (opcode == Opcode::pfc) n = kMinFrameBytes;
+    else if (opcode == Opcode::rc_ack) n += kAethBytes;
     else if (opcode == Opcode::cnp) n += 16;          // reserved
-    else if (has_reth(opcode)) n += 16;
+    else if (has_reth(opcode)) n += kRethBytes;
     if (opcode != Opcode::pfc) n += payload + (4 - payload % 4) % 4;  // BTH pad count
-    frame = static_cast<std::uint16_t>(n < 64 ? 64 : n);
+    frame = static_cast<std::uint16_t>(n < kMinFrameBytes ? kMinFrameBytes : n);
   }
   std::uint32_t frame_bytes() const { return frame; }
   // Bytes a port spends on the frame: the frame plus preamble, SFD and inter-frame gap.
-  std::uint32_t wire_bytes() const { return frame + 20u; }
+  std::uint32_t wire_bytes() const { return frame + kWireOverheadBytes; }
 
   // A PFC frame has no PSN: its word holds the priority and the pause time in quanta
   // (0 = XON, resume).

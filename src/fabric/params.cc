@@ -119,6 +119,29 @@ const params::Table<NicConfig>& nic_table() {
   return table;
 }
 
+const params::Table<PfcConfig>& pfc_table() {
+  static const auto table = [] {
+    using C = PfcConfig;
+    params::Table<C> t;
+    t.flag("enabled", &C::enabled, "PFC on the lossless priorities")
+        .custom({"lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
+                [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
+                [](const C& c) { return priority_list_text(c.lossless); })
+        .custom({"headroom", Kind::choice, "headroom per lossless group: the SONiC formula or a given size", "", "",
+                 {"auto", "given"}},
+                [](C& c, const Value& v) { c.headroom_auto = v.text == "auto"; },
+                [](const C& c) { return std::string(c.headroom_auto ? "auto" : "given"); })
+        .bytes("headroom_size", &C::headroom, "headroom when switch.pfc.headroom = \"given\"")
+        .bytes("mac_phy_delay", &C::mac_phy_delay, "formula term: MAC/PHY delay in bytes")
+        .bytes("peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
+        .bytes("xon_offset", &C::xon_offset, "resume when a group is this far below its limit")
+        .integer("pause_quanta", &C::pause_quanta, "pause time per frame in 512-bit quanta (refreshed at half)", 1,
+                 65535);
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<SwitchConfig>& switch_table() {
   static const auto table = [] {
     using C = SwitchConfig;
@@ -128,20 +151,7 @@ const params::Table<SwitchConfig>& switch_table() {
         .choice("mmu.threshold", &C::threshold_mode, kThresholdModeNames, "shared-pool limit per priority group")
         .bytes("mmu.static_th", &C::static_th, "static limit per priority group")
         .integer("mmu.dynamic_th", &C::dynamic_th, "dynamic limit: 2^n x free shared buffer", -7, 7)
-        .flag("pfc.enabled", &C::pfc, "PFC on the lossless priorities")
-        .custom({"pfc.lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
-                [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
-                [](const C& c) { return priority_list_text(c.lossless); })
-        .custom({"pfc.headroom", Kind::choice, "headroom per lossless group: the SONiC formula or a given size", "", "",
-                 {"auto", "given"}},
-                [](C& c, const Value& v) { c.headroom_auto = v.text == "auto"; },
-                [](const C& c) { return std::string(c.headroom_auto ? "auto" : "given"); })
-        .bytes("pfc.headroom_size", &C::headroom, "headroom when switch.pfc.headroom = \"given\"")
-        .bytes("pfc.mac_phy_delay", &C::mac_phy_delay, "formula term: MAC/PHY delay in bytes")
-        .bytes("pfc.peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
-        .bytes("pfc.xon_offset", &C::xon_offset, "resume when a group is this far below its limit")
-        .integer("pfc.pause_quanta", &C::pause_quanta, "pause time per frame in 512-bit quanta (refreshed at half)", 1,
-                 65535)
+        .nest("pfc", &C::pfc, pfc_table())
         .flag("pfc_wd.enabled", &C::watchdog, "SONiC PFC watchdog on the lossless queues")
         .choice("pfc_wd.action", &C::wd_action, kWatchdogActionNames,
                 "in a storm: drop the queue, forward despite pauses, or alert")

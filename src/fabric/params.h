@@ -25,6 +25,8 @@ const params::Table<CnpParams>& cnp_table();
 // A NIC: transport, receive buffer, congestion control; its DCQCN values under
 // "roce_rp." and "roce_np.", and "roce_rp.preset", which sets both from a DcqcnPreset.
 const params::Table<NicConfig>& nic_table();
+// PFC, as switches and NICs both use it (SwitchConfig::pfc).
+const params::Table<PfcConfig>& pfc_table();
 // A switch: buffer and MMU, PFC and its watchdog, scheduling, WRED/ECN, load balancing.
 const params::Table<SwitchConfig>& switch_table();
 // The network's shape and links.

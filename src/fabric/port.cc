@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "fabric/pfc.h"
+
 namespace fabriclab::fabric {
 
 void Port::connect(Port& a, Port& b, BitRate rate, Time delay) {
@@ -31,7 +33,7 @@ void Port::send_control(Packet* p) {
 }
 
 Time Port::pause_quantum_time(std::uint32_t quanta) const {
-  return serialization_time(Bytes::from_count(64 * static_cast<std::int64_t>(quanta)), rate_);
+  return pause_time(quanta, rate_);
 }
 
 void Port::pause(std::uint8_t prio, std::uint16_t quanta) {

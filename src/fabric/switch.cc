@@ -32,9 +32,9 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
       alpha_(std::ldexp(1.0, cfg.dynamic_th)),
       path_{.reserve = cfg.reserve.count(),
             .static_th = cfg.static_th.count(),
-            .xon_offset = cfg.xon_offset.count(),
+            .xon_offset = cfg.pfc.xon_offset.count(),
             .wred = cfg.wred,
-            .lossless = cfg.pfc ? cfg.lossless : std::uint8_t{0},
+            .lossless = cfg.pfc.active(),
             .strict = cfg.scheduler == Scheduler::strict ? std::uint8_t{0xff} : cfg.strict_classes,
             .threshold_mode = cfg.threshold_mode,
             .scheduler = cfg.scheduler,
@@ -49,38 +49,13 @@ void Switch::finalize() {
   ports_.assign(port_count(), SwitchPort{});
   for (std::size_t c = 0; c < 8; ++c)
     if (cfg_.weights[c] == 0) throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
-  if (cfg_.pfc && cfg_.lossless) {
-    // A pause must outlast its refresh by a frame in flight: half the pause time has to
-    // cover the largest frame and the PFC frame itself at the port's rate.
-    for (std::size_t i = 0; i < port_count(); ++i) {
-      const Port& p = port(i);
-      const Time half = Time::from_ps(p.pause_quantum_time(cfg_.pause_quanta).ps() / 2);
-      const Time need = serialization_time(Bytes::from_count(cfg_.max_frame.count() + 20), p.rate()) +
-                        serialization_time(Bytes::from_count(64 + 20), p.rate());
-      if (half < need)
-        throw InputError("switch " + name() + ": a pause of " + std::to_string(cfg_.pause_quanta) +
-                         " quanta is refreshed every " + to_string(half) + " at " + to_string(p.rate()) +
-                         ", less than a largest frame plus a PFC frame (" + to_string(need) +
-                         "): raise switch.pfc.pause_quanta");
-    }
-  }
-  const int lossless = cfg_.pfc ? std::popcount(cfg_.lossless) : 0;
+  const int lossless = std::popcount(cfg_.pfc.active());
+  for (std::size_t i = 0; i < port_count() && lossless > 0; ++i)
+    check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name());
   std::int64_t headroom_total = 0;
   for (std::size_t i = 0; i < port_count(); ++i) {
     const Port& p = port(i);
-    std::int64_t h = 0;
-    if (lossless > 0) {
-      if (cfg_.headroom_auto) {
-        // SONiC: xoff = lossless_mtu + (port_mtu + 2 x cable bytes + mac_phy_delay +
-        // peer_response) x cell_occupancy, with cell occupancy 1 and no gearbox.
-        __extension__ using I128 = __int128;
-        const I128 cable = static_cast<I128>(p.rate().bps()) * p.delay().ps() / 8'000'000'000'000;
-        h = 2 * cfg_.max_frame.count() + 2 * static_cast<std::int64_t>(cable) + cfg_.mac_phy_delay.count() +
-            cfg_.peer_response.count();
-      } else {
-        h = cfg_.headroom.count();
-      }
-    }
+    const std::int64_t h = lossless > 0 ? headroom_bytes(cfg_.pfc, cfg_.max_frame.count(), p.rate(), p.delay()) : 0;
     ports_[i].headroom = h;
     headroom_total += h * lossless;
   }
@@ -94,7 +69,7 @@ void Switch::finalize() {
 }
 
 void Switch::start() {
-  if (cfg_.watchdog && cfg_.pfc && cfg_.lossless) ctx_->sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
+  if (cfg_.watchdog && cfg_.pfc.active()) ctx_->sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
 }
 
 void Switch::drop_packet(SwitchPort& at, Packet* p) {
@@ -112,7 +87,7 @@ void Switch::watchdog_poll() {
     SwitchPort& sp = ports_[i];
     Port& port = this->port(i);
     for (std::uint8_t c = 0; c < 8; ++c) {
-      if (!((cfg_.lossless >> c) & 1)) continue;
+      if (!((cfg_.pfc.active() >> c) & 1)) continue;
       if (!sp.storm[c]) {
         // Detection needs an unbroken pause: since it began, or since the last storm on
         // this queue ended, whichever is later.
@@ -180,7 +155,7 @@ bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
   if (!((path_.lossless >> pg) & 1)) return false;
   if (!g.xoff) {
     g.xoff = true;
-    send_pause(in, pg, cfg_.pause_quanta);
+    send_pause(in, pg, cfg_.pfc.pause_quanta);
   }
   if (g.headroom_used + size > sp.headroom) return false;
   g.used += size;
@@ -230,7 +205,7 @@ void Switch::on_event(std::uint64_t tag) {
   const auto in = static_cast<std::uint16_t>(tag / 8);
   const auto pg = static_cast<std::uint8_t>(tag % 8);
   const PgState& g = ports_[in].pg[pg];
-  if (g.xoff && g.refresh_at == ctx_->sim.now()) send_pause(in, pg, cfg_.pause_quanta);
+  if (g.xoff && g.refresh_at == ctx_->sim.now()) send_pause(in, pg, cfg_.pfc.pause_quanta);
 }
 
 std::uint16_t Switch::choose_egress(const Packet& p) {

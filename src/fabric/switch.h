@@ -22,6 +22,8 @@
 #include "fabric/context.h"
 #include "fabric/hash.h"
 #include "fabric/node.h"
+#include "fabric/packet.h"
+#include "fabric/pfc.h"
 #include "fabric/wred.h"
 
 namespace fabriclab::fabric {
@@ -45,15 +47,8 @@ struct SwitchConfig {
   ThresholdMode threshold_mode = ThresholdMode::dynamic_th;
   Bytes static_th = Bytes::from_count(512 << 10);
   int dynamic_th = 0;                            // limit = 2^n x free shared buffer
-  std::uint8_t lossless = 1u << 3;               // priorities that never drop (PFC)
-  bool pfc = true;
-  bool headroom_auto = true;                     // SONiC formula per port, else `headroom`
-  Bytes headroom = Bytes::from_count(64 << 10);   // per lossless group, when not headroom_auto
-  Bytes max_frame = Bytes::from_count(4096 + 82); // largest frame (MTU payload + headers)
-  Bytes mac_phy_delay = Bytes::from_count(1536); // formula terms
-  Bytes peer_response = Bytes::from_count(3840);
-  Bytes xon_offset = Bytes::from_count(8192);
-  std::uint16_t pause_quanta = 0xffff;
+  PfcConfig pfc;                                 // the network's: its NICs read it too
+  Bytes max_frame = Bytes::from_count(max_frame_bytes(4096));  // set by the Network from the NICs' MTU
   // PFC watchdog (SONiC PFC_WD): a lossless queue with packets, paused without a break
   // for `wd_detection`, is in a storm; `wd_action` drop (flush it and drop what comes
   // for it), forward (send despite pauses) or alert (only count); the storm ends when
@@ -184,7 +179,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   struct PacketPath {
     std::int64_t reserve, static_th, xon_offset;
     Wred wred;
-    std::uint8_t lossless;   // cfg_.lossless, or 0 when PFC is off
+    std::uint8_t lossless;   // cfg_.pfc.active()
     std::uint8_t strict;     // classes served strictly: all (strict) or cfg_.strict_classes (DWRR)
     ThresholdMode threshold_mode;
     Scheduler scheduler;

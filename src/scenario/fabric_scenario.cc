@@ -143,7 +143,7 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup) {
                                  cfg.shown("switch.wred.green_min_threshold")));
   auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
   fabric::build_topology(*net, s.topology);
-  if (s.sw.pfc && s.deadlock.every > Time())
+  if (s.sw.pfc.enabled && s.deadlock.every > Time())
     net->detect_deadlocks(s.deadlock.every, s.deadlock.after,
                           s.sw.watchdog && s.sw.wd_action != fabric::WatchdogAction::alert);
 

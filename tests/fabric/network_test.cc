@@ -221,7 +221,7 @@ TEST(Network, IncastPausesUpstreamAndDropsNothingOnTheLosslessPriority) {
 TEST(Network, LossyIncastDropsAndRecovers) {
   SwitchConfig sw;
   sw.buffer = MiB(1);
-  sw.pfc = false;
+  sw.pfc.enabled = false;
   sw.threshold_mode = ThresholdMode::static_th;
   sw.static_th = KiB(32);
   NicConfig nic;

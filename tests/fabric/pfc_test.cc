@@ -186,7 +186,7 @@ TEST(PfcHairpin, XonSentOnTheLinkAFrameJustLeftDoesNotCollide) {
   SwitchConfig sw;
   sw.threshold_mode = ThresholdMode::static_th;
   sw.static_th = KiB(8);
-  sw.pause_quanta = 1000;
+  sw.pfc.pause_quanta = 1000;
   Network net({}, sw, 1);
   TopologySpec t;
   t.kind = TopologyKind::two_switches;

@@ -13,7 +13,7 @@ namespace {
 std::unique_ptr<Network> two_classes(Scheduler sched, std::uint64_t bytes) {
   SwitchConfig sw;
   sw.scheduler = sched;
-  sw.lossless = (1u << 1) | (1u << 2);
+  sw.pfc.lossless = (1u << 1) | (1u << 2);
   sw.strict_classes = 0;
   sw.weights = {1, 1, 3, 1, 1, 1, 1, 1};
   auto net = std::make_unique<Network>(NicConfig{}, sw, 1);

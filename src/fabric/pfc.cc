@@ -1,0 +1,27 @@
+#include "fabric/pfc.h"
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "fabric/packet.h"
+
+namespace fabriclab::fabric {
+
+std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate rate, Time delay) {
+  if (!c.headroom_auto) return c.headroom.count();
+  __extension__ using I128 = __int128;
+  const auto cable = static_cast<std::int64_t>(static_cast<I128>(rate.bps()) * delay.ps() / 8'000'000'000'000);
+  return 2 * max_frame + 2 * cable + c.mac_phy_delay.count() + c.peer_response.count();
+}
+
+void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who) {
+  const Time half = Time::from_ps(pause_time(c.pause_quanta, rate).ps() / 2);
+  const Time need = serialization_time(Bytes::from_count(max_frame + kWireOverheadBytes), rate) +
+                    serialization_time(Bytes::from_count(kMinFrameBytes + kWireOverheadBytes), rate);
+  if (half < need)
+    throw InputError(fmt::format("{}: a pause of {} quanta is refreshed every {} at {}, less than a largest frame "
+                                 "plus a PFC frame ({}): raise switch.pfc.pause_quanta",
+                                 who, c.pause_quanta, to_string(half), to_string(rate), to_string(need)));
+}
+
+}  // namespace fabriclab::fabric
