@@ -6,13 +6,11 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/strategy_runs.h"
 #include "core/error.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "offload/estimates.h"
-#include "offload/schedule_io.h"
-#include "offload/verifier.h"
+#include "offload/strategy_runs.h"
 
 namespace fabriclab::cli {
 
@@ -36,21 +34,6 @@ struct CountersArgs {
   std::string table_ranks = "8,64,512";
   std::string ranks_text;
 };
-
-// The closed form for this variant, compared with what the allocator produced.
-void attach_estimate(Outcome& o, const BuildOptions& bo,
-                     const std::string& collective, const std::string& algorithm) {
-  if (o.variant.strategy == Strategy::exact ||
-      (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
-    return;
-  if (!has_estimate(collective, algorithm, bo)) {
-    o.estimate = "n/a";
-    return;
-  }
-  const Estimate e = estimate_counters(collective, algorithm, bo, o.variant.strategy);
-  o.estimate_matches = e.per_rank == o.counters.per_rank;
-  o.estimate = fmt::format("{} / {}{}", e.max, e.total, o.estimate_matches ? "" : " (MISMATCH)");
-}
 
 BuildOptions build_options(const CountersArgs& a, int ranks) {
   BuildOptions o;

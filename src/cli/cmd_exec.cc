@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "backends/libfabric/libfabric_nic.h"
@@ -11,6 +12,7 @@
 #include "exec/plan.h"
 #include "exec/reference.h"
 #include "exec/runner.h"
+#include "offload/advice.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "offload/schedule_io.h"
@@ -222,12 +224,22 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
   const auto needed = static_cast<std::int64_t>(exec::max_counters(progs));
   const std::int64_t budget = a.budget >= 0 ? a.budget : nic.counters;
 
+  // The planner's decision (offload, software or refuse) for one collective on idle NICs,
+  // rank r on NIC r: nothing else holds counters, so there is nothing to wait for; the
+  // provider's triggered-op slots are not limited by fabriclab.
+  const NicResources idle{budget, std::numeric_limits<std::int64_t>::max()};
+  std::vector<NicResources> need(progs.size()), free(progs.size(), idle);
+  for (std::size_t r = 0; r < progs.size(); ++r)
+    need[r].counters = static_cast<std::int64_t>(progs[r].counters.size());
+  const Decision decision =
+      decide(need, free, idle, {.wait = false, .software = a.fallback == "software"}).decision;
+  const bool fits = decision == Decision::offload;
+
   fmt::print("{}\n", title);
   fmt::print("provider {} on {}: {} counters advertised, atomics up to {}; budget {} counters "
              "per rank\n",
              nic.provider, nic.fabric, nic.counters, human_bytes(nic.max_atomic_bytes), budget);
-  const bool fits = needed <= budget;
-  if (!fits && a.fallback == "refuse") {
+  if (decision == Decision::refuse) {
     fmt::print("refused: the plan needs {} counters on its busiest rank and the budget is {} "
                "(--fallback software would run it on the host)\n",
                needed, budget);

@@ -5,9 +5,9 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/strategy_runs.h"
 #include "offload/program.h"
 #include "offload/schedule_io.h"
+#include "offload/strategy_runs.h"
 
 namespace fabriclab::cli {
 

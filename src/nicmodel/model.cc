@@ -17,6 +17,15 @@ namespace {
 enum Kind : std::uint64_t { kIssue = 1, kNicDone = 2, kDeliver = 3, kPosted = 4, kComplete = 5 };
 std::uint64_t tag(Kind k, std::uint64_t job, std::uint64_t x = 0) { return k << 60 | job << 40 | x; }
 bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cntr_add; }
+// What each policy allows a collective that cannot start offloaded.
+offload::WhenShort when_short(Policy p) {
+  switch (p) {
+    case Policy::stall: return {.wait = true, .software = false};
+    case Policy::fallback: return {.wait = false, .software = true};
+    case Policy::advise: return {.wait = true, .software = true};
+  }
+  throw std::logic_error("NIC model: unknown policy");
+}
 }  // namespace
 
 // A schedule flattened for the event loop: what each operation does when it is processed
@@ -53,7 +62,7 @@ struct PreparedSchedule {
   std::vector<OpId> dep_list;              // dependences, checked done before an op fires
   std::vector<OpId> software_roots;        // non-arrival ops without dependences, by schedule id
   std::vector<OpId> orig;                  // per op: its id in the schedule (for messages)
-  std::vector<std::int64_t> counters_per_rank, slots_per_rank;
+  std::vector<offload::NicResources> need_per_rank;  // counters and slots held while offloaded
   std::int64_t host_waits = 0;
 };
 
@@ -69,7 +78,7 @@ struct OffloadModel::Running {
   std::vector<Counter> counter;         // offloaded (one line per counter touched)
   std::vector<std::uint8_t> done;       // offloaded: per op (checked before an op fires)
   std::vector<std::int32_t> deps_left;  // software path
-  std::vector<std::int64_t> counters, slots;  // held per NIC
+  std::vector<offload::NicResources> need;  // per NIC: held while offloaded
   std::int64_t host_waits_left = 0, ops_left = 0;
   bool completing = false;
   bool issued = false, completed = false;
@@ -83,6 +92,7 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
     throw InputError("NIC model: counters, slots and cache entries must be at least 1");
   for (std::int32_t i = 0; i < nics; ++i) nics_.push_back(Nic{NicPool(p.counters, p.slots), CounterCache(p.cache_entries), {}, 0, false});
   host_free_.assign(static_cast<std::size_t>(nics), Time());
+  free_.assign(static_cast<std::size_t>(nics), {});
 }
 
 OffloadModel::~OffloadModel() = default;
@@ -156,7 +166,6 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
   c->fire_begin.assign(counters + 1, 0);
   c->child_begin.assign(n + 1, 0);
   c->dep_begin.assign(n + 1, 0);
-  c->slots_per_rank.assign(static_cast<std::size_t>(s.ranks()), 0);
   for (OpId m = 0; m < static_cast<OpId>(n); ++m) {
     const OpId id = c->orig[at(m)];
     const Op& o = s.op(id);
@@ -190,10 +199,7 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
   for (OpId id = 0; id < static_cast<OpId>(n); ++id) {
     const Op& o = s.op(id);
     if (o.kind == OpKind::host_wait) ++c->host_waits;
-    if (triggered_kind(o.kind)) {
-      ++c->slots_per_rank[at(o.rank)];
-      if (o.fires_at_start()) c->start_ops.push_back(mine[at(id)]);
-    }
+    if (triggered_kind(o.kind) && o.fires_at_start()) c->start_ops.push_back(mine[at(id)]);
     if (s.deps(id).empty() && o.kind != OpKind::arrival) c->software_roots.push_back(mine[at(id)]);
     if (o.kind != OpKind::arrival && !o.fires_at_start()) ++c->fire_begin[at(ctr(o.trigger)) + 1];
   }
@@ -216,7 +222,7 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
     const auto b = c->fire_begin[at(counter[k])], e = c->fire_begin[at(counter[k]) + 1];
     if (b != e && c->fires[b].threshold <= 0) c->fire_at_zero.push_back(counter[k]);
   }
-  c->counters_per_rank = s.counter_summary().per_rank;
+  c->need_per_rank = offload::needs_per_rank(s);
   return c;
 }
 
@@ -248,28 +254,25 @@ void OffloadModel::add(Job job) {
   // What it would hold on each NIC.
   Running& r = *running_.back();
   r.c = &c;
-  r.counters.assign(nics_.size(), 0);
-  r.slots.assign(nics_.size(), 0);
+  r.need.assign(nics_.size(), {});
   for (offload::Rank k = 0; k < s.ranks(); ++k) {
     const auto n = static_cast<std::size_t>(nic_of(j, k));
-    r.counters[n] += c.counters_per_rank[static_cast<std::size_t>(k)];
-    r.slots[n] += c.slots_per_rank[static_cast<std::size_t>(k)];
+    r.need[n].counters += c.need_per_rank[static_cast<std::size_t>(k)].counters;
+    r.need[n].slots += c.need_per_rank[static_cast<std::size_t>(k)].slots;
   }
   issued_after_.emplace_back();
   const Job& added = jobs_.back();
   if (added.after >= static_cast<std::int32_t>(j) || added.after < -1)
     throw InputError(what + ": it can only follow an earlier job");
-  bool fits_a_nic = true;
-  for (std::size_t n = 0; n < nics_.size(); ++n)
-    if (r.counters[n] > p_.counters || r.slots[n] > p_.slots) fits_a_nic = false;
-  results_.back().could_never_offload = !fits_a_nic;
-  if (policy_ == Policy::stall)
-    for (std::size_t n = 0; n < nics_.size(); ++n)
-      if (r.counters[n] > p_.counters || r.slots[n] > p_.slots)
-        throw InputError(what + ": needs " + std::to_string(r.counters[n]) + " counters and " +
-                         std::to_string(r.slots[n]) + " slots on NIC " + std::to_string(n) + ", which has " +
-                         std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
-                         ": it could never start (use the fallback policy)");
+  // Could it ever be offloaded: the decision on idle NICs.
+  std::fill(free_.begin(), free_.end(), idle());
+  const offload::OffloadDecision d = offload::decide(r.need, free_, idle(), when_short(policy_));
+  results_.back().could_never_offload = d.why == offload::OffloadDecision::Why::never_fits;
+  if (d.decision == offload::Decision::refuse)
+    throw InputError(what + ": needs " + std::to_string(r.need[d.nic].counters) + " counters and " +
+                     std::to_string(r.need[d.nic].slots) + " slots on NIC " + std::to_string(d.nic) +
+                     ", which has " + std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
+                     ": it could never start (use the fallback policy)");
   if (added.after >= 0) issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
   else sim_.schedule_at(added.issue, *this, tag(kIssue, j));
 }
@@ -336,12 +339,21 @@ void OffloadModel::issue(std::uint32_t j) {
   if (running_[j]->issued) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' issued twice");
   running_[j]->issued = true;
   results_[j].issue = sim_.now();
-  const bool wait = policy_ == Policy::stall || (policy_ == Policy::advise && !results_[j].could_never_offload);
-  if (wait) {
-    if (!waiting_.empty() || !try_start_offloaded(j)) waiting_.push_back(j);  // issue order
-    return;
+  // Waiting keeps issue order: nothing starts ahead of a job already waiting.
+  switch (decide_now(j, /*earlier_waiting=*/!waiting_.empty()).decision) {
+    case offload::Decision::offload: start_offloaded(j); return;
+    case offload::Decision::wait: waiting_.push_back(j); return;
+    case offload::Decision::software: start_software(j); return;
+    case offload::Decision::refuse: break;
   }
-  if (results_[j].could_never_offload || !try_start_offloaded(j)) start_software(j);
+  throw std::logic_error("NIC model: job '" + jobs_[j].name + "' refused at issue (add() admits only what fits an idle NIC)");
+}
+
+offload::OffloadDecision OffloadModel::decide_now(std::uint32_t j, bool earlier_waiting) {
+  for (std::size_t n = 0; n < nics_.size(); ++n)
+    free_[n] = {nics_[n].pool.counters() - nics_[n].pool.counters_in_use(),
+                nics_[n].pool.slots() - nics_[n].pool.slots_in_use()};
+  return offload::decide(running_[j]->need, free_, idle(), when_short(policy_), earlier_waiting);
 }
 
 void OffloadModel::record_usage() {
@@ -355,19 +367,21 @@ void OffloadModel::record_usage() {
   else usage_.push_back(u);
 }
 
-bool OffloadModel::try_start_offloaded(std::uint32_t j) {
+// Takes its counters and slots on every NIC (decide_now() said they are free) and starts
+// its operations.
+void OffloadModel::start_offloaded(std::uint32_t j) {
   Running& r = *running_[j];
-  for (std::size_t n = 0; n < nics_.size(); ++n)
-    if ((r.counters[n] || r.slots[n]) && !nics_[n].pool.fits(r.counters[n], r.slots[n])) return false;
   const Time now = sim_.now();
   for (std::size_t n = 0; n < nics_.size(); ++n)
-    if (r.counters[n] || r.slots[n]) nics_[n].pool.try_acquire(now, r.counters[n], r.slots[n]);
+    if ((r.need[n].counters || r.need[n].slots) && !nics_[n].pool.try_acquire(now, r.need[n].counters, r.need[n].slots))
+      throw std::logic_error("NIC model: job '" + jobs_[j].name + "' started without its resources free");
   record_usage();
   const PreparedSchedule& c = *r.c;
   r.offloaded = true;
   results_[j].start = now;
   results_[j].offloaded = true;
-  results_[j].counters_per_nic = r.counters;
+  results_[j].counters_per_nic.resize(r.need.size());
+  for (std::size_t n = 0; n < r.need.size(); ++n) results_[j].counters_per_nic[n] = r.need[n].counters;
   r.counter.resize(c.fire_begin.size() - 1);
   for (std::size_t k = 0; k < r.counter.size(); ++k) r.counter[k] = {0, c.fire_begin[k], c.fire_begin[k + 1]};
   r.done.assign(c.steps.size(), 0);
@@ -375,7 +389,6 @@ bool OffloadModel::try_start_offloaded(std::uint32_t j) {
   r.ops_left = static_cast<std::int64_t>(c.steps.size());
   for (OpId id : c.start_ops) enqueue(j, id);
   for (CounterId k : c.fire_at_zero) add_to_counter(j, k, 0);  // threshold 0
-  return true;
 }
 
 void OffloadModel::start_software(std::uint32_t j) {
@@ -514,8 +527,8 @@ void OffloadModel::complete(std::uint32_t j) {
     // NIC belongs to a rank there, so those NICs are the ones it holds counters on).
     const std::uint64_t first = static_cast<std::uint64_t>(j) << 32, last = first | 0xffffffffull;
     for (std::size_t n = 0; n < nics_.size(); ++n) {
-      if (r.counters[n] || r.slots[n]) nics_[n].pool.release(now, r.counters[n], r.slots[n]);
-      if (r.counters[n]) nics_[n].cache.erase_range(first, last);
+      if (r.need[n].counters || r.need[n].slots) nics_[n].pool.release(now, r.need[n].counters, r.need[n].slots);
+      if (r.need[n].counters) nics_[n].cache.erase_range(first, last);
     }
     record_usage();
   }
@@ -528,8 +541,10 @@ void OffloadModel::complete(std::uint32_t j) {
 }
 
 void OffloadModel::start_waiting() {
+  // In issue order, while the first waiting job fits (the ones behind it keep waiting).
   std::size_t k = 0;
-  while (k < waiting_.size() && try_start_offloaded(waiting_[k])) ++k;
+  for (; k < waiting_.size() && decide_now(waiting_[k], false).decision == offload::Decision::offload; ++k)
+    start_offloaded(waiting_[k]);
   waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(k));
 }
 

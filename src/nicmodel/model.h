@@ -29,6 +29,7 @@
 #include "core/simulator.h"
 #include "core/units.h"
 #include "nicmodel/resources.h"
+#include "offload/advice.h"
 #include "offload/schedule.h"
 
 namespace fabriclab::nicmodel {
@@ -47,7 +48,9 @@ struct NicParams {
 
 // When a collective's counters or slots are not free at its issue: wait for them, in
 // issue order (stall); run in software now (fallback); or follow the planner's advice
-// (advise): wait if its needs fit in an idle NIC, software if they never can.
+// (advise): wait if its needs fit in an idle NIC, software if they never can. The
+// decision itself is offload::decide()'s (offload/advice.h); a policy only says what it
+// allows instead of offloading.
 enum class Policy : std::uint8_t { stall, fallback, advise };
 inline constexpr params::EnumNames<Policy, 3> kPolicyNames{
     {{Policy::stall, "stall"}, {Policy::fallback, "fallback"}, {Policy::advise, "advise"}}};
@@ -117,7 +120,9 @@ class OffloadModel final : public EventHandler {
     bool busy = false;
   };
   void issue(std::uint32_t j);
-  bool try_start_offloaded(std::uint32_t j);
+  // offload::decide() for job j against what its NICs have free now.
+  offload::OffloadDecision decide_now(std::uint32_t j, bool earlier_waiting);
+  void start_offloaded(std::uint32_t j);
   void start_software(std::uint32_t j);
   void start_waiting();
   void enqueue(std::uint32_t j, offload::OpId op);
@@ -130,6 +135,7 @@ class OffloadModel final : public EventHandler {
   void release_if_finished(std::uint32_t j);
   void complete(std::uint32_t j);
   std::int32_t nic_of(std::uint32_t j, offload::Rank r) const;
+  offload::NicResources idle() const { return {p_.counters, p_.slots}; }  // one NIC, nothing held
   Time message_time(std::int64_t bytes) const;
 
   NicParams p_;
@@ -143,6 +149,7 @@ class OffloadModel final : public EventHandler {
   // Each distinct schedule prepared once (jobs keep their schedules alive, so the pointer
   // is a stable key).
   std::unordered_map<const offload::Schedule*, std::shared_ptr<const PreparedSchedule>> prepared_;
+  std::vector<offload::NicResources> free_;  // per NIC: what decide() is given as free (scratch)
   std::vector<std::uint32_t> waiting_;  // stalled jobs, in issue order
   std::vector<std::vector<std::uint32_t>> issued_after_;  // per job: jobs it issues on completion
   std::vector<Usage> usage_;

@@ -1,15 +1,14 @@
-#include "cli/strategy_runs.h"
+#include "offload/strategy_runs.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "core/error.h"
+#include "offload/estimates.h"
 #include "offload/schedule_io.h"
 
-namespace fabriclab::cli {
-
-using namespace fabriclab::offload;
+namespace fabriclab::offload {
 
 std::string Variant::label() const {
   return strategy == Strategy::naive ? "naive" : fmt::format("{}/{}", to_string(strategy), to_string(analysis));
@@ -90,6 +89,21 @@ Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
   return o;
 }
 
+// The closed form for this variant, compared with what the allocator produced.
+void attach_estimate(Outcome& o, const BuildOptions& bo,
+                     const std::string& collective, const std::string& algorithm) {
+  if (o.variant.strategy == Strategy::exact ||
+      (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
+    return;
+  if (!has_estimate(collective, algorithm, bo)) {
+    o.estimate = "n/a";
+    return;
+  }
+  const Estimate e = estimate_counters(collective, algorithm, bo, o.variant.strategy);
+  o.estimate_matches = e.per_rank == o.counters.per_rank;
+  o.estimate = fmt::format("{} / {}{}", e.max, e.total, o.estimate_matches ? "" : " (MISMATCH)");
+}
+
 std::string verdict(const VerifyReport& r) {
   if (r.ok())
     return fmt::format("safe+live ({}{})", to_string(r.analysis),
@@ -115,4 +129,4 @@ void write_outputs(const Outcome& o, const std::string& json_path, const std::st
     write_schedule_dot(o.schedule, tag_with_variant ? with_suffix(dot_path, tag) : dot_path);
 }
 
-}  // namespace fabriclab::cli
+}  // namespace fabriclab::offload
