@@ -235,7 +235,12 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     }
     s.add(o, deps, after);
   }
-  s.set_counter_owners(owner);
+  // Each counter is named by its file id (unused ids have no owner).
+  {
+    std::vector<CounterId> names(owner.size());
+    for (std::size_t c = 0; c < names.size(); ++c) names[c] = static_cast<CounterId>(c);
+    s.set_counters(owner, std::move(names));
+  }
   validate(s, false);
   if (!s.layout.empty())
     for (std::size_t i = 0; i < s.size(); ++i) {

@@ -52,7 +52,7 @@ TEST(Verifier, ReportsAHighThresholdAsAHang) {
   bool found = false;
   for (const auto& v : r.violations)
     found |= v.kind == Violation::Kind::hang &&
-             v.message.find("counter 0 stopped at 2 < threshold 3") != std::string::npos;
+             v.message.find("rank 1's counter 0 stopped at 2 < threshold 3") != std::string::npos;
   EXPECT_TRUE(found);
 }
 
