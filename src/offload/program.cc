@@ -117,15 +117,11 @@ Program read_program_json(const std::string& path) {
 }
 
 std::string program_to_json_text(const Schedule& s) {
-  // Rank-local counter ids: the schedule's ids in order of first use on each rank.
-  std::map<CounterId, CounterId> local;
-  std::vector<CounterId> next(static_cast<std::size_t>(s.ranks()), 0);
+  // Rank-local counter ids, numbered as the schedule writer numbers them.
+  const std::vector<CounterId> local = rank_counter_ids(s);
   auto lc = [&](CounterId c) -> json {
     if (c == kNoCounter) return nullptr;
-    auto it = local.find(c);
-    if (it == local.end())
-      it = local.emplace(c, next[static_cast<std::size_t>(s.counter_owner(c))]++).first;
-    return it->second;
+    return local[static_cast<std::size_t>(c)];
   };
   json buffers = json::array(), calls = json::array();
   for (std::size_t i = 0; i < s.size(); ++i) {
