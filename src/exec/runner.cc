@@ -234,11 +234,13 @@ class RankProcess {
     return true;
   }
 
-  // "counter 3 (schedule counter 7)", or "counter 9 (a pacing flow counter)".
+  // "counter 3 (schedule counter 7)", or "counter 9 (a pacing flow counter)": the NIC's
+  // counter, and the rank's counter as the schedule names it.
   std::string counter_label(std::size_t c) const {
     const offload::CounterId sc = prog_->counters[c];
-    return sc == offload::kNoCounter ? fmt::format("counter {} (a pacing flow counter)", c)
-                                     : fmt::format("counter {} (schedule counter {})", c, sc);
+    return sc == offload::kNoCounter
+               ? fmt::format("counter {} (a pacing flow counter)", c)
+               : fmt::format("counter {} (schedule counter {})", c, s_.counter_name(sc));
   }
 
   // Every counter must have moved by exactly one iteration's worth: more means an

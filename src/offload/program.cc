@@ -117,15 +117,11 @@ Program read_program_json(const std::string& path) {
 }
 
 std::string program_to_json_text(const Schedule& s) {
-  // Rank-local counter ids: the schedule's ids in order of first use on each rank.
-  std::map<CounterId, CounterId> local;
-  std::vector<CounterId> next(static_cast<std::size_t>(s.ranks()), 0);
+  // Rank-local counter ids, numbered as the schedule writer numbers them.
+  const std::vector<CounterId> local = rank_counter_ids(s);
   auto lc = [&](CounterId c) -> json {
     if (c == kNoCounter) return nullptr;
-    auto it = local.find(c);
-    if (it == local.end())
-      it = local.emplace(c, next[static_cast<std::size_t>(s.counter_owner(c))]++).first;
-    return it->second;
+    return local[static_cast<std::size_t>(c)];
   };
   json buffers = json::array(), calls = json::array();
   for (std::size_t i = 0; i < s.size(); ++i) {
@@ -163,13 +159,15 @@ std::string program_to_json_text(const Schedule& s) {
 
 Recovered recover_dag(const Program& p) {
   const std::string& origin = p.origin;
-  // Schedule-wide ids for (rank, local counter).
+  // Schedule-wide ids for (rank, local counter); the local id stays the counter's name,
+  // so that the verifier's messages name the library's counters.
   std::map<std::pair<Rank, CounterId>, CounterId> ids;
   std::vector<Rank> owner;
+  std::vector<CounterId> name;
   auto gid = [&](Rank r, CounterId c) -> CounterId {
     if (c == kNoCounter) return kNoCounter;
     auto [it, fresh] = ids.emplace(std::pair{r, c}, static_cast<CounterId>(owner.size()));
-    if (fresh) owner.push_back(r);
+    if (fresh) owner.push_back(r), name.push_back(c);
     return it->second;
   };
   std::map<std::pair<Rank, std::string>, CounterId> binding;
@@ -285,7 +283,7 @@ Recovered recover_dag(const Program& p) {
   out.as_given.algorithm = origin;
   out.as_given.strategy = "as given";
   out.as_given.ordered_channels = p.ordered_channels;
-  out.as_given.set_counter_owners(owner);
+  out.as_given.set_counters(owner, name);
   for (std::size_t i = 0; i < n; ++i) out.as_given.add(nodes[i].op, deps[i], after[i]);
   validate(out.as_given, true);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/error.h"
 
@@ -36,6 +37,46 @@ OpId Schedule::add(Op op, std::span<const OpId> deps, std::span<const OpId> afte
   pool_.insert(pool_.end(), after.begin(), after.end());
   ops_.push_back(op);
   return static_cast<OpId>(ops_.size() - 1);
+}
+
+CounterId Schedule::new_counter(Rank owner) {
+  const auto name = std::count(counter_owner_.begin(), counter_owner_.end(), owner);
+  counter_owner_.push_back(owner);
+  counter_name_.push_back(static_cast<CounterId>(name));
+  return static_cast<CounterId>(counter_owner_.size() - 1);
+}
+
+void Schedule::set_counter_owners(std::vector<Rank> owners) {
+  std::vector<CounterId> names(owners.size(), kNoCounter);
+  std::vector<CounterId> next;
+  for (std::size_t c = 0; c < owners.size(); ++c) {
+    if (owners[c] < 0) continue;  // no owner: never named by an op
+    const auto r = static_cast<std::size_t>(owners[c]);
+    if (r >= next.size()) next.resize(r + 1, 0);
+    names[c] = next[r]++;
+  }
+  counter_owner_ = std::move(owners);
+  counter_name_ = std::move(names);
+}
+
+void Schedule::set_counters(std::vector<Rank> owners, std::vector<CounterId> names) {
+  if (owners.size() != names.size())
+    throw std::logic_error("Schedule::set_counters: one name per counter");
+  std::vector<std::pair<Rank, CounterId>> named(owners.size());
+  for (std::size_t c = 0; c < owners.size(); ++c) named[c] = {owners[c], names[c]};
+  std::sort(named.begin(), named.end());
+  for (std::size_t c = 0; c < named.size(); ++c)
+    if (named[c].second < 0 || (c > 0 && named[c] == named[c - 1]))
+      throw std::logic_error(fmt::format(
+          "Schedule::set_counters: counter {} of rank {} is named twice, or negative",
+          named[c].second, named[c].first));
+  counter_owner_ = std::move(owners);
+  counter_name_ = std::move(names);
+}
+
+std::string Schedule::counter_label(CounterId c) const {
+  if (c == kNoCounter) return "no counter";
+  return fmt::format("rank {}'s counter {}", counter_owner(c), counter_name(c));
 }
 
 CounterSummary Schedule::counter_summary() const {
@@ -202,10 +243,12 @@ void validate(const Schedule& s, bool assigned) {
   auto check_counter = [&](OpId id, CounterId c, const char* what) {
     if (c == kNoCounter) return;
     if (c < 0 || static_cast<std::size_t>(c) >= s.counter_count())
-      throw InputError(fmt::format("{}: {} counter {} is not defined", describe(s, id), what, c));
+      throw InputError(fmt::format("{}: {} counter {} is not defined (the schedule has {})",
+                                   describe(s, id), what, c, s.counter_count()));
     if (s.counter_owner(c) != s.op(id).rank)
-      throw InputError(fmt::format("{}: {} counter {} belongs to rank {}, not to rank {}",
-                                   describe(s, id), what, c, s.counter_owner(c), s.op(id).rank));
+      throw InputError(fmt::format("{}: its {} is {}: an operation names counters of its own "
+                                   "rank",
+                                   describe(s, id), what, s.counter_label(c)));
   };
   for (OpId id = 0; id < n; ++id) {
     const Op& o = s.op(id);
@@ -230,12 +273,10 @@ void validate(const Schedule& s, bool assigned) {
     for (OpId d : s.deps(id)) {
       if (s.op(d).increments() != o.trigger)
         throw InputError(fmt::format(
-            "{}: parent {} completes into counter {}, but the op is triggered by counter {}; "
-            "all parents of an operation must complete into its trigger counter",
-            describe(s, id), d,
-            s.op(d).increments() == kNoCounter ? std::string("none")
-                                               : std::to_string(s.op(d).increments()),
-            o.trigger));
+            "{}: parent {} completes into {}, but the op is triggered by {}; all parents of "
+            "an operation must complete into its trigger counter",
+            describe(s, id), d, s.counter_label(s.op(d).increments()),
+            s.counter_label(o.trigger)));
     }
   }
 }

@@ -131,14 +131,23 @@ class Schedule {
     return {pool_.data() + o.after_begin, o.after_count};
   }
 
-  // Counters are named by schedule-wide ids; each belongs to exactly one rank.
-  CounterId new_counter(Rank owner) {
-    counter_owner_.push_back(owner);
-    return static_cast<CounterId>(counter_owner_.size() - 1);
-  }
+  // Counters live on a NIC (triggered-ops.md section 1): counter 0 of rank 0 and counter
+  // 0 of rank 1 are different counters. Internally each counter has a schedule-wide id
+  // (what ops' trigger, completion and target hold, dense from 0) with an owning rank, and
+  // a name: its id on its rank, as a file or program numbered it. Names are unique on a
+  // rank; messages use them (counter_label), files are written with each rank's counters
+  // renumbered from 0 (schedule_io.h).
+  //
+  // new_counter and set_counter_owners name each rank's counters 0, 1, 2, ... in id
+  // order; set_counters takes the names as given (a reader's).
+  CounterId new_counter(Rank owner);
+  void set_counter_owners(std::vector<Rank> owners);
+  void set_counters(std::vector<Rank> owners, std::vector<CounterId> names);
   std::size_t counter_count() const { return counter_owner_.size(); }
   Rank counter_owner(CounterId c) const { return counter_owner_[static_cast<std::size_t>(c)]; }
-  void set_counter_owners(std::vector<Rank> owners) { counter_owner_ = std::move(owners); }
+  CounterId counter_name(CounterId c) const { return counter_name_[static_cast<std::size_t>(c)]; }
+  // "rank 1's counter 0" (by name), or "no counter".
+  std::string counter_label(CounterId c) const;
 
   // Distinct counters each rank uses (named by any trigger, completion or target).
   CounterSummary counter_summary() const;
@@ -152,6 +161,7 @@ class Schedule {
   std::vector<Op> ops_;
   std::vector<OpId> pool_;
   std::vector<Rank> counter_owner_;
+  std::vector<CounterId> counter_name_;
 };
 
 // Checks that the schedule is a well-formed DAG in the model: ids in range, acyclic,

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <tuple>
 #include <set>
 #include <sstream>
 
@@ -18,7 +20,23 @@ namespace {
 constexpr const char* kFormat = "fabriclab.schedule/1";
 }
 
+std::vector<CounterId> rank_counter_ids(const Schedule& s) {
+  std::vector<char> used(s.counter_count(), 0);
+  for (const Op& o : s.ops())
+    for (CounterId c : {o.trigger, o.completion, o.target})
+      if (c != kNoCounter) used[static_cast<std::size_t>(c)] = 1;
+  std::vector<CounterId> ids(s.counter_count(), kNoCounter);
+  std::vector<CounterId> next(static_cast<std::size_t>(s.ranks()), 0);
+  for (std::size_t c = 0; c < ids.size(); ++c)
+    if (used[c]) ids[c] = next[static_cast<std::size_t>(s.counter_owner(static_cast<CounterId>(c)))]++;
+  return ids;
+}
+
 nlohmann::ordered_json schedule_to_json(const Schedule& s) {
+  const std::vector<CounterId> cid = rank_counter_ids(s);
+  auto counter = [&](CounterId c) {
+    return c == kNoCounter ? json(nullptr) : json(cid[static_cast<std::size_t>(c)]);
+  };
   json j;
   j["format"] = kFormat;
   j["collective"] = s.collective;
@@ -56,7 +74,7 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
       }
     }
     if (o.kind == OpKind::cntr_add) {
-      e["target"] = o.target == kNoCounter ? json(nullptr) : json(o.target);
+      e["target"] = counter(o.target);
       e["add"] = o.add;
     }
     e["deps"] = std::vector<OpId>(s.deps(id).begin(), s.deps(id).end());
@@ -64,8 +82,8 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
     if (o.trigger == kNoCounter)
       e["trigger"] = nullptr;
     else
-      e["trigger"] = {{"counter", o.trigger}, {"threshold", o.threshold}};
-    e["completion"] = o.completion == kNoCounter ? json(nullptr) : json(o.completion);
+      e["trigger"] = {{"counter", counter(o.trigger)}, {"threshold", o.threshold}};
+    e["completion"] = counter(o.completion);
     if (o.relay) e["relay"] = true;
     ops.push_back(std::move(e));
   }
@@ -152,8 +170,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   const json& ops = top.need(j, "ops");
   if (!ops.is_array()) top.fail("field 'ops' must be an array");
 
-  std::vector<Rank> owner;
-  std::vector<OpId> first_use;
+  std::vector<std::pair<Rank, CounterId>> named;  // (rank, the file's counter id)
   for (std::size_t i = 0; i < ops.size(); ++i) {
     Ctx c{fmt::format("{}: ops[{}]", origin, i)};
     const json& e = ops[i];
@@ -215,27 +232,33 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       c.fail(fmt::format("a {} has no completion counter (use null)", kind));
     if (e.contains("relay")) o.relay = c.boolean(e.at("relay"), "relay");
     o.counted = !(is_data_op(o.kind) && o.completion == kNoCounter);
-    // Counters are schedule-wide names; the first operation to name one makes it its
-    // rank's.
-    for (CounterId cid : {o.trigger, o.completion, o.target}) {
-      if (cid == kNoCounter) continue;
-      const auto ci = static_cast<std::size_t>(cid);
-      if (ci >= owner.size()) {
-        owner.resize(ci + 1, kNoRank);
-        first_use.resize(ci + 1, -1);
-      }
-      if (owner[ci] == kNoRank) {
-        owner[ci] = o.rank;
-        first_use[ci] = id;
-      } else if (owner[ci] != o.rank) {
-        c.fail(fmt::format("counter {} belongs to rank {} (first named by operation {}), not "
-                           "to rank {}: counters live on one NIC",
-                           cid, owner[ci], first_use[ci], o.rank));
-      }
-    }
+    // Counter ids are the op's rank's (triggered-ops.md sections 1 and 8): keep the
+    // file's ids for now; they become schedule-wide ids once every op has been read.
+    for (CounterId cid : {o.trigger, o.completion, o.target})
+      if (cid != kNoCounter) named.emplace_back(o.rank, cid);
     s.add(o, deps, after);
   }
-  s.set_counter_owners(owner);
+  // Schedule-wide ids in (rank, file id) order, so that each rank's counters keep the
+  // file's order and a file numbered from 0 on every rank is written back as it was.
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  {
+    std::vector<Rank> owners(named.size());
+    std::vector<CounterId> names(named.size());
+    for (std::size_t c = 0; c < named.size(); ++c) std::tie(owners[c], names[c]) = named[c];
+    s.set_counters(std::move(owners), std::move(names));
+  }
+  auto global = [&](Rank r, CounterId c) {
+    if (c == kNoCounter) return kNoCounter;
+    return static_cast<CounterId>(
+        std::lower_bound(named.begin(), named.end(), std::pair{r, c}) - named.begin());
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    Op& o = s.op(static_cast<OpId>(i));
+    o.trigger = global(o.rank, o.trigger);
+    o.completion = global(o.rank, o.completion);
+    o.target = global(o.rank, o.target);
+  }
   validate(s, false);
   if (!s.layout.empty())
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -285,6 +308,9 @@ void write_schedule_json(const Schedule& s, const std::string& path) {
 }
 
 void write_schedule_dot(const Schedule& s, std::ostream& out) {
+  // Counters as the JSON writer numbers them: c0 in rank 1's cluster is rank 1's counter 0.
+  const std::vector<CounterId> cid = rank_counter_ids(s);
+  auto c = [&](CounterId k) { return k == kNoCounter ? kNoCounter : cid[static_cast<std::size_t>(k)]; };
   out << "digraph schedule {\n  rankdir=TB; node [shape=box, fontname=\"monospace\", fontsize=10];\n";
   const auto by_rank = s.ops_by_rank();
   for (Rank r = 0; r < s.ranks(); ++r) {
@@ -294,9 +320,9 @@ void write_schedule_dot(const Schedule& s, std::ostream& out) {
       std::string label = fmt::format("{}: {}", id, to_string(o.kind));
       if (is_data_op(o.kind)) label += fmt::format(" -> {} ({} B)", o.peer, o.bytes);
       if (o.kind == OpKind::arrival) label += fmt::format(" <- {}", o.peer);
-      if (o.kind == OpKind::cntr_add) label += fmt::format(" c{} += {}", o.target, o.add);
-      if (o.trigger != kNoCounter) label += fmt::format("\\nwhen c{} >= {}", o.trigger, o.threshold);
-      if (o.completion != kNoCounter) label += fmt::format("\\ncompletes c{}", o.completion);
+      if (o.kind == OpKind::cntr_add) label += fmt::format(" c{} += {}", c(o.target), o.add);
+      if (o.trigger != kNoCounter) label += fmt::format("\\nwhen c{} >= {}", c(o.trigger), o.threshold);
+      if (o.completion != kNoCounter) label += fmt::format("\\ncompletes c{}", c(o.completion));
       const char* style = o.kind == OpKind::arrival ? ", style=rounded"
                           : o.kind == OpKind::host_wait ? ", style=bold"
                           : o.relay ? ", style=dashed"

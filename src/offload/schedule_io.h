@@ -7,6 +7,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,9 +15,19 @@
 
 namespace fabriclab::offload {
 
+// Counter ids in files are per rank (triggered-ops.md sections 1 and 8: counter 0 of rank 0
+// and counter 0 of rank 1 differ). The writer numbers each rank's counters from 0, as a
+// NIC would, in the order of their schedule-wide ids, counting only counters an operation
+// names; the reader maps each (rank, file id) to a schedule-wide id in (rank, file id)
+// order and keeps the file's id as the counter's name for messages. A file whose ids are
+// unique across the schedule reads the same way.
 nlohmann::ordered_json schedule_to_json(const Schedule& s);
 // `origin` names the source in error messages (a file name).
 Schedule schedule_from_json_text(const std::string& text, const std::string& origin);
+
+// The id the writers give each counter (indexed by schedule-wide id): its rank's counters
+// named by operations, numbered from 0 in id order; kNoCounter for counters no op names.
+std::vector<CounterId> rank_counter_ids(const Schedule& s);
 
 void write_schedule_json(const Schedule& s, const std::string& path);
 Schedule read_schedule_json(const std::string& path);

@@ -67,10 +67,11 @@ void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, std::size
       });
       rep.violations.push_back(
           {Violation::Kind::early, "rule", v.ops[i],
-           fmt::format("{} can fire before its parent op {}: it waits for counter {} >= {}, "
+           fmt::format("{} can fire before its parent op {}: it waits for {} >= {}, "
                        "and the incrementers {} that do not need op {} can complete first "
                        "and bring the counter to {} ({} analysis)",
-                       name_op(s, v.ops[i]), v.ops[static_cast<std::size_t>(p)], o.trigger,
+                       name_op(s, v.ops[i]), v.ops[static_cast<std::size_t>(p)],
+                       s.counter_label(o.trigger),
                        o.threshold, list_ops(witness), v.ops[static_cast<std::size_t>(p)],
                        without_p, to_string(a))});
     }
@@ -189,8 +190,9 @@ class Executor {
                                   name_op(*s_, id), s_->deps(id)[0]));
       } else if (!fired_[i]) {
         ids->push_back(id);
-        out.push_back(fmt::format("{} never fired: counter {} stopped at {} < threshold {}",
-                                  name_op(*s_, id), o.trigger, value(o.trigger), o.threshold));
+        out.push_back(fmt::format("{} never fired: {} stopped at {} < threshold {}",
+                                  name_op(*s_, id), s_->counter_label(o.trigger),
+                                  value(o.trigger), o.threshold));
       }
     }
     return out;
@@ -226,9 +228,10 @@ class Executor {
       if (violation_.empty()) {
         violating_op_ = id;
         violation_ = fmt::format(
-            "{} fired when counter {} reached {} (threshold {}) while its parent {} had not "
+            "{} fired when {} reached {} (threshold {}) while its parent {} had not "
             "completed; completions so far, in order: {}",
-            name_op(*s_, id), o.trigger, o.trigger == kNoCounter ? 0 : value(o.trigger),
+            name_op(*s_, id), s_->counter_label(o.trigger),
+            o.trigger == kNoCounter ? 0 : value(o.trigger),
             o.threshold, name_op(*s_, d), list_ops(trace_, 40));
       }
       break;

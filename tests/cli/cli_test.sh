@@ -33,6 +33,22 @@ expect verify-unsafe 1 'op 4 \(host_wait on rank 1\) can fire before its parent 
   "$fl" verify "$data/unsafe_two_arrivals.json"
 expect verify-unsafe-execution 1 'EARLY FIRING' -- "$fl" verify "$data/unsafe_two_arrivals.json"
 
+# Counter ids are per rank (triggered-ops.md sections 1 and 8): both ranks of an exchange
+# use their counters 0 and 1. Safe as written; with rank 1's wait at 1 instead of 2 its
+# relay or its arrival alone fires it. The same with schedule-wide ids reads the same way.
+expect verify-per-rank 0 'counters per rank max 2 total 4' -- "$fl" verify "$data/per_rank_exchange.json"
+expect verify-per-rank-verdict 0 'verdict: safe and live' -- "$fl" verify "$data/per_rank_exchange.json"
+expect verify-per-rank-low 1 "op 7 \(host_wait on rank 1\) can fire before its parent op 5: it waits for rank 1's counter 0 >= 1" -- \
+  "$fl" verify "$data/per_rank_exchange_low.json"
+expect verify-per-rank-low-verdict 1 'verdict: REJECTED' -- "$fl" verify "$data/per_rank_exchange_low.json"
+expect verify-global-ids 0 'verdict: safe and live' -- "$fl" verify "$data/per_rank_exchange_global_ids.json"
+expect verify-global-ids-low 1 "op 7 \(host_wait on rank 1\) can fire before its parent op 5: it waits for rank 1's counter 2 >= 1" -- \
+  "$fl" verify "$data/per_rank_exchange_global_ids_low.json"
+# Written files number each rank's counters from 0: binomial bcast needs one counter per
+# rank (optimized), so every id in the file is 0.
+expect counters-json-per-rank 0 '^0$' -- \
+  bash -c "grep -cE '\"(completion|counter|target)\": [1-9]' '$tmp/b.optimized-local.json' || true"
+
 # Advice: one fits, one never can.
 expect advise 0 'ring P=8 +14 +14 +software +needs 14 counters on a NIC that has 4' -- \
   "$fl" advise --counters 4 bcast:binomial:8 allreduce:ring:8
@@ -45,6 +61,10 @@ expect advise-bad-spec 2 "collective 'ring:8': expected collective:algorithm:ran
 # Programs: recovery, re-assignment, and an ambiguous one.
 expect plan 0 'optimized/local +10 +0 +1 +4 +safe\+live' -- \
   "$fl" plan --program "$data/../../examples/programs/bcast4.json"
+expect plan-json 0 'naive +12 +2 +3 +7 +safe\+live' -- \
+  "$fl" plan --program "$data/../../examples/programs/bcast4.json" --strategy naive --json "$tmp/plan.json"
+expect verify-plan-output 0 'counters per rank max 3 total 7.*verdict: safe and live' -- \
+  bash -o pipefail -c "'$fl' verify '$tmp/plan.json' | tr '\n' ' '"
 printf '%s' '{"format": "fabriclab.program/1", "ranks": 3, "buffers": [{"rank": 1, "name": "in", "counter": 0}],
  "calls": [{"rank": 0, "kind": "put", "peer": 1, "buffer": "in", "bytes": 8, "trigger": null, "completion": null},
            {"rank": 2, "kind": "put", "peer": 1, "buffer": "in", "bytes": 8, "trigger": null, "completion": null},

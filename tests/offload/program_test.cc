@@ -116,6 +116,30 @@ TEST(Program, OrderedChannelsResolveAPartialWaitOnOneSender) {
   EXPECT_TRUE(verify(r.as_given).ok());
 }
 
+TEST(Program, TheVerifierNamesTheLibrarysOwnCounters) {
+  // Both ranks use their counter 2. Rank 1 waits for its counter 2 >= 1, fed by the
+  // arrival of rank 0's put (op 1, after the put, op 0), and issues a get completing into
+  // the same counter after the wait: the get (op 3) can bring the counter to 1 before the
+  // arrival lands, so the library's own assignment is unsafe. Rank 0's wait (op 4) for its
+  // put is safe.
+  const Recovered r = recover_dag(program_from_json_text(R"({"format": "fabriclab.program/1", "ranks": 2,
+    "buffers": [{"rank": 1, "name": "in", "counter": 2}], "calls": [
+    {"rank": 0, "kind": "put", "peer": 1, "buffer": "in", "bytes": 8, "trigger": null, "completion": 2},
+    {"rank": 1, "kind": "host_wait", "trigger": {"counter": 2, "threshold": 1}},
+    {"rank": 1, "kind": "get", "peer": 0, "bytes": 8, "trigger": null, "completion": 2},
+    {"rank": 0, "kind": "host_wait", "trigger": {"counter": 2, "threshold": 1}}]})",
+                                                         "p.json"));
+  EXPECT_EQ(r.as_given.counter_summary().per_rank, (std::vector<std::int64_t>{1, 1}));
+  const auto v = verify(r.as_given);
+  EXPECT_FALSE(v.safe_by_rule);
+  ASSERT_FALSE(v.violations.empty());
+  EXPECT_EQ(v.violations[0].message,
+            "op 2 (host_wait on rank 1) can fire before its parent op 1: it waits for rank 1's "
+            "counter 2 >= 1, and the incrementers [3] that do not need op 1 can complete first "
+            "and bring the counter to 1 (global analysis)");
+  for (const auto& x : v.violations) EXPECT_EQ(x.op, 2) << x.message;
+}
+
 TEST(Program, RejectsInconsistentThresholdsAndUnknownBuffers) {
   const std::string head = R"({"format": "fabriclab.program/1", "ranks": 2, "buffers": [{"rank": 1, "name": "in", "counter": 0}], "calls": [)";
   // Two local completions into counter 5, then a wait for 1 of them.

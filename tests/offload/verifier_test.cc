@@ -1,9 +1,14 @@
 #include "offload/verifier.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <set>
+#include <string>
 
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "offload/schedule_io.h"
 
 namespace fabriclab::offload {
 namespace {
@@ -52,7 +57,7 @@ TEST(Verifier, ReportsAHighThresholdAsAHang) {
   bool found = false;
   for (const auto& v : r.violations)
     found |= v.kind == Violation::Kind::hang &&
-             v.message.find("counter 0 stopped at 2 < threshold 3") != std::string::npos;
+             v.message.find("rank 1's counter 0 stopped at 2 < threshold 3") != std::string::npos;
   EXPECT_TRUE(found);
 }
 
@@ -187,6 +192,67 @@ TEST(Verifier, LocalAnalysisIsConservative) {
   const auto local = verify(s, {.analysis = Analysis::local, .exhaustive_state_limit = 20000});
   EXPECT_FALSE(local.safe_by_rule);
   EXPECT_TRUE(local.safe_by_execution);  // the executions see the real H
+}
+
+std::string data(const std::string& name) { return std::string(FABRICLAB_TEST_DATA) + "/" + name; }
+
+// tests/data/per_rank_exchange.json: ranks 0 and 1 put to each other; on each rank the
+// put completes into counter 1, a relay (op 4 on rank 0, op 5 on rank 1) adds it to
+// counter 0 once that reaches 1, the arrival (op 3 on rank 0, op 2 on rank 1) lands on
+// counter 0, and the host waits for counter 0 >= 2 (ops 6 and 7). Both ranks number
+// their counters from 0.
+TEST(Verifier, AcceptsAnExchangeWhoseRanksBothUseCounterZero) {
+  for (const char* file : {"per_rank_exchange.json", "per_rank_exchange_global_ids.json"}) {
+    SCOPED_TRACE(file);
+    const auto r = verify(read_schedule_json(data(file)));
+    EXPECT_TRUE(r.ok());
+    // Four independent events (two send completions, two arrivals; the relays and waits
+    // follow from them): 2^4 completed sets.
+    EXPECT_TRUE(r.exhaustive_complete);
+    EXPECT_EQ(r.exhaustive_states, 16u);
+    EXPECT_TRUE(r.violations.empty());
+  }
+}
+
+TEST(Verifier, RejectsATooLowThresholdNamingTheRanksCounter) {
+  // Rank 1's wait (op 7) for counter 0 >= 1: the relay (op 5) and the arrival (op 2)
+  // each bring rank 1's counter 0 to 1 without the other. Rank 0 is still safe. In the
+  // file with schedule-wide ids rank 1's counter 0 is called 2.
+  for (auto [file, name] : {std::pair{"per_rank_exchange_low.json", "rank 1's counter 0"},
+                            {"per_rank_exchange_global_ids_low.json", "rank 1's counter 2"}}) {
+    SCOPED_TRACE(file);
+    const auto r = verify(read_schedule_json(data(file)));
+    EXPECT_FALSE(r.safe_by_rule);
+    EXPECT_TRUE(r.live_by_fixpoint);
+    EXPECT_FALSE(r.safe_by_execution);
+    std::set<std::string> rule;
+    std::size_t executions = 0;
+    for (const auto& v : r.violations) {
+      EXPECT_EQ(v.op, 7) << v.message;
+      if (v.method == "rule") {
+        rule.insert(v.message);
+        continue;
+      }
+      ++executions;
+      EXPECT_NE(v.message.find(fmt::format(
+                    "op 7 (host_wait on rank 1) fired when {} reached 1 (threshold 1) while its "
+                    "parent op ",
+                    name)),
+                std::string::npos)
+          << v.message;
+    }
+    EXPECT_GT(executions, 0u);
+    const std::set<std::string> want{
+        fmt::format("op 7 (host_wait on rank 1) can fire before its parent op 5: it waits for {} "
+                    ">= 1, and the incrementers [2] that do not need op 5 can complete first and "
+                    "bring the counter to 1 (global analysis)",
+                    name),
+        fmt::format("op 7 (host_wait on rank 1) can fire before its parent op 2: it waits for {} "
+                    ">= 1, and the incrementers [5] that do not need op 2 can complete first and "
+                    "bring the counter to 1 (global analysis)",
+                    name)};
+    EXPECT_EQ(rule, want);
+  }
 }
 
 TEST(Verifier, AcceptsEveryStrategyForEveryCollectiveUpTo64Ranks) {
