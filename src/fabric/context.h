@@ -2,8 +2,10 @@
 // data bytes that lets a run prove conservation (sent = arrived + dropped + in flight).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
+#include "core/params.h"
 #include "core/pool.h"
 #include "core/simulator.h"
 #include "fabric/flows.h"
@@ -11,14 +13,37 @@
 
 namespace fabriclab::fabric {
 
+enum class DropReason : std::uint8_t {
+  link_loss,     // lost on a link (reorder box)
+  corrupted,     // failed the FCS/ICRC at the receiving MAC
+  buffer_full,   // a switch's MMU refused it
+  watchdog,      // a PFC watchdog in a storm, action drop
+  ttl,           // TTL ran out: a routing loop
+  nic_rx_full,   // a NIC's receive buffer was full
+  misdelivered,  // at a host it was not for (a static route sent it there)
+};
+inline constexpr std::size_t kDropReasons = 7;
+inline constexpr params::EnumNames<DropReason, kDropReasons> kDropReasonNames{{
+    {DropReason::link_loss, "link_loss"},
+    {DropReason::corrupted, "corrupted"},
+    {DropReason::buffer_full, "buffer_full"},
+    {DropReason::watchdog, "watchdog"},
+    {DropReason::ttl, "ttl"},
+    {DropReason::nic_rx_full, "nic_rx_full"},
+    {DropReason::misdelivered, "misdelivered"},
+}};
+
+
 struct Ledger {
   std::uint64_t data_packets_sent = 0, data_bytes_sent = 0;        // by NICs, incl. retransmissions
   std::uint64_t data_packets_arrived = 0, data_bytes_arrived = 0;  // at NICs, accepted or discarded
   std::uint64_t data_packets_dropped = 0, data_bytes_dropped = 0;  // in switches or on links
   std::uint64_t data_packets_duplicated = 0, data_bytes_duplicated = 0;  // copies made on links
   std::uint64_t lossless_drops = 0;                                // drops on a lossless priority
-  std::uint64_t ttl_drops = 0;                                     // TTL ran out (a routing loop)
   std::uint64_t control_packets_sent = 0;                          // ACK, NAK, CNP, PFC
+  std::array<std::uint64_t, kDropReasons> drops{};                 // every packet dropped, by DropReason
+
+  std::uint64_t dropped(DropReason why) const { return drops[static_cast<std::size_t>(why)]; }
 
   // The partitions of a parallel run keep one ledger each; the run's is their sum.
   Ledger& operator+=(const Ledger& o) {
@@ -31,8 +56,8 @@ struct Ledger {
     data_packets_duplicated += o.data_packets_duplicated;
     data_bytes_duplicated += o.data_bytes_duplicated;
     lossless_drops += o.lossless_drops;
-    ttl_drops += o.ttl_drops;
     control_packets_sent += o.control_packets_sent;
+    for (std::size_t i = 0; i < kDropReasons; ++i) drops[i] += o.drops[i];
     return *this;
   }
 };
@@ -45,5 +70,17 @@ struct FabricContext {
   bool stop_at_last_flow = true;  // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
 };
+
+// Counts `p` as dropped for `why` (data packets' bytes too; on a priority in `lossless`,
+// a lossless drop, which fails the run) and returns it to the pool.
+inline void drop(FabricContext& ctx, Packet* p, DropReason why, std::uint8_t lossless = 0) {
+  ++ctx.ledger.drops[static_cast<std::size_t>(why)];
+  if (is_data(p->opcode)) {
+    ++ctx.ledger.data_packets_dropped;
+    ctx.ledger.data_bytes_dropped += p->payload;
+  }
+  if ((lossless >> p->priority) & 1) ++ctx.ledger.lossless_drops;
+  ctx.packets.release(p);
+}
 
 }  // namespace fabriclab::fabric

@@ -396,6 +396,8 @@ void Host::on_ack(const Packet& p) {
   }
 }
 
+void Host::emit_counters(std::size_t /*port*/, PortCounters& c) const { c.drops += rx_drops_ + misdelivered_; }
+
 void Host::receive(Port& /*port*/, Packet* p) {
   if (cfg_.rx_rate.bps() <= 0) {
     process(p);
@@ -404,12 +406,7 @@ void Host::receive(Port& /*port*/, Packet* p) {
   const std::int64_t size = p->frame_bytes();
   if (rx_bytes_ + size > cfg_.rx_buffer.count()) {
     ++rx_drops_;
-    if (is_data(p->opcode)) {
-      ++ctx_->ledger.data_packets_dropped;
-      ctx_->ledger.data_bytes_dropped += p->payload;
-    }
-    if ((pfc_.active() >> p->priority) & 1) ++ctx_->ledger.lossless_drops;
-    ctx_->packets.release(p);
+    drop(*ctx_, p, DropReason::nic_rx_full, pfc_.active());
     return;
   }
   rx_.push(p);
@@ -446,11 +443,7 @@ void Host::send_pauses(std::uint16_t quanta) {
 void Host::process(Packet* p) {
   if (p->dst != host_id_) {  // not ours (a static route sent it here): the NIC drops it
     ++misdelivered_;
-    if (is_data(p->opcode)) {
-      ++ctx_->ledger.data_packets_dropped;
-      ctx_->ledger.data_bytes_dropped += p->payload;
-    }
-    ctx_->packets.release(p);
+    drop(*ctx_, p, DropReason::misdelivered);
     return;
   }
   if (is_data(p->opcode)) {

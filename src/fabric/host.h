@@ -82,6 +82,7 @@ class Host final : public Node, public EventHandler, public RateListener {
 
   Packet* next_packet(Port& port) override;
   void receive(Port& port, Packet* p) override;
+  void emit_counters(std::size_t port, PortCounters& c) const override;
   void on_event(std::uint64_t tag) override;
   void rate_raised(std::uint32_t qp) override;
 

@@ -21,6 +21,13 @@ Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
   nic_.ecmp_fields = sw_.hash_fields;
 }
 
+PortCounters Network::port_counters(const Node& node, std::size_t port, Time end) {
+  PortCounters c;
+  node.port(port).emit_counters(c, end);
+  node.emit_counters(port, c);
+  return c;
+}
+
 Network::~Network() {
   // Release what a run that threw left behind, so the pool does not report a leak twice.
   for (auto& p : hosts_)

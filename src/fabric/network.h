@@ -80,7 +80,7 @@ class Network final : private FlowEvents {
 
   // Forwarding at switch `sw` toward host `dst` uses exactly `ports` (local port indices;
   // several = equal cost) instead of the shortest paths. Before run(). A loop is possible:
-  // the TTL ends it (ledger().ttl_drops).
+  // the TTL ends it (ledger().dropped(DropReason::ttl)).
   void set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<std::uint16_t> ports);
 
   // A reorder box on the link leaving `port` (owned by the network; before run()).
@@ -130,6 +130,8 @@ class Network final : private FlowEvents {
   std::uint64_t fingerprint() const;
   // The conservation ledger (partitioned: the parts' sum, once the run has finished).
   const Ledger& ledger() const { return ledger_; }
+  // What port `port` of `node` counted, with what its node counted for it, up to `end`.
+  static PortCounters port_counters(const Node& node, std::size_t port, Time end);
   std::size_t packets_alive() const;
 
  private:

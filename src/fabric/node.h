@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fabric/counters.h"
 #include "fabric/packet.h"
 
 namespace fabriclab::fabric {
@@ -38,6 +39,9 @@ class Node {
   // A packet has arrived on `port` (never a PFC frame: the port consumes those). The
   // node owns it now: forward it or release it to the pool.
   virtual void receive(Port& port, Packet* p) = 0;
+  // Adds what this node counted for its port `port` (its queues' drops and marks, a NIC's
+  // receive drops) to `c`; the port adds its own (Port::emit_counters).
+  virtual void emit_counters(std::size_t /*port*/, PortCounters& /*c*/) const {}
 
   const std::string& name() const { return name_; }
   // Index in the network's node list (hosts first), set when the node is added.

@@ -125,13 +125,18 @@ void Port::on_event(std::uint64_t tag) {
   }
 }
 
+void Port::emit_counters(PortCounters& c, Time end) const {
+  c.tx_bytes += tx_bytes_;
+  c.tx_packets += tx_packets_;
+  c.drops += link_drops_ + rx_errors_;
+  c.pfc_pause_sent += pfc_sent_;
+  c.pfc_pause_received += pfc_received_;
+  c.paused += paused_time(end);
+}
+
 void Port::lose(Packet* p) {
   ++link_drops_;
-  if (is_data(p->opcode)) {
-    ++ctx_->ledger.data_packets_dropped;
-    ctx_->ledger.data_bytes_dropped += p->payload;
-  }
-  ctx_->packets.release(p);
+  drop(*ctx_, p, DropReason::link_loss);
 }
 
 void Port::deliver(Packet* p) {
@@ -152,11 +157,7 @@ void Port::receive_frame(Packet* p) {
   if (tap_) tap_->on_frame(*this, *p, false);
   if (p->corrupted) {  // fails the FCS/ICRC at the receiving MAC
     ++rx_errors_;
-    if (is_data(p->opcode)) {
-      ++ctx_->ledger.data_packets_dropped;
-      ctx_->ledger.data_bytes_dropped += p->payload;
-    }
-    ctx_->packets.release(p);
+    drop(*ctx_, p, DropReason::corrupted);
     return;
   }
   if (p->opcode == Opcode::pfc) {

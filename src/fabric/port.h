@@ -134,6 +134,9 @@ class alignas(64) Port final : public EventHandler {
   std::uint64_t rx_errors() const { return rx_errors_; }      // received corrupted, discarded
   // Time this port's egress was paused up to `now`, summed over priorities.
   Time paused_time(Time now) const;
+  // Adds this port's counts (transmitted, lost on its link, corrupted on arrival, PFC
+  // frames, paused time up to `end`) to `c`.
+  void emit_counters(PortCounters& c, Time end) const;
   Time paused_time(std::uint8_t prio, Time now) const;
 
   // Packets still on this port's wire or link (for the end-of-run ledger).

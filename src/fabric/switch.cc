@@ -68,17 +68,20 @@ void Switch::finalize() {
                      " ports");
 }
 
+void Switch::emit_counters(std::size_t port, PortCounters& c) const {
+  const SwitchPort& sp = ports_[port];
+  c.drops += sp.drops;
+  c.ecn_marks += sp.ecn_marks;
+  c.max_queue_bytes = std::max(c.max_queue_bytes, sp.max_queued);
+}
+
 void Switch::start() {
   if (cfg_.watchdog && cfg_.pfc.active()) ctx_->sim.schedule_in(cfg_.wd_poll, *this, kWatchdogTag);
 }
 
-void Switch::drop_packet(SwitchPort& at, Packet* p) {
+void Switch::drop_packet(SwitchPort& at, Packet* p, DropReason why, std::uint8_t lossless) {
   ++at.drops;
-  if (is_data(p->opcode)) {
-    ++ctx_->ledger.data_packets_dropped;
-    ctx_->ledger.data_bytes_dropped += p->payload;
-  }
-  ctx_->packets.release(p);
+  drop(*ctx_, p, why, lossless);
 }
 
 void Switch::watchdog_poll() {
@@ -104,7 +107,7 @@ void Switch::watchdog_poll() {
             sp.queued -= size;
             release(p->ingress, p->priority, size);
             ++sp.wd_drops;
-            drop_packet(sp, p);
+            drop_packet(sp, p, DropReason::watchdog);
           }
         } else if (cfg_.wd_action == WatchdogAction::forward) {
           port.kick();
@@ -242,21 +245,13 @@ void Switch::receive(Port& port, Packet* p) {
   const std::uint16_t in = port.index();
   const std::int64_t size = p->frame_bytes();
   if (p->ttl <= 1) {  // a routing loop (static routes): IP drops it here
-    ++ctx_->ledger.ttl_drops;
-    drop_packet(ports_[in], p);
+    drop_packet(ports_[in], p, DropReason::ttl);
     return;
   }
   --p->ttl;
   p->ingress = in;
   if (!admit(in, p->priority, size)) {
-    SwitchPort& sp = ports_[in];
-    ++sp.drops;
-    if (is_data(p->opcode)) {
-      ++ctx_->ledger.data_packets_dropped;
-      ctx_->ledger.data_bytes_dropped += p->payload;
-    }
-    if ((path_.lossless >> p->priority) & 1) ++ctx_->ledger.lossless_drops;
-    ctx_->packets.release(p);
+    drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
     return;
   }
   const std::uint16_t out = choose_egress(*p);
@@ -265,7 +260,7 @@ void Switch::receive(Port& port, Packet* p) {
   if (ep.storm[prio] && path_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
     release(in, prio, size);
     ++ep.wd_drops;
-    drop_packet(ep, p);
+    drop_packet(ep, p, DropReason::watchdog);
     return;
   }
   ep.queue[prio].push(p);

@@ -90,6 +90,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   Packet* next_packet(Port& port) override;
   void transmitted(Port& port, const SentFrame& f) override;
   void receive(Port& port, Packet* p) override;
+  void emit_counters(std::size_t port, PortCounters& c) const override;
   void on_event(std::uint64_t tag) override;
 
   // Per-port statistics.
@@ -144,7 +145,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
   bool forwarding(const SwitchPort& sp, std::uint8_t prio) const {
     return sp.storm[prio] && path_.wd_action == WatchdogAction::forward;
   }
-  void drop_packet(SwitchPort& sp, Packet* p);
+  // Counts `p` as dropped at `sp` and in the ledger (drop()).
+  void drop_packet(SwitchPort& sp, Packet* p, DropReason why, std::uint8_t lossless = 0);
 
   std::int64_t shared_part(const PgState& g) const {
     const std::int64_t s = g.used - g.headroom_used - path_.reserve;

@@ -305,11 +305,10 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
     if (s.output.timeseries_interval > Time()) {
       std::vector<std::pair<fabric::Switch*, std::size_t>> ports;
       for (const auto& [node, port] : port_list(cfg, *net, "output.timeseries_ports")) {
-        auto* sw = dynamic_cast<fabric::Switch*>(node);
-        if (!sw)
+        if (node->id() < net->host_count())
           throw InputError(fmt::format("{}: output.timeseries_ports: {} is a host; queues are sampled at switches",
                                        cfg.origin("output.timeseries_ports"), node->name()));
-        ports.push_back({sw, port});
+        ports.push_back({&net->switch_at(static_cast<std::uint32_t>(node->id() - net->host_count())), port});
       }
       series = std::make_unique<TimeSeries>(*net, s.output.timeseries_interval, opt.out_dir,
                                             std::move(ports));
@@ -370,26 +369,31 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
 
   // ports.csv
   const Time end = o.totals.end;
-  std::string ports =
-      "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes\n";
-  Time paused_total;
-  for (fabric::Node* n : net->nodes()) {
-    auto* sw = dynamic_cast<fabric::Switch*>(n);
-    auto* host = dynamic_cast<fabric::Host*>(n);
+  const auto& fields = fabric::port_counter_fields();
+  std::string ports = "node,port";
+  for (const auto& f : fields) ports += fmt::format(",{}", f.name);
+  ports += "\n";
+  fabric::PortCounters all;
+  for (const fabric::Node* n : net->nodes()) {
     for (std::size_t i = 0; i < n->port_count(); ++i) {
-      const fabric::Port& p = n->port(i);
-      const std::uint64_t d = p.link_drops() + p.rx_errors() + (sw ? sw->drops(i) : 0) +
-                              (host ? host->rx_buffer_drops() + host->misdelivered() : 0);
-      const std::uint64_t m = sw ? sw->ecn_marks(i) : 0;
-      const std::int64_t q = sw ? sw->max_queue_bytes(i) : 0;
-      o.drops += d;
-      o.ecn_marks += m;
-      o.pfc_frames += p.pfc_sent();
-      paused_total += p.paused_time(end);
-      ports += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", n->name(), i, p.tx_bytes(), p.tx_packets(), d, m,
-                           p.pfc_sent(), p.pfc_received(), ns_text(p.paused_time(end)), q);
+      const fabric::PortCounters c = Network::port_counters(*n, i, end);
+      all += c;
+      ports += fmt::format("{},{}", n->name(), i);
+      for (const auto& f : fields)
+        ports += f.time ? fmt::format(",{}", ns_text(Time::from_ps(f.value(c)))) : fmt::format(",{}", f.value(c));
+      ports += "\n";
     }
   }
+  o.drops = all.drops;
+  o.ecn_marks = all.ecn_marks;
+  o.pfc_frames = all.pfc_pause_sent;
+  const Time paused_total = all.paused;
+  // Two counts of every drop: the ports' (each at its place) and the ledger's (by reason).
+  std::uint64_t by_reasons = 0;
+  for (std::uint64_t d : net->ledger().drops) by_reasons += d;
+  if (by_reasons != all.drops)
+    throw std::logic_error(fmt::format("drop accounting disagrees: the ports counted {}, the ledger {} by reason",
+                                       all.drops, by_reasons));
   if (opt.out_dir.empty()) return o;
   const std::filesystem::path dir(opt.out_dir);
   write_file(dir / "flows.csv", flows);
@@ -417,10 +421,12 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
                  {"control_packets_sent", l.control_packets_sent},
                  {"drops", o.drops},
                  {"lossless_drops", l.lossless_drops},
-                 {"ttl_drops", l.ttl_drops},
+                 {"ttl_drops", l.dropped(fabric::DropReason::ttl)},
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
+  for (const auto& r : fabric::kDropReasonNames)
+    j["totals"]["drops_by_reason"][std::string(r.name)] = l.dropped(r.value);
   {
     nlohmann::ordered_json cc;
     cc["policy"] = s.nic.congestion_control;

@@ -133,6 +133,10 @@ TEST(Network, GoBackNRecoversFromAPlantedDrop) {
   EXPECT_EQ(net.host(1).naks_sent(), 1u);
   EXPECT_EQ(net.host(1).out_of_sequence_drops(), 5u);
   EXPECT_EQ(net.host(0).port(0).link_drops(), 1u);
+  // The one drop, counted once at its place and once by its reason.
+  EXPECT_EQ(Network::port_counters(net.host(0), 0, t.end).drops, 1u);
+  EXPECT_EQ(Network::port_counters(net.host(1), 0, t.end).drops, 0u);
+  EXPECT_EQ(net.ledger().dropped(DropReason::link_loss), 1u);
   EXPECT_EQ(net.ledger().data_packets_sent, 14u);
   EXPECT_EQ(net.ledger().data_packets_dropped, 1u);
   EXPECT_EQ(net.host(0).timeouts(), 0u);
@@ -276,7 +280,11 @@ TEST(StaticRoutes, ALoopEndsWithTheTtl) {
   net->set_static_route(1, 1, {2});
   const RunTotals t = net->run(us(500));  // before the 1 ms retransmission timeout
   EXPECT_EQ(t.flows_finished, 0u);
-  EXPECT_EQ(net->ledger().ttl_drops, 4u);
+  EXPECT_EQ(net->ledger().dropped(DropReason::ttl), 4u);
+  std::uint64_t at_ports = 0;
+  for (const Node* n : net->nodes())
+    for (std::size_t i = 0; i < n->port_count(); ++i) at_ports += Network::port_counters(*n, i, t.end).drops;
+  EXPECT_EQ(at_ports, 4u);
   const std::uint64_t forwarded = net->switch_at(0).port(1).tx_packets() + net->switch_at(1).port(2).tx_packets();
   EXPECT_EQ(forwarded, 4u * 63u);
 }

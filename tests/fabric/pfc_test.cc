@@ -58,6 +58,8 @@ TEST(PfcWatchdog, DropFlushesTheQueue) {
   StuckPort s(WatchdogAction::drop);
   s.net.run(us(60));
   EXPECT_EQ(s.net.switch_at(0).watchdog_drops(1), 8u);
+  EXPECT_EQ(Network::port_counters(s.net.switch_at(0), 1, us(60)).drops, 8u);  // the queue's port
+  EXPECT_EQ(s.net.ledger().dropped(DropReason::watchdog), 8u);
   EXPECT_EQ(s.net.switch_at(0).queued_bytes(1), 0);
   EXPECT_EQ(s.net.ledger().lossless_drops, 0u);
 }

@@ -99,6 +99,9 @@ TEST(ReorderBox, CorruptedPacketIsDiscardedAtTheReceiverAndRecovered) {
   Link l(8, "corrupt 0/2");
   ASSERT_TRUE(l.net.run(ms(10)).all_finished);
   EXPECT_EQ(l.net.host(1).port(0).rx_errors(), 1u);
+  EXPECT_EQ(Network::port_counters(l.net.host(1), 0, Time()).drops, 1u);  // at the receiving MAC
+  EXPECT_EQ(l.net.ledger().dropped(DropReason::corrupted), 1u);
+  EXPECT_EQ(l.net.ledger().dropped(DropReason::link_loss), 0u);
   EXPECT_EQ(l.net.host(1).naks_sent(), 1u);
   EXPECT_EQ(l.net.flows()[0].retransmitted, 6u);  // 2..7 again, as after a drop
   EXPECT_EQ(l.box->corrupted(), 1u);

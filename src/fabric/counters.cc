@@ -1,0 +1,34 @@
+#include "fabric/counters.h"
+
+#include <algorithm>
+
+namespace fabriclab::fabric {
+
+PortCounters& PortCounters::operator+=(const PortCounters& o) {
+  tx_bytes += o.tx_bytes;
+  tx_packets += o.tx_packets;
+  drops += o.drops;
+  ecn_marks += o.ecn_marks;
+  pfc_pause_sent += o.pfc_pause_sent;
+  pfc_pause_received += o.pfc_pause_received;
+  paused += o.paused;
+  max_queue_bytes = std::max(max_queue_bytes, o.max_queue_bytes);
+  return *this;
+}
+
+const std::array<PortCounterField, 8>& port_counter_fields() {
+  using C = PortCounters;
+  static const std::array<PortCounterField, 8> fields{{
+      {"tx_bytes", [](const C& c) { return static_cast<std::int64_t>(c.tx_bytes); }},
+      {"tx_packets", [](const C& c) { return static_cast<std::int64_t>(c.tx_packets); }},
+      {"drops", [](const C& c) { return static_cast<std::int64_t>(c.drops); }},
+      {"ecn_marks", [](const C& c) { return static_cast<std::int64_t>(c.ecn_marks); }},
+      {"pfc_pause_sent", [](const C& c) { return static_cast<std::int64_t>(c.pfc_pause_sent); }},
+      {"pfc_pause_received", [](const C& c) { return static_cast<std::int64_t>(c.pfc_pause_received); }},
+      {"paused_ns", [](const C& c) { return c.paused.ps(); }, true},
+      {"max_queue_bytes", [](const C& c) { return c.max_queue_bytes; }},
+  }};
+  return fields;
+}
+
+}  // namespace fabriclab::fabric
