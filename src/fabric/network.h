@@ -32,6 +32,7 @@
 #include "core/pool.h"
 #include "core/simulator.h"
 #include "fabric/context.h"
+#include "fabric/deadlock.h"
 #include "fabric/flows.h"
 #include "fabric/host.h"
 #include "fabric/port.h"
@@ -44,10 +45,6 @@ namespace fabriclab::fabric {
 // A PFC deadlock: a cycle of egress queues, each paused by the next switch for longer
 // than the persistence time, each holding packets whose ingress group is what pauses
 // the queue before it in the cycle.
-struct DeadlockReport {
-  Time detected_at;
-  std::vector<std::string> cycle;  // "sw1 port 2 priority 3", in wait-for order
-};
 
 struct RunTotals {
   Time end;                        // simulated time when the run stopped

@@ -1,0 +1,223 @@
+// Network: a run split into parts with their own simulator, pool and ledger, run by
+// threads in lock-step windows of the smallest link delay between parts.
+#include "fabric/network.h"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/spin_barrier.h"
+
+namespace fabriclab::fabric {
+
+void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
+  if (prepared_) throw std::logic_error("Network::set_partitions after the run was prepared");
+  if (partitions < 1 || partitions > 64) throw InputError("partitions: expected 1..64, got " + std::to_string(partitions));
+  if (threads < 1 || threads > partitions)
+    throw InputError("threads: expected 1.." + std::to_string(partitions) + " (one per partition at most), got " +
+                     std::to_string(threads));
+  n_parts_ = partitions;
+  n_threads_ = threads;
+}
+
+void Network::partition() {
+  const std::string why = "a partitioned run (" + std::to_string(n_parts_) + " partitions) ";
+  for (std::uint32_t id = 0; id < flows_.size(); ++id)
+    if (!flows_[id].spec.after.empty())
+      throw InputError(why + "cannot start a flow when another finishes: flow " + std::to_string(id) +
+                       " waits for others (after)");
+  if (!boxes_.empty() || !reseqs_.empty())
+    throw InputError(why + "does not support reorder boxes or re-sequencers on links");
+  for (Node* n : nodes_)
+    for (std::size_t i = 0; i < n->port_count(); ++i)
+      if (n->port(i).tap())
+        throw InputError(why + "cannot capture or observe frames at a port (" + n->name() + " port " +
+                         std::to_string(i) + ")");
+  if (hosts_.size() < n_parts_)
+    throw InputError(why + "needs a host per partition at least (" + std::to_string(hosts_.size()) + " hosts)");
+
+  // Hosts by index; switches level by level away from the hosts, each to the part most
+  // of its nearer neighbours are in, those without a majority spread evenly in id order.
+  const std::size_t n = nodes_.size();
+  constexpr std::uint32_t kNone = ~0u;
+  part_of_.assign(n, kNone);
+  std::vector<std::int32_t> level(n, -1);
+  std::vector<std::uint32_t> frontier, next;
+  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
+    part_of_[h] = static_cast<std::uint32_t>(std::uint64_t{h} * n_parts_ / hosts_.size());
+    level[h] = 0;
+    frontier.push_back(h);
+  }
+  std::vector<std::uint32_t> votes(n_parts_), tied;
+  for (std::int32_t l = 1; !frontier.empty(); ++l) {
+    next.clear();
+    for (std::uint32_t u : frontier)
+      for (std::size_t i = 0; i < nodes_[u]->port_count(); ++i) {
+        const std::uint32_t v = nodes_[u]->port(i).peer()->owner().id();
+        if (level[v] < 0) {
+          level[v] = l;
+          next.push_back(v);
+        }
+      }
+    std::sort(next.begin(), next.end());
+    tied.clear();
+    for (std::uint32_t v : next) {
+      std::fill(votes.begin(), votes.end(), 0u);
+      for (std::size_t i = 0; i < nodes_[v]->port_count(); ++i) {
+        const std::uint32_t w = nodes_[v]->port(i).peer()->owner().id();
+        if (level[w] >= 0 && level[w] < l) ++votes[part_of_[w]];
+      }
+      const auto best = std::max_element(votes.begin(), votes.end());
+      if (std::count(votes.begin(), votes.end(), *best) == 1) part_of_[v] = static_cast<std::uint32_t>(best - votes.begin());
+      else tied.push_back(v);
+    }
+    for (std::size_t i = 0; i < tied.size(); ++i)
+      part_of_[tied[i]] = static_cast<std::uint32_t>(i * n_parts_ / tied.size());
+    frontier.swap(next);
+  }
+  for (auto& p : part_of_)
+    if (p == kNone) p = 0;  // not connected to any host
+
+  parts_.clear();
+  for (std::uint32_t q = 0; q < n_parts_; ++q) {
+    parts_.push_back(std::make_unique<Part>());
+    parts_.back()->out.resize(n_parts_);
+  }
+  auto bind = [&](Node& node, auto& concrete) {
+    FabricContext& c = parts_[part_of_[node.id()]]->ctx;
+    concrete.bind(c);
+    for (std::size_t i = 0; i < node.port_count(); ++i) {
+      Port& port = node.port(i);
+      port.bind(c);
+      const std::uint32_t there = part_of_[port.peer()->owner().id()];
+      if (there == part_of_[node.id()]) continue;
+      if (port.delay() <= Time())
+        throw InputError(why + "needs a delay on every link between partitions: " + node.name() + "-" +
+                         port.peer()->owner().name() + " has none");
+      window_ = std::min(window_, port.delay());
+      port.set_cut(&parts_[part_of_[node.id()]]->out[there]);
+    }
+  };
+  for (auto& h : hosts_) bind(*h, *h);
+  for (auto& sw : switches_) bind(*sw, *sw);
+}
+
+void Network::hand_over(std::uint32_t to, int window) {
+  for (auto& from : parts_) {
+    auto& frames = from->out[to].window[window].frames;
+    for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.packet);
+    frames.clear();
+  }
+}
+
+RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
+  prepare();
+  const std::uint32_t parts = n_parts_, threads = n_threads_;
+  SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
+  const bool look = deadlock_interval_ > Time() && !switches_.empty();
+  // Windows on a fixed grid of `grid` from the start (whatever the checks), so that the
+  // order of ties, which the hand-overs set, does not depend on what is observed.
+  const Time grid = window_ != Time::max() ? window_ : look ? deadlock_interval_ : Time::max();
+  // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
+  // sending into this window's outboxes; publish what the decision needs in this
+  // window's slot; meet; when a deadlock check or a progress report is due, thread 0
+  // makes it at the window's end and the threads meet again, so nothing runs meanwhile;
+  // take the frames sent to its parts; and decide, as every thread does, from the
+  // published slots, whether to go on. Outboxes and slots alternate by window, so a
+  // thread may run the next window while a slower one still reads the last. An exception
+  // (in a part, the check or `progress`) is kept and ends the run after the next window
+  // at the latest; every thread still meets the others until then, so none waits for ever.
+  auto loop = [&](std::uint32_t t) {
+    Time from = sim_.now();
+    Time next_progress = from + slice;
+    Time next_check = look ? from + deadlock_interval_ : Time::max();
+    for (int w = 0;; w ^= 1) {
+      const Time until = grid == Time::max() || stop - from < grid ? stop : from + grid - Time::from_ps(1);
+      const Time boundary = until + Time::from_ps(1);  // every event before it has run
+      for (std::uint32_t q = t; q < parts; q += threads) {
+        Part& part = *parts_[q];
+        for (Outbox& o : part.out) o.current = &o.window[w].frames;
+        if (!part.error) {
+          try {
+            part.sim.run(until);
+          } catch (...) {
+            part.error = std::current_exception();
+          }
+        }
+        Seen& seen = part.seen[w];
+        seen = {part.ctx.flows_left, part.sim.pending(), part.sim.events(), 0, part.error != nullptr};
+        for (const Outbox& o : part.out) seen.sent += o.window[w].frames.size();
+      }
+      sync.arrive_and_wait();
+      std::uint64_t left = 0, pending = 0, events = 0;
+      bool failed = false;
+      for (const auto& part : parts_) {
+        const Seen& seen = part->seen[w];
+        left += seen.flows_left;
+        pending += seen.pending + seen.sent;
+        events += seen.events;
+        failed = failed || seen.failed;
+      }
+      const bool check = next_check <= boundary && until < stop;
+      const bool report = progress && until >= next_progress;
+      if (check || report) {
+        if (t == 0) {
+          try {
+            if (check && !failed) look_for_deadlock(boundary);  // a part that threw may be half-way
+            if (report) {
+              window_events_ = events;
+              progress(until);
+            }
+          } catch (...) {
+            if (!parts_[0]->error) parts_[0]->error = std::current_exception();  // thread 0 runs part 0
+          }
+        }
+        while (check && next_check <= boundary) next_check += deadlock_interval_;
+        if (report) next_progress = until + slice;
+        sync.arrive_and_wait();
+      }
+      for (std::uint32_t q = t; q < parts; q += threads) {
+        Part& part = *parts_[q];
+        try {
+          hand_over(q, w);
+        } catch (...) {
+          if (!part.error) part.error = std::current_exception();  // published after the next window
+        }
+      }
+      if (failed || left == 0 || pending == 0 || until >= stop || (deadlock_ && !deadlock_keep_running_)) return;
+      from = boundary;
+    }
+  };
+  running_ = true;
+  {
+    // The workers start together once all exist: if one cannot be created, those that
+    // were are told to return before they meet at a barrier that would never open.
+    std::atomic<int> go{0};  // 0 wait, 1 run, 2 give up
+    std::vector<std::jthread> workers;
+    try {
+      for (std::uint32_t t = 1; t < threads; ++t)
+        workers.emplace_back([&, t] {
+          go.wait(0);
+          if (go.load() == 1) loop(t);
+        });
+    } catch (...) {
+      go = 2;
+      go.notify_all();
+      running_ = false;
+      throw;
+    }
+    go = 1;
+    go.notify_all();
+    loop(0);
+  }
+  running_ = false;
+  for (const auto& part : parts_)
+    if (part->error) std::rethrow_exception(part->error);
+  return finish();
+}
+
+}  // namespace fabriclab::fabric
