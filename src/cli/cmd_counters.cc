@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "offload/estimates.h"
@@ -31,6 +32,7 @@ struct CountersArgs {
   std::string analysis = "auto";
   std::string json_path, dot_path;
   bool table = false;
+  bool quiet = false;
   std::string table_ranks = "8,64,512";
   std::string ranks_text;
 };
@@ -107,8 +109,18 @@ int run_table(const CountersArgs& a) {
   fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", "collective",
              "algorithm", "P", "naive", "optimized/local", "optimized/global", "exact", "checks");
   int rc = 0;
+  // Rows cost about as their P: the estimate of what remains weighs them so.
+  double work = 0;
+  std::size_t rows = 0, row = 0;
+  for (std::size_t i = 0; i < algorithms().size(); ++i)
+    for (int p : ranks) work += p, ++rows;
+  Progress::Options po = Progress::on_stderr("counters --table", work, "", a.quiet);
+  po.show = [&](double) { return fmt::format("row {} of {}", row + 1, rows); };
+  Progress progress(std::move(po));
+  double done = 0;
   for (const auto& info : algorithms()) {
     for (int p : ranks) {
+      progress.update(done, fmt::format("{} {} P = {}", info.collective, info.algorithm, p));
       BuildOptions bo = build_options(a, p);
       if (!info.uses_root) bo.root = 0;
       const Schedule dag = build_schedule(info.collective, info.algorithm, bo);
@@ -143,11 +155,13 @@ int run_table(const CountersArgs& a) {
       if (const Outcome* e = find(Strategy::exact, Analysis::local); e && !exact_note(*e).empty())
         checks += "; optimized > exact";
       const Outcome* ex = find(Strategy::exact, global ? Analysis::global : Analysis::local);
+      progress.clear();
       fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", info.collective,
                  info.algorithm, p, cell(find(Strategy::naive, Analysis::local)),
                  cell(find(Strategy::optimized, Analysis::local)),
                  cell(find(Strategy::optimized, Analysis::global)), cell(ex), checks);
       std::fflush(stdout);
+      done += p, ++row;
     }
   }
   return rc;
@@ -184,6 +198,7 @@ Command add_counters_command(CLI::App& app) {
                 "each, named FILE.<strategy>-<analysis>.json (FILE.naive.json for naive)");
   c->add_option("--dot", args->dot_path, "write a Graphviz view of the schedule");
   c->add_flag("--table", args->table, "print the table for every collective and algorithm");
+  c->add_flag("--quiet", args->quiet, "--table: no progress on stderr");
   // --ranks is a count for one collective and a list for the table.
   c->add_option("--ranks", args->ranks_text,
                 "number of ranks P; with --table a list (default 8,64,512)");

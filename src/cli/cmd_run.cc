@@ -1,7 +1,6 @@
 // fabriclab run SCENARIO.toml [--out DIR] [--seed N] [--set key=value ...]: one
 // packet-level simulation of a RoCEv2 fabric, its outputs written to DIR.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
@@ -20,6 +19,7 @@ struct RunArgs {
   std::int64_t seed = -1;
   std::vector<std::string> sets;
   bool parameters = false;
+  bool quiet = false;
 };
 
 void print_parameters() {
@@ -48,7 +48,7 @@ int run_run(const RunArgs& a) {
   const scenario::FabricSetup cfg = scenario::fabric_parameters().resolve(a.scenario, overrides);
   const std::string out =
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
-  const auto o = scenario::run_fabric(cfg, {.scenario = a.scenario, .out_dir = out, .progress = isatty(2) == 1});
+  const auto o = scenario::run_fabric(cfg, {.scenario = a.scenario, .out_dir = out, .progress = !a.quiet});
   const auto& t = o.totals;
   auto us = [](Time x) { return fmt::format("{:.3f} us", static_cast<double>(x.ps()) / 1e6); };
   fmt::print("{}: {} of {} flows delivered in {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
@@ -89,6 +89,7 @@ Command add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("run", "Simulate a RoCEv2 fabric packet by packet from a scenario file (TOML): topology, NICs, switch buffers, PFC, ECN, ECMP, traffic; writes summary.json, flows.csv and ports.csv. Exit 1 on a drop on a lossless priority");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_flag("--parameters", a->parameters, "list every scenario parameter: key, default, range, help");
+  sub->add_flag("--quiet", a->quiet, "no progress on stderr");
   sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
   sub->add_option("--seed", a->seed, "seed of the random streams (sets sim.seed)")->check(CLI::NonNegativeNumber);
   sub->add_option("--set", a->sets, "override a parameter: key=value (repeatable)");

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "fabric/topology.h"
 #include "scenario/pcap_writer.h"
 #include "scenario/reorder_recorder.h"
@@ -316,19 +317,19 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   }
   const Time stop = s.sim.stop_time;
   const auto t0 = std::chrono::steady_clock::now();
-  auto last = t0;
+  Progress::Options po = Progress::on_stderr("run " + opt.scenario, static_cast<double>(stop.ps()), "", !opt.progress);
+  po.upper_bound = true;  // the run ends when every flow is delivered, usually well before
+  po.show = [&](double ps) {
+    return fmt::format("simulated {} of at most {}, {} events", to_string(Time::from_ps(static_cast<std::int64_t>(ps))),
+                       to_string(stop), net->events());
+  };
+  Progress progress(std::move(po));
   FabricOutcome o;
   o.totals = net->run(stop, us(100), [&](Time now) {
     if (opt.on_slice) opt.on_slice(now);
-    if (!opt.progress) return;
-    const auto wall = std::chrono::steady_clock::now();
-    if (wall - last < std::chrono::seconds(1)) return;
-    last = wall;
-    std::fprintf(stderr, "\r  simulated %s of %s, %llu events, %.0f s  ", to_string(now).c_str(),
-                 to_string(stop).c_str(), static_cast<unsigned long long>(net->events()),
-                 std::chrono::duration<double>(wall - t0).count());
+    progress.update(static_cast<double>(now.ps()));
   });
-  if (opt.progress && last != t0) std::fprintf(stderr, "\r%*s\r", 70, "");
+  progress.finish();
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   o.fingerprint = net->fingerprint();
   o.lossless_drops = net->ledger().lossless_drops;

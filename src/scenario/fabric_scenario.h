@@ -74,7 +74,7 @@ std::unique_ptr<fabric::Network> build_network(const FabricSetup& setup);
 struct FabricRunOptions {
   std::string scenario;      // the file, for the summary
   std::string out_dir;       // "" = write nothing
-  bool progress = false;     // a progress line on stderr
+  bool progress = false;     // progress on stderr (core/progress.h)
   // Called every 100 us of simulated time, with the time reached (partitioned: at the
   // end of the first window past each 100 us since the last call, while no part runs,
   // so the calls drift by a window each: 101 us, 201 us, ...): a benchmark samples its
