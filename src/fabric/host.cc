@@ -26,7 +26,7 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   ring_head_.fill(kNone);
   if (cfg_.mtu == 0) throw InputError("nic.mtu must be positive");
   if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
-  if (cfg_.congestion_control == "dcqcn") cfg_.dcqcn.validate();
+  cc_policy(cfg_.congestion_control).check(cfg_);
   params::validate(cnp_table(), cfg_.cnp);
   cnp_interval_ = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
 }
@@ -69,7 +69,7 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.priority = priority;
   s.start = start;
   const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), &cfg_.dcqcn, this, q});
+  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q}, cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));

@@ -30,9 +30,9 @@
 
 #include "core/params.h"
 #include "core/units.h"
-#include "fabric/congestion.h"
+#include "fabric/cc/congestion.h"
 #include "fabric/context.h"
-#include "fabric/dcqcn.h"
+#include "fabric/cc/dcqcn.h"
 #include "fabric/flows.h"
 #include "fabric/hash.h"
 #include "fabric/node.h"
@@ -51,7 +51,7 @@ struct NicConfig {
   Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
   std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
   Time reorder_timeout;              // with W: a gap unfilled this long is NAKed (0 = wait for W)
-  std::string congestion_control = "none";  // of the sending QPs: none, dcqcn
+  std::string congestion_control = "none";  // of the sending QPs: a cc_policies() name
   DcqcnParams dcqcn;                        // its parameters (reaction point)
   CnpParams cnp;                            // CNP generation (notification point)
   HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)

@@ -30,6 +30,14 @@ std::string priority_list_text(std::uint8_t mask) {
   return fmt::format("{}", fmt::join(prios, ","));
 }
 
+namespace {
+std::vector<std::string> cc_policy_names() {
+  std::vector<std::string> names;
+  for (const CcPolicy& p : cc_policies()) names.emplace_back(p.name);
+  return names;
+}
+}  // namespace
+
 const params::Table<DcqcnParams>& dcqcn_table() {
   static const auto table = [] {
     using P = DcqcnParams;
@@ -102,7 +110,7 @@ const params::Table<NicConfig>& nic_table() {
                  0, 65536)
         .rate("rx_rate", &C::rx_rate, "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)")
         .bytes("rx_buffer", &C::rx_buffer, "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB")
-        .one_of("congestion_control", &C::congestion_control, {"none", "dcqcn"},
+        .one_of("congestion_control", &C::congestion_control, cc_policy_names(),
                 "rate control of every QP (none = line rate)");
     std::vector<std::string> presets;
     for (const auto& p : dcqcn_presets()) presets.emplace_back(p.name);

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "core/params.h"
-#include "fabric/dcqcn.h"
+#include "fabric/cc/dcqcn.h"
 #include "fabric/host.h"
 #include "fabric/reorder_box.h"
 #include "fabric/resequencer.h"

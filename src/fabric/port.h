@@ -19,30 +19,13 @@
 #include "core/simulator.h"
 #include "core/units.h"
 #include "fabric/context.h"
+#include "fabric/interfaces.h"
 #include "fabric/node.h"
 #include "fabric/packet.h"
 
 namespace fabriclab::fabric {
 
 class Port;
-
-// An impairment at the far end of a port's link (the reorder box, reorder_box.h): it
-// receives every frame as it arrives and decides when, and whether, the peer gets it
-// (Port::deliver_now), or loses it (Port::lose).
-class LinkImpairment {
- public:
-  virtual ~LinkImpairment() = default;
-  virtual void on_arrival(Packet* p) = 0;
-};
-
-// An observer of the frames a port sends and receives (a pcap writer): called when a
-// frame's last bit leaves the port (egress) or arrives at it (ingress). Not on any path
-// unless set.
-class PortTap {
- public:
-  virtual ~PortTap() = default;
-  virtual void on_frame(const Port& port, const Packet& p, bool egress) = 0;
-};
 
 // A frame crossing a link between two partitions of a parallel run (Network): handed
 // over at the end of a window, a copy, since each partition has its own packet pool.

@@ -1,6 +1,6 @@
 // DCQCN's reaction point on its own: a Simulator for its timers and CNPs delivered by
 // hand, every rate worked out by hand from the rules in fabric/dcqcn.h.
-#include "fabric/dcqcn.h"
+#include "fabric/cc/dcqcn.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "error_message.h"
+#include "fabric/host.h"
+#include "fabric/port.h"
 
 namespace fabriclab::fabric {
 namespace {
@@ -223,6 +226,31 @@ TEST(Dcqcn, ParametersAreValidated) {
   EXPECT_THROW(DcqcnParams::preset_named("mellanox"), InputError);
   EXPECT_NO_THROW(DcqcnParams::paper().validate());
   EXPECT_NO_THROW(DcqcnParams::nvidia().validate());
+}
+
+}  // namespace
+}  // namespace fabriclab::fabric
+
+namespace fabriclab::fabric {
+namespace {
+
+TEST(CongestionControl, PoliciesAreMadeByNameWithTheNicsParameters) {
+  Simulator sim;
+  Recorder rec;
+  NicConfig nic;
+  nic.dcqcn.rpg_max_rate = 40'000;  // Mb/s: below the 100 Gb/s line, so the instance must read it
+  const CcContext ctx{sim, Gbps(100), &rec, 7};
+  const auto none = make_congestion_control("none", ctx, nic);
+  EXPECT_STREQ(none->name(), "none");
+  EXPECT_EQ(none->rate(), Gbps(100));
+  const auto dcqcn = make_congestion_control("dcqcn", ctx, nic);
+  EXPECT_STREQ(dcqcn->name(), "dcqcn");
+  EXPECT_EQ(dcqcn->rate(), Gbps(40));  // starts at rpg_max_rate, from the NIC's parameters
+  EXPECT_EQ(testing::input_error_of([&] { make_congestion_control("hpcc", ctx, nic); }),
+            "unknown congestion control 'hpcc' (expected: none, dcqcn)");
+  nic.dcqcn.rpg_gd = 0;  // outside its declared 1..20
+  EXPECT_THROW(cc_policy("dcqcn").check(nic), InputError);
+  EXPECT_NO_THROW(cc_policy("none").check(nic));
 }
 
 }  // namespace

@@ -45,7 +45,7 @@
 
 #include "core/simulator.h"
 #include "core/units.h"
-#include "fabric/congestion.h"
+#include "fabric/cc/congestion.h"
 
 namespace fabriclab::fabric {
 
@@ -97,14 +97,6 @@ struct DcqcnPreset {
 };
 // nvidia, paper.
 const std::vector<DcqcnPreset>& dcqcn_presets();
-
-// Told when a QP's rate went up between its packets, so that a sender waiting on the old
-// pacing gap can go earlier.
-class RateListener {
- public:
-  virtual ~RateListener() = default;
-  virtual void rate_raised(std::uint32_t qp) = 0;
-};
 
 class Dcqcn final : public CongestionControl, public EventHandler {
  public:

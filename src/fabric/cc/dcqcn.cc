@@ -1,4 +1,4 @@
-#include "fabric/dcqcn.h"
+#include "fabric/cc/dcqcn.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -199,15 +199,6 @@ void Dcqcn::on_event(std::uint64_t tag) {
   ++t_;
   increase();
   if (limited_) restart_timer(now);
-}
-
-std::unique_ptr<CongestionControl> make_congestion_control(const std::string& name, const CcContext& ctx) {
-  if (name == "none") return std::make_unique<LineRate>(ctx.line);
-  if (name == "dcqcn") {
-    if (!ctx.dcqcn) throw std::logic_error("make_congestion_control: dcqcn without parameters");
-    return std::make_unique<Dcqcn>(*ctx.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
-  }
-  throw InputError("unknown congestion control '" + name + "' (expected: none, dcqcn)");
 }
 
 }  // namespace fabriclab::fabric

@@ -1,0 +1,40 @@
+// The congestion-control policies a NIC can run, by name: the one list to extend.
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "fabric/cc/congestion.h"
+#include "fabric/cc/dcqcn.h"
+#include "fabric/host.h"
+#include "fabric/port.h"
+
+namespace fabriclab::fabric {
+
+const std::vector<CcPolicy>& cc_policies() {
+  static const std::vector<CcPolicy> policies{
+      {"none", [](const NicConfig&) {},
+       [](const CcContext& ctx, const NicConfig&) -> std::unique_ptr<CongestionControl> {
+         return std::make_unique<LineRate>(ctx.line);
+       }},
+      {"dcqcn", [](const NicConfig& nic) { nic.dcqcn.validate(); },
+       [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
+         return std::make_unique<Dcqcn>(nic.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
+       }},
+  };
+  return policies;
+}
+
+const CcPolicy& cc_policy(std::string_view name) {
+  std::vector<std::string_view> known;
+  for (const CcPolicy& p : cc_policies()) {
+    if (p.name == name) return p;
+    known.push_back(p.name);
+  }
+  throw InputError(fmt::format("unknown congestion control '{}' (expected: {})", name, fmt::join(known, ", ")));
+}
+
+std::unique_ptr<CongestionControl> make_congestion_control(std::string_view name, const CcContext& ctx,
+                                                           const NicConfig& nic) {
+  return cc_policy(name).make(ctx, nic);
+}
+
+}  // namespace fabriclab::fabric
