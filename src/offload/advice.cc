@@ -9,15 +9,7 @@
 
 namespace fabriclab::offload {
 
-std::string_view to_string(Decision d) {
-  switch (d) {
-    case Decision::offload: return "offload";
-    case Decision::wait: return "wait";
-    case Decision::software: return "software";
-    case Decision::refuse: return "refuse";
-  }
-  return "?";
-}
+std::string_view to_string(Decision d) { return params::name_of(kDecisionNames, d); }
 
 std::vector<NicResources> needs_per_rank(const Schedule& s) {
   const auto counters = s.counter_summary().per_rank;

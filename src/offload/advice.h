@@ -25,6 +25,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/params.h"
+
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 
@@ -45,6 +47,8 @@ std::vector<NicResources> needs_per_rank(const Schedule& assigned);
 // refuse: it cannot be offloaded (now, or ever) and the caller allows neither waiting
 // nor software (the NIC model's stall policy, `exec --fallback refuse`).
 enum class Decision : std::uint8_t { offload, wait, software, refuse };
+inline constexpr params::EnumNames<Decision, 4> kDecisionNames{
+    {{Decision::offload, "offload"}, {Decision::wait, "wait"}, {Decision::software, "software"}, {Decision::refuse, "refuse"}}};
 std::string_view to_string(Decision d);
 
 // What a collective that cannot start offloaded now may do instead.

@@ -13,20 +13,9 @@
 
 namespace fabriclab::offload {
 
-std::string_view to_string(Strategy s) {
-  switch (s) {
-    case Strategy::naive: return "naive";
-    case Strategy::optimized: return "optimized";
-    case Strategy::exact: return "exact";
-  }
-  return "?";
-}
+std::string_view to_string(Strategy s) { return params::name_of(kStrategyNames, s); }
 
-Strategy parse_strategy(std::string_view s) {
-  for (Strategy x : {Strategy::naive, Strategy::optimized, Strategy::exact})
-    if (to_string(x) == s) return x;
-  throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized or exact)", s));
-}
+Strategy parse_strategy(std::string_view s) { return params::parse_enum(kStrategyNames, s, "strategy"); }
 
 RankAssignment assign_naive(const RankView& v) {
   const auto n = v.size();

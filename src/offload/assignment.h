@@ -18,12 +18,15 @@
 
 #include <string_view>
 
+#include "core/params.h"
 #include "offload/happens_before.h"
 #include "offload/schedule.h"
 
 namespace fabriclab::offload {
 
 enum class Strategy : std::uint8_t { naive, optimized, exact };
+inline constexpr params::EnumNames<Strategy, 3> kStrategyNames{
+    {{Strategy::naive, "naive"}, {Strategy::optimized, "optimized"}, {Strategy::exact, "exact"}}};
 std::string_view to_string(Strategy s);
 Strategy parse_strategy(std::string_view s);  // throws InputError
 

@@ -6,13 +6,9 @@
 
 namespace fabriclab::offload {
 
-std::string_view to_string(Analysis a) { return a == Analysis::local ? "local" : "global"; }
+std::string_view to_string(Analysis a) { return params::name_of(kAnalysisNames, a); }
 
-Analysis parse_analysis(std::string_view s) {
-  if (s == "local") return Analysis::local;
-  if (s == "global") return Analysis::global;
-  throw InputError(fmt::format("unknown analysis '{}' (expected local or global)", s));
-}
+Analysis parse_analysis(std::string_view s) { return params::parse_enum(kAnalysisNames, s, "analysis"); }
 
 std::int64_t RankView::weight_of(const DynBitset& s) const {
   if (!has_heavy_weights) return static_cast<std::int64_t>(s.count());

@@ -15,12 +15,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/params.h"
 #include "core/bitset.h"
 #include "offload/schedule.h"
 
 namespace fabriclab::offload {
 
 enum class Analysis : std::uint8_t { local, global };
+inline constexpr params::EnumNames<Analysis, 2> kAnalysisNames{{{Analysis::local, "local"}, {Analysis::global, "global"}}};
 std::string_view to_string(Analysis a);
 Analysis parse_analysis(std::string_view s);  // throws InputError
 

@@ -9,24 +9,9 @@
 
 namespace fabriclab::offload {
 
-std::string_view to_string(OpKind k) {
-  switch (k) {
-    case OpKind::put: return "put";
-    case OpKind::get: return "get";
-    case OpKind::atomic: return "atomic";
-    case OpKind::arrival: return "arrival";
-    case OpKind::cntr_add: return "cntr_add";
-    case OpKind::host_wait: return "host_wait";
-  }
-  return "?";
-}
+std::string_view to_string(OpKind k) { return params::name_of(kOpKindNames, k); }
 
-std::optional<OpKind> parse_op_kind(std::string_view s) {
-  for (OpKind k : {OpKind::put, OpKind::get, OpKind::atomic, OpKind::arrival, OpKind::cntr_add,
-                   OpKind::host_wait})
-    if (to_string(k) == s) return k;
-  return std::nullopt;
-}
+std::optional<OpKind> parse_op_kind(std::string_view s) { return params::value_named(kOpKindNames, s); }
 
 OpId Schedule::add(Op op, std::span<const OpId> deps, std::span<const OpId> after) {
   op.deps_begin = static_cast<std::uint32_t>(pool_.size());

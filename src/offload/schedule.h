@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/params.h"
+
 namespace fabriclab::offload {
 
 using OpId = std::int32_t;
@@ -29,6 +31,12 @@ inline constexpr CounterId kNoCounter = -1;
 inline constexpr Rank kNoRank = -1;
 
 enum class OpKind : std::uint8_t { put, get, atomic, arrival, cntr_add, host_wait };
+inline constexpr params::EnumNames<OpKind, 6> kOpKindNames{{{OpKind::put, "put"},
+                                                            {OpKind::get, "get"},
+                                                            {OpKind::atomic, "atomic"},
+                                                            {OpKind::arrival, "arrival"},
+                                                            {OpKind::cntr_add, "cntr_add"},
+                                                            {OpKind::host_wait, "host_wait"}}};
 
 std::string_view to_string(OpKind k);
 std::optional<OpKind> parse_op_kind(std::string_view s);
