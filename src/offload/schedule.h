@@ -77,7 +77,8 @@ struct Op {
 // before each run; the host copies the rank's input to input_offset[r], performs the
 // `prologue` copies (a local step of the algorithm, such as all-to-all's own block), starts
 // the schedule and, when it is done, reads the output at output_offset[r]. The sizes of
-// input and output follow from the collective (exec/reference.h).
+// input and output follow from the collective (exec/reference.h); an offset is where a
+// block starts, so an empty block may start at window_bytes.
 struct HostCopy {
   Rank rank = 0;
   std::int64_t src_offset = 0, dst_offset = 0, bytes = 0;

@@ -145,12 +145,17 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     c.only(l, {"window_bytes", "input_offset", "output_offset", "prologue"});
     DataLayout& d = s.layout;
     d.window_bytes = c.bounded(c.need(l, "window_bytes"), "window_bytes", 1, detail::kMaxBytes);
+    // An offset is where a block starts, and a block may be empty (a reduce_scatter rank
+    // whose share of a short vector is 0 bytes, placed where the previous block ends):
+    // [window_bytes, +0) lies inside the window as a 0-byte transfer at window_bytes does.
+    // The blocks' sizes follow from the collective (exec/reference.h); exec checks that
+    // each block fits.
     for (const char* key : {"input_offset", "output_offset"}) {
       const json& a = c.need(l, key);
       if (!a.is_array() || a.size() != static_cast<std::size_t>(ranks))
         c.fail(fmt::format("field '{}' must list one offset per rank ({})", key, ranks));
       auto& v = std::string_view(key) == "input_offset" ? d.input_offset : d.output_offset;
-      for (const json& x : a) v.push_back(c.bounded(x, key, 0, d.window_bytes - 1));
+      for (const json& x : a) v.push_back(c.bounded(x, key, 0, d.window_bytes));
     }
     if (l.contains("prologue")) {
       const json& pro = l.at("prologue");

@@ -27,6 +27,14 @@ expect json-written 0 'b.optimized-local.json' -- ls "$tmp"
 expect verify-own-output 0 'verdict: safe and live' -- "$fl" verify "$tmp/b.optimized-local.json"
 expect dot-written 0 'digraph schedule' -- cat "$tmp/b.naive.dot"
 
+# Every file counters writes reads back: reduce_scatter of 8 bytes (one double) on 4 ranks
+# gives ranks 1..3 empty output blocks, which start at the end of the 8-byte window.
+expect counters-rs-empty-blocks 0 'exact/global .*safe\+live' -- \
+  "$fl" counters --collective reduce_scatter --algorithm ring --ranks 4 --json "$tmp/rs.json"
+for t in naive optimized-local optimized-global exact-local exact-global; do
+  expect "verify-rs-empty-blocks-$t" 0 'verdict: safe and live' -- "$fl" verify "$tmp/rs.$t.json"
+done
+
 # The reference's own example, and a planted unsafe schedule.
 expect verify-doc-example 0 'verdict: safe and live' -- "$fl" verify "$data/doc_example.json"
 expect verify-unsafe 1 'op 4 \(host_wait on rank 1\) can fire before its parent op 1' -- \

@@ -75,6 +75,16 @@ expect wrong-threshold 1 'rank 1 made no progress for 2 s:.*host_wait \(op [0-9]
   --json "$tmp/ring2.json" >/dev/null
 expect schedule-file 0 'exec .*ring2.json \(allreduce ring on 2 ranks.*result: 2/2' -- \
   bash -o pipefail -c "'$fl' exec --schedule '$tmp/ring2.json' --iterations 2 | tr '\n' ' '"
+# Empty blocks at the window's end: reduce_scatter of one double on 4 ranks gives rank 0
+# the element and ranks 1..3 0-byte output blocks at byte 8 of the 8-byte window. The file
+# reads back and computes the collective; rank 0's 8-byte block moved there does not fit.
+"$fl" counters --collective reduce_scatter --algorithm ring --ranks 4 --strategy optimized \
+  --analysis local --json "$tmp/rs4.json" >/dev/null
+expect schedule-empty-blocks 0 'exec .*rs4.json \(reduce_scatter ring on 4 ranks, 8 B.*result: 3/3 iterations verified' -- \
+  bash -o pipefail -c "'$fl' exec --schedule '$tmp/rs4.json' --iterations 3 | tr '\n' ' '"
+sed '/"output_offset"/{n;s/0,/8,/}' "$tmp/rs4.json" >"$tmp/rs4-off-end.json"
+expect schedule-block-off-end 2 "rs4-off-end.json: layout: rank 0's input \(8 bytes at 0\) or output \(8 bytes at 8\) does not fit the 8-byte window" -- \
+  "$fl" exec --schedule "$tmp/rs4-off-end.json"
 sed '0,/"threshold": 3/s//"threshold": 2/' "$tmp/ring2.json" >"$tmp/ring2-early.json"
 expect schedule-unsafe 2 'ring2-early.json: the schedule fails the verifier, so it is not run: op 11 \(host_wait on rank 0\) can fire before its parent' -- \
   "$fl" exec --schedule "$tmp/ring2-early.json"
