@@ -12,10 +12,10 @@
 
 #include "core/error.h"
 #include "fabric/topology.h"
-#include "scenario/pcap_writer.h"
-#include "scenario/reorder_recorder.h"
+#include "scenario/observers/pcap_writer.h"
+#include "scenario/observers/reorder_recorder.h"
+#include "scenario/observers/timeseries.h"
 #include "scenario/results.h"
-#include "scenario/timeseries.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {

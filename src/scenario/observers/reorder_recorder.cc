@@ -1,4 +1,4 @@
-#include "scenario/reorder_recorder.h"
+#include "scenario/observers/reorder_recorder.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "scenario/timeseries.h"
+#include "scenario/observers/timeseries.h"
 
 #include <fmt/format.h>
 
