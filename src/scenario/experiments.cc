@@ -11,9 +11,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "scenario/batch/sweep.h"
 #include "scenario/fabric_scenario.h"
 #include "scenario/results.h"
-#include "scenario/sweep.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {

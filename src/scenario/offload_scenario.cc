@@ -18,8 +18,8 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "scenario/batch/workers.h"
 #include "scenario/results.h"
-#include "scenario/workers.h"
 
 namespace fabriclab::scenario {
 

@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "error_message.h"
+#include "scenario/batch/sweep.h"
 #include "scenario/experiments.h"
 #include "scenario/results.h"
-#include "scenario/sweep.h"
 
 namespace fabriclab::scenario {
 namespace {

@@ -1,4 +1,4 @@
-#include "scenario/sweep.h"
+#include "scenario/batch/sweep.h"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,9 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "scenario/batch/workers.h"
 #include "scenario/fabric_scenario.h"
 #include "scenario/results.h"
-#include "scenario/workers.h"
 
 namespace fabriclab::scenario {
 
