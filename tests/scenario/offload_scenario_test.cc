@@ -1,5 +1,5 @@
 // The shipped offload scenario under each policy, its determinism, and workload files.
-#include "scenario/offload_scenario.h"
+#include "scenario/offload/offload_scenario.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

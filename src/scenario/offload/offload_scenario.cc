@@ -1,4 +1,4 @@
-#include "scenario/offload_scenario.h"
+#include "scenario/offload/offload_scenario.h"
 
 #include <fmt/format.h>
 
