@@ -13,7 +13,10 @@
 #include "core/error.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/fabric_scenario.h"
-#include "scenario/results.h"
+#include "scenario/report/csv_table.h"
+#include "scenario/report/files.h"
+#include "scenario/report/gnuplot.h"
+#include "scenario/report/markdown.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {

@@ -15,7 +15,7 @@
 #include "scenario/observers/pcap_writer.h"
 #include "scenario/observers/reorder_recorder.h"
 #include "scenario/observers/timeseries.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {

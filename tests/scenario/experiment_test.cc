@@ -9,7 +9,7 @@
 #include "error_message.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/experiments.h"
-#include "scenario/results.h"
+#include "scenario/report/csv_table.h"
 
 namespace fabriclab::scenario {
 namespace {

@@ -12,7 +12,7 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 namespace {

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "fabric/node.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 

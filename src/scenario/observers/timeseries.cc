@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "core/error.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 

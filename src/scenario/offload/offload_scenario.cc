@@ -19,7 +19,8 @@
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "scenario/batch/workers.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
+#include "scenario/report/gnuplot.h"
 
 namespace fabriclab::scenario {
 
