@@ -8,7 +8,7 @@
 
 #include "error_message.h"
 #include "scenario/batch/sweep.h"
-#include "scenario/experiments.h"
+#include "scenario/experiments/registry.h"
 #include "scenario/report/csv_table.h"
 
 namespace fabriclab::scenario {
