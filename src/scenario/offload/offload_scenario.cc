@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
-#include <sstream>
 
 #include "core/error.h"
-#include "core/random.h"
 #include "scenario/offload/simulation.h"
 #include "scenario/offload/workload.h"
 #include "scenario/report/files.h"
@@ -20,7 +19,7 @@ namespace fabriclab::scenario {
 using offload_internal::ScheduleCache;
 using offload_internal::Simulated;
 using offload_internal::Spec;
-using offload_internal::read_workload_file;
+using offload_internal::make_workload;
 using offload_internal::simulate;
 
 namespace {
@@ -79,109 +78,65 @@ const Parameters<OffloadScenario>& offload_parameters() {
   return p;
 }
 
-OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir) {
-  const auto t0 = std::chrono::steady_clock::now();
-  const OffloadScenario& sc = setup.value;
-  const Config& cfg = setup.config;  // where each value was set, for messages
-  const nicmodel::NicParams& p = sc.nic;
-  const nicmodel::Policy policy = sc.policy;
-  const offload::Strategy strategy = sc.strategy;
-  const OffloadScenario::Workload& wl = sc.workload;
+namespace {
 
-  // The workload.
-  std::vector<Spec> specs;
-  const std::string& arrival = wl.arrival;
-  if (arrival == "file") {
-    std::string path = wl.file;
-    if (path.empty()) throw InputError(fmt::format("{}: workload.arrival = \"file\" needs workload.file", cfg.origin("workload.arrival")));
-    const std::string& origin = cfg.origin("workload.file");
-    const auto colon = origin.find(':');
-    if (origin != "--set" && colon != std::string::npos && std::filesystem::path(path).is_relative())
-      path = (std::filesystem::path(origin.substr(0, colon)).parent_path() / path).string();
-    specs = read_workload_file(path);
-  } else {
-    std::vector<std::pair<std::string, std::string>> kinds;
-    std::stringstream ss(wl.collectives);
-    for (std::string item; std::getline(ss, item, ',');) {
-      const auto colon = item.find(':');
-      if (colon == std::string::npos)
-        throw InputError(fmt::format("{}: workload.collectives: '{}': expected COLLECTIVE:ALGORITHM",
-                                     cfg.origin("workload.collectives"), item));
-      kinds.emplace_back(item.substr(0, colon), item.substr(colon + 1));
-    }
-    if (kinds.empty()) throw InputError("workload.collectives is empty");
-    const std::int64_t n = wl.count;
-    const std::int64_t k = wl.in_flight;
-    RandomStream rng(sc.seed, "offload/arrivals");
-    Time t;
-    for (std::int64_t i = 0; i < n; ++i) {
-      Spec s;
-      const auto& [c, a] = kinds[static_cast<std::size_t>(i) % kinds.size()];
-      s.name = fmt::format("{}-{}", c, i);
-      s.collective = c;
-      s.algorithm = a;
-      s.ranks = static_cast<int>(wl.ranks);
-      s.bytes = wl.bytes.count();
-      if (arrival == "poisson") {
-        s.issue = t;
-        const double gap = -std::log(1.0 - rng.uniform()) * static_cast<double>(wl.mean_gap.ps());
-        t += Time::from_ps(static_cast<std::int64_t>(gap));
-      } else if (i >= k) {
-        s.after = static_cast<std::int32_t>(i - k);
-      }
-      specs.push_back(s);
-    }
-  }
+// What summary.json adds to the outcome.
+struct NicTotals {
+  std::uint64_t hits = 0, misses = 0;  // counter cache, all NICs
+  double mean_counters = 0;            // counters in use over time, summed over the NICs
+  int nics = 0;
+};
 
-  ScheduleCache cache;
-  Simulated sim = simulate(p, policy, strategy, specs, cache);
-  const auto& results = sim.results;
-  nicmodel::OffloadModel& model = *sim.model;
-  const int nics = sim.nics;
-
+OffloadOutcome outcome_of(const Simulated& sim, NicTotals& totals) {
+  const nicmodel::OffloadModel& model = *sim.model;
   OffloadOutcome o;
-  o.collectives = results.size();
+  o.collectives = sim.results.size();
   std::vector<std::int64_t> completions;
+  for (const auto& r : sim.results) {
+    (r.offloaded ? o.offloaded : o.software)++;
+    o.total_stall += r.stall();
+    completions.push_back(r.completion().ps());
+  }
+  o.makespan = model.makespan();
+  o.completion_p50 = Time::from_ps(nearest_rank(completions, 0.5));
+  o.completion_p99 = Time::from_ps(nearest_rank(completions, 0.99));
+  o.completion_max = Time::from_ps(nearest_rank(completions, 1.0));
+  totals.nics = sim.nics;
+  for (int n = 0; n < sim.nics; ++n) {
+    o.peak_counters_on_a_nic = std::max(o.peak_counters_on_a_nic, model.pool(n).peak_counters_in_use());
+    totals.hits += model.cache(n).hits();
+    totals.misses += model.cache(n).misses();
+    totals.mean_counters += model.pool(n).mean_counters_in_use(o.makespan);
+  }
+  const std::uint64_t looked_up = totals.hits + totals.misses;
+  o.cache_hit_rate = looked_up ? static_cast<double>(totals.hits) / static_cast<double>(looked_up) : 0.0;
+  return o;
+}
+
+std::string collectives_csv(const std::vector<Spec>& specs, const std::vector<nicmodel::JobResult>& results) {
   std::string csv =
       "name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,path,counters_max_per_nic\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     const Spec& s = specs[i];
-    (r.offloaded ? o.offloaded : o.software)++;
-    o.total_stall += r.stall();
-    completions.push_back(r.completion().ps());
     const std::int64_t cmax =
         r.counters_per_nic.empty() ? 0 : *std::max_element(r.counters_per_nic.begin(), r.counters_per_nic.end());
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", s.name, s.collective, s.algorithm, s.ranks, s.bytes,
                        ns_text(r.issue), ns_text(r.start), ns_text(r.done), ns_text(r.stall()),
                        ns_text(r.completion()), r.offloaded ? "offload" : "software", cmax);
   }
-  o.makespan = model.makespan();
-  o.completion_p50 = Time::from_ps(nearest_rank(completions, 0.5));
-  o.completion_p99 = Time::from_ps(nearest_rank(completions, 0.99));
-  o.completion_max = Time::from_ps(nearest_rank(completions, 1.0));
-  std::uint64_t hits = 0, misses = 0;
-  double mean_counters = 0;
-  for (int n = 0; n < nics; ++n) {
-    o.peak_counters_on_a_nic = std::max(o.peak_counters_on_a_nic, model.pool(n).peak_counters_in_use());
-    hits += model.cache(n).hits();
-    misses += model.cache(n).misses();
-    mean_counters += model.pool(n).mean_counters_in_use(o.makespan);
-  }
-  o.cache_hit_rate = hits + misses ? static_cast<double>(hits) / static_cast<double>(hits + misses) : 0.0;
-  o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (out_dir.empty()) return o;
+  return csv;
+}
 
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
-  const std::filesystem::path dir(out_dir);
-  const auto write = [&](const char* name, const std::string& text) { write_file(dir / name, text); };
-  write("collectives.csv", csv);
+std::string usage_csv(const nicmodel::OffloadModel& model) {
   std::string usage = "time_ns,counters_in_use,max_counters_on_a_nic,slots_in_use\n";
   for (const auto& u : model.usage())
     usage += fmt::format("{},{},{},{}\n", ns_text(u.time), u.counters, u.max_counters_on_a_nic, u.slots);
-  write("usage.csv", usage);
+  return usage;
+}
+
+// usage.png and completion.png, from usage.csv and collectives.csv.
+void draw_run_plots(const std::filesystem::path& dir) {
   draw_plot(dir, "usage",
             "set title 'Counters and triggered-op slots in use'\nset datafile separator ','\n"
             "set xlabel 'time (us)'\nset ylabel 'in use'\nset y2label 'counters on the busiest NIC'\n"
@@ -195,6 +150,9 @@ OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenari
             "set boxwidth 0.8\nset yrange [0:*]\nset autoscale xfix\nset offsets 1,1,0,0\nset grid ytics\nset key below\n"
             "plot 'collectives.csv' every ::1 using 0:($10/1000) with boxes title 'completion (issue to done)', "
             "'' every ::1 using 0:($9/1000) with boxes title 'stall (waiting for counters)'");
+}
+
+std::string summary_json(const std::string& scenario, const Config& cfg, const OffloadOutcome& o, const NicTotals& t) {
   nlohmann::ordered_json j;
   j["scenario"] = scenario;
   j["config"] = cfg.echo();
@@ -204,10 +162,34 @@ OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenari
   j["stall_ns_total"] = ns_text(o.total_stall);
   j["makespan_ns"] = ns_text(o.makespan);
   j["counters"] = {{"peak_on_a_nic", o.peak_counters_on_a_nic},
-                   {"mean_in_use_per_nic", nics ? mean_counters / nics : 0.0}};
-  j["cache"] = {{"hits", hits}, {"misses", misses}, {"hit_rate", o.cache_hit_rate}};
+                   {"mean_in_use_per_nic", t.nics ? t.mean_counters / t.nics : 0.0}};
+  j["cache"] = {{"hits", t.hits}, {"misses", t.misses}, {"hit_rate", o.cache_hit_rate}};
   j["wall_seconds"] = o.wall_seconds;
-  write("summary.json", j.dump(2) + "\n");
+  return j.dump(2) + "\n";
+}
+
+}  // namespace
+
+OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const OffloadScenario& sc = setup.value;
+  const Config& cfg = setup.config;  // where each value was set, for messages
+  const std::vector<Spec> specs = make_workload(sc, cfg);
+  ScheduleCache cache;
+  const Simulated sim = simulate(sc.nic, sc.policy, sc.strategy, specs, cache);
+  NicTotals totals;
+  OffloadOutcome o = outcome_of(sim, totals);
+  o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (out_dir.empty()) return o;
+
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
+  const std::filesystem::path dir(out_dir);
+  write_file(dir / "collectives.csv", collectives_csv(specs, sim.results));
+  write_file(dir / "usage.csv", usage_csv(*sim.model));
+  draw_run_plots(dir);
+  write_file(dir / "summary.json", summary_json(scenario, cfg, o, totals));
   return o;
 }
 

@@ -2,11 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/params.h"
+#include "core/random.h"
 
 namespace fabriclab::scenario::offload_internal {
 
@@ -50,6 +53,70 @@ std::vector<Spec> read_workload_file(const std::string& path) {
   }
   if (out.empty()) throw InputError(path + ": no collectives");
   return out;
+}
+
+namespace {
+
+// workload.file, relative to the scenario file that set it (as given when set by --set).
+std::string workload_file_path(const OffloadScenario::Workload& wl, const Config& cfg) {
+  std::string path = wl.file;
+  if (path.empty()) throw InputError(fmt::format("{}: workload.arrival = \"file\" needs workload.file", cfg.origin("workload.arrival")));
+  const std::string& origin = cfg.origin("workload.file");
+  const auto colon = origin.find(':');
+  if (origin != "--set" && colon != std::string::npos && std::filesystem::path(path).is_relative())
+    path = (std::filesystem::path(origin.substr(0, colon)).parent_path() / path).string();
+  return path;
+}
+
+// workload.collectives: (collective, algorithm) pairs.
+std::vector<std::pair<std::string, std::string>> collective_kinds(const OffloadScenario::Workload& wl, const Config& cfg) {
+  std::vector<std::pair<std::string, std::string>> kinds;
+  std::stringstream ss(wl.collectives);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const auto colon = item.find(':');
+    if (colon == std::string::npos)
+      throw InputError(fmt::format("{}: workload.collectives: '{}': expected COLLECTIVE:ALGORITHM",
+                                   cfg.origin("workload.collectives"), item));
+    kinds.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+  }
+  if (kinds.empty()) throw InputError("workload.collectives is empty");
+  return kinds;
+}
+
+// workload.count collectives cycling through the kinds, k in flight or Poisson arrivals.
+std::vector<Spec> generated_workload(const OffloadScenario& sc, const Config& cfg) {
+  const OffloadScenario::Workload& wl = sc.workload;
+  const auto kinds = collective_kinds(wl, cfg);
+  const std::int64_t n = wl.count;
+  const std::int64_t k = wl.in_flight;
+  RandomStream rng(sc.seed, "offload/arrivals");
+  Time t;
+  std::vector<Spec> specs;
+  for (std::int64_t i = 0; i < n; ++i) {
+    Spec s;
+    const auto& [c, a] = kinds[static_cast<std::size_t>(i) % kinds.size()];
+    s.name = fmt::format("{}-{}", c, i);
+    s.collective = c;
+    s.algorithm = a;
+    s.ranks = static_cast<int>(wl.ranks);
+    s.bytes = wl.bytes.count();
+    if (wl.arrival == "poisson") {
+      s.issue = t;
+      const double gap = -std::log(1.0 - rng.uniform()) * static_cast<double>(wl.mean_gap.ps());
+      t += Time::from_ps(static_cast<std::int64_t>(gap));
+    } else if (i >= k) {
+      s.after = static_cast<std::int32_t>(i - k);
+    }
+    specs.push_back(s);
+  }
+  return specs;
+}
+
+}  // namespace
+
+std::vector<Spec> make_workload(const OffloadScenario& sc, const Config& cfg) {
+  if (sc.workload.arrival == "file") return read_workload_file(workload_file_path(sc.workload, cfg));
+  return generated_workload(sc, cfg);
 }
 
 }  // namespace fabriclab::scenario::offload_internal
