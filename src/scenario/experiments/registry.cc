@@ -41,21 +41,23 @@ const std::vector<std::string>& experiment_names() {
   return names;
 }
 
-ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
+namespace {
+
+const Definition& definition(const std::string& name) {
   const auto def = std::find_if(definitions().begin(), definitions().end(),
-                                [&](const Definition& d) { return d.name == opt.name; });
+                                [&](const Definition& d) { return d.name == name; });
   if (def == definitions().end()) {
     std::string list;
     for (const auto& n : experiment_names()) list += (list.empty() ? "" : ", ") + n;
-    throw InputError("unknown experiment '" + opt.name + "' (expected one of: " + list + ")");
+    throw InputError("unknown experiment '" + name + "' (expected one of: " + list + ")");
   }
-  const std::string scenario = opt.scenario.empty() ? "examples/" + opt.name + ".toml" : opt.scenario;
-  if (!fs::exists(scenario))
-    throw InputError(scenario + ": not found (run from the project root, or give --scenario FILE)");
-  const fs::path out = opt.out_dir.empty() ? fs::path("results") / opt.name : fs::path(opt.out_dir);
-  const Config base = fabric_parameters().resolve(scenario, opt.sets).config;
-  const std::vector<Variant> variants = def->variants(base);
+  return *def;
+}
 
+// Runs every variant into OUT/variants/LABEL and reads its outputs back; the labels of
+// those that dropped on a lossless priority or deadlocked go to `unsafe`.
+std::vector<Ran> run_variants(const ExperimentOptions& opt, const std::string& scenario, const fs::path& out,
+                              const std::vector<Variant>& variants, std::vector<std::string>& unsafe) {
   std::vector<std::vector<std::string>> points;
   std::vector<std::string> dirs;
   for (const Variant& v : variants) {
@@ -67,11 +69,7 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   if (ec) throw InputError(fmt::format("{}: cannot create: {}", out.string(), ec.message()));
   const std::vector<int> status =
       run_scenario_points(scenario, opt.sets, points, dirs, opt.jobs, "experiment " + opt.name, opt.progress);
-
-  ExperimentOutcome o;
-  o.dir = out.string();
   std::vector<Ran> runs;
-  std::vector<std::string> unsafe;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     if (status[i] >= 2)
       throw InputError(fmt::format("experiment {}: variant {} failed (exit {}; its message is above)", opt.name,
@@ -80,12 +78,13 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
     const fs::path d = dirs[i];
     runs.push_back({variants[i], d, read_json(d / "summary.json"), read_csv(d / "flows.csv"), read_csv(d / "ports.csv")});
   }
-  o.unsafe = !unsafe.empty();
+  return runs;
+}
 
-  Report r;
-  r.title = def->title;
-  def->analyze(base, runs, out, r);
-
+// report.md: the command, the headlines (and any unsafe variant), what was varied (the
+// variants' table when it is short), what was measured, then the analysis's sections.
+std::string report_md(const ExperimentOptions& opt, const std::string& scenario, const std::vector<Variant>& variants,
+                      const std::vector<std::string>& unsafe, const Report& r) {
   std::string md = "# " + r.title + "\n\n";
   md += fmt::format("`fabriclab experiment {}` on `{}`", opt.name, scenario);
   for (const auto& s : opt.sets) md += " `--set " + s + "`";
@@ -106,12 +105,34 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   }
   if (variants.size() <= 12) md += markdown_table({"variant", "what", "settings"}, vt) + "\n";
   md += "## What was measured\n\n" + r.measured + "\n\n" + r.body;
-  write_file(out / "report.md", md);
+  return md;
+}
 
+}  // namespace
+
+ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
+  const Definition& def = definition(opt.name);
+  const std::string scenario = opt.scenario.empty() ? "examples/" + opt.name + ".toml" : opt.scenario;
+  if (!fs::exists(scenario))
+    throw InputError(scenario + ": not found (run from the project root, or give --scenario FILE)");
+  const fs::path out = opt.out_dir.empty() ? fs::path("results") / opt.name : fs::path(opt.out_dir);
+  const Config base = fabric_parameters().resolve(scenario, opt.sets).config;
+  const std::vector<Variant> variants = def.variants(base);
+  std::vector<std::string> unsafe;
+  const std::vector<Ran> runs = run_variants(opt, scenario, out, variants, unsafe);
+
+  Report r;
+  r.title = def.title;
+  def.analyze(base, runs, out, r);
+  write_file(out / "report.md", report_md(opt, scenario, variants, unsafe, r));
   r.results["experiment"] = opt.name;
   r.results["scenario"] = scenario;
   r.results["headlines"] = r.headlines;
   write_file(out / "results.json", r.results.dump(2) + "\n");
+
+  ExperimentOutcome o;
+  o.dir = out.string();
+  o.unsafe = !unsafe.empty();
   o.headlines = r.headlines;
   o.results = r.results;
   return o;
