@@ -7,50 +7,43 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/params.h"
 #include "core/random.h"
 
 namespace fabriclab::scenario::offload_internal {
 
+namespace {
+
+// One row of a workload file (its six fields).
+Spec spec_of(const std::vector<std::string>& f, const std::string& where) {
+  Spec s;
+  s.name = f[0];
+  s.collective = f[1];
+  s.algorithm = f[2];
+  const auto ranks = params::parse_integer(f[3]);
+  if (!ranks || *ranks < 2 || *ranks > 1'000'000)
+    throw InputError(fmt::format("{}: column ranks: expected an integer >= 2, got '{}'", where, f[3]));
+  s.ranks = static_cast<int>(*ranks);
+  try {
+    s.bytes = parse_bytes(f[4]).count();
+    s.issue = parse_time(f[5]);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  return s;
+}
+
+}  // namespace
+
 std::vector<Spec> read_workload_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the workload file");
+  csv::Reader reader(in, path, {.comments = true});
+  reader.expect_header({"name", "collective", "algorithm", "ranks", "bytes", "issue"});
   std::vector<Spec> out;
-  std::string line;
-  int no = 0;
-  bool header = false;
-  while (std::getline(in, line)) {
-    ++no;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty() || line[0] == '#') continue;
-    const std::string where = fmt::format("{}:{}", path, no);
-    if (!header) {
-      if (line != "name,collective,algorithm,ranks,bytes,issue")
-        throw InputError(where + ": expected the header 'name,collective,algorithm,ranks,bytes,issue'");
-      header = true;
-      continue;
-    }
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
-    if (f.size() != 6) throw InputError(fmt::format("{}: expected 6 columns, got {}", where, f.size()));
-    Spec s;
-    s.name = f[0];
-    s.collective = f[1];
-    s.algorithm = f[2];
-    const auto ranks = params::parse_integer(f[3]);
-    if (!ranks || *ranks < 2 || *ranks > 1'000'000)
-      throw InputError(fmt::format("{}: column ranks: expected an integer >= 2, got '{}'", where, f[3]));
-    s.ranks = static_cast<int>(*ranks);
-    try {
-      s.bytes = parse_bytes(f[4]).count();
-      s.issue = parse_time(f[5]);
-    } catch (const InputError& e) {
-      throw InputError(where + ": " + e.what());
-    }
-    out.push_back(s);
-  }
+  for (csv::Row row; reader.next(row);) out.push_back(spec_of(row.fields, reader.where(row)));
   if (out.empty()) throw InputError(path + ": no collectives");
   return out;
 }

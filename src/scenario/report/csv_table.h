@@ -1,6 +1,6 @@
 // Our own CSV outputs read back (flows.csv, ports.csv, reorder.csv and the others): a
-// header row, then rows of comma-separated cells, no quoting. The experiments analyze
-// their runs through it.
+// header row, then rows of comma-separated cells, no quoting (read by core/csv.h). The
+// experiments analyze their runs through it.
 //
 //   CsvTable flows = read_csv(dir / "flows.csv");
 //   for (std::size_t r = 0; r < flows.rows(); ++r) double g = flows.number(r, "goodput_gbps");
@@ -30,6 +30,7 @@ class CsvTable {
   std::string path_;
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> cells_;
+  std::vector<std::size_t> lines_;  // each row's line in the file
 };
 
 // InputError naming the file (and line) if it is missing or a row has the wrong width.
