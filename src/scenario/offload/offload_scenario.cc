@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdint>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/stats.h"
 #include "scenario/offload/simulation.h"
 #include "scenario/offload/workload.h"
 #include "scenario/report/files.h"
@@ -62,13 +62,6 @@ const params::Table<OffloadScenario>& scenario_table() {
     return t;
   }();
   return table;
-}
-
-std::int64_t nearest_rank(std::vector<std::int64_t> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto k = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::clamp<std::size_t>(k, 1, v.size()) - 1];
 }
 
 }  // namespace
