@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "nicmodel/model.h"
+#include "offload/advice.h"
 #include "offload/assignment.h"
 #include "scenario/batch/workers.h"
 #include "scenario/offload/offload_scenario.h"
@@ -102,15 +103,24 @@ std::size_t task_for(Plan& plan, Task t) {
 }
 
 // The rows of one collective shape and assignment: every budget, cache, policy and k.
+// offload::decide() says, as the model will, whether a point can ever offload: a copy
+// that never fits an idle NIC is refused under stall (no simulation: "never fits") and
+// runs in software under fallback.
 void plan_shape(const OffloadSetup& setup, const GridAxes& axes, const Spec& proto, const std::string& strat,
                 offload::Strategy strategy, ScheduleCache& cache, Plan& plan) {
   const auto sched = cache.get(proto, strategy);
   cache.prepared(proto, strategy);  // here, once, before the workers fork
   const std::int64_t per_nic = sched->counter_summary().max;
+  const std::vector<offload::NicResources> need = offload::needs_per_rank(*sched);  // rank r on NIC r
   const auto ops = static_cast<std::int64_t>(sched->size());
-  for (std::int64_t budget : axes.budgets)
+  for (std::int64_t budget : axes.budgets) {
+    const offload::NicResources idle{.counters = budget, .slots = setup.value.nic.slots};
+    const std::vector<offload::NicResources> all_free(need.size(), idle);
     for (std::int64_t c : axes.caches)
-      for (const std::string& pol : axes.policies)
+      for (const std::string& pol : axes.policies) {
+        const nicmodel::Policy policy = pol == "stall" ? nicmodel::Policy::stall : nicmodel::Policy::fallback;
+        const offload::OffloadDecision d = offload::decide(need, all_free, idle, nicmodel::when_short(policy));
+        const bool never_fits = d.why == offload::OffloadDecision::Why::never_fits;
         for (std::int64_t k : axes.ks) {
           GridRow row;
           row.collective = proto.collective;
@@ -122,8 +132,8 @@ void plan_shape(const OffloadSetup& setup, const GridAxes& axes, const Spec& pro
           row.cache = c;
           row.k = k;
           row.counters_per_nic = per_nic;
-          row.never_fits = per_nic > budget;
-          if (k * ops > axes.max_ops || (pol == "stall" && row.never_fits)) {
+          row.never_fits = never_fits;
+          if (k * ops > axes.max_ops || d.decision == offload::Decision::refuse) {
             plan.rows.push_back(row);
             continue;
           }
@@ -131,20 +141,22 @@ void plan_shape(const OffloadSetup& setup, const GridAxes& axes, const Spec& pro
           t.proto = proto;
           t.schedule = sched;
           t.strategy = strategy;
-          t.policy = pol == "stall" ? nicmodel::Policy::stall : nicmodel::Policy::fallback;
+          t.policy = policy;
           t.params = setup.value.nic;
           t.params.counters = budget;
           t.params.cache_entries = static_cast<std::int32_t>(c);
           t.k = k;
-          // When no copy can ever be offloaded (fallback), every one runs in software
-          // from its issue and neither the counter budget nor the cache plays a part:
-          // such points share one simulation per schedule and k.
-          t.software_only = pol == "fallback" && row.never_fits;
+          // When no copy can ever be offloaded, every one runs in software from its
+          // issue and neither the counter budget nor the cache plays a part: such points
+          // share one simulation per schedule and k.
+          t.software_only = never_fits;
           t.cost = k * ops;
           row.simulated = true;
           plan.row_task.emplace_back(plan.rows.size(), task_for(plan, std::move(t)));
           plan.rows.push_back(row);
         }
+      }
+  }
 }
 
 Plan plan_grid(const OffloadSetup& setup, const GridAxes& axes, ScheduleCache& cache) {
