@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "scenario/experiments.h"
+#include "scenario/experiments/registry.h"
 
 namespace fabriclab::cli {
 

@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "scenario/offload_scenario.h"
+#include "scenario/offload/offload_scenario.h"
 
 namespace fabriclab::cli {
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "scenario/sweep.h"
+#include "scenario/batch/sweep.h"
 
 namespace fabriclab::cli {
 

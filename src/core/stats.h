@@ -1,13 +1,16 @@
 // Statistics the simulator's observers keep: a running summary (count, sum, min, max,
-// mean), a histogram with fixed-width bins and quantiles, and a time-weighted mean (the
+// mean), a histogram with fixed-width bins and quantiles, a time-weighted mean (the
 // average of a piecewise-constant signal such as a queue depth, weighted by how long
-// each value held).
+// each value held), and the nearest-rank percentile of a sample.
 //
 //   TimeWeighted depth;
 //   depth.set(ns(0), 0); depth.set(us(3), 10); ...; depth.mean(us(10));
+//   Time p99 = Time::from_ps(nearest_rank(fcts_ps, 0.99));
 #pragma once
 
 #include <algorithm>
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
@@ -109,5 +112,16 @@ class TimeWeighted {
   Time start_, last_;
   double value_ = 0, area_ = 0;
 };
+
+// The q-quantile of `v` by nearest rank (q in [0, 1]): the element of rank ceil(q n) in
+// sorted order, at least the first; 0 when v is empty. q n is a double: a product that
+// lands within 1e-9 above an integer (0.07 x 100 = 7.000000000000001) is taken as that
+// integer, so that a decimal q gets its exact rank.
+inline std::int64_t nearest_rank(std::vector<std::int64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double rank = std::ceil(q * static_cast<double>(v.size()) - 1e-9);
+  return v[rank < 1 ? 0 : std::min(static_cast<std::size_t>(rank), v.size()) - 1];
+}
 
 }  // namespace fabriclab

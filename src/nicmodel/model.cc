@@ -17,6 +17,8 @@ namespace {
 enum Kind : std::uint64_t { kIssue = 1, kNicDone = 2, kDeliver = 3, kPosted = 4, kComplete = 5 };
 std::uint64_t tag(Kind k, std::uint64_t job, std::uint64_t x = 0) { return k << 60 | job << 40 | x; }
 bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cntr_add; }
+}  // namespace
+
 // What each policy allows a collective that cannot start offloaded.
 offload::WhenShort when_short(Policy p) {
   switch (p) {
@@ -26,7 +28,6 @@ offload::WhenShort when_short(Policy p) {
   }
   throw std::logic_error("NIC model: unknown policy");
 }
-}  // namespace
 
 // A schedule flattened for the event loop: what each operation does when it is processed
 // and completes, each counter's operations in threshold order, and the software path's

@@ -54,6 +54,8 @@ struct NicParams {
 enum class Policy : std::uint8_t { stall, fallback, advise };
 inline constexpr params::EnumNames<Policy, 3> kPolicyNames{
     {{Policy::stall, "stall"}, {Policy::fallback, "fallback"}, {Policy::advise, "advise"}}};
+// What the policy allows, as decide() takes it (what the model asks decide() with).
+offload::WhenShort when_short(Policy p);
 
 // A schedule checked (offload::validate) and flattened for the model: what each operation
 // does, each counter's operations in threshold order, the software path's successor lists.

@@ -12,11 +12,12 @@
 
 #include "core/error.h"
 #include "core/progress.h"
+#include "core/stats.h"
 #include "fabric/topology.h"
-#include "scenario/pcap_writer.h"
-#include "scenario/reorder_recorder.h"
-#include "scenario/results.h"
-#include "scenario/timeseries.h"
+#include "scenario/observers/pcap_writer.h"
+#include "scenario/observers/reorder_recorder.h"
+#include "scenario/observers/timeseries.h"
+#include "scenario/report/files.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {
@@ -239,15 +240,6 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup) {
 
 namespace {
 
-std::int64_t percentile(std::vector<std::int64_t> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  // Nearest rank.
-  auto rank = static_cast<std::size_t>(q * static_cast<double>(v.size()) + 0.999999999);
-  rank = std::clamp<std::size_t>(rank, 1, v.size());
-  return v[rank - 1];
-}
-
 // The ports a list parameter names: NODE:PORT, or NODE for all its ports, comma-separated.
 std::vector<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, Network& net, const std::string& key) {
   const std::string& list = cfg.text(key);
@@ -364,9 +356,9 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
                          f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
                          f.retransmitted);
   }
-  o.fct_p50 = Time::from_ps(percentile(fcts, 0.50));
-  o.fct_p99 = Time::from_ps(percentile(fcts, 0.99));
-  o.fct_max = Time::from_ps(percentile(fcts, 1.0));
+  o.fct_p50 = Time::from_ps(nearest_rank(fcts, 0.50));
+  o.fct_p99 = Time::from_ps(nearest_rank(fcts, 0.99));
+  o.fct_max = Time::from_ps(nearest_rank(fcts, 1.0));
 
   // ports.csv
   const Time end = o.totals.end;

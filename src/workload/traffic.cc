@@ -4,6 +4,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "core/csv.h"
 #include "core/error.h"
 #include "core/random.h"
 
@@ -108,12 +109,6 @@ std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t
 }
 
 namespace {
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\r");
-  const auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
-}
-
 std::uint64_t parse_uint(const std::string& v, const std::string& where, const char* column, std::uint64_t max) {
   std::uint64_t x = 0;
   std::string digits = v;
@@ -125,53 +120,35 @@ std::uint64_t parse_uint(const std::string& v, const std::string& where, const c
                      v + "'");
   return x;
 }
+
+// One row of a flows file (its six fields).
+fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& where, std::uint32_t hosts) {
+  fabric::FlowSpec s;
+  s.src = static_cast<std::uint32_t>(parse_uint(f[0], where, "src", hosts - 1));
+  s.dst = static_cast<std::uint32_t>(parse_uint(f[1], where, "dst", hosts - 1));
+  try {
+    const Bytes b = parse_bytes(f[2]);
+    if (b.count() <= 0) throw InputError("must be positive");
+    s.bytes = static_cast<std::uint64_t>(b.count());
+    s.start = parse_time(f[3]);
+  } catch (const InputError& e) {
+    throw InputError(where + ": " + e.what());
+  }
+  s.priority = static_cast<std::uint8_t>(parse_uint(f[4], where, "priority", 7));
+  s.qps = static_cast<std::uint32_t>(parse_uint(f[5], where, "qps", 1u << 16));
+  if (s.qps == 0) throw InputError(where + ": column qps: at least 1");
+  if (s.src == s.dst) throw InputError(where + ": src and dst are the same host");
+  return s;
+}
 }  // namespace
 
 std::vector<fabric::FlowSpec> read_flows_csv(const std::string& path, std::uint32_t hosts) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open the flows file");
+  csv::Reader reader(in, path, {.comments = true, .trim = true});
+  reader.expect_header({"src", "dst", "bytes", "start", "priority", "qps"});
   std::vector<fabric::FlowSpec> out;
-  std::string line;
-  int no = 0;
-  bool header = false;
-  while (std::getline(in, line)) {
-    ++no;
-    const std::string where = path + ":" + std::to_string(no);
-    line = trim(line);
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f;
-    std::size_t pos = 0;
-    while (true) {
-      const auto c = line.find(',', pos);
-      f.push_back(trim(line.substr(pos, c == std::string::npos ? std::string::npos : c - pos)));
-      if (c == std::string::npos) break;
-      pos = c + 1;
-    }
-    if (!header) {
-      if (line != "src,dst,bytes,start,priority,qps" && f != std::vector<std::string>{"src", "dst", "bytes", "start", "priority", "qps"})
-        throw InputError(where + ": expected the header 'src,dst,bytes,start,priority,qps'");
-      header = true;
-      continue;
-    }
-    if (f.size() != 6) throw InputError(where + ": expected 6 columns, got " + std::to_string(f.size()));
-    fabric::FlowSpec s;
-    s.src = static_cast<std::uint32_t>(parse_uint(f[0], where, "src", hosts - 1));
-    s.dst = static_cast<std::uint32_t>(parse_uint(f[1], where, "dst", hosts - 1));
-    try {
-      const Bytes b = parse_bytes(f[2]);
-      if (b.count() <= 0) throw InputError("must be positive");
-      s.bytes = static_cast<std::uint64_t>(b.count());
-      s.start = parse_time(f[3]);
-    } catch (const InputError& e) {
-      throw InputError(where + ": " + e.what());
-    }
-    s.priority = static_cast<std::uint8_t>(parse_uint(f[4], where, "priority", 7));
-    s.qps = static_cast<std::uint32_t>(parse_uint(f[5], where, "qps", 1u << 16));
-    if (s.qps == 0) throw InputError(where + ": column qps: at least 1");
-    if (s.src == s.dst) throw InputError(where + ": src and dst are the same host");
-    out.push_back(s);
-  }
-  if (!header) throw InputError(path + ": empty (expected the header 'src,dst,bytes,start,priority,qps')");
+  for (csv::Row row; reader.next(row);) out.push_back(flow_of(row.fields, reader.where(row), hosts));
   if (out.empty()) throw InputError(path + ": no flows");
   return out;
 }

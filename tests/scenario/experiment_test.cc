@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "error_message.h"
-#include "scenario/experiments.h"
-#include "scenario/results.h"
-#include "scenario/sweep.h"
+#include "scenario/batch/sweep.h"
+#include "scenario/experiments/registry.h"
+#include "scenario/report/csv_table.h"
 
 namespace fabriclab::scenario {
 namespace {

@@ -1,5 +1,5 @@
 // The shipped offload scenario under each policy, its determinism, and workload files.
-#include "scenario/offload_scenario.h"
+#include "scenario/offload/offload_scenario.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -137,6 +137,23 @@ TEST(OffloadScenario, ExperimentGrid) {
   std::stringstream md;
   md << r.rdbuf();
   EXPECT_NE(md.str().find("## 3. When falling back beats waiting"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OffloadScenario, ExperimentGridAsksTheModelsDecisionWhetherAPointCanEverOffload) {
+  // The broadcast's root holds two triggered puts; with one slot per NIC it never fits,
+  // though its one counter does: under stall the point is listed as never fitting (the
+  // model would refuse it), under fallback both copies run in software.
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "offload_exp_slots";
+  const auto cfg = resolve_text(offload_parameters(),
+                                "[nic]\nslots = 1\n[experiment]\nconcurrency = \"2\"\nranks = \"4\"\ncounters = \"8\"\n"
+                                "cache_entries = \"8\"\nstrategies = \"optimized\"\npolicies = \"stall,fallback\"\n"
+                                "collectives = \"bcast:binomial\"\n",
+                                "exp.toml");
+  EXPECT_EQ(run_offload_experiment(cfg, "exp.toml", dir.string()), 2u);
+  const std::string csv = read_text(dir / "experiment.csv");
+  EXPECT_NE(csv.find("bcast,binomial,4,optimized,8,8,stall,2,1,never-fits,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("bcast,binomial,4,optimized,8,8,fallback,2,1,yes,0,2,"), std::string::npos) << csv;
   std::filesystem::remove_all(dir);
 }
 

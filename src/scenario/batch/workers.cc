@@ -1,4 +1,4 @@
-#include "scenario/workers.h"
+#include "scenario/batch/workers.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -7,6 +7,8 @@
 //   *.png, *.gp       plots, and the gnuplot scripts that drew them
 //   report.md         what was varied, what was measured, the headline numbers, the plots
 //
+// Each experiment is a Definition in its own file beside this one (experiment.h).
+//
 //   ExperimentOutcome o = run_experiment({.name = "training", .out_dir = "results"});
 #pragma once
 

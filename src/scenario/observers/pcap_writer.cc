@@ -1,4 +1,4 @@
-#include "scenario/pcap_writer.h"
+#include "scenario/observers/pcap_writer.h"
 
 #include <pcap/pcap.h>
 

@@ -1,11 +1,11 @@
-#include "scenario/timeseries.h"
+#include "scenario/observers/timeseries.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
 #include "core/error.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 

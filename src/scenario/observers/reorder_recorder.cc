@@ -1,11 +1,11 @@
-#include "scenario/reorder_recorder.h"
+#include "scenario/observers/reorder_recorder.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "fabric/node.h"
-#include "scenario/results.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 

@@ -1,4 +1,4 @@
-#include "scenario/sweep.h"
+#include "scenario/batch/sweep.h"
 
 #include <fmt/format.h>
 
@@ -12,9 +12,9 @@
 
 #include "core/error.h"
 #include "core/random.h"
+#include "scenario/batch/workers.h"
 #include "scenario/fabric_scenario.h"
-#include "scenario/results.h"
-#include "scenario/workers.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 
@@ -111,14 +111,10 @@ std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann:
   return out;
 }
 
-SweepOutcome run_sweep(const SweepOptions& opt) {
-  if (opt.out_dir.empty()) throw InputError("sweep: --out DIR is required");
-  const std::vector<Vary> varies = parse_varies(opt.vary);
-  const Config base = fabric_parameters().resolve(opt.scenario, opt.sets).config;
-  const auto seed_at = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
-  const bool seed_varied = seed_at != varies.end();
+namespace {
 
-  // Every value must parse on its own before anything runs.
+// Every value must parse on its own before anything runs.
+void check_values(const SweepOptions& opt, const std::vector<Vary>& varies) {
   for (const Vary& v : varies)
     for (const std::string& value : v.values) {
       std::vector<std::string> sets = opt.sets;
@@ -131,18 +127,22 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
         throw InputError(fmt::format("--vary {}: value '{}': {}", v.key, value, why));
       }
     }
+}
 
-  // The cartesian product, first --vary slowest.
+struct Point {
+  std::string id;
+  std::vector<std::string> values;  // one per --vary
+  std::uint64_t seed;               // 0 when sim.seed is varied
+};
+
+// The cartesian product, first --vary slowest; each point's seed drawn from the
+// scenario's and the point's values.
+std::vector<Point> points_of(const std::vector<Vary>& varies, const Config& base, bool seed_varied) {
   std::size_t total = 1;
   for (const Vary& v : varies) {
     total *= v.values.size();  // values.size() >= 1 and total <= 100000 before: no overflow
     if (total > 100000) throw InputError("sweep: the --vary lists make more than 100000 points");
   }
-  struct Point {
-    std::string id;
-    std::vector<std::string> values;
-    std::uint64_t seed;
-  };
   std::vector<Point> points;
   for (std::size_t n = 0; n < total; ++n) {
     Point p;
@@ -158,9 +158,13 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
     p.seed = seed_varied ? 0 : RandomStream(static_cast<std::uint64_t>(base.integer("sim.seed")), "sweep/" + text).next() >> 33;
     points.push_back(std::move(p));
   }
+  return points;
+}
 
-  // The manifest: a directory made by another sweep is refused rather than mixed.
-  const fs::path dir(opt.out_dir);
+// DIR/sweep.json: written by the first run; a directory made by another sweep is refused
+// rather than mixed.
+void claim_directory(const fs::path& dir, const SweepOptions& opt, const std::vector<Vary>& varies,
+                     const std::vector<Point>& points, bool seed_varied) {
   nlohmann::ordered_json manifest;
   manifest["scenario"] = fs::absolute(opt.scenario).lexically_normal().string();
   manifest["scenario_text"] = read_text(opt.scenario);
@@ -186,9 +190,12 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
   } else {
     write_file(manifest_path, manifest.dump(2) + "\n");
   }
+}
 
-  SweepOutcome out;
-  out.points = points.size();
+// Runs the points whose summary.json is not complete yet; returns each point's exit
+// status (0 for those skipped).
+std::vector<int> run_pending(const fs::path& dir, const SweepOptions& opt, const std::vector<Vary>& varies,
+                             const std::vector<Point>& points, bool seed_varied, SweepOutcome& out) {
   std::vector<std::vector<std::string>> pending;
   std::vector<std::string> dirs;
   std::vector<std::size_t> index;
@@ -210,56 +217,91 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
                  pending.size());
   const std::vector<int> status = run_scenario_points(opt.scenario, opt.sets, pending, dirs, opt.jobs, "sweep", opt.progress);
   out.ran = pending.size();
-  std::map<std::size_t, int> status_of;
+  std::vector<int> status_of(points.size(), 0);
   for (std::size_t j = 0; j < index.size(); ++j) status_of[index[j]] = status[j];
+  return status_of;
+}
 
-  // sweep.csv: the varied values, the seed, the status, then every summary metric.
-  std::vector<std::string> metric_names;
-  std::vector<std::map<std::string, std::string>> metrics(points.size());
-  std::vector<std::string> state(points.size(), "ok");
+// Every point's summary metrics (flattened) and state: ok, failed, lossless_drops or deadlock.
+struct Metrics {
+  std::vector<std::string> names;  // in order of first appearance
+  std::vector<std::map<std::string, std::string>> of;  // per point
+  std::vector<std::string> state;
+};
+
+Metrics collect(const fs::path& dir, const std::vector<Point>& points, const std::vector<int>& status,
+                SweepOutcome& out) {
+  Metrics m;
+  m.of.resize(points.size());
+  m.state.assign(points.size(), "ok");
   const std::vector<std::string> skip = {"config", "scenario", "congestion_control.dcqcn", "run.wall_seconds"};
   for (std::size_t i = 0; i < points.size(); ++i) {
     const fs::path summary = dir / "points" / points[i].id / "summary.json";
-    const auto st = status_of.find(i);
-    const int code = st == status_of.end() ? 0 : st->second;
+    const int code = status[i];
     if (code >= 2 || !complete_summary(summary)) {
-      state[i] = fmt::format("failed (exit {})", code);
+      m.state[i] = fmt::format("failed (exit {})", code);
       out.failed.push_back(points[i].id);
       continue;
     }
     for (auto& [k, v] : flatten_summary(read_json(summary), skip)) {
-      if (std::find(metric_names.begin(), metric_names.end(), k) == metric_names.end()) metric_names.push_back(k);
-      metrics[i][k] = v;
+      if (std::find(m.names.begin(), m.names.end(), k) == m.names.end()) m.names.push_back(k);
+      m.of[i][k] = v;
     }
-    const auto& m = metrics[i];
-    const bool lossless = m.count("totals.lossless_drops") && m.at("totals.lossless_drops") != "0";
-    const bool deadlock = m.count("pfc_deadlock.detected_at_ns") > 0;
+    const auto& pm = m.of[i];
+    const bool lossless = pm.count("totals.lossless_drops") && pm.at("totals.lossless_drops") != "0";
+    const bool deadlock = pm.count("pfc_deadlock.detected_at_ns") > 0;
     if (lossless || deadlock) {
-      state[i] = lossless ? "lossless_drops" : "deadlock";
+      m.state[i] = lossless ? "lossless_drops" : "deadlock";
       out.unsafe.push_back(points[i].id);
     }
   }
+  return m;
+}
+
+// sweep.csv: the varied values, the seed, the status, then every summary metric.
+std::string sweep_csv(const std::vector<Vary>& varies, const std::vector<Point>& points, std::ptrdiff_t seed_at,
+                      const Metrics& m) {
   std::string csv = "point";
   for (const Vary& v : varies) csv += "," + v.key;
   csv += ",seed,status";
-  for (const auto& m : metric_names) csv += "," + m;
+  for (const auto& name : m.names) csv += "," + name;
   csv += "\n";
   for (std::size_t i = 0; i < points.size(); ++i) {
     csv += points[i].id;
     for (const auto& v : points[i].values) csv += "," + v;
-    csv += "," + (seed_varied ? points[i].values[static_cast<std::size_t>(seed_at - varies.begin())]
-                              : std::to_string(points[i].seed));
-    csv += "," + state[i];
-    for (const auto& m : metric_names) {
-      const auto it = metrics[i].find(m);
-      std::string cell = it == metrics[i].end() ? std::string() : it->second;
+    csv += "," + (seed_at >= 0 ? points[i].values[static_cast<std::size_t>(seed_at)] : std::to_string(points[i].seed));
+    csv += "," + m.state[i];
+    for (const auto& name : m.names) {
+      const auto it = m.of[i].find(name);
+      std::string cell = it == m.of[i].end() ? std::string() : it->second;
       std::replace(cell.begin(), cell.end(), ',', ';');  // keep the row's width
       csv += "," + cell;
     }
     csv += "\n";
   }
+  return csv;
+}
+
+}  // namespace
+
+SweepOutcome run_sweep(const SweepOptions& opt) {
+  if (opt.out_dir.empty()) throw InputError("sweep: --out DIR is required");
+  const std::vector<Vary> varies = parse_varies(opt.vary);
+  const Config base = fabric_parameters().resolve(opt.scenario, opt.sets).config;
+  const auto seed_it = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
+  const bool seed_varied = seed_it != varies.end();
+  const std::ptrdiff_t seed_at = seed_varied ? seed_it - varies.begin() : -1;  // sim.seed's --vary, if any
+  check_values(opt, varies);
+  const std::vector<Point> points = points_of(varies, base, seed_varied);
+  const fs::path dir(opt.out_dir);
+  claim_directory(dir, opt, varies, points, seed_varied);
+
+  SweepOutcome out;
+  out.points = points.size();
+  const std::vector<int> status = run_pending(dir, opt, varies, points, seed_varied, out);
+  const Metrics m = collect(dir, points, status, out);
   out.csv = (dir / "sweep.csv").string();
-  write_file(out.csv, csv);
+  write_file(out.csv, sweep_csv(varies, points, seed_at, m));
   return out;
 }
 

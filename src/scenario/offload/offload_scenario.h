@@ -25,7 +25,7 @@
 namespace fabriclab::scenario {
 
 // Everything an offload scenario sets. The model's keys are declared in nicmodel/params.h;
-// the workload's and the grid's in offload_scenario.cc.
+// the workload's in offload_scenario.cc, the grid's too (the grid runs in grid.cc).
 struct OffloadScenario {
   std::uint64_t seed = 1;  // sim.seed
   nicmodel::NicParams nic;

@@ -1,0 +1,82 @@
+#include "core/csv.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "core/error.h"
+
+namespace fabriclab::csv {
+
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> split(std::string_view line, bool trim) {
+  std::vector<std::string> out;
+  for (std::size_t pos = 0;;) {
+    const auto comma = line.find(',', pos);
+    const std::string_view field = line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    out.emplace_back(trim ? trimmed(field) : field);
+    if (comma == std::string_view::npos) return out;
+    pos = comma + 1;
+  }
+}
+
+Reader::Reader(std::istream& in, std::string path, Options options)
+    : in_(in), path_(std::move(path)), options_(options) {}
+
+bool Reader::next_line(std::string& line) {
+  while (std::getline(in_, line)) {
+    ++line_;
+    if (options_.trim) line = std::string(trimmed(line));
+    else if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty() || (options_.comments && line[0] == '#')) continue;
+    return true;
+  }
+  return false;
+}
+
+const std::vector<std::string>& Reader::read_header() {
+  std::string line;
+  if (!next_line(line)) throw InputError(fmt::format("{}: empty (expected a header row)", path_));
+  header_ = split(line, options_.trim);
+  has_header_ = true;
+  return header_;
+}
+
+void Reader::expect_header(const std::vector<std::string>& names) {
+  std::string line;
+  if (!next_line(line)) throw InputError(fmt::format("{}: empty (expected the header '{}')", path_, joined(names)));
+  header_ = split(line, options_.trim);
+  if (header_ != names) throw InputError(fmt::format("{}:{}: expected the header '{}'", path_, line_, joined(names)));
+  has_header_ = true;
+}
+
+bool Reader::next(Row& row) {
+  if (!has_header_) throw std::logic_error("csv::Reader::next before the header");
+  std::string line;
+  if (!next_line(line)) return false;
+  row.line = line_;
+  row.fields = split(line, options_.trim);
+  if (row.fields.size() != header_.size())
+    throw InputError(fmt::format("{}: expected {} columns, got {}", where(row), header_.size(), row.fields.size()));
+  return true;
+}
+
+std::string Reader::where(const Row& row) const { return fmt::format("{}:{}", path_, row.line); }
+
+}  // namespace fabriclab::csv

@@ -1,0 +1,43 @@
+#include "scenario/experiments/experiment.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace fabriclab::scenario::experiments {
+
+std::string f1(double x) { return fmt::format("{:.1f}", x); }
+std::string f2(double x) { return fmt::format("{:.2f}", x); }
+std::string pct(double x) { return fmt::format("{:.0f} %", 100.0 * x); }
+double us_of_ns(double ns) { return ns / 1000.0; }
+
+// Gb/s of `bytes` over `ns`.
+double gbps(double bytes, double ns) { return ns > 0 ? bytes * 8.0 / ns : 0.0; }
+
+std::uint32_t host_index(const std::string& name) {
+  if (name.size() < 2 || name[0] != 'h') throw std::logic_error("not a host name: " + name);
+  return static_cast<std::uint32_t>(std::stoul(name.substr(1)));
+}
+
+double metric(const nlohmann::json& summary, const char* section, const char* key) {
+  const auto& v = summary.at(section).at(key);
+  return v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>();
+}
+
+// A clustered bar chart of `dat` (first column: labels; then one column per series).
+std::string histogram(const std::string& title, const std::string& ylabel, const std::string& dat,
+                      const std::vector<std::string>& series, std::size_t rows, const std::string& extra) {
+  std::string cols;
+  for (std::size_t i = 0; i < series.size(); ++i)
+    cols += fmt::format("{}'{}' using {}{} title '{}'", i ? ", " : "", dat, i + 2, i ? "" : ":xtic(1)", series[i]);
+  return fmt::format("set title '{}'\nset ylabel '{}'\nset style data histogram\n"
+                     "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
+                     "set xrange [-0.6:{:.1f}]\nset yrange [0:*]\nset grid ytics\nset key top right\n{}plot {}",
+                     title, ylabel, static_cast<double>(rows) - 0.4, extra, cols);
+}
+
+std::string plot_line(const std::string& img, const std::string& caption) {
+  return fmt::format("![{}]({})\n\n", caption, img);
+}
+
+}  // namespace fabriclab::scenario::experiments

@@ -1,0 +1,39 @@
+#include "scenario/report/files.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace fabriclab::scenario {
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+  out.close();  // a failed flush (disk full) shows only here
+  if (!out) throw InputError(fmt::format("{}: cannot write", p.string()));
+}
+
+std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read", p.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+nlohmann::json read_json(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot read", p.string()));
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(fmt::format("{}: not JSON: {}", p.string(), e.what()));
+  }
+}
+
+std::string ns_text(Time t) { return fmt::format("{}.{:03}", t.ps() / 1000, t.ps() % 1000); }
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,83 @@
+// The CSV reader: header, rows, CRLF, comments and blank lines, trimming, and each error
+// naming the file and line.
+#include "core/csv.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "error_message.h"
+
+namespace fabriclab::csv {
+namespace {
+
+using Fields = std::vector<std::string>;
+
+TEST(Csv, SplitKeepsEveryFieldEmptyOnesToo) {
+  EXPECT_EQ(split("a,,b,"), (Fields{"a", "", "b", ""}));
+  EXPECT_EQ(split(""), (Fields{""}));
+  EXPECT_EQ(split(" a , b\t", true), (Fields{"a", "b"}));
+  EXPECT_EQ(split(" a , b"), (Fields{" a ", " b"}));
+}
+
+TEST(Csv, ReadsTheHeaderThenRowsWithTheirLineNumbers) {
+  std::istringstream in("x,y\r\n1,2\r\n\r\n3,\n");
+  Reader r(in, "t.csv");
+  EXPECT_EQ(r.read_header(), (Fields{"x", "y"}));
+  Row row;
+  ASSERT_TRUE(r.next(row));
+  EXPECT_EQ(row.fields, (Fields{"1", "2"}));
+  EXPECT_EQ(row.line, 2u);
+  ASSERT_TRUE(r.next(row));  // the blank line 3 is skipped
+  EXPECT_EQ(row.fields, (Fields{"3", ""}));
+  EXPECT_EQ(r.where(row), "t.csv:4");
+  EXPECT_FALSE(r.next(row));
+}
+
+TEST(Csv, CommentsAreLinesOnlyWhereTheFileAllowsThem) {
+  std::istringstream with("# made by hand\nx,y\n# a note\n1,2\n");
+  Reader r(with, "c.csv", {.comments = true});
+  r.expect_header({"x", "y"});
+  Row row;
+  ASSERT_TRUE(r.next(row));
+  EXPECT_EQ(row.line, 4u);
+  EXPECT_FALSE(r.next(row));
+  std::istringstream without("x\n#1\n");
+  Reader plain(without, "p.csv");
+  plain.read_header();
+  ASSERT_TRUE(plain.next(row));
+  EXPECT_EQ(row.fields, (Fields{"#1"}));
+}
+
+TEST(Csv, TrimmingDropsSpacesAroundLinesAndFields) {
+  std::istringstream in("  src , dst \n \t \n  # indented comment\n h0 ,h1\r\n");
+  Reader r(in, "f.csv", {.comments = true, .trim = true});
+  r.expect_header({"src", "dst"});
+  Row row;
+  ASSERT_TRUE(r.next(row));
+  EXPECT_EQ(row.fields, (Fields{"h0", "h1"}));
+  EXPECT_EQ(row.line, 4u);
+}
+
+TEST(Csv, ErrorsNameTheFileAndLine) {
+  std::istringstream wide("x,y\n1,2\n1,2,3\n");
+  Reader r(wide, "w.csv");
+  r.read_header();
+  Row row;
+  ASSERT_TRUE(r.next(row));
+  EXPECT_EQ(testing::input_error_of([&] { r.next(row); }), "w.csv:3: expected 2 columns, got 3");
+
+  std::istringstream other("\nx,z\n");
+  Reader h(other, "h.csv");
+  EXPECT_EQ(testing::input_error_of([&] { h.expect_header({"x", "y"}); }), "h.csv:2: expected the header 'x,y'");
+
+  std::istringstream empty("# only a comment\n\n");
+  Reader e(empty, "e.csv", {.comments = true});
+  EXPECT_EQ(testing::input_error_of([&] { e.expect_header({"x", "y"}); }), "e.csv: empty (expected the header 'x,y')");
+  std::istringstream nothing("");
+  Reader n(nothing, "n.csv");
+  EXPECT_EQ(testing::input_error_of([&] { n.read_header(); }), "n.csv: empty (expected a header row)");
+}
+
+}  // namespace
+}  // namespace fabriclab::csv
