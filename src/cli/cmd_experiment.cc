@@ -43,7 +43,12 @@ Command add_experiment_command(CLI::App& app) {
   sub->add_option("--out", a->opt.out_dir, "output directory (default results/NAME)");
   sub->add_option("--set", a->opt.sets, "override a scenario parameter in every variant: key=value (repeatable)");
   sub->add_option("--jobs", a->opt.jobs, "variants run at once (worker processes)")->check(CLI::Range(1, 256));
-  return {sub, [a] { return run_experiment_command(*a); }};
+  auto quiet = std::make_shared<bool>(false);
+  sub->add_flag("--quiet", *quiet, "no progress on stderr");
+  return {sub, [a, quiet] {
+            a->opt.progress = !*quiet;
+            return run_experiment_command(*a);
+          }};
 }
 
 }  // namespace fabriclab::cli

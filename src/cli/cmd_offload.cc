@@ -17,6 +17,7 @@ struct OffloadArgs {
   std::int64_t seed = -1;
   std::vector<std::string> sets;
   bool parameters = false;
+  bool quiet = false;
   unsigned jobs = 2;
 };
 
@@ -33,7 +34,7 @@ int run_offload_cmd(const OffloadArgs& a) {
   const std::string out =
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
   if (!cfg.value.experiment.concurrency.empty()) {
-    const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out, a.jobs);
+    const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out, a.jobs, a.quiet);
     fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md, completion_*.png\n", a.scenario, n, out);
     return 0;
   }
@@ -61,6 +62,7 @@ Command add_offload_command(CLI::App& app) {
   sub->add_option("--seed", a->seed, "seed (sets sim.seed)")->check(CLI::NonNegativeNumber);
   sub->add_option("--set", a->sets, "override a parameter: key=value (repeatable)");
   sub->add_flag("--parameters", a->parameters, "list every parameter");
+  sub->add_flag("--quiet", a->quiet, "no progress on stderr (experiment grids)");
   sub->add_option("--jobs", a->jobs, "experiment grids: points run at once (worker processes; default 2)")
       ->check(CLI::Range(1, 256));
   return {sub, [a] { return run_offload_cmd(*a); }};

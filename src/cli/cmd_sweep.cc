@@ -46,8 +46,10 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--set", a->sets, "override a parameter in every point: key=value (repeatable)");
   sub->add_option("--jobs", a->jobs, "points run at once (worker processes)")->check(CLI::Range(1, 256));
   sub->add_option("--out", a->out_dir, "output directory")->required();
-  return {sub, [a] {
-            a->progress = true;
+  auto quiet = std::make_shared<bool>(false);
+  sub->add_flag("--quiet", *quiet, "no progress on stderr");
+  return {sub, [a, quiet] {
+            a->progress = !*quiet;
             return run_sweep_command(*a);
           }};
 }

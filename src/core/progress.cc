@@ -56,6 +56,7 @@ void Progress::update(double done, std::string_view note) {
     o_.write(s + "\n");
   }
   shown_ = true;
+  shown_done_ = done;
 }
 
 void Progress::clear() {
@@ -69,7 +70,7 @@ void Progress::finish(std::string_view note) {
   if (!o_.enabled) return;
   if (o_.terminal) {
     clear();
-  } else if (shown_) {
+  } else if (shown_ && (done_ != shown_done_ || !note.empty())) {
     o_.write(line(done_, note) + "\n");  // a log says where it ended, if it said anything
   }
 }

@@ -57,6 +57,7 @@ class Progress {
   Clock::time_point start_, last_;
   double done_ = 0;
   bool shown_ = false, finished_ = false;
+  double shown_done_ = -1;  // the position of the last line written
   std::size_t width_ = 0;  // of the terminal line last written
 };
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/random.h"
 #include "scenario/batch/workers.h"
 #include "scenario/fabric_scenario.h"
@@ -24,7 +25,11 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
                                      const std::vector<std::vector<std::string>>& points,
                                      const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,
                                      bool progress) {
-  const auto t0 = std::chrono::steady_clock::now();
+  // A line per finished point (terminal or not), with what remains.
+  Progress::Options po = Progress::on_stderr(label, static_cast<double>(points.size()), "points", !progress);
+  po.terminal = false;
+  po.period_seconds = 0;
+  Progress report(std::move(po));
   std::size_t finished = 0;
   return run_in_workers(
       points.size(), jobs,
@@ -36,12 +41,9 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
         return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
       },
       [&](std::size_t i, int status) {
-        ++finished;
-        if (!progress) return;
-        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        std::fprintf(stderr, "%s: %s %s (%zu of %zu, %.1f s)\n", label.c_str(), fs::path(dirs[i]).filename().c_str(),
-                     status == 0 ? "done" : status == 1 ? "done: lossless drop or deadlock" : "FAILED", finished,
-                     points.size(), s);
+        report.update(static_cast<double>(++finished),
+                      fmt::format("{} {}", fs::path(dirs[i]).filename().string(),
+                                  status == 0 ? "done" : status == 1 ? "done: lossless drop or deadlock" : "FAILED"));
       });
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "nicmodel/model.h"
 #include "offload/advice.h"
 #include "offload/assignment.h"
@@ -225,7 +226,7 @@ TaskResult task_result(const Task& t, std::size_t index, int status, const std::
 // small one); each child leaves its figures in a file of DIR/.points, read back here in
 // task order.
 std::vector<TaskResult> run_tasks(const std::vector<Task>& tasks, ScheduleCache& cache, const std::string& out_dir,
-                                  unsigned jobs) {
+                                  unsigned jobs, bool quiet) {
   std::error_code ec;
   const std::filesystem::path scratch = std::filesystem::path(out_dir) / ".points";
   std::filesystem::remove_all(scratch, ec);
@@ -241,20 +242,25 @@ std::vector<TaskResult> run_tasks(const std::vector<Task>& tasks, ScheduleCache&
   std::vector<std::size_t> order(tasks.size());
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tasks[a].cost > tasks[b].cost; });
+  // What remains is estimated by the tasks' costs (they run largest first).
+  double total_cost = 0, done_cost = 0;
+  for (const Task& t : tasks) total_cost += static_cast<double>(t.cost);
+  std::size_t finished = 0;
+  Progress::Options po = Progress::on_stderr("offload experiment", total_cost, "", quiet);
+  po.show = [&](double) { return fmt::format("{} of {} simulations", finished, order.size()); };
+  Progress progress(std::move(po));
   const auto statuses = run_in_workers(order.size(), jobs, [&](std::size_t i) {
     const TaskResult r = simulate_task(tasks[order[i]], cache);
     write_file(scratch / std::to_string(order[i]), fmt::format("{} {} {} {} {} {} {}\n", r.makespan, r.stall,
                                                           r.mean_completion, r.max_concurrent, r.software, r.hits,
                                                           r.misses));
     return 0;
-  }, [&, t0 = std::chrono::steady_clock::now(), finished = std::size_t{0}](std::size_t, int) mutable {
-    // Progress for a person watching (the shipped grid takes about a minute).
+  }, [&](std::size_t i, int) {
     ++finished;
-    if (!isatty(STDERR_FILENO)) return;
-    std::fprintf(stderr, "\roffload experiment: %zu of %zu simulations (%.0f s)%s", finished, order.size(),
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-                 finished == order.size() ? "\n" : "");
+    done_cost += static_cast<double>(tasks[order[i]].cost);
+    progress.update(done_cost);
   });
+  progress.finish();
   std::vector<TaskResult> results(tasks.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
     const std::size_t t = order[i];
@@ -314,7 +320,7 @@ std::string us_text(Time t) { return fmt::format("{:.1f}", static_cast<double>(t
 }  // namespace offload_internal
 
 std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string& scenario,
-                                   const std::string& out_dir, unsigned jobs) {
+                                   const std::string& out_dir, unsigned jobs, bool quiet) {
   using namespace offload_internal;
   const GridAxes axes = grid_axes(setup);
   ScheduleCache cache;
@@ -322,7 +328,7 @@ std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string&
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
-  fill_rows(plan, run_tasks(plan.tasks, cache, out_dir, jobs));
+  fill_rows(plan, run_tasks(plan.tasks, cache, out_dir, jobs, quiet));
   const std::filesystem::path dir(out_dir);
   write_file(dir / "experiment.csv", experiment_csv(plan.rows));
   write_grid_report(dir, scenario, setup.config, axes, plan.rows);

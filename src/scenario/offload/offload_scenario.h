@@ -72,6 +72,6 @@ OffloadOutcome run_offload(const OffloadSetup& setup, const std::string& scenari
 // points. The points run in up to `jobs` worker processes (the outputs do not depend on
 // how many).
 std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir,
-                                   unsigned jobs = 2);
+                                   unsigned jobs = 2, bool quiet = false);
 
 }  // namespace fabriclab::scenario
