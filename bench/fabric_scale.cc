@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "fabric/packet.h"
-#include "scenario/fabric_scenario.h"
+#include "scenario/fabric/fabric_scenario.h"
 
 using namespace fabriclab;
 

@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "scenario/fabric_scenario.h"
+#include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::cli {
 

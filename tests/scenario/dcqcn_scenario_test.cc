@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "scenario/fabric_scenario.h"
+#include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::scenario {
 namespace {

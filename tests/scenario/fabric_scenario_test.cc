@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "error_message.h"
-#include "scenario/fabric_scenario.h"
+#include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::scenario {
 namespace {

@@ -14,7 +14,7 @@
 #include "core/progress.h"
 #include "core/random.h"
 #include "scenario/batch/workers.h"
-#include "scenario/fabric_scenario.h"
+#include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/files.h"
 
 namespace fabriclab::scenario {

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/experiments/experiment.h"
-#include "scenario/fabric_scenario.h"
+#include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/csv_table.h"
 #include "scenario/report/files.h"
 #include "scenario/report/markdown.h"

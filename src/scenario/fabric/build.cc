@@ -1,0 +1,147 @@
+// Building a fabric run's network from its FabricScenario: the topology, the flows, static
+// routes, link elements, and the split into parts.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/error.h"
+#include "fabric/topology.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/fabric/lookup.h"
+#include "workload/traffic.h"
+
+namespace fabriclab::scenario {
+
+using fabric::Network;
+
+namespace {
+
+// The flows of traffic.*, a flows file read relative to the scenario file.
+void add_flows(const FabricSetup& setup, Network& net) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;
+  workload::TrafficSpec tr = s.traffic;
+  if (!tr.flows_file.empty()) {
+    // Relative to the scenario file, like an include.
+    const std::string& origin = cfg.origin("traffic.flows_file");
+    const auto colon = origin.find(':');
+    if (origin != "default" && origin != "--set" && colon != std::string::npos &&
+        std::filesystem::path(tr.flows_file).is_relative())
+      tr.flows_file = (std::filesystem::path(origin.substr(0, colon)).parent_path() / tr.flows_file).string();
+  }
+  for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net.host_count()), s.sim.seed))
+    net.add_flow(f);
+}
+
+// routing.static: "s1 h9 2|3; s2 h0 1".
+void add_static_routes(const FabricSetup& setup, Network& net) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;
+  const std::string& text = s.static_routes;
+  std::size_t pos = 0;
+  while (!text.empty() && pos <= text.size()) {
+    const auto semi = text.find(';', pos);
+    std::string item = text.substr(pos, semi == std::string::npos ? std::string::npos : semi - pos);
+    std::istringstream words(item);
+    std::string sw_name, host_name, port_text, extra;
+    words >> sw_name >> host_name >> port_text >> extra;
+    if (!sw_name.empty()) {
+      const std::string where = fmt::format("{}: routing.static: '{}'", cfg.origin("routing.static"), item);
+      if (port_text.empty() || !extra.empty()) throw InputError(where + ": expected SWITCH HOST PORT[|PORT...]");
+      fabric::Node& at = find_node(cfg, net, "routing.static", sw_name);
+      fabric::Node& host = find_node(cfg, net, "routing.static", host_name);
+      if (host.id() >= net.host_count() || at.id() < net.host_count())
+        throw InputError(where + ": expected a switch, then a host");
+      std::vector<std::uint16_t> ports;
+      for (const std::string& one : split_list(port_text, '|')) {
+        const auto v = parse_integer(one);
+        if (!v || *v < 0 || static_cast<std::size_t>(*v) >= at.port_count())
+          throw InputError(fmt::format("{}: port '{}': {} has ports 0..{}", where, one, at.name(), at.port_count() - 1));
+        ports.push_back(static_cast<std::uint16_t>(*v));
+      }
+      net.set_static_route(static_cast<std::uint32_t>(at.id() - net.host_count()), host.id(), std::move(ports));
+    }
+    if (semi == std::string::npos) break;
+    pos = semi + 1;
+  }
+}
+
+// The reorder box (impair.*) and the re-sequencer (reseq.*), each on one link.
+void add_link_elements(const FabricSetup& setup, Network& net) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;
+  if (const std::string& link = s.impair.link; !link.empty()) {
+    fabric::ImpairmentConfig ic = s.impair.box;
+    try {
+      ic.rules = fabric::parse_impairment_rules(s.impair.rules);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: impair.rules: {}", cfg.origin("impair.rules"), e.what()));
+    }
+    net.add_impairment(find_port(cfg, net, "impair.link", link), std::move(ic));
+  } else {
+    for (const char* key : {"impair.rules", "impair.drop_probability", "impair.corrupt_probability",
+                             "impair.duplicate_probability", "impair.reorder_probability"})
+      if (cfg.origin(key) != "default")
+        throw InputError(fmt::format("{}: {} needs impair.link (the port whose link is impaired)", cfg.origin(key), key));
+  }
+  if (const std::string& at = s.reseq.link; !at.empty()) {
+    fabric::Port& port = find_port(cfg, net, "reseq.link", at);
+    if (port.impairment())
+      throw InputError(fmt::format("{}: reseq.link: {} already carries the reorder box (impair.link)",
+                                   cfg.origin("reseq.link"), at));
+    net.add_resequencer(port, s.reseq.config);
+  }
+}
+
+// sim.partitions: refused with what would act across parts within a window.
+void split_into_parts(const FabricSetup& setup, Network& net) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;
+  if (const std::uint32_t parts = s.sim.partitions; parts > 1) {
+    // What would act across parts within a window: refused here, by its key.
+    const auto refuse = [&](const std::string& key) {
+      throw InputError(fmt::format("{}: {} is not supported with sim.partitions = {} (set at {}); "
+                                   "use sim.partitions = 1",
+                                   cfg.origin(key), key, parts, cfg.origin("sim.partitions")));
+    };
+    for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
+      if (!cfg.text(key).empty()) refuse(key);
+    if (s.output.timeseries_interval > Time()) refuse("output.timeseries_interval");
+    for (std::uint32_t id = 0; id < net.flows().size(); ++id)
+      if (!net.flows()[id].spec.after.empty())
+        throw InputError(fmt::format("{}: sim.partitions = {}: flow {} starts when others finish (traffic.pattern "
+                                     "= {}), which a partitioned run does not support",
+                                     cfg.origin("sim.partitions"), parts, id,
+                                     params::name_of(workload::kPatternNames, s.traffic.pattern)));
+    const std::uint32_t threads = s.sim.threads == 0 ? parts : s.sim.threads;
+    if (threads > parts)
+      throw InputError(fmt::format("{}: sim.threads = {}: at most one thread per part (sim.partitions = {})",
+                                   cfg.origin("sim.threads"), threads, parts));
+    net.set_partitions(parts, threads);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Network> build_network(const FabricSetup& setup) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;  // where each value was set, for messages
+  if (s.sw.wred.kmax <= s.sw.wred.kmin)
+    throw InputError(fmt::format("{}: switch.wred.green_max_threshold ({}) must be above green_min_threshold ({})",
+                                 cfg.origin("switch.wred.green_max_threshold"),
+                                 cfg.shown("switch.wred.green_max_threshold"),
+                                 cfg.shown("switch.wred.green_min_threshold")));
+  auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
+  fabric::build_topology(*net, s.topology);
+  if (s.sw.pfc.enabled && s.deadlock.every > Time())
+    net->detect_deadlocks(s.deadlock.every, s.deadlock.after,
+                          s.sw.watchdog && s.sw.wd_action != fabric::WatchdogAction::alert);
+  add_flows(setup, *net);
+  add_static_routes(setup, *net);
+  add_link_elements(setup, *net);
+  split_into_parts(setup, *net);
+  return net;
+}
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,212 @@
+#include "scenario/fabric/outputs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "core/stats.h"
+#include "scenario/report/files.h"
+
+namespace fabriclab::scenario {
+
+using fabric::Network;
+
+std::string flows_csv(Network& net, FabricOutcome& o) {
+  std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets\n";
+  std::vector<std::int64_t> fcts;
+  for (std::size_t i = 0; i < net.flows().size(); ++i) {
+    const auto& f = net.flows()[i];
+    o.retransmitted += f.retransmitted;
+    std::string fin, fct, gbps;
+    if (f.finished()) {
+      const Time d = f.finish - f.started;
+      fcts.push_back(d.ps());
+      fin = ns_text(f.finish);
+      fct = ns_text(d);
+      // bits per ns = Gb/s
+      gbps = fmt::format("{:.3f}", static_cast<double>(f.spec.bytes) * 8.0 * 1000.0 / static_cast<double>(d.ps()));
+    }
+    flows += fmt::format("{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(), net.host(f.spec.dst).name(),
+                         f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
+                         f.retransmitted);
+  }
+  o.fct_p50 = Time::from_ps(nearest_rank(fcts, 0.50));
+  o.fct_p99 = Time::from_ps(nearest_rank(fcts, 0.99));
+  o.fct_max = Time::from_ps(nearest_rank(fcts, 1.0));
+  return flows;
+}
+
+std::string ports_csv(Network& net, Time end, fabric::PortCounters& all) {
+  const auto& fields = fabric::port_counter_fields();
+  std::string ports = "node,port";
+  for (const auto& f : fields) ports += fmt::format(",{}", f.name);
+  ports += "\n";
+  for (const fabric::Node* n : net.nodes()) {
+    for (std::size_t i = 0; i < n->port_count(); ++i) {
+      const fabric::PortCounters c = Network::port_counters(*n, i, end);
+      all += c;
+      ports += fmt::format("{},{}", n->name(), i);
+      for (const auto& f : fields)
+        ports += f.time ? fmt::format(",{}", ns_text(Time::from_ps(f.value(c)))) : fmt::format(",{}", f.value(c));
+      ports += "\n";
+    }
+  }
+  // Two counts of every drop: the ports' (each at its place) and the ledger's (by reason).
+  std::uint64_t by_reasons = 0;
+  for (std::uint64_t d : net.ledger().drops) by_reasons += d;
+  if (by_reasons != all.drops)
+    throw std::logic_error(fmt::format("drop accounting disagrees: the ports counted {}, the ledger {} by reason",
+                                       all.drops, by_reasons));
+  return ports;
+}
+
+nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np) {
+  nlohmann::ordered_json j;
+  j["preset"] = rp.preset;
+  j["roce_rp"] = {{"rate_reduce_monitor_period", rp.rate_reduce_monitor_period},
+                  {"initial_alpha_value", rp.initial_alpha_value},
+                  {"rate_to_set_on_first_cnp", rp.rate_to_set_on_first_cnp},
+                  {"rpg_gd", rp.rpg_gd},
+                  {"rpg_min_dec_fac", rp.rpg_min_dec_fac},
+                  {"rpg_min_rate", rp.rpg_min_rate},
+                  {"dce_tcp_rtt", rp.dce_tcp_rtt},
+                  {"dce_tcp_g", rp.dce_tcp_g},
+                  {"rpg_time_reset", rp.rpg_time_reset},
+                  {"rpg_byte_reset", rp.rpg_byte_reset},
+                  {"rpg_threshold", rp.rpg_threshold},
+                  {"rpg_ai_rate", rp.rpg_ai_rate},
+                  {"rpg_hai_rate", rp.rpg_hai_rate},
+                  {"rpg_max_rate", rp.rpg_max_rate},
+                  {"clamp_tgt_rate", rp.clamp_tgt_rate ? 1 : 0},
+                  {"clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc ? 1 : 0}};
+  j["roce_np"] = {{"enable", np.enabled},
+                  {"min_time_between_cnps", np.min_time_between_cnps},
+                  {"cnp_scope", np.per_qp ? "qp" : "port"},
+                  {"cnp_802p_prio", np.cnp_802p_prio},
+                  {"cnp_dscp", np.cnp_dscp}};
+  j["readings"] = {{"dce_tcp_g", "weight of the old alpha out of 1024: alpha = (g*alpha + (1024-g)*cnp_seen)/1024"},
+                   {"rpg_byte_reset", "64-byte units of frames sent per byte-counter stage (32767 = 2 MiB)"},
+                   {"units", "times in us, rates in Mb/s, alpha values out of 1024 (sysfs units)"}};
+  return j;
+}
+
+namespace {
+
+// The hosts' transport counters, added up.
+nlohmann::ordered_json transport_json(Network& net) {
+  std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0;
+  for (std::uint32_t h = 0; h < net.host_count(); ++h) {
+    const fabric::Host& x = net.host(h);
+    naks += x.naks_sent();
+    timeouts += x.timeouts();
+    oos += x.out_of_sequence_drops();
+    dups += x.duplicates();
+    rx_drops += x.rx_buffer_drops();
+    misdelivered += x.misdelivered();
+    reordered += x.reordered_accepted();
+  }
+  std::uint64_t give_ups = 0;
+  for (std::uint32_t h = 0; h < net.host_count(); ++h) give_ups += net.host(h).reorder_give_ups();
+  return {{"naks_sent", naks},
+          {"reorder_give_ups", give_ups},
+          {"timeouts", timeouts},
+          {"out_of_sequence_drops", oos},
+          {"duplicates_received", dups},
+          {"reordered_accepted", reordered},
+          {"rx_buffer_drops", rx_drops},
+          {"misdelivered", misdelivered}};
+}
+
+// What the elements on links did: the re-sequencer, the reorder box, the reorder metrics.
+void link_elements_json(Network& net, const FabricScenario& s, const ReorderRecorder* reorder,
+                        nlohmann::ordered_json& j) {
+  if (!net.resequencers().empty()) {
+    const auto& r = *net.resequencers().front();
+    j["resequencer"] = {{"link", fmt::format("{}:{}", r.sender().owner().name(), r.sender().index())},
+                        {"held", r.held_total()},
+                        {"give_ups_full", r.give_ups_full()},
+                        {"give_ups_timeout", r.give_ups_timeout()},
+                        {"max_occupancy", r.max_occupancy()}};
+  }
+  if (reorder) {
+    std::uint64_t received = 0, reordered = 0;
+    std::uint32_t max_extent = 0;
+    for (const auto& r : reorder->results()) {
+      received += r.m.received;
+      reordered += r.m.reordered;
+      max_extent = std::max(max_extent, r.m.max_extent);
+    }
+    j["reorder"] = {{"measured_at", s.output.reorder_metrics},
+                    {"received", received},
+                    {"reordered", reordered},
+                    {"max_extent", max_extent},
+                    {"definitions", "RFC 4737/5236, per destination QP in reorder.csv; extent = arrival index minus "
+                                    "that of the earliest earlier packet with a larger PSN"}};
+  }
+  if (!net.impairments().empty()) {
+    const auto& b = *net.impairments().front();
+    j["impairment"] = {{"link", fmt::format("{}:{}", b.sender().owner().name(), b.sender().index())},
+                       {"dropped", b.dropped()},
+                       {"corrupted", b.corrupted()},
+                       {"duplicated", b.duplicated()},
+                       {"held", b.held()}};
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, Network& net,
+                                    const FabricOutcome& o, Time paused_total, const ReorderRecorder* reorder) {
+  const FabricScenario& s = setup.value;
+  const auto& l = net.ledger();
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario;
+  j["config"] = setup.config.echo();
+  j["network"] = {{"hosts", net.host_count()}, {"switches", net.switch_count()}};
+  j["flows"] = {{"count", net.flows().size()},
+                {"finished", o.totals.flows_finished},
+                {"fct_ns_p50", ns_text(o.fct_p50)},
+                {"fct_ns_p99", ns_text(o.fct_p99)},
+                {"fct_ns_max", ns_text(o.fct_max)},
+                {"retransmitted_packets", o.retransmitted}};
+  j["totals"] = {{"data_packets_sent", l.data_packets_sent},
+                 {"data_bytes_sent", l.data_bytes_sent},
+                 {"data_bytes_arrived", l.data_bytes_arrived},
+                 {"data_bytes_dropped", l.data_bytes_dropped},
+                 {"data_bytes_duplicated", l.data_bytes_duplicated},
+                 {"data_bytes_in_flight_at_end", o.totals.in_flight_data_bytes},
+                 {"control_packets_sent", l.control_packets_sent},
+                 {"drops", o.drops},
+                 {"lossless_drops", l.lossless_drops},
+                 {"ttl_drops", l.dropped(fabric::DropReason::ttl)},
+                 {"ecn_marks", o.ecn_marks},
+                 {"pfc_pause_frames", o.pfc_frames},
+                 {"paused_ns_all_ports", ns_text(paused_total)}};
+  for (const auto& r : fabric::kDropReasonNames)
+    j["totals"]["drops_by_reason"][std::string(r.name)] = l.dropped(r.value);
+  nlohmann::ordered_json cc;
+  cc["policy"] = s.nic.congestion_control;
+  cc["cnps_sent"] = o.cnps_sent;
+  cc["cnps_received"] = o.cnps_received;
+  cc["dcqcn"] = dcqcn_echo(s.nic.dcqcn, s.nic.cnp);
+  j["congestion_control"] = std::move(cc);
+  j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
+  j["transport"] = transport_json(net);
+  if (o.deadlock) {
+    j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};
+  } else {
+    j["pfc_deadlock"] = nullptr;
+  }
+  link_elements_json(net, s, reorder, j);
+  j["run"] = {{"simulated_end_ns", ns_text(o.totals.end)},
+              {"events", o.totals.events},
+              {"packet_hops", o.totals.packet_hops},
+              {"peak_packets_alive", o.totals.peak_packets},
+              {"fingerprint", fmt::format("{:016x}", o.fingerprint)},
+              {"wall_seconds", o.wall_seconds}};
+  return j;
+}
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,25 @@
+// The files of a fabric run: flows.csv, ports.csv and summary.json, from the network after
+// its run (internal to scenario/fabric).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "fabric/counters.h"
+#include "fabric/network.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/observers/reorder_recorder.h"
+
+namespace fabriclab::scenario {
+
+// flows.csv; sets o.retransmitted and the FCT percentiles.
+std::string flows_csv(fabric::Network& net, FabricOutcome& o);
+// ports.csv (PortCounters' fields); `all` gets every port's counts added up. Throws
+// std::logic_error when the ports' drops and the ledger's drops by reason disagree.
+std::string ports_csv(fabric::Network& net, Time end, fabric::PortCounters& all);
+// summary.json; `reorder` when output.reorder_metrics watched ports.
+nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, fabric::Network& net,
+                                    const FabricOutcome& o, Time paused_total, const ReorderRecorder* reorder);
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,66 @@
+// The keys of `fabriclab run`: the models' tables (fabric/params.h, workload/params.h)
+// nested under their prefixes, and the run's own, bound to FabricScenario.
+#include "scenario/fabric/fabric_scenario.h"
+
+namespace fabriclab::scenario {
+
+namespace {
+
+const params::Table<FabricScenario>& scenario_table() {
+  static const auto table = [] {
+    using S = FabricScenario;
+    params::Table<S::Sim> sim;
+    sim.integer("seed", &S::Sim::seed, "seed of every random stream (ECMP seeds excepted)")
+        .time("stop_time", &S::Sim::stop_time, "simulated time limit; the run ends earlier when every flow is delivered",
+              "1ns")
+        .integer("partitions", &S::Sim::partitions,
+                 "split the network into this many parts run in lock-step windows of the smallest link delay "
+                 "between them (1 = undivided; a partitioned run has its own fingerprint, whatever sim.threads)",
+                 1, 64)
+        .integer("threads", &S::Sim::threads, "threads that run the parts (0 = one per part)", 0, 64);
+    params::Table<S::DeadlockCheck> deadlock;
+    deadlock.time("deadlock_check", &S::DeadlockCheck::every, "look for PFC deadlocks this often (0ps = never)", "0ps", "1s")
+        .time("deadlock_time", &S::DeadlockCheck::after, "a deadlock is a cycle of queues paused this long", "1ns", "10s");
+    params::Table<S::Impair> impair;
+    impair.text("link", &S::Impair::link, "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none")
+        .text("rules", &S::Impair::rules,
+              "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"")
+        .nest("", &S::Impair::box, fabric::impairment_table());
+    params::Table<S::Reseq> reseq;
+    reseq.text("link", &S::Reseq::link, "re-sequencer on the link leaving this port, NODE:PORT (\"s2:0\"); \"\" = none")
+        .nest("", &S::Reseq::config, fabric::resequencer_table());
+    params::Table<S::Output> output;
+    output.text("pcap", &S::Output::pcap,
+                "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
+                "written to OUT/NODE-pPORT.pcap")
+        .text("reorder_metrics", &S::Output::reorder_metrics,
+              "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated")
+        .time("timeseries_interval", &S::Output::timeseries_interval,
+              "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s")
+        .text("timeseries_ports", &S::Output::timeseries_ports,
+              "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
+    params::Table<S> t;
+    t.nest("sim", &S::sim, sim)
+        .nest("topology", &S::topology, fabric::topology_table())
+        .nest("nic", &S::nic, fabric::nic_table())
+        .nest("switch", &S::sw, fabric::switch_table())
+        .nest("switch.pfc", &S::deadlock, deadlock)
+        .nest("traffic", &S::traffic, workload::traffic_table())
+        .text("routing.static", &S::static_routes,
+              "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")")
+        .nest("impair", &S::impair, impair)
+        .nest("reseq", &S::reseq, reseq)
+        .nest("output", &S::output, output);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace
+
+const Parameters<FabricScenario>& fabric_parameters() {
+  static const Parameters<FabricScenario> p(scenario_table());
+  return p;
+}
+
+}  // namespace fabriclab::scenario

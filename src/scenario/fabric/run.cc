@@ -1,0 +1,131 @@
+// A fabric run: its network built, observers attached, the run with progress, and its
+// outputs written (outputs.h).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/fabric/lookup.h"
+#include "scenario/fabric/outputs.h"
+#include "scenario/observers/pcap_writer.h"
+#include "scenario/observers/reorder_recorder.h"
+#include "scenario/observers/timeseries.h"
+#include "scenario/report/files.h"
+
+namespace fabriclab::scenario {
+
+using fabric::Network;
+
+namespace {
+
+// One writer per port named in output.pcap.
+std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Network& net,
+                                                       const std::filesystem::path& dir) {
+  std::vector<std::unique_ptr<PcapWriter>> out;
+  for (const auto& [node, port] : port_list(cfg, net, "output.pcap")) {
+    out.push_back(std::make_unique<PcapWriter>(
+        (dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(), net.sim()));
+    node->port(port).set_tap(out.back().get());
+  }
+  return out;
+}
+
+// The writers and recorders output.* asks for, attached to the network before its run.
+struct Observers {
+  std::vector<std::unique_ptr<PcapWriter>> captures;
+  std::unique_ptr<TimeSeries> series;
+  std::unique_ptr<ReorderRecorder> reorder;
+};
+
+Observers attach_observers(const FabricSetup& setup, Network& net, const std::string& out_dir) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;
+  Observers obs;
+  obs.captures = open_captures(cfg, net, out_dir);
+  if (const auto watched = port_list(cfg, net, "output.reorder_metrics"); !watched.empty()) {
+    obs.reorder = std::make_unique<ReorderRecorder>(net.sim());
+    for (const auto& [node, port] : watched) obs.reorder->watch(node->port(port));
+  }
+  if (s.output.timeseries_interval > Time()) {
+    std::vector<std::pair<fabric::Switch*, std::size_t>> ports;
+    for (const auto& [node, port] : port_list(cfg, net, "output.timeseries_ports")) {
+      if (node->id() < net.host_count())
+        throw InputError(fmt::format("{}: output.timeseries_ports: {} is a host; queues are sampled at switches",
+                                     cfg.origin("output.timeseries_ports"), node->name()));
+      ports.push_back({&net.switch_at(static_cast<std::uint32_t>(node->id() - net.host_count())), port});
+    }
+    obs.series = std::make_unique<TimeSeries>(net, s.output.timeseries_interval, out_dir, std::move(ports));
+  }
+  return obs;
+}
+
+// The run up to sim.stop_time (or every flow delivered), reporting its progress.
+fabric::RunTotals run_with_progress(Network& net, const FabricScenario& s, const FabricRunOptions& opt) {
+  const Time stop = s.sim.stop_time;
+  Progress::Options po = Progress::on_stderr("run " + opt.scenario, static_cast<double>(stop.ps()), "", !opt.progress);
+  po.upper_bound = true;  // the run ends when every flow is delivered, usually well before
+  po.show = [&](double ps) {
+    return fmt::format("simulated {} of at most {}, {} events", to_string(Time::from_ps(static_cast<std::int64_t>(ps))),
+                       to_string(stop), net.events());
+  };
+  Progress progress(std::move(po));
+  const fabric::RunTotals totals = net.run(stop, us(100), [&](Time now) {
+    if (opt.on_slice) opt.on_slice(now);
+    progress.update(static_cast<double>(now.ps()));
+  });
+  progress.finish();
+  return totals;
+}
+
+// The outcome's counts beyond the run's totals.
+void collect(Network& net, FabricOutcome& o) {
+  o.fingerprint = net.fingerprint();
+  o.lossless_drops = net.ledger().lossless_drops;
+  o.flows = net.flows().size();
+  o.deadlock = net.deadlock();
+  for (std::uint32_t i = 0; i < net.switch_count(); ++i)
+    for (std::size_t p = 0; p < net.switch_at(i).port_count(); ++p) {
+      o.watchdog_storms += net.switch_at(i).storms(p);
+      o.watchdog_drops += net.switch_at(i).watchdog_drops(p);
+    }
+  for (std::uint32_t h = 0; h < net.host_count(); ++h) {
+    o.cnps_sent += net.host(h).cnps_sent();
+    o.cnps_received += net.host(h).cnps_received();
+  }
+}
+
+}  // namespace
+
+FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) {
+  auto net = build_network(setup);
+  if (!opt.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opt.out_dir, ec);
+    if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", opt.out_dir, ec.message()));
+  }
+  const Observers obs = opt.out_dir.empty() ? Observers{} : attach_observers(setup, *net, opt.out_dir);
+  const auto t0 = std::chrono::steady_clock::now();
+  FabricOutcome o;
+  o.totals = run_with_progress(*net, setup.value, opt);
+  o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  collect(*net, o);
+  const std::string flows = flows_csv(*net, o);
+  fabric::PortCounters all;
+  const std::string ports = ports_csv(*net, o.totals.end, all);
+  o.drops = all.drops;
+  o.ecn_marks = all.ecn_marks;
+  o.pfc_frames = all.pfc_pause_sent;
+  if (opt.out_dir.empty()) return o;
+  const std::filesystem::path dir(opt.out_dir);
+  write_file(dir / "flows.csv", flows);
+  write_file(dir / "ports.csv", ports);
+  if (obs.reorder) obs.reorder->write(dir);
+  write_file(dir / "summary.json",
+             summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get()).dump(2) + "\n");
+  return o;
+}
+
+}  // namespace fabriclab::scenario
