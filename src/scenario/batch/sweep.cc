@@ -25,9 +25,8 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
                                      const std::vector<std::vector<std::string>>& points,
                                      const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,
                                      bool progress) {
-  // A line per finished point (terminal or not), with what remains.
+  // On a terminal one line, rewritten; in a log a line per finished point.
   Progress::Options po = Progress::on_stderr(label, static_cast<double>(points.size()), "points", !progress);
-  po.terminal = false;
   po.period_seconds = 0;
   Progress report(std::move(po));
   std::size_t finished = 0;

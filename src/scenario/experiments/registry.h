@@ -24,7 +24,7 @@ struct ExperimentOptions {
   std::string out_dir = {};             // "" = results/NAME
   std::vector<std::string> sets = {};   // key=value for every variant (a variant's own keys win)
   unsigned jobs = 2;
-  bool progress = true;            // a line per finished variant on stderr
+  bool progress = true;            // progress on stderr as variants finish
 };
 
 struct ExperimentOutcome {
