@@ -20,14 +20,17 @@ std::uint16_t source_port(std::uint32_t host, std::uint32_t qpn) {
 }
 }  // namespace
 
+void check_nic_config(const NicConfig& cfg) {
+  if (cfg.mtu == 0) throw InputError("nic.mtu must be positive");
+  if (cfg.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
+  cc_policy(cfg.congestion_control).check(cfg);
+  params::validate(cnp_table(), cfg.cnp);
+}
+
 Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, const PfcConfig& pfc,
            FlowTable& flows)
     : Node(std::move(name)), ctx_(&ctx), host_id_(host_id), cfg_(cfg), pfc_(pfc), flows_(flows) {
   ring_head_.fill(kNone);
-  if (cfg_.mtu == 0) throw InputError("nic.mtu must be positive");
-  if (cfg_.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
-  cc_policy(cfg_.congestion_control).check(cfg_);
-  params::validate(cnp_table(), cfg_.cnp);
   cnp_interval_ = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
 }
 

@@ -60,9 +60,13 @@ struct NicConfig {
   Bytes rx_buffer = Bytes::from_count(256 << 10);  // pauses (the network's PfcConfig) past it minus headroom
 };
 
+// Throws InputError when a NIC configuration cannot run (checked once per network: every
+// host shares it).
+void check_nic_config(const NicConfig& cfg);
+
 class Host final : public Node, public EventHandler, public RateListener {
  public:
-  // `pfc` is the network's (it must outlive the host).
+  // `cfg` has passed check_nic_config(); `pfc` is the network's (it must outlive the host).
   Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, const PfcConfig& pfc,
        FlowTable& flows);
 

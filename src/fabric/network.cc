@@ -12,6 +12,7 @@ namespace fabriclab::fabric {
 
 Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
     : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
+  check_nic_config(nic_);
   sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu));
   nic_.ecmp_hash = sw_.hash;
   nic_.ecmp_fields = sw_.hash_fields;

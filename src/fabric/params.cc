@@ -117,8 +117,9 @@ const params::Table<NicConfig>& nic_table() {
     t.custom({"roce_rp.preset", Kind::choice, "DCQCN values of both ends, before any roce_rp/roce_np key set beside it",
               "", "", presets},
              [](C& c, const Value& v) {
-               for (const auto& p : dcqcn_presets())
-                 if (p.name == v.text) c.dcqcn = p.rp, c.cnp = p.np;
+               const DcqcnPreset& p = dcqcn_preset(v.text);
+               c.dcqcn = p.rp;
+               c.cnp = p.np;
              },
              [](const C& c) { return c.dcqcn.preset; }, /*preset=*/true);
     t.nest("roce_rp", &C::dcqcn, dcqcn_table()).nest("roce_np", &C::cnp, cnp_table());

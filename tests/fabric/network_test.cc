@@ -469,3 +469,25 @@ TEST(PartitionedRun, WhatWouldActAcrossPartsIsRefused) {
 
 }  // namespace
 }  // namespace fabriclab::fabric
+
+namespace fabriclab::fabric {
+namespace {
+
+// The NIC configuration every host shares is checked once, when the network is made,
+// against its declared ranges (fabric/params.cc: cnp_dscp 0..63, rpg_gd 1..20).
+TEST(Network, ANicConfigurationOutsideItsDeclarationsIsRefusedOnce) {
+  NicConfig nic;
+  nic.cnp.cnp_dscp = 64;
+  EXPECT_EQ(testing::input_error_of([&] { Network net(nic, SwitchConfig{}, 1); }),
+            "cnp_dscp: 64 is above the maximum 63");
+  nic = NicConfig{};
+  nic.congestion_control = "dcqcn";
+  nic.dcqcn.rpg_gd = 0;
+  EXPECT_EQ(testing::input_error_of([&] { Network net(nic, SwitchConfig{}, 1); }),
+            "rpg_gd: 0 is below the minimum 1");
+  nic.congestion_control = "none";  // the DCQCN values matter only to DCQCN
+  EXPECT_NO_THROW(Network(nic, SwitchConfig{}, 1));
+}
+
+}  // namespace
+}  // namespace fabriclab::fabric

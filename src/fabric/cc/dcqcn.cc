@@ -51,14 +51,16 @@ const std::vector<DcqcnPreset>& dcqcn_presets() {
   return presets;
 }
 
-DcqcnParams DcqcnParams::preset_named(const std::string& name) {
+const DcqcnPreset& dcqcn_preset(std::string_view name) {
   std::string known;
   for (const auto& p : dcqcn_presets()) {
-    if (p.name == name) return p.rp;
+    if (p.name == name) return p;
     known += (known.empty() ? "" : ", ") + std::string(p.name);
   }
-  throw InputError("unknown DCQCN preset '" + name + "' (expected: " + known + ")");
+  throw InputError("unknown DCQCN preset '" + std::string(name) + "' (expected: " + known + ")");
 }
+
+DcqcnParams DcqcnParams::preset_named(const std::string& name) { return dcqcn_preset(name).rp; }
 
 void DcqcnParams::validate() const {
   params::validate(dcqcn_table(), *this);

@@ -97,6 +97,8 @@ struct DcqcnPreset {
 };
 // nvidia, paper.
 const std::vector<DcqcnPreset>& dcqcn_presets();
+// The preset named `name`; throws InputError naming the known ones.
+const DcqcnPreset& dcqcn_preset(std::string_view name);
 
 class Dcqcn final : public CongestionControl, public EventHandler {
  public:
