@@ -69,6 +69,7 @@ struct FabricContext {
   std::uint64_t flows_left = 0;  // the run stops when the last flow has been delivered
   bool stop_at_last_flow = true;  // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
+  MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)
 };
 
 // Counts `p` as dropped for `why` (data packets' bytes too; on a priority in `lossless`,

@@ -45,4 +45,25 @@ class FlowEvents {
   virtual void flow_finished(std::uint32_t flow) = 0;
 };
 
+// Messages on connections (Network::open_connection): RDMA WRITE messages posted one after
+// another on one QP during the run, each named by a 32-bit tag that its packets carry
+// (simulator metadata, as the sending QP is). Told, at the host where it happens:
+//   message_arrived        the message's last byte has been placed at the receiver, in
+//                          order (the target NIC can count it);
+//   message_completed      the sender knows it is done: the ACK covering its last packet
+//                          came back (RC), or its last packet left (UC, which has no ACKs);
+//   message_retransmitted  one of its packets was sent again (go-back-N).
+// A handler must not post on the calling host from inside these calls; it schedules.
+class MessageEvents {
+ public:
+  virtual ~MessageEvents() = default;
+  virtual void message_arrived(std::uint32_t tag) = 0;
+  virtual void message_completed(std::uint32_t tag) = 0;
+  virtual void message_retransmitted(std::uint32_t tag) = 0;
+};
+
+// Packets of a connection carry this bit in Packet::flow (with the connection's index):
+// they belong to no flow of the FlowTable.
+inline constexpr std::uint32_t kConnectionFlow = 1u << 31;
+
 }  // namespace fabriclab::fabric

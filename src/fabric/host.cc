@@ -85,6 +85,84 @@ void Host::start_send_qp(std::uint32_t qp, Time at) {
   ctx_->sim.schedule_at(at, *this, kStart | qp);
 }
 
+std::uint32_t Host::open_recv_connection(std::uint32_t id) {
+  RecvQp r;
+  r.flow = kConnectionFlow | id;
+  r.npkts = 0xffffffffu;  // open-ended: messages end at their last packets
+  r.conn = true;
+  if (cfg_.reorder_window > 0) r.placed.assign(cfg_.reorder_window / 64 + 1, 0);
+  recv_.push_back(std::move(r));
+  return static_cast<std::uint32_t>(recv_.size() - 1);
+}
+
+std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, std::uint32_t dst_qpn,
+                                         std::uint8_t priority, std::uint32_t messages_hint) {
+  if (port_count() != 1) throw std::logic_error("host " + name() + " must have exactly one port");
+  SendQp s;
+  s.flow = kConnectionFlow | id;
+  s.dst = dst;
+  s.dst_qpn = dst_qpn;
+  s.bytes = 0;
+  s.npkts = 0;
+  s.priority = priority;
+  s.start = Time();
+  s.conn = static_cast<std::uint32_t>(conns_.size());
+  const auto q = static_cast<std::uint32_t>(send_.size());
+  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q}, cfg_);
+  s.sport = source_port(host_id_, q);
+  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
+  send_.push_back(std::move(s));
+  SendConn c;
+  c.ring.resize(std::bit_ceil(std::max<std::uint32_t>(messages_hint, 4)));
+  conns_.push_back(std::move(c));
+  return q;
+}
+
+void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
+  SendQp& s = send_.at(qp);
+  if (s.conn == kNone) throw std::logic_error("host " + name() + ": post on QP " + std::to_string(qp) + ", not a connection");
+  SendConn& c = conns_[s.conn];
+  const std::uint64_t npkts = std::max<std::uint64_t>(1, (bytes + cfg_.mtu - 1) / cfg_.mtu);
+  if (std::uint64_t{s.npkts} + npkts >= (std::uint64_t{1} << 31))
+    throw InputError("host " + name() + ": a connection to host " + std::to_string(s.dst) +
+                     " would carry 2^31 packets or more (fewer iterations, or a larger nic.mtu)");
+  if (c.count == c.ring.size()) {  // full: double, oldest first
+    std::vector<Message> bigger(c.ring.size() * 2);
+    for (std::size_t k = 0; k < c.count; ++k) bigger[k] = c.at(k);
+    c.ring = std::move(bigger);
+    c.head = 0;
+  }
+  c.ring[(c.head + c.count++) & (c.ring.size() - 1)] =
+      Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes, tag};
+  s.npkts += static_cast<std::uint32_t>(npkts);
+  s.bytes += bytes;
+  if (!s.in_ring) {
+    ring_insert(qp);
+    port(0).kick();
+  }
+}
+
+// The message that packet `psn` belongs to: the send cursor moves on as packets go, and
+// back to the oldest message not yet completed after a go-back.
+const Host::Message& Host::message_of(SendQp& s, std::uint32_t psn) {
+  SendConn& c = conns_[s.conn];
+  if (c.cursor >= c.count || psn < c.at(c.cursor).first_psn) c.cursor = 0;
+  while (psn >= c.at(c.cursor).first_psn + c.at(c.cursor).npkts) ++c.cursor;
+  return c.at(c.cursor);
+}
+
+// Messages wholly acknowledged (RC) are done, oldest first.
+void Host::complete_messages(SendQp& s) {
+  SendConn& c = conns_[s.conn];
+  while (c.count > 0 && c.at(0).first_psn + c.at(0).npkts <= s.una) {
+    const std::uint32_t tag = c.at(0).tag;
+    c.head = (c.head + 1) & (c.ring.size() - 1);
+    --c.count;
+    c.cursor = c.cursor > 0 ? c.cursor - 1 : 0;
+    ctx_->message_events->message_completed(tag);
+  }
+}
+
 std::uint32_t Host::payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const {
   if (psn + 1 < npkts) return cfg_.mtu;
   return static_cast<std::uint32_t>(bytes - static_cast<std::uint64_t>(npkts - 1) * cfg_.mtu);
@@ -135,22 +213,40 @@ Packet* Host::make_data(SendQp& s) {
   p->dst_qp = s.dst_qpn;
   p->src_qp = static_cast<std::uint32_t>(&s - send_.data());
   p->psn = psn;
-  p->payload = payload_of(psn, s.npkts, s.bytes);
-  p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 0xffffffffu));
+  const bool rc = cfg_.transport == Transport::rc;
+  bool message_end = false;  // a connection's UC message completes as its last packet leaves
+  if (s.conn == kNone) {
+    p->payload = payload_of(psn, s.npkts, s.bytes);
+    p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 0xffffffffu));
+    if (s.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
+    else if (psn == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
+    else if (psn + 1 == s.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
+    else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
+  } else {
+    const Message& m = message_of(s, psn);
+    const std::uint32_t k = psn - m.first_psn;
+    p->payload = payload_of(k, m.npkts, m.bytes);
+    p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.bytes, 0xffffffffu));
+    p->tag = m.tag;
+    if (m.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
+    else if (k == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
+    else if (k + 1 == m.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
+    else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
+    message_end = !rc && k + 1 == m.npkts;
+  }
   p->udp_sport = s.sport;
   p->hash_key = s.hash_key;
   p->priority = s.priority;
   p->dscp = static_cast<std::uint8_t>(s.priority * 8);
   p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
-  const bool rc = cfg_.transport == Transport::rc;
-  if (s.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
-  else if (psn == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
-  else if (psn + 1 == s.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
-  else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
 
   p->seal();
-  if (psn < s.high) ++flows_[s.flow].retransmitted;
-  else s.high = psn + 1;
+  if (psn < s.high) {
+    if (s.conn == kNone) ++flows_[s.flow].retransmitted;
+    else ctx_->message_events->message_retransmitted(p->tag);
+  } else {
+    s.high = psn + 1;
+  }
   ++ctx_->ledger.data_packets_sent;
   ctx_->ledger.data_bytes_sent += p->payload;
 
@@ -162,6 +258,10 @@ Packet* Host::make_data(SendQp& s) {
   if (rc && s.timer_at == Time::max()) {
     s.last_progress = now;
     arm_timer(s, p->src_qp, now + cfg_.rto);
+  }
+  if (message_end) {  // UC: nothing comes back; done once sent (never resent)
+    s.una = psn + 1;
+    complete_messages(s);
   }
   return p;
 }
@@ -282,8 +382,27 @@ void Host::set_bit(RecvQp& r, std::uint32_t psn, bool v) {
 }
 
 void Host::deliver(RecvQp& r, std::uint32_t psn) {
+  if (r.conn) return;  // messages are counted by their MessageEvents
   FlowState& f = flows_[r.flow];
   f.delivered += payload_of(psn, r.npkts, r.bytes);
+}
+
+void Host::message_arrived(std::uint32_t tag) { ctx_->message_events->message_arrived(tag); }
+
+// A connection's last packet of a message placed ahead of the expected PSN: remembered
+// (in PSN order) until the expected PSN passes it.
+void Host::place_end(RecvQp& r, const Packet& p) {
+  if (!r.conn || !is_last(p.opcode)) return;
+  auto at = std::upper_bound(r.ends.begin(), r.ends.end(), std::make_pair(p.psn, p.tag));
+  r.ends.insert(at, {p.psn, p.tag});
+}
+
+// The messages whose last packets the expected PSN has now passed have arrived; true if any.
+bool Host::flush_ends(RecvQp& r) {
+  std::size_t k = 0;
+  while (k < r.ends.size() && r.ends[k].first < r.expected) message_arrived(r.ends[k++].second);
+  r.ends.erase(r.ends.begin(), r.ends.begin() + static_cast<std::ptrdiff_t>(k));
+  return k > 0;
 }
 
 void Host::qp_complete(const RecvQp& r) {
@@ -307,9 +426,14 @@ void Host::on_data(Packet* p) {
   const std::uint32_t psn = p->psn;
 
   if (cfg_.transport == Transport::uc) {
+    if (r.conn && psn != r.expected && has_reth(p->opcode)) {  // the next message after a gap
+      r.broken = false;
+      r.expected = psn;
+    }
     if (!r.broken && psn == r.expected) {
       deliver(r, psn);
       if (++r.expected == r.npkts) qp_complete(r);
+      if (r.conn && is_last(p->opcode)) message_arrived(p->tag);
     } else {
       r.broken = true;  // a gap: the rest of the message is lost
       ++oos_drops_;
@@ -323,6 +447,11 @@ void Host::on_data(Packet* p) {
     std::uint32_t advanced = 1;
     ++r.expected;
     r.nak_sent = false;
+    bool message_end = false;  // a connection: acknowledged at once
+    if (r.conn && is_last(p->opcode)) {
+      message_arrived(p->tag);
+      message_end = true;
+    }
     // Packets already placed out of order now join the in-order prefix.
     while (!r.placed.empty() && r.expected < r.npkts && bit(r, r.expected)) {
       set_bit(r, r.expected, false);
@@ -334,9 +463,10 @@ void Host::on_data(Packet* p) {
       if (r.placed_count == 0) r.gap_due = Time::max();
       else arm_give_up(r, q);
     }
+    if (!r.ends.empty()) message_end |= flush_ends(r);
     r.since_ack += advanced;
     const bool complete = r.expected == r.npkts;
-    if (r.since_ack >= cfg_.ack_every || complete) {
+    if (r.since_ack >= cfg_.ack_every || complete || message_end) {
       send_ack(r, q, r.expected - 1, kAethAck);
       r.since_ack = 0;
     }
@@ -349,6 +479,7 @@ void Host::on_data(Packet* p) {
         set_bit(r, psn, true);
         ++r.placed_count;
         deliver(r, psn);
+        place_end(r, *p);
         ++ooo_accepted_;
         if (cfg_.reorder_timeout > Time() && r.gap_due == Time::max()) arm_give_up(r, q);
       }
@@ -380,7 +511,10 @@ void Host::on_ack(const Packet& p) {
     // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
     // older than what has been acknowledged since (an ACK overtook it) changes nothing.
     if (p.psn < s.una) return;
-    if (p.psn > s.una) s.una = p.psn;
+    if (p.psn > s.una) {
+      s.una = p.psn;
+      if (s.conn != kNone) complete_messages(s);
+    }
     if (s.next_psn > p.psn) s.next_psn = p.psn;
     s.last_progress = now;
     if (!s.in_ring && s.next_psn < s.npkts) {
@@ -396,6 +530,7 @@ void Host::on_ack(const Packet& p) {
     // After a go-back, what the receiver already has is not sent again.
     if (s.next_psn < s.una) s.next_psn = s.una;
     if (s.in_ring && s.next_psn >= s.npkts) ring_remove(p.dst_qp);
+    if (s.conn != kNone) complete_messages(s);
   }
 }
 

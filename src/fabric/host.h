@@ -14,6 +14,12 @@
 // UC drops the rest of a message after a gap. As the notification point it answers a
 // CE-marked packet with a CNP to the sending QP, at most one per `min_time_between_cnps`
 // per QP or per port (`CnpParams`).
+// Connections (open_send_connection / open_recv_connection): a QP that carries RDMA WRITE
+// messages posted one after another during the run (post()), its PSNs running on across
+// them; the receiver acknowledges the last packet of every message at once, and the
+// context's MessageEvents learn each message's arrival and completion by its tag. UC
+// connections resume at the next message's first packet after a gap (the broken
+// message never arrives).
 // Receive buffer: with `rx_rate` set, arriving packets wait in a buffer of `rx_buffer`
 // bytes that the host drains at that rate (PCIe, memory); past `rx_buffer - headroom`
 // the NIC sends PFC pauses for the lossless priorities (refreshed at half their time),
@@ -83,6 +89,15 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::uint32_t add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint32_t dst_qpn, std::uint64_t bytes,
                             std::uint8_t priority, Time start);
   void start_send_qp(std::uint32_t qp, Time at);
+  // Connection `id`'s QPs: the receiving one here, and the sending one toward (dst,
+  // dst_qpn); both return their QPN. `messages_hint`: how many messages may be in flight
+  // at once (storage reserved up front, so that posting allocates nothing).
+  std::uint32_t open_recv_connection(std::uint32_t id);
+  std::uint32_t open_send_connection(std::uint32_t id, std::uint32_t dst, std::uint32_t dst_qpn, std::uint8_t priority,
+                                     std::uint32_t messages_hint);
+  // Posts a message of `bytes` (0 allowed: one packet without payload) on a sending
+  // connection QP; InputError past 2^31 packets on one connection.
+  void post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag);
 
   Packet* next_packet(Port& port) override;
   void receive(Port& port, Packet* p) override;
@@ -95,6 +110,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   void for_each_send_qp(F&& f) const {
     for (std::size_t q = 0; q < send_.size(); ++q) {
       const SendQp& s = send_[q];
+      if (s.conn != kNone) continue;  // a connection: no flow
       const std::uint64_t acked = std::min<std::uint64_t>(s.bytes, std::uint64_t{s.una} * cfg_.mtu);
       f(static_cast<std::uint32_t>(q), s.flow, static_cast<const CongestionControl&>(*s.cc), acked);
     }
@@ -141,11 +157,25 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t last_wire = 0;   // pacing gap is redone at a new rate
     Time timer_at = Time::max();   // the pending RTO check, if any
     std::unique_ptr<CongestionControl> cc;
+    std::uint32_t conn = kNone;    // a connection: its messages in conns_
+  };
+  // A sending connection's messages not yet completed, oldest first: a ring that grows
+  // only when full.
+  struct Message {
+    std::uint32_t first_psn = 0, npkts = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t tag = 0;
+  };
+  struct SendConn {
+    std::vector<Message> ring;  // capacity a power of two
+    std::size_t head = 0, count = 0;
+    std::size_t cursor = 0;     // the message being sent, counted from head
+    Message& at(std::size_t k) { return ring[(head + k) & (ring.size() - 1)]; }
   };
   struct RecvQp {
-    std::uint32_t flow;
-    std::uint64_t bytes;
-    std::uint32_t npkts;
+    std::uint32_t flow = 0;
+    std::uint64_t bytes = 0;
+    std::uint32_t npkts = 0;
     std::uint32_t expected = 0;
     std::uint32_t since_ack = 0;
     bool nak_sent = false;
@@ -161,6 +191,9 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t placed_count = 0;     // packets placed beyond the expected PSN
     std::uint32_t gap_at = 0;           // the expected PSN when the give-up timer was armed
     Time gap_due = Time::max();         // the pending give-up check
+    bool conn = false;                  // a connection: messages end at their last packets
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;  // connection, reorder window:
+                                                                // (PSN, tag) of last packets placed ahead
   };
   enum : std::uint64_t {
     kStart = 1ull << 32,
@@ -175,6 +208,11 @@ class Host final : public Node, public EventHandler, public RateListener {
 
   std::uint32_t payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const;
   Packet* make_data(SendQp& s);
+  const Message& message_of(SendQp& s, std::uint32_t psn);
+  void complete_messages(SendQp& s);
+  void message_arrived(std::uint32_t tag);
+  void place_end(RecvQp& r, const Packet& p);
+  bool flush_ends(RecvQp& r);
   void send_control(Packet* p);
   void learn_peer(RecvQp& r, const Packet& data);
   Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
@@ -200,6 +238,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   const PfcConfig& pfc_;
   FlowTable& flows_;
   std::vector<RecvQp> recv_;
+  std::vector<SendConn> conns_;
   std::array<PacketFifo, 8> ctrl_;  // ACK/NAK/CNP per priority
   PacketFifo rx_;                 // the receive buffer (rx_rate set)
   std::int64_t rx_bytes_ = 0, rx_peak_ = 0, xoff_at_ = 0;

@@ -108,6 +108,7 @@ std::uint32_t Network::add_flow(const FlowSpec& f) {
   if (f.src >= hosts_.size() || f.dst >= hosts_.size())
     throw InputError(what + ": host out of range (" + std::to_string(hosts_.size()) + " hosts)");
   if (f.src == f.dst) throw InputError(what + ": source and destination are the same host");
+  if (flows_.size() >= kConnectionFlow) throw InputError(what + ": too many flows (at most 2^31)");
   if (f.bytes == 0) throw InputError(what + ": must carry at least one byte");
   if (f.qps == 0) throw InputError(what + ": needs at least one QP");
   if (f.priority > 7) throw InputError(what + ": priority must be 0..7");
@@ -120,6 +121,30 @@ std::uint32_t Network::add_flow(const FlowSpec& f) {
   return static_cast<std::uint32_t>(flows_.size() - 1);
 }
 
+std::uint32_t Network::open_connection(std::uint32_t src, std::uint32_t dst, std::uint8_t priority,
+                                       std::uint32_t messages_hint) {
+  if (prepared_) throw std::logic_error("Network::open_connection after the run was prepared");
+  const std::string what = "connection " + std::to_string(src) + " -> " + std::to_string(dst);
+  if (src >= hosts_.size() || dst >= hosts_.size())
+    throw InputError(what + ": host out of range (" + std::to_string(hosts_.size()) + " hosts)");
+  if (src == dst) throw InputError(what + ": source and destination are the same host");
+  if (priority > 7) throw InputError(what + ": priority must be 0..7");
+  if (conns_.size() >= kConnectionFlow) throw InputError(what + ": too many connections");
+  conns_.push_back({src, dst, messages_hint, priority});
+  return static_cast<std::uint32_t>(conns_.size() - 1);
+}
+
+void Network::hold(std::uint64_t n) {
+  if (prepared_) throw std::logic_error("Network::hold after the run was prepared");
+  held_ += n;
+}
+
+void Network::release() {
+  if (released_ >= held_) throw std::logic_error("Network::release: more work released than was held");
+  ++released_;
+  if (--ctx_.flows_left == 0 && ctx_.stop_at_last_flow) sim_.stop();
+}
+
 void Network::prepare() {
   if (ran_) throw std::logic_error("Network::run may be called once");
   if (prepared_) return;
@@ -127,6 +152,10 @@ void Network::prepare() {
   for (auto& h : hosts_)
     if (h->port_count() != 1)
       throw InputError("host " + h->name() + " has " + std::to_string(h->port_count()) + " links (expected 1)");
+  if (n_parts_ > 1 && (!conns_.empty() || held_ > 0))
+    throw InputError("collectives on the fabric need an undivided run (sim.partitions = 1)");
+  if (!conns_.empty() && !message_events_)
+    throw std::logic_error("Network: connections without a MessageEvents handler");
   if (n_parts_ > 1) partition();
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
@@ -151,8 +180,15 @@ void Network::prepare() {
       send_qps_[id].emplace_back(f.src, hosts_[f.src]->add_send_qp(id, f.dst, rq, share, f.priority, start));
     }
   }
+  // Connections after the flows: the flows' QPNs (and so their UDP ports) do not move.
+  for (std::uint32_t c = 0; c < conns_.size(); ++c) {
+    Conn& k = conns_[c];
+    const std::uint32_t rq = hosts_[k.dst]->open_recv_connection(c);
+    k.send_qp = hosts_[k.src]->open_send_connection(c, k.dst, rq, k.priority, k.messages_hint);
+  }
   ctx_.flow_events = this;
-  ctx_.flows_left = flows_.size();
+  ctx_.message_events = message_events_;
+  ctx_.flows_left = flows_.size() + held_;
   if (n_parts_ > 1) {
     for (auto& part : parts_) part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
     for (const auto& f : flows_) ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
@@ -261,7 +297,7 @@ RunTotals Network::finish() {
   for (auto& b : boxes_) b->for_each_held(count);
   for (auto& r : reseqs_) r->for_each_held(count);
   for (const auto& f : flows_) t.flows_finished += f.finished();
-  t.all_finished = t.flows_finished == flows_.size();
+  t.all_finished = t.flows_finished == flows_.size() && released_ == held_;
   t.deadlock = deadlock_.has_value();
 
   const Ledger& l = ledger_;

@@ -93,6 +93,25 @@ class Network final : private FlowEvents {
   std::uint32_t add_flow(const FlowSpec& f);
   const FlowTable& flows() const { return flows_; }
 
+  // A connection from host `src` to host `dst` on `priority`: one QP each way that carries
+  // messages posted during the run (post()), reported to `events` (set_message_events);
+  // `messages_hint` sizes its message ring. Before run(); an undivided run only.
+  std::uint32_t open_connection(std::uint32_t src, std::uint32_t dst, std::uint8_t priority,
+                                std::uint32_t messages_hint = 4);
+  std::size_t connection_count() const { return conns_.size(); }
+  void set_message_events(MessageEvents* events) { message_events_ = events; }
+  // During the run: a message of `bytes` on connection `c`, its packets tagged `tag`.
+  void post(std::uint32_t c, std::uint64_t bytes, std::uint32_t tag) {
+    const Conn& k = conns_[c];
+    hosts_[k.src]->post(k.send_qp, bytes, tag);
+  }
+  // Work besides the flows that keeps the run going (collectives on connections): hold(n)
+  // before run(), release() as each piece is done; the run ends when flows and held work
+  // are all done (or at `stop`).
+  void hold(std::uint64_t n);
+  void release();
+  std::uint64_t held() const { return held_; }
+
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
   RunTotals run(Time stop);
@@ -183,6 +202,14 @@ class Network final : private FlowEvents {
   std::vector<std::unique_ptr<Resequencer>> reseqs_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint16_t>> static_routes_;
   bool prepared_ = false, ran_ = false;
+  struct Conn {
+    std::uint32_t src, dst, messages_hint;
+    std::uint8_t priority;
+    std::uint32_t send_qp = 0;
+  };
+  std::vector<Conn> conns_;
+  MessageEvents* message_events_ = nullptr;
+  std::uint64_t held_ = 0, released_ = 0;
 
   struct Monitor final : EventHandler {
     Network* net = nullptr;

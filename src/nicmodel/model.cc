@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace fabriclab::nicmodel {
@@ -40,6 +42,7 @@ struct PreparedSchedule {
     std::int64_t bytes = 0;            // data op: its message's size
     std::int64_t add = 1;              // what `inc` gets when the op completes
     offload::Rank rank = 0;
+    offload::Rank peer = offload::kNoRank;  // data op: its target
     CounterId trigger = kNoCounter;
     CounterId inc = kNoCounter;        // counter incremented on completion (none: not counted)
     CounterId touch = kNoCounter;      // arrival, cntr_add: the counter it increments on the NIC
@@ -63,6 +66,8 @@ struct PreparedSchedule {
   std::vector<OpId> dep_list;              // dependences, checked done before an op fires
   std::vector<OpId> software_roots;        // non-arrival ops without dependences, by schedule id
   std::vector<OpId> orig;                  // per op: its id in the schedule (for messages)
+  std::vector<CounterId> counter_orig;     // per counter: its id in the schedule
+  std::vector<std::int64_t> final_value;   // per counter: its value once every op is done
   std::vector<offload::NicResources> need_per_rank;  // counters and slots held while offloaded
   std::int64_t host_waits = 0;
 };
@@ -82,7 +87,7 @@ struct OffloadModel::Running {
   std::vector<offload::NicResources> need;  // per NIC: held while offloaded
   std::int64_t host_waits_left = 0, ops_left = 0;
   bool completing = false;
-  bool issued = false, completed = false;
+  bool issued = false, completed = false, finished = false;
 };
 
 OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p), policy_(policy) {
@@ -94,6 +99,12 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
   for (std::int32_t i = 0; i < nics; ++i) nics_.push_back(Nic{NicPool(p.counters, p.slots), CounterCache(p.cache_entries), {}, 0, false});
   host_free_.assign(static_cast<std::size_t>(nics), Time());
   free_.assign(static_cast<std::size_t>(nics), {});
+}
+
+OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy, Simulator& sim, Transport& transport)
+    : OffloadModel(p, nics, policy) {
+  sim_ = &sim;
+  transport_ = &transport;
 }
 
 OffloadModel::~OffloadModel() = default;
@@ -161,6 +172,9 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
   }
   for (std::size_t k = 0; k < counters; ++k) name(static_cast<CounterId>(k));
   auto ctr = [&](CounterId k) { return k == kNoCounter ? kNoCounter : counter[at(k)]; };
+  c->counter_orig.resize(counters);
+  for (std::size_t k = 0; k < counters; ++k) c->counter_orig[at(counter[k])] = static_cast<CounterId>(k);
+  c->final_value.assign(counters, 0);
 
   c->steps.resize(n);
   c->deps.resize(n);
@@ -173,6 +187,7 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
     PreparedSchedule::Step& st = c->steps[at(m)];
     st.kind = o.kind;
     st.rank = o.rank;
+    st.peer = o.peer;
     st.trigger = ctr(o.trigger);
     if (o.kind == OpKind::cntr_add) {
       st.inc = ctr(o.target);
@@ -181,6 +196,7 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
       st.inc = ctr(o.completion);
     }
     if (o.kind == OpKind::arrival || o.kind == OpKind::cntr_add) st.touch = ctr(o.increments());
+    if (st.inc != kNoCounter) c->final_value[at(st.inc)] += st.add;
     st.bytes = o.bytes;
     if (o.kind == OpKind::arrival) c->steps[at(mine[at(s.deps(id)[0])])].arrival = m;
     const auto deps = s.deps(id);
@@ -275,7 +291,7 @@ void OffloadModel::add(Job job) {
                      ", which has " + std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
                      ": it could never start (use the fallback policy)");
   if (added.after >= 0) issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
-  else sim_.schedule_at(added.issue, *this, tag(kIssue, j));
+  else sim_->schedule_at(added.issue, *this, tag(kIssue, j));
 }
 
 std::int32_t OffloadModel::nic_of(std::uint32_t j, offload::Rank r) const {
@@ -286,8 +302,13 @@ Time OffloadModel::message_time(std::int64_t bytes) const {
   return p_.latency + serialization_time(Bytes::from_count(bytes), p_.bandwidth);
 }
 
+offload::OpId OffloadModel::schedule_op(std::uint32_t j, offload::OpId op) const {
+  return running_.at(j)->c->orig.at(static_cast<std::size_t>(op));
+}
+
 std::vector<JobResult> OffloadModel::run() {
-  sim_.run();
+  if (transport_) throw std::logic_error("NIC model: with a transport, its simulator runs the model");
+  sim_->run();
   if (completed_ != jobs_.size()) {
     for (std::size_t j = 0; j < jobs_.size(); ++j)
       if (results_[j].done == Time() && !running_[j]->completing)
@@ -317,7 +338,7 @@ void OffloadModel::on_event(std::uint64_t t) {
       return;
     case kPosted:
       // Software path: the host has posted a data operation; its message is on the way.
-      sim_.schedule_in(message_time(running_[j]->c->steps[x].bytes), *this, tag(kDeliver, j, x));
+      send(j, static_cast<OpId>(x));
       return;
     case kComplete:
       complete(j);
@@ -327,9 +348,52 @@ void OffloadModel::on_event(std::uint64_t t) {
   throw std::logic_error("NIC model: unknown event");
 }
 
+// A data operation's message: through the transport to another NIC, or timed here.
+void OffloadModel::send(std::uint32_t j, OpId op) {
+  const PreparedSchedule::Step& st = running_[j]->c->steps[static_cast<std::size_t>(op)];
+  if (!transport_) {
+    sim_->schedule_in(message_time(st.bytes), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
+    return;
+  }
+  const std::int32_t from = nic_of(j, st.rank), to = nic_of(j, st.peer);
+  if (from == to) {  // within one NIC (a local atomic): no wire
+    sim_->schedule_in(Time(), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
+    return;
+  }
+  transport_->send(j, op, from, to, st.bytes);
+}
+
+void OffloadModel::message_arrived(std::uint32_t j, OpId send) {
+  Running& r = *running_.at(j);
+  const PreparedSchedule& c = *r.c;
+  if (r.offloaded) {
+    if (const OpId a = c.steps[static_cast<std::size_t>(send)].arrival; a >= 0) enqueue(j, a);
+  } else {
+    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1]; ++k)
+      if (c.steps[static_cast<std::size_t>(c.children[k])].kind == OpKind::arrival) software_done(j, c.children[k]);
+  }
+  release_if_finished(j);
+}
+
+void OffloadModel::message_completed(std::uint32_t j, OpId send) {
+  Running& r = *running_.at(j);
+  if (r.offloaded) {
+    const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(send)];
+    r.done[static_cast<std::size_t>(send)] = 1;
+    --r.ops_left;
+    if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1);
+  } else {
+    software_done(j, send);
+  }
+  release_if_finished(j);
+}
+
 void OffloadModel::release_if_finished(std::uint32_t j) {
   Running& r = *running_[j];
-  if (!r.completed || r.ops_left != 0) return;
+  if (!r.completed || r.ops_left != 0 || r.finished) return;
+  r.finished = true;
+  if (r.offloaded) check_final_counters(j);
+  if (transport_) transport_->finished(j);
   // Nothing of it is left in flight: give its arrays back (the pool may hold many jobs).
   std::vector<Running::Counter>().swap(r.counter);
   std::vector<std::uint8_t>().swap(r.done);
@@ -339,7 +403,7 @@ void OffloadModel::release_if_finished(std::uint32_t j) {
 void OffloadModel::issue(std::uint32_t j) {
   if (running_[j]->issued) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' issued twice");
   running_[j]->issued = true;
-  results_[j].issue = sim_.now();
+  results_[j].issue = sim_->now();
   // Waiting keeps issue order: nothing starts ahead of a job already waiting.
   switch (decide_now(j, /*earlier_waiting=*/!waiting_.empty()).decision) {
     case offload::Decision::offload: start_offloaded(j); return;
@@ -358,7 +422,7 @@ offload::OffloadDecision OffloadModel::decide_now(std::uint32_t j, bool earlier_
 }
 
 void OffloadModel::record_usage() {
-  Usage u{sim_.now(), 0, 0, 0};
+  Usage u{sim_->now(), 0, 0, 0};
   for (const Nic& n : nics_) {
     u.counters += n.pool.counters_in_use();
     u.max_counters_on_a_nic = std::max(u.max_counters_on_a_nic, n.pool.counters_in_use());
@@ -372,7 +436,7 @@ void OffloadModel::record_usage() {
 // its operations.
 void OffloadModel::start_offloaded(std::uint32_t j) {
   Running& r = *running_[j];
-  const Time now = sim_.now();
+  const Time now = sim_->now();
   for (std::size_t n = 0; n < nics_.size(); ++n)
     if ((r.need[n].counters || r.need[n].slots) && !nics_[n].pool.try_acquire(now, r.need[n].counters, r.need[n].slots))
       throw std::logic_error("NIC model: job '" + jobs_[j].name + "' started without its resources free");
@@ -395,7 +459,7 @@ void OffloadModel::start_offloaded(std::uint32_t j) {
 void OffloadModel::start_software(std::uint32_t j) {
   Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
-  results_[j].start = sim_.now();
+  results_[j].start = sim_->now();
   r.offloaded = false;
   r.deps_left = c.deps;
   r.ops_left = static_cast<std::int64_t>(c.steps.size());
@@ -409,8 +473,8 @@ void OffloadModel::software_ready(std::uint32_t j, OpId id) {
   if (offload::is_data_op(st.kind)) {
     // The host behind the rank's NIC posts for every collective in software there.
     Time& free = host_free_[static_cast<std::size_t>(nic_of(j, st.rank))];
-    free = std::max(free, sim_.now()) + p_.host_op_time;
-    sim_.schedule_at(free, *this, tag(kPosted, j, static_cast<std::uint64_t>(id)));
+    free = std::max(free, sim_->now()) + p_.host_op_time;
+    sim_->schedule_at(free, *this, tag(kPosted, j, static_cast<std::uint64_t>(id)));
     return;
   }
   software_done(j, id);
@@ -421,7 +485,7 @@ void OffloadModel::software_done(std::uint32_t j, OpId op) {
   const PreparedSchedule& c = *r.c;
   // The last operation: done (checked here, not after the children below, which recurse
   // and would see the count at zero too).
-  if (--r.ops_left == 0) sim_.schedule_in(Time(), *this, tag(kComplete, j));
+  if (--r.ops_left == 0) sim_->schedule_in(Time(), *this, tag(kComplete, j));
   for (auto k = c.child_begin[static_cast<std::size_t>(op)]; k < c.child_begin[static_cast<std::size_t>(op) + 1]; ++k) {
     const OpId ch = c.children[k];
     if (--r.deps_left[static_cast<std::size_t>(ch)] == 0 && c.steps[static_cast<std::size_t>(ch)].kind != OpKind::arrival)
@@ -456,14 +520,28 @@ void OffloadModel::nic_next(std::int32_t n) {
   touch(st.trigger);
   touch(st.touch);
   nic.busy = true;
-  sim_.schedule_in(cost, *this, tag(kNicDone, 0, static_cast<std::uint64_t>(n)));
+  sim_->schedule_in(cost, *this, tag(kNicDone, 0, static_cast<std::uint64_t>(n)));
+}
+
+// Every operation of an offloaded job is done: each counter must have ended at its
+// per-iteration value with every operation it triggers fired.
+void OffloadModel::check_final_counters(std::uint32_t j) const {
+  const Running& r = *running_[j];
+  const PreparedSchedule& c = *r.c;
+  for (std::size_t k = 0; k < r.counter.size(); ++k)
+    if (r.counter[k].value != c.final_value[k] || r.counter[k].next != r.counter[k].end)
+      throw std::logic_error("NIC model: job '" + jobs_[j].name + "': counter " + std::to_string(c.counter_orig[k]) +
+                             " ended at " + std::to_string(r.counter[k].value) + ", expected " +
+                             std::to_string(c.final_value[k]) + (r.counter[k].next != r.counter[k].end
+                                                                      ? ", with operations it triggers not fired"
+                                                                      : ""));
 }
 
 void OffloadModel::finish_op(std::uint32_t j, OpId op) {
   Running& r = *running_[j];
   const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(op)];
   if (offload::is_data_op(st.kind)) {
-    sim_.schedule_in(message_time(st.bytes), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
+    send(j, op);
     return;
   }
   r.done[static_cast<std::size_t>(op)] = 1;
@@ -494,11 +572,9 @@ void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v) 
   ctr.value += v;
   while (ctr.next < ctr.end && c.fires[ctr.next].threshold <= ctr.value) {
     const PreparedSchedule::Fire f = c.fires[ctr.next++];
-    // The assignment was verified; a model bug would show here.
+    // A verified assignment never fires early; a schedule from a file may.
     for (auto e = c.dep_begin[static_cast<std::size_t>(f.op)]; e < c.dep_begin[static_cast<std::size_t>(f.op) + 1]; ++e)
-      if (const OpId d = c.dep_list[e]; !r.done[static_cast<std::size_t>(d)])
-        throw std::logic_error("NIC model: job '" + jobs_[j].name + "': op " + std::to_string(c.orig[static_cast<std::size_t>(f.op)]) +
-                               " fired before its dependence " + std::to_string(c.orig[static_cast<std::size_t>(d)]) + " completed");
+      if (const OpId d = c.dep_list[e]; !r.done[static_cast<std::size_t>(d)]) fired_early(j, f.op, k, f.threshold, d);
     if (!f.host_wait) {
       enqueue(j, f.op);
       continue;
@@ -508,18 +584,30 @@ void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v) 
     if (--r.host_waits_left == 0 && !r.completing) {
       // The host sees it at its next poll.
       r.completing = true;
-      const Time since = sim_.now() - results_[j].start;
+      const Time since = sim_->now() - results_[j].start;
       const std::int64_t polls = (since.ps() + p_.host_poll.ps() - 1) / p_.host_poll.ps();
-      sim_.schedule_at(results_[j].start + p_.host_poll * polls, *this, tag(kComplete, j));
+      sim_->schedule_at(results_[j].start + p_.host_poll * polls, *this, tag(kComplete, j));
     }
   }
+}
+
+void OffloadModel::fired_early(std::uint32_t j, OpId op, CounterId k, std::int64_t threshold, OpId dep) const {
+  const PreparedSchedule& c = *running_[j]->c;
+  const auto& st = c.steps[static_cast<std::size_t>(op)];
+  const auto& dt = c.steps[static_cast<std::size_t>(dep)];
+  throw UnsafeSchedule(fmt::format(
+      "job '{}': op {} ({}, rank {}) fired when counter {} reached threshold {} at {}, before its dependence op {} ({}, "
+      "rank {}) had completed: the schedule's counter assignment is unsafe",
+      jobs_[j].name, c.orig[static_cast<std::size_t>(op)], offload::to_string(st.kind), st.rank,
+      c.counter_orig[static_cast<std::size_t>(k)], threshold, to_string(sim_->now()), c.orig[static_cast<std::size_t>(dep)],
+      offload::to_string(dt.kind), dt.rank));
 }
 
 void OffloadModel::complete(std::uint32_t j) {
   Running& r = *running_[j];
   if (results_[j].done != Time() || r.completed) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' completed twice");
   r.completed = true;
-  const Time now = sim_.now();
+  const Time now = sim_->now();
   results_[j].done = now;
   makespan_ = std::max(makespan_, now);
   ++completed_;
@@ -534,7 +622,7 @@ void OffloadModel::complete(std::uint32_t j) {
     record_usage();
   }
   for (std::uint32_t next : issued_after_[j])
-    sim_.schedule_at(std::max(now, jobs_[next].issue), *this, tag(kIssue, next));
+    sim_->schedule_at(std::max(now, jobs_[next].issue), *this, tag(kIssue, next));
   // Its state stays until its last operation is done: operations the host does not wait
   // for (a send's local completion) may still be on their way, and the NICs process them
   // like any other.

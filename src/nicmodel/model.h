@@ -17,6 +17,12 @@
 //   OffloadModel m(params, /*nics=*/4, Policy::stall);
 //   m.add({.name = "ar0", .schedule = s, .nic_of_rank = {0, 1, 2, 3}, .issue = us(0)});
 //   std::vector<JobResult> r = m.run();
+//
+// On another simulator with a Transport (the packet-level fabric, src/nicengine/), the
+// same NICs send their messages through the transport instead: it is told each data
+// operation's message and reports, by message_arrived() and message_completed(), when
+// its last byte is placed at the target and when the initiator learns it is done.
+// `latency` and `bandwidth` are then unused; the rest is the same model.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +31,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/error.h"
 #include "core/params.h"
 #include "core/simulator.h"
 #include "core/units.h"
@@ -66,6 +73,27 @@ offload::WhenShort when_short(Policy p);
 struct PreparedSchedule;
 std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::Schedule> s);
 
+// An operation fired before one of its dependences completed: the schedule's counter
+// assignment is unsafe (a verified one never is). Names the operation, rank, counter and
+// threshold.
+class UnsafeSchedule : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+// Where the model's messages go when it runs on an outside simulator.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Job `job`'s data operation `op` (the model's id) sends `bytes` from `from_nic` to
+  // `to_nic` (another NIC: a rank's own NIC is handled inside the model). The transport
+  // later calls message_arrived(job, op) and message_completed(job, op), each once.
+  virtual void send(std::uint32_t job, offload::OpId op, std::int32_t from_nic, std::int32_t to_nic,
+                    std::int64_t bytes) = 0;
+  // Job `job` has completed and none of its operations is left in flight.
+  virtual void finished(std::uint32_t job) = 0;
+};
+
 struct Job {
   std::string name;
   std::shared_ptr<const offload::Schedule> schedule;  // counter-assigned
@@ -89,6 +117,8 @@ class OffloadModel final : public EventHandler {
  public:
   // Throws InputError for parameters that cannot work (no NICs, zero bandwidth, ...).
   OffloadModel(NicParams p, std::int32_t nics, Policy policy);
+  // On `sim` (not the model's own), messages through `transport`; both outlive the model.
+  OffloadModel(NicParams p, std::int32_t nics, Policy policy, Simulator& sim, Transport& transport);
   ~OffloadModel() override;
 
   // Before run(). Throws InputError for a job whose schedule is not assigned, whose rank
@@ -97,11 +127,20 @@ class OffloadModel final : public EventHandler {
   void add(Job job);
   // Runs every job to completion; std::logic_error if one never completes (a model bug).
   std::vector<JobResult> run();
+  // With a transport: its reports (see Transport::send), and the results so far (a job
+  // not done has done == Time()).
+  void message_arrived(std::uint32_t job, offload::OpId op);
+  void message_completed(std::uint32_t job, offload::OpId op);
+  const std::vector<JobResult>& results() const { return results_; }
+  std::size_t jobs() const { return jobs_.size(); }
+  const Job& job(std::uint32_t j) const { return jobs_[j]; }
+  // The schedule's id of the model's operation `op` in job `j` (for messages and traces).
+  offload::OpId schedule_op(std::uint32_t j, offload::OpId op) const;
 
   const NicPool& pool(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].pool; }
   const CounterCache& cache(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].cache; }
   Time makespan() const { return makespan_; }
-  const Simulator& sim() const { return sim_; }
+  const Simulator& sim() const { return *sim_; }
   // Every change of the counters and slots in use: (time, counters summed over NICs,
   // most counters on one NIC, slots summed over NICs), after the change.
   struct Usage {
@@ -130,6 +169,10 @@ class OffloadModel final : public EventHandler {
   void enqueue(std::uint32_t j, offload::OpId op);
   void nic_next(std::int32_t nic);
   void finish_op(std::uint32_t j, offload::OpId op);
+  void send(std::uint32_t j, offload::OpId op);
+  void check_final_counters(std::uint32_t j) const;
+  [[noreturn]] void fired_early(std::uint32_t j, offload::OpId op, offload::CounterId k, std::int64_t threshold,
+                                offload::OpId dep) const;
   void add_to_counter(std::uint32_t j, offload::CounterId c, std::int64_t v);
   void deliver(std::uint32_t j, offload::OpId send);
   void software_ready(std::uint32_t j, offload::OpId op);
@@ -142,7 +185,9 @@ class OffloadModel final : public EventHandler {
 
   NicParams p_;
   Policy policy_;
-  Simulator sim_;
+  Simulator own_sim_;
+  Simulator* sim_ = &own_sim_;
+  Transport* transport_ = nullptr;
   std::vector<Nic> nics_;
   std::vector<Time> host_free_;  // per NIC: when its host is done posting (software path)
   std::vector<Job> jobs_;

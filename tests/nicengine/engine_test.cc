@@ -1,0 +1,250 @@
+// Offloaded collectives on the packet-level fabric, against timelines worked out by hand
+// from the frame sizes (fabric/packet.h: 66 header bytes, +16 RETH on a WRITE's first
+// packet, +4 AETH on an ACK, +20 on the wire per frame), the link rate and delay, and
+// the NIC model's costs (50 ns per operation, +100 ns per counter-cache miss), and
+// against the timed NIC model where the fabric adds only latency.
+#include "nicengine/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+
+namespace fabriclab::nicengine {
+namespace {
+
+using nicmodel::NicParams;
+using nicmodel::Policy;
+
+std::shared_ptr<const offload::Schedule> assigned(const char* coll, const char* alg, int ranks, std::int64_t bytes,
+                                                  bool count_sends = true) {
+  offload::BuildOptions b;
+  b.ranks = ranks;
+  b.bytes = bytes;
+  b.count_send_completions = count_sends;
+  return std::make_shared<const offload::Schedule>(offload::assign_counters(
+      offload::build_schedule(coll, alg, b), offload::Strategy::optimized, {.analysis = offload::Analysis::local}));
+}
+
+// The model's defaults, but a host that polls every picosecond: a collective is seen done
+// exactly when its last host_wait is met.
+NicParams sharp() {
+  NicParams p;
+  p.host_poll = Time::from_ps(1);
+  return p;
+}
+
+// `n` hosts on one switch (n = 2 and `direct`: back to back), 100G links of `delay`.
+std::unique_ptr<fabric::Network> star(int n, Time delay, bool direct = false, fabric::NicConfig nic = {}) {
+  auto net = std::make_unique<fabric::Network>(nic, fabric::SwitchConfig{}, 1);
+  for (int i = 0; i < n; ++i) net->add_host();
+  if (direct) {
+    net->connect(net->host(0), net->host(1), Gbps(100), delay);
+    return net;
+  }
+  const std::uint32_t sw = net->add_switch("sw");
+  for (int i = 0; i < n; ++i) net->connect(net->host(static_cast<std::uint32_t>(i)), net->switch_at(sw), Gbps(100), delay);
+  return net;
+}
+
+std::vector<std::int32_t> linear(int n) {
+  std::vector<std::int32_t> v(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+// Serialization at 100G of `bytes` on the wire, in picoseconds (80 ps per byte).
+std::int64_t wire_ps(std::int64_t bytes) { return bytes * 80; }
+
+TEST(Engine, OnePutBetweenBackToBackHosts) {
+  // bcast binomial on 2 ranks, 4 KiB: one WRITE-only packet of 66 + 16 + 4096 bytes.
+  //   50 ns   the root's NIC processes the put (no counter touched)
+  //   +335.84 ns serialization (4198 wire bytes) + 1 us: placed at rank 1 at 1385.84 ns
+  //   rank 1's NIC processes the arrival: 50 ns + a miss 100 ns -> its wait met at 1535.84
+  //   the ACK (90 wire bytes: 7.2 ns) + 1 us back: the root's completion at 2393.04 ns,
+  //   which is the root's host_wait and the collective's end.
+  auto net = star(2, us(1), /*direct=*/true);
+  Engine e(*net, sharp(), Policy::stall, 3);
+  e.add({.name = "b", .schedule = assigned("bcast", "binomial", 2, 4096), .nic_of_rank = linear(2), .issue = {}});
+  const fabric::RunTotals t = net->run(ms(1));
+  const auto r = e.results();
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_TRUE(r[0].done());
+  EXPECT_TRUE(r[0].job.offloaded);
+  const std::int64_t arrival = 50'000 + wire_ps(66 + 16 + 4096 + 20) + 1'000'000;
+  EXPECT_EQ(arrival, 1'385'840);
+  EXPECT_EQ(r[0].job.done.ps(), arrival + wire_ps(66 + 4 + 20) + 1'000'000);
+  EXPECT_EQ(r[0].messages, 1u);
+  EXPECT_EQ(r[0].bytes, 4096u);
+  EXPECT_EQ(r[0].retransmitted, 0u);
+  EXPECT_TRUE(t.all_finished);
+  EXPECT_EQ(e.connections(), 1u);
+}
+
+TEST(Engine, RecursiveDoublingRoundsByHand) {
+  // allreduce recursive doubling on 4 ranks, 1 KiB, one switch, 1 us links. Each rank:
+  //   t=0: its atomic to the partner (50 ns: sent at 50 ns), its local atomic (done at
+  //   100 ns). A 1 KiB WRITE-only frame is 1126 wire bytes (90.08 ns); two hops and 2 us:
+  //   placed at 50 + 180.16 + 2000 = 2230.16 ns. The arrival: 50 ns + a miss -> 2380.16,
+  //   the round-2 counter reaches 2; its atomic to the far partner (a hit: 50 ns) leaves
+  //   at 2430.16 and is placed at 4610.32. Counter 0 gathers: the local atomic of round 2,
+  //   round 2's arrival, and the two sends' ACKs (90 wire bytes: 7.2 ns per hop): the last,
+  //   round 2's, returns at 4610.32 + 14.4 + 2000 = 6624.72 ns, which ends the collective.
+  auto net = star(4, us(1));
+  Engine e(*net, sharp(), Policy::stall, 3);
+  e.add({.name = "rd", .schedule = assigned("allreduce", "recursive_doubling", 4, 1024), .nic_of_rank = linear(4),
+         .issue = {}});
+  net->run(ms(1));
+  const auto r = e.results();
+  ASSERT_TRUE(r[0].done());
+  const std::int64_t hop2 = 2 * wire_ps(66 + 16 + 1024 + 20) + 2'000'000;
+  const std::int64_t round2_sent = 50'000 + hop2 + 150'000 + 50'000;
+  EXPECT_EQ(r[0].job.done.ps(), round2_sent + hop2 + 2 * wire_ps(90) + 2'000'000);
+  EXPECT_EQ(r[0].job.done.ps(), 6'624'720);
+  EXPECT_EQ(r[0].messages, 8u);  // two rounds of 4 messages on the wire
+}
+
+// nccl-tests: algbw = bytes / time, busbw = algbw x 2(n-1)/n.
+double busbw_gbps(std::int64_t bytes, Time t, int n) {
+  return static_cast<double>(bytes) * 8.0 / static_cast<double>(t.ps()) * 1e3 * 2.0 * (n - 1) / n;
+}
+
+TEST(Engine, LargeRingAllreduceReachesTheLinksPayloadRate) {
+  // 8 ranks, 64 MiB: 14 steps of 8 MiB messages, 2048 packets each. On the wire a message
+  // is 8 MiB + 2048 x 86 header and gap bytes + 16 (RETH): 97.94 Gbps of payload on a
+  // 100G link. The ring's steps add a few microseconds each (NIC processing, two hops of
+  // 1 us) to about 685 us of serialization, and each uplink also carries ACKs: busbw
+  // must come within 3 % of the payload rate, never above it.
+  const int n = 8;
+  const std::int64_t bytes = 64ll << 20;
+  auto net = star(n, us(1));
+  Engine e(*net, NicParams{}, Policy::stall, 3);
+  e.add({.name = "ring", .schedule = assigned("allreduce", "ring", n, bytes), .nic_of_rank = linear(n), .issue = {}});
+  net->run(Time::from_ps(1'000'000'000'000));
+  const auto r = e.results();
+  ASSERT_TRUE(r[0].done());
+  const double msg = static_cast<double>(bytes / n);
+  const double payload_rate = 100.0 * msg / (msg + 2048 * 86 + 16);
+  EXPECT_NEAR(payload_rate, 97.94, 0.01);
+  const double bus = busbw_gbps(bytes, r[0].job.completion(), n);
+  RecordProperty("busbw_gbps", std::to_string(bus));
+  EXPECT_LE(bus, payload_rate);
+  EXPECT_GE(bus, 0.97 * payload_rate);
+  EXPECT_EQ(r[0].retransmitted, 0u);
+  EXPECT_EQ(r[0].bytes, static_cast<std::uint64_t>(2 * (n - 1) * bytes));  // 2(n-1) chunks of bytes/n per rank
+}
+
+// Where every message is one packet and no two share a link at once, a message takes
+// exactly 2 x its wire time at 100G + 2 link delays. The timed NIC model with latency
+// 2 x (the frame's 102 non-payload wire bytes at 100G) + 2 us and bandwidth 50G (the
+// payload serialized twice) charges exactly that; with sends' completions uncounted, no
+// ACK gates anything. The two must agree to the picosecond: both run the same NIC model.
+TEST(Engine, SmallMessagesAgreeWithTheTimedNicModel) {
+  for (const char* alg : {"recursive_doubling", "ring"}) {
+    SCOPED_TRACE(alg);
+    const int n = 8;
+    const auto s = assigned("allreduce", alg, n, 256 * n, /*count_sends=*/false);
+    auto net = star(n, us(1));
+    Engine e(*net, sharp(), Policy::stall, 3);
+    e.add({.name = "x", .schedule = s, .nic_of_rank = linear(n), .issue = {}});
+    net->run(ms(10));
+
+    NicParams timed = sharp();
+    timed.latency = Time::from_ps(2 * wire_ps(66 + 16 + 20) + 2'000'000);
+    timed.bandwidth = Gbps(50);
+    nicmodel::OffloadModel m(timed, n, Policy::stall);
+    m.add({.name = "x", .schedule = s, .nic_of_rank = linear(n), .issue = {}});
+    const auto expect = m.run();
+    ASSERT_TRUE(e.results()[0].done());
+    EXPECT_EQ(e.results()[0].job.done, expect[0].done);
+  }
+}
+
+TEST(Engine, AThresholdOneTooLowIsCaughtWhenItFires) {
+  // Recursive doubling's round-2 atomic waits for the local atomic and the partner's
+  // data (threshold 2). At threshold 1 it fires once the local atomic is done, before
+  // the partner's data has arrived.
+  auto s = std::make_shared<offload::Schedule>(*assigned("allreduce", "recursive_doubling", 4, 1024));
+  offload::OpId planted = -1;
+  for (offload::OpId id = 0; id < static_cast<offload::OpId>(s->size()); ++id) {
+    offload::Op& o = s->op(id);
+    if (o.rank == 0 && o.kind == offload::OpKind::atomic && o.peer != 0 && o.threshold == 2) {
+      o.threshold = 1;
+      planted = id;
+      break;
+    }
+  }
+  ASSERT_GE(planted, 0);
+  auto net = star(4, us(1));
+  Engine e(*net, sharp(), Policy::stall, 3);
+  e.add({.name = "rd", .schedule = s, .nic_of_rank = linear(4), .issue = {}});
+  try {
+    net->run(ms(1));
+    FAIL() << "an early firing went unnoticed";
+  } catch (const nicmodel::UnsafeSchedule& x) {
+    const std::string what = x.what();
+    EXPECT_NE(what.find("op " + std::to_string(planted) + " (atomic, rank 0) fired"), std::string::npos) << what;
+    EXPECT_NE(what.find("threshold 1"), std::string::npos) << what;
+  }
+}
+
+TEST(Engine, ShortOfCountersTheSecondStallsOrFallsBack) {
+  // Two broadcasts on 2 back-to-back hosts with one counter per NIC: the second, issued
+  // at 100 ns, waits for the first's counters (seen at 2393.04 ns, as above) under stall,
+  // and under fallback goes to software at once.
+  const auto s = assigned("bcast", "binomial", 2, 4096);
+  for (Policy policy : {Policy::stall, Policy::fallback}) {
+    NicParams p = sharp();
+    p.counters = 1;
+    auto net = star(2, us(1), true);
+    Engine e(*net, p, policy, 3);
+    e.add({.name = "A", .schedule = s, .nic_of_rank = linear(2), .issue = {}});
+    e.add({.name = "B", .schedule = s, .nic_of_rank = linear(2), .issue = ns(100)});
+    net->run(ms(1));
+    const auto r = e.results();
+    ASSERT_TRUE(r[0].done() && r[1].done());
+    EXPECT_EQ(r[0].job.done.ps(), 2'393'040);
+    if (policy == Policy::stall) {
+      EXPECT_TRUE(r[1].job.offloaded);
+      EXPECT_EQ(r[1].job.start, r[0].job.done);
+      EXPECT_EQ(r[1].job.done.ps(), 2 * 2'393'040);
+    } else {
+      // Software: the host posts the put (1 us), the same message and ACK follow; the
+      // connection is shared, but A's message left long before.
+      EXPECT_FALSE(r[1].job.offloaded);
+      EXPECT_EQ(r[1].job.start, ns(100));
+      EXPECT_EQ(r[1].job.done.ps(), 100'000 + 1'000'000 + (2'393'040 - 50'000));
+    }
+  }
+}
+
+TEST(Engine, SameRunSameResultsAndPartitionsAreRefused) {
+  auto once = [] {
+    fabric::NicConfig nic;
+    nic.congestion_control = "dcqcn";
+    auto net = star(8, us(1), false, nic);
+    Engine e(*net, NicParams{}, Policy::stall, 3);
+    e.add({.name = "ring", .schedule = assigned("allreduce", "ring", 8, 1 << 20), .nic_of_rank = linear(8), .issue = {}});
+    e.add({.name = "a2a", .schedule = assigned("alltoall", "pairwise", 8, 8 << 10), .nic_of_rank = linear(8),
+           .issue = us(3)});
+    net->run(ms(10));
+    return std::make_pair(net->fingerprint(), e.results()[1].job.done);
+  };
+  const auto a = once(), b = once();
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a.second, us(3));
+
+  auto net = star(4, us(1));
+  net->set_partitions(2, 1);
+  Engine e(*net, NicParams{}, Policy::stall, 3);
+  e.add({.name = "rd", .schedule = assigned("allreduce", "recursive_doubling", 4, 1024), .nic_of_rank = linear(4),
+         .issue = {}});
+  EXPECT_THROW(net->run(ms(1)), InputError);
+}
+
+}  // namespace
+}  // namespace fabriclab::nicengine
