@@ -58,7 +58,20 @@ int run_run(const RunArgs& a) {
              o.lossless_drops, o.ecn_marks, o.cnps_sent, o.pfc_frames);
   fmt::print("  {} events, {} packet-hops in {:.2f} s wall ({:.1f} M packet-hops/s)\n", t.events, t.packet_hops,
              o.wall_seconds, o.wall_seconds > 0 ? static_cast<double>(t.packet_hops) / o.wall_seconds / 1e6 : 0.0);
-  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv\n", out);
+  if (!o.collectives.empty()) {
+    std::size_t done = 0, offloaded = 0;
+    Time longest;
+    for (const auto& c : o.collectives) {
+      if (!c.result.done()) continue;
+      ++done;
+      offloaded += c.result.job.offloaded;
+      longest = std::max(longest, c.result.job.completion());
+    }
+    fmt::print("  {} of {} collectives done ({} offloaded, {} in software), longest {}\n", done, o.collectives.size(),
+               offloaded, done - offloaded, us(longest));
+  }
+  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}\n", out,
+             o.collectives.empty() ? "" : ", collectives.csv");
   if (o.watchdog_storms > 0)
     fmt::print("  PFC watchdog: {} storms, {} packets dropped\n", o.watchdog_storms, o.watchdog_drops);
   int rc = 0;
@@ -86,7 +99,7 @@ int run_run(const RunArgs& a) {
 
 Command add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* sub = app.add_subcommand("run", "Simulate a RoCEv2 fabric packet by packet from a scenario file (TOML): topology, NICs, switch buffers, PFC, ECN, ECMP, traffic; writes summary.json, flows.csv and ports.csv. Exit 1 on a drop on a lossless priority");
+  CLI::App* sub = app.add_subcommand("run", "Simulate a RoCEv2 fabric packet by packet from a scenario file (TOML): topology, NICs, switch buffers, PFC, ECN, ECMP, traffic and offloaded collectives; writes summary.json, flows.csv, ports.csv (and collectives.csv). Exit 1 on a drop on a lossless priority");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_flag("--parameters", a->parameters, "list every scenario parameter: key, default, range, help");
   sub->add_flag("--quiet", a->quiet, "no progress on stderr");

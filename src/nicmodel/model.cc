@@ -283,7 +283,8 @@ void OffloadModel::add(Job job) {
     throw InputError(what + ": it can only follow an earlier job");
   // Could it ever be offloaded: the decision on idle NICs.
   std::fill(free_.begin(), free_.end(), idle());
-  const offload::OffloadDecision d = offload::decide(r.need, free_, idle(), when_short(policy_));
+  const offload::OffloadDecision d =
+      offload::decide(r.need, free_, idle(), when_short(jobs_.back().policy.value_or(policy_)));
   results_.back().could_never_offload = d.why == offload::OffloadDecision::Why::never_fits;
   if (d.decision == offload::Decision::refuse)
     throw InputError(what + ": needs " + std::to_string(r.need[d.nic].counters) + " counters and " +
@@ -418,7 +419,8 @@ offload::OffloadDecision OffloadModel::decide_now(std::uint32_t j, bool earlier_
   for (std::size_t n = 0; n < nics_.size(); ++n)
     free_[n] = {nics_[n].pool.counters() - nics_[n].pool.counters_in_use(),
                 nics_[n].pool.slots() - nics_[n].pool.slots_in_use()};
-  return offload::decide(running_[j]->need, free_, idle(), when_short(policy_), earlier_waiting);
+  return offload::decide(running_[j]->need, free_, idle(), when_short(jobs_[j].policy.value_or(policy_)),
+                         earlier_waiting);
 }
 
 void OffloadModel::record_usage() {

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -101,6 +102,7 @@ struct Job {
   std::vector<std::int32_t> nic_of_rank;                        // rank -> NIC
   Time issue;
   std::int32_t after = -1;  // >= 0: issued when that (earlier) job completes, not before `issue`
+  std::optional<Policy> policy = {};  // when short of counters (default: the model's)
 };
 
 struct JobResult {

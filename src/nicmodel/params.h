@@ -8,6 +8,10 @@
 
 namespace fabriclab::nicmodel {
 
+// Every key of the timed model.
 const params::Table<NicParams>& nic_params_table();
+// The NIC's and host's keys only (not network.*): what the packet-level fabric, which
+// times messages itself, takes from the model.
+const params::Table<NicParams>& nic_resources_table();
 
 }  // namespace fabriclab::nicmodel

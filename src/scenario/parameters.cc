@@ -131,7 +131,8 @@ nlohmann::ordered_json Config::echo() const {
 }
 
 std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& toml_text, const std::string& origin,
-                                   const std::vector<std::string>& overrides) {
+                                   const std::vector<std::string>& overrides, const std::vector<ListRegistry>& lists,
+                                   std::vector<std::size_t>* list_sizes) {
   toml::table file;
   try {
     file = toml::parse(toml_text, origin);
@@ -140,32 +141,83 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
     throw InputError(fmt::format("{}:{}:{}: malformed TOML: {}", origin, b.line, b.column, e.description()));
   }
   std::map<std::string, Setting> set;
-  // Walk every leaf; tables only group keys.
-  std::vector<std::pair<std::string, const toml::node*>> leaves;
-  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t, const std::string& prefix) {
-    for (const auto& [k, node] : t) {
-      const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
-      if (const auto* sub = node.as_table())
-        walk(*sub, key);
-      else
-        leaves.emplace_back(key, &node);
-    }
+  std::vector<std::size_t> sizes(lists.size(), 0);
+  const auto list_named = [&](const std::string& name) -> int {
+    for (std::size_t l = 0; l < lists.size(); ++l)
+      if (lists[l].name == name) return static_cast<int>(l);
+    return -1;
   };
-  walk(file, "");
-  for (const auto& [key, node] : leaves) {
-    const std::string where = place(origin, *node);
-    const ParamSpec* s = reg.find(key);
-    if (!s) throw InputError(fmt::format("{}: unknown key '{}'{}", where, key, suggestion(reg, key)));
-    set.insert_or_assign(key, Setting{s, parse_value(*s, leaf_text(*s, *node, where), where), where});
+  // Walk every leaf; tables only group keys. A list of tables' entries are walked with
+  // their own registry.
+  struct Leaf {
+    std::string key;
+    const toml::node* node;
+    int list = -1;
+    std::size_t item = 0;
+    std::string item_key;
+  };
+  std::vector<Leaf> leaves;
+  std::function<void(const toml::table&, const std::string&, int, std::size_t)> walk =
+      [&](const toml::table& t, const std::string& prefix, int list, std::size_t item) {
+        for (const auto& [k, node] : t) {
+          const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+          if (const int l = prefix.empty() && list < 0 ? list_named(key) : -1; l >= 0) {
+            const auto* arr = node.as_array();
+            if (!arr || !arr->is_array_of_tables())
+              throw InputError(fmt::format("{}: key '{}' must be a list of tables, written [[{}]]",
+                                           place(origin, node), key, key));
+            sizes[static_cast<std::size_t>(l)] = arr->size();
+            for (std::size_t i = 0; i < arr->size(); ++i) walk(*(*arr)[i].as_table(), "", l, i);
+            continue;
+          }
+          if (const auto* sub = node.as_table())
+            walk(*sub, key, list, item);
+          else if (list < 0)
+            leaves.push_back({key, &node, -1, 0, {}});
+          else
+            leaves.push_back({key, &node, list, item,
+                              fmt::format("{}.{}.{}", lists[static_cast<std::size_t>(list)].name, item, key)});
+        }
+      };
+  walk(file, "", -1, 0);
+  for (const Leaf& leaf : leaves) {
+    const std::string where = place(origin, *leaf.node);
+    const ParamRegistry& r = leaf.list < 0 ? reg : *lists[static_cast<std::size_t>(leaf.list)].items;
+    const ParamSpec* s = r.find(leaf.key);
+    const std::string shown = leaf.list < 0 ? leaf.key : leaf.item_key;
+    if (!s) throw InputError(fmt::format("{}: unknown key '{}'{}", where, shown, suggestion(r, leaf.key)));
+    Setting st{s, parse_value(*s, leaf_text(*s, *leaf.node, where), where), where, leaf.list, leaf.item, leaf.item_key};
+    set.insert_or_assign(shown, std::move(st));
   }
   for (const auto& o : overrides) {
     const auto eq = o.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--set '{}': expected key=value", o));
     const std::string key = o.substr(0, eq);
+    const auto dot = key.find('.');
+    if (const int l = dot == std::string::npos ? -1 : list_named(key.substr(0, dot)); l >= 0) {
+      // "name.i.key": an entry the file declares.
+      const auto dot2 = key.find('.', dot + 1);
+      const std::string index = key.substr(dot + 1, dot2 == std::string::npos ? std::string::npos : dot2 - dot - 1);
+      const std::size_t n = sizes[static_cast<std::size_t>(l)];
+      const auto parsed = params::parse_integer(index);
+      if (!parsed || *parsed < 0 || dot2 == std::string::npos)
+        throw InputError(fmt::format("--set '{}': expected {}.N.KEY with N an entry number", key, key.substr(0, dot)));
+      const auto i = static_cast<std::size_t>(*parsed);
+      if (i >= n)
+        throw InputError(fmt::format("--set '{}': the scenario has {} [[{}]] entries (numbered from 0)", key, n,
+                                     key.substr(0, dot)));
+      const ParamRegistry& r = *lists[static_cast<std::size_t>(l)].items;
+      const std::string field = key.substr(dot2 + 1);
+      const ParamSpec* s = r.find(field);
+      if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(r, field)));
+      set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", l, i, key});
+      continue;
+    }
     const ParamSpec* s = reg.find(key);
     if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(reg, key)));
-    set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set"});
+    set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", -1, 0, {}});
   }
+  if (list_sizes) *list_sizes = sizes;
   std::vector<Setting> out;
   for (auto& [_, s] : set) out.push_back(std::move(s));
   return out;

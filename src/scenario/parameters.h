@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -50,13 +52,30 @@ struct Setting {
   const ParamSpec* spec;
   params::Value value;
   std::string origin;
+  // An entry of a list of tables (ListRegistry): which list, which entry, and the full key
+  // ("collective.0.bytes"); list = -1 for every other setting.
+  int list = -1;
+  std::size_t item = 0;
+  std::string key() const { return list < 0 ? spec->key : item_key; }
+  std::string item_key;
+};
+
+// A list of tables in the file -- `[[collective]]` entries, each with the keys of `items`.
+// Entry i's keys read "name.i.key" in --set overrides, messages and echoes.
+struct ListRegistry {
+  std::string name;
+  const ParamRegistry* items;
 };
 
 // The keys set by `toml_text` (read from `origin`) and then `overrides`, one per key in key
 // order, the last setting of a key winning. Throws InputError on anything undeclared or
 // malformed.
+// `lists`: the lists of tables the file may hold; their entries' counts go to
+// `list_sizes` (one per list), and an override of an entry the file lacks is an error.
 std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& toml_text,
-                                   const std::string& origin, const std::vector<std::string>& overrides);
+                                   const std::string& origin, const std::vector<std::string>& overrides,
+                                   const std::vector<ListRegistry>& lists = {},
+                                   std::vector<std::size_t>* list_sizes = nullptr);
 // The text of the file at `path` (InputError naming it when it cannot be read).
 std::string read_text(const std::string& path);
 
@@ -124,7 +143,44 @@ class Parameters {
     for (auto& s : specs) reg_.declare(std::move(s));
   }
 
+  // Entries of a list of tables `[[name]]` into member `m`, each with the keys of `item`
+  // (declared once, beside the item's struct; defaults from a default-constructed I).
+  template <class I>
+  Parameters& list(std::string name, std::vector<I> R::*m, params::Table<I> item) {
+    auto table = std::make_shared<const params::Table<I>>(std::move(item));
+    ListBinding b;
+    b.name = name;
+    b.items = std::make_unique<ParamRegistry>();
+    const I defaults{};
+    for (const auto& f : table->fields()) {
+      ParamSpec spec;
+      static_cast<params::Spec&>(spec) = f.spec;
+      spec.default_value = f.get(defaults);
+      b.items->declare(std::move(spec));
+    }
+    b.resize = [m](R& r, std::size_t n) { (r.*m).resize(n); };
+    b.set = [m, table](R& r, std::size_t i, const std::string& key, const params::Value& v) {
+      table->find(key)->set((r.*m)[i], v);
+    };
+    b.echo = [m, table, name](const R& r, Config& c, const std::map<std::string, std::string>& origins) {
+      for (std::size_t i = 0; i < (r.*m).size(); ++i)
+        for (const auto& f : table->fields()) {
+          const std::string key = fmt::format("{}.{}.{}", name, i, f.spec.key);
+          const auto it = origins.find(key);
+          c.set(key, f.spec.kind, params::parse(f.spec, f.get((r.*m)[i])), it == origins.end() ? "default" : it->second);
+        }
+    };
+    lists_.push_back(std::move(b));
+    return *this;
+  }
+
   const ParamRegistry& registry() const { return reg_; }
+  // The lists of tables' registries (for read_settings and listings).
+  std::vector<ListRegistry> lists() const {
+    std::vector<ListRegistry> out;
+    for (const auto& b : lists_) out.push_back({b.name, b.items.get()});
+    return out;
+  }
   const params::Table<R>& table() const { return table_; }
   const R& defaults() const { return defaults_; }
 
@@ -134,10 +190,21 @@ class Parameters {
   // Presets are applied first, then every other key set, in key order.
   Resolved<R> resolve_text(const std::string& toml_text, const std::string& origin,
                            const std::vector<std::string>& overrides = {}) const {
-    const std::vector<Setting> settings = read_settings(reg_, toml_text, origin, overrides);
+    std::vector<std::size_t> sizes;
+    const std::vector<Setting> settings = read_settings(reg_, toml_text, origin, overrides, lists(), &sizes);
     Resolved<R> out{defaults_, {}};
+    for (std::size_t l = 0; l < lists_.size(); ++l) lists_[l].resize(out.value, sizes[l]);
+    for (const Setting& s : settings) {
+      if (s.list < 0) continue;
+      try {
+        lists_[static_cast<std::size_t>(s.list)].set(out.value, s.item, s.spec->key, s.value);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: key '{}': {}", s.origin, s.key(), e.what()));
+      }
+    }
     for (const bool presets : {true, false})
       for (const Setting& s : settings) {
+        if (s.list >= 0) continue;
         const auto* f = table_.find(s.spec->key);
         if (f->preset != presets) continue;
         try {
@@ -147,7 +214,7 @@ class Parameters {
         }
       }
     std::map<std::string, std::string> origins;
-    for (const Setting& s : settings) origins[s.spec->key] = s.origin;
+    for (const Setting& s : settings) origins[s.key()] = s.origin;
     out.config = config_of(out.value, origins);
     return out;
   }
@@ -166,10 +233,19 @@ class Parameters {
       }
       c.set(f.spec.key, f.spec.kind, std::move(v), it == origins.end() ? "default" : it->second);
     }
+    for (const auto& b : lists_) b.echo(r, c, origins);
     return c;
   }
 
  private:
+  struct ListBinding {
+    std::string name;
+    std::unique_ptr<ParamRegistry> items;
+    std::function<void(R&, std::size_t)> resize;
+    std::function<void(R&, std::size_t, const std::string&, const params::Value&)> set;
+    std::function<void(const R&, Config&, const std::map<std::string, std::string>&)> echo;
+  };
+  std::vector<ListBinding> lists_;
   params::Table<R> table_;
   R defaults_;
   ParamRegistry reg_;

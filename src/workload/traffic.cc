@@ -16,6 +16,7 @@ std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t
 
 std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hosts, std::uint64_t seed) {
   std::vector<fabric::FlowSpec> out;
+  if (t.pattern == Pattern::none) return out;
   auto flow = [&](std::uint32_t s, std::uint32_t d) {
     out.push_back({.src = s, .dst = d, .bytes = static_cast<std::uint64_t>(t.bytes.count()), .start = t.start,
                    .priority = t.priority, .qps = t.qps_per_flow});
@@ -56,6 +57,8 @@ std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hos
       return read_flows_csv(t.flows_file, hosts);
     case Pattern::training:
       return training_flows(t, hosts);
+    case Pattern::none:
+      break;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 //                random cyclic permutation (Sattolo's algorithm, no host sends to itself)
 //                drawn from the run's seed
 //   all_to_all   every host sends `bytes` to every other host
+//   none         no flows (a scenario of collectives only)
 //   flows        a CSV file with the header `src,dst,bytes,start,priority,qps` (sizes and
 //                times with units: "1MB", "10us"); errors name the file and line
 //   training     data-parallel training iterations over every host (a GPU each): per
@@ -26,12 +27,13 @@
 
 namespace fabriclab::workload {
 
-enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training };
-inline constexpr params::EnumNames<Pattern, 5> kPatternNames{{{Pattern::incast, "incast"},
+enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training, none };
+inline constexpr params::EnumNames<Pattern, 6> kPatternNames{{{Pattern::incast, "incast"},
                                                                {Pattern::permutation, "permutation"},
                                                                {Pattern::all_to_all, "all_to_all"},
                                                                {Pattern::flows, "flows"},
-                                                               {Pattern::training, "training"}}};
+                                                               {Pattern::training, "training"},
+                                                               {Pattern::none, "none"}}};
 
 struct TrafficSpec {
   Pattern pattern = Pattern::incast;

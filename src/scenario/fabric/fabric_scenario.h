@@ -8,6 +8,8 @@
 //   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets
 //                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes
+//   collectives.csv  with [[collective]] entries: one row per collective instance
+//                 (scenario/fabric/collectives.h), and their block in summary.json
 //
 //   FabricSetup s = fabric_parameters().resolve("examples/incast.toml", {"traffic.bytes=2MB"});
 //   FabricOutcome o = run_fabric(s, {.scenario = "examples/incast.toml", .out_dir = "out"});
@@ -21,6 +23,8 @@
 
 #include "fabric/network.h"
 #include "fabric/params.h"
+#include "nicmodel/params.h"
+#include "scenario/fabric/collectives.h"
 #include "workload/params.h"
 #include "scenario/parameters.h"
 
@@ -59,6 +63,12 @@ struct FabricScenario {
     std::string pcap, reorder_metrics, timeseries_ports;
     Time timeseries_interval;  // 0 = no time series
   } output;
+  // Offloaded collectives ([[collective]] entries) and what their NICs have: the timed
+  // model's NIC and host keys ("nic.counters", "host.poll", ...), the fabric timing the
+  // messages.
+  std::vector<CollectiveSpec> collectives;
+  CollectivesConfig collective_traffic;
+  nicmodel::NicParams offload;
 };
 using FabricSetup = Resolved<FabricScenario>;
 
@@ -92,6 +102,7 @@ struct FabricOutcome {
   std::uint64_t watchdog_storms = 0, watchdog_drops = 0;
   std::uint64_t cnps_sent = 0, cnps_received = 0;
   std::optional<fabric::DeadlockReport> deadlock;
+  std::vector<CollectiveRow> collectives;  // one per collective instance, in scenario order
   double wall_seconds = 0;
 };
 

@@ -50,7 +50,9 @@ const params::Table<FabricScenario>& scenario_table() {
               "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")")
         .nest("impair", &S::impair, impair)
         .nest("reseq", &S::reseq, reseq)
-        .nest("output", &S::output, output);
+        .nest("output", &S::output, output)
+        .nest("", &S::offload, nicmodel::nic_resources_table())
+        .nest("collectives", &S::collective_traffic, collectives_config_table());
     return t;
   }();
   return table;
@@ -59,7 +61,11 @@ const params::Table<FabricScenario>& scenario_table() {
 }  // namespace
 
 const Parameters<FabricScenario>& fabric_parameters() {
-  static const Parameters<FabricScenario> p(scenario_table());
+  static const Parameters<FabricScenario> p = [] {
+    Parameters<FabricScenario> q(scenario_table());
+    q.list("collective", &FabricScenario::collectives, collective_table());
+    return q;
+  }();
   return p;
 }
 

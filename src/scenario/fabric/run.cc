@@ -80,6 +80,16 @@ fabric::RunTotals run_with_progress(Network& net, const FabricScenario& s, const
   return totals;
 }
 
+// Where [[collective]] entry i was set: the first of its keys not left at its default.
+std::string entry_origin(const Config& cfg, std::size_t i) {
+  std::string best;
+  for (const auto& f : collective_table().fields()) {
+    const std::string& o = cfg.origin(fmt::format("collective.{}.{}", i, f.spec.key));
+    if (o != "default" && (best.empty() || o < best)) best = o;
+  }
+  return best.empty() ? "default" : best;
+}
+
 // The outcome's counts beyond the run's totals.
 void collect(Network& net, FabricOutcome& o) {
   o.fingerprint = net.fingerprint();
@@ -101,6 +111,13 @@ void collect(Network& net, FabricOutcome& o) {
 
 FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) {
   auto net = build_network(setup);
+  const FabricScenario& s = setup.value;
+  std::unique_ptr<ScenarioCollectives> collectives;
+  if (!s.collectives.empty())
+    collectives = std::make_unique<ScenarioCollectives>(s.collectives, s.collective_traffic, s.offload, s.topology,
+                                                        s.sim.seed, *net, [&](std::size_t i) {
+                                                          return entry_origin(setup.config, i);
+                                                        });
   if (!opt.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(opt.out_dir, ec);
@@ -112,6 +129,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   o.totals = run_with_progress(*net, setup.value, opt);
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   collect(*net, o);
+  if (collectives) o.collectives = collectives->rows();
   const std::string flows = flows_csv(*net, o);
   fabric::PortCounters all;
   const std::string ports = ports_csv(*net, o.totals.end, all);
@@ -122,6 +140,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   const std::filesystem::path dir(opt.out_dir);
   write_file(dir / "flows.csv", flows);
   write_file(dir / "ports.csv", ports);
+  if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
   if (obs.reorder) obs.reorder->write(dir);
   write_file(dir / "summary.json",
              summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get()).dump(2) + "\n");

@@ -1,0 +1,253 @@
+#include "scenario/fabric/collectives.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "core/error.h"
+#include "core/random.h"
+#include "core/stats.h"
+#include "offload/schedule_io.h"
+#include "scenario/report/files.h"
+
+namespace fabriclab::scenario {
+
+const params::Table<CollectiveSpec>& collective_table() {
+  static const auto table = [] {
+    using C = CollectiveSpec;
+    params::Table<C> t;
+    t.text("name", &C::name, "its name in collectives.csv (\"\" = c<entry number>)")
+        .text("collective", &C::collective, "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall")
+        .text("algorithm", &C::algorithm, "the planner's algorithm (`fabriclab counters --table` lists them)")
+        .text("schedule", &C::schedule,
+              "a counter-assigned schedule file (`fabriclab counters --json`, or a library's) run instead of "
+              "collective/algorithm")
+        .bytes("bytes", &C::bytes, "the collective's size (as `fabriclab counters --bytes`)", "0B", "1024GiB")
+        .integer("root", &C::root, "root rank of rooted collectives", 0, 1 << 20)
+        .integer("radix", &C::radix, "k of the k-nomial broadcast", 2, 1 << 20)
+        .custom({"datatype", params::Kind::choice, "element type", "", "", {"int64", "double", "float"}},
+                [](C& c, const params::Value& v) { c.datatype = offload::parse_datatype(v.text); },
+                [](const C& c) { return std::string(offload::to_string(c.datatype)); })
+        .flag("ordered_channels", &C::ordered_channels, "the transport delivers in order per pair of ranks")
+        .flag("uncounted_sends", &C::uncounted_sends, "puts' local completions are not counted")
+        .text("ranks", &C::ranks,
+              "its ranks' hosts: \"all\", a count N (placed by `placement`), a range \"A-B\" or a list \"a,b,c\" "
+              "(rank i on the i-th host)")
+        .choice("placement", &C::placement, kPlacementNames, "how a count of ranks is placed on the hosts")
+        .choice("strategy", &C::strategy, offload::kStrategyNames, "the planner's counter assignment")
+        .choice("policy", &C::policy, nicmodel::kPolicyNames,
+                "when its counters are short: wait (stall), run in software (fallback), or as advised")
+        .time("start", &C::start, "issue time of its first iteration", "0ps", "1000s")
+        .integer("iterations", &C::iterations, "times it runs, each issued when the one before has completed", 1,
+                 1'000'000);
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<CollectivesConfig>& collectives_config_table() {
+  static const auto table = [] {
+    params::Table<CollectivesConfig> t;
+    t.integer("priority", &CollectivesConfig::priority, "802.1p class of the collectives' messages", 0, 7);
+    return t;
+  }();
+  return table;
+}
+
+namespace {
+
+std::uint32_t leaves_of(const fabric::TopologySpec& t, const std::string& what) {
+  switch (t.kind) {
+    case fabric::TopologyKind::leaf_spine: return t.leaves;
+    case fabric::TopologyKind::fat_tree: return t.k * t.k / 2;
+    default:
+      throw InputError(fmt::format("{}: placement one_per_leaf needs a leaf_spine or fat_tree topology", what));
+  }
+}
+
+}  // namespace
+
+std::vector<std::int32_t> place_ranks(const std::string& ranks, Placement placement, const fabric::TopologySpec& topo,
+                                      std::uint32_t hosts, std::uint64_t seed, const std::string& what) {
+  const auto bad = [&](const std::string& why) {
+    return InputError(fmt::format("{}: ranks '{}': {}", what, ranks, why));
+  };
+  const auto host = [&](const std::string& text) {
+    const auto v = params::parse_integer(text);
+    if (!v || *v < 0 || *v >= hosts) throw bad(fmt::format("'{}' is not a host (0..{})", text, hosts - 1));
+    return static_cast<std::int32_t>(*v);
+  };
+  std::vector<std::int32_t> out;
+  if (ranks.find(',') != std::string::npos) {  // a list
+    for (const std::string& item : params::split_list(ranks, ',')) out.push_back(host(item));
+  } else if (const auto dash = ranks.find('-'); dash != std::string::npos && dash > 0) {  // a range
+    const std::int32_t a = host(ranks.substr(0, dash)), b = host(ranks.substr(dash + 1));
+    if (b < a) throw bad("a range A-B needs A <= B");
+    for (std::int32_t h = a; h <= b; ++h) out.push_back(h);
+  } else {  // all, or a count placed by the policy
+    std::uint32_t n = hosts;
+    if (ranks != "all") {
+      const auto v = params::parse_integer(ranks);
+      if (!v || *v < 2 || *v > hosts) throw bad(fmt::format("expected \"all\", a count 2..{}, A-B or a list", hosts));
+      n = static_cast<std::uint32_t>(*v);
+    }
+    std::vector<std::int32_t> order(hosts);
+    std::iota(order.begin(), order.end(), 0);
+    if (placement == Placement::random) {
+      RandomStream rng(seed, "collectives/placement/" + what);
+      for (std::uint32_t i = hosts - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);  // Fisher-Yates
+    } else if (placement == Placement::one_per_leaf) {
+      const std::uint32_t leaves = leaves_of(topo, what), per = hosts / leaves;
+      for (std::uint32_t i = 0; i < hosts; ++i) order[i] = static_cast<std::int32_t>((i % leaves) * per + i / leaves);
+    }
+    out.assign(order.begin(), order.begin() + n);
+  }
+  if (out.size() < 2) throw bad("a collective needs at least two ranks");
+  if (std::set<std::int32_t>(out.begin(), out.end()).size() != out.size()) throw bad("a host is named twice");
+  return out;
+}
+
+double busbw_factor(const std::string& collective, std::int32_t n) {
+  const double d = n;
+  if (collective == "allreduce") return 2.0 * (d - 1) / d;
+  if (collective == "allgather" || collective == "reduce_scatter" || collective == "alltoall") return (d - 1) / d;
+  if (collective == "barrier") return 0;
+  return 1;  // bcast, reduce
+}
+
+namespace {
+
+// The collective's schedule, counter-assigned.
+std::shared_ptr<const offload::Schedule> schedule_of(const CollectiveSpec& c, std::int32_t ranks,
+                                                     const std::string& what) {
+  try {
+    if (!c.schedule.empty()) {
+      auto s = std::make_shared<const offload::Schedule>(offload::read_schedule_json(c.schedule));
+      if (s->ranks() != ranks)
+        throw InputError(fmt::format("{} has {} ranks, but {} hosts are given (ranks = ...)", c.schedule, s->ranks(), ranks));
+      return s;
+    }
+    offload::BuildOptions b;
+    b.ranks = ranks;
+    b.bytes = c.bytes.count();
+    b.root = c.root;
+    b.radix = c.radix;
+    b.datatype = c.datatype;
+    b.ordered_channels = c.ordered_channels;
+    b.count_send_completions = !c.uncounted_sends;
+    return std::make_shared<const offload::Schedule>(
+        offload::assign_counters(offload::build_schedule(c.collective, c.algorithm, b), c.strategy));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
+}
+
+}  // namespace
+
+ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& specs, const CollectivesConfig& cfg,
+                                         const nicmodel::NicParams& nic, const fabric::TopologySpec& topo,
+                                         std::uint64_t seed, fabric::Network& net,
+                                         const std::function<std::string(std::size_t)>& origin) {
+  engine_ = std::make_unique<nicengine::Engine>(net, nic, nicmodel::Policy::stall, cfg.priority);
+  const auto hosts = static_cast<std::uint32_t>(net.host_count());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const CollectiveSpec& c = specs[i];
+    const std::string what = fmt::format("{}: collective.{}", origin(i), i);
+    const std::string name = c.name.empty() ? fmt::format("c{}", i) : c.name;
+    const std::vector<std::int32_t> on = place_ranks(c.ranks, c.placement, topo, hosts, seed, what);
+    const auto s = schedule_of(c, static_cast<std::int32_t>(on.size()), what);
+    const auto prepared = nicmodel::prepare(s);
+    std::int64_t max_counters = 0;
+    for (const auto& need : offload::needs_per_rank(*s)) max_counters = std::max(max_counters, need.counters);
+    for (std::uint32_t it = 0; it < c.iterations; ++it) {
+      nicmodel::Job job{.name = c.iterations > 1 ? fmt::format("{}#{}", name, it) : name,
+                        .schedule = s,
+                        .prepared = prepared,
+                        .nic_of_rank = on,
+                        .issue = c.start,
+                        .after = it == 0 ? -1 : static_cast<std::int32_t>(rows_.size() - 1),
+                        .policy = c.policy};
+      try {
+        engine_->add(std::move(job));
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: {}", what, e.what()));
+      }
+      rows_.push_back({name, s->collective.empty() ? c.collective : s->collective,
+                       s->algorithm.empty() ? c.algorithm : s->algorithm,
+                       s->strategy.empty() ? std::string(params::name_of(offload::kStrategyNames, c.strategy))
+                                           : s->strategy,
+                       it, s->ranks(), s->bytes, max_counters, {}});
+    }
+  }
+}
+
+std::vector<CollectiveRow> ScenarioCollectives::rows() const {
+  std::vector<CollectiveRow> out = rows_;
+  const auto results = engine_->results();
+  for (std::size_t j = 0; j < out.size(); ++j) out[j].result = results[j];
+  return out;
+}
+
+std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
+  std::string csv =
+      "name,iteration,collective,algorithm,strategy,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,"
+      "path,counters_max_per_nic,algbw_gbps,busbw_gbps,messages,retransmitted_packets\n";
+  for (const CollectiveRow& r : rows) {
+    const nicmodel::JobResult& j = r.result.job;
+    std::string start, done, stall, completion, algbw, busbw;
+    if (r.result.job.offloaded || j.start > Time() || r.result.done()) {
+      start = ns_text(j.start);
+      stall = ns_text(j.stall());
+    }
+    if (r.result.done()) {
+      done = ns_text(j.done);
+      completion = ns_text(j.completion());
+      const double gbps = static_cast<double>(r.bytes) * 8.0 * 1000.0 / static_cast<double>(j.completion().ps());
+      algbw = fmt::format("{:.3f}", gbps);
+      busbw = fmt::format("{:.3f}", gbps * busbw_factor(r.collective, r.ranks));
+    }
+    const std::string path = !r.result.done() && !j.offloaded ? "" : j.offloaded ? "offloaded" : "software";
+    csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.iteration, r.collective,
+                       r.algorithm, r.strategy, r.ranks, r.bytes, ns_text(j.issue), start, done, stall, completion, path,
+                       j.offloaded ? r.max_counters_per_nic : 0, algbw, busbw, r.result.messages,
+                       r.result.retransmitted);
+  }
+  return csv;
+}
+
+nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows) {
+  std::vector<std::int64_t> completions;
+  std::uint64_t offloaded = 0, software = 0, retransmitted = 0, messages = 0;
+  std::int64_t max_counters = 0;
+  Time stall;
+  for (const CollectiveRow& r : rows) {
+    messages += r.result.messages;
+    retransmitted += r.result.retransmitted;
+    if (!r.result.done()) continue;
+    completions.push_back(r.result.job.completion().ps());
+    stall = stall + r.result.job.stall();
+    if (r.result.job.offloaded) {
+      ++offloaded;
+      max_counters = std::max(max_counters, r.max_counters_per_nic);
+    } else {
+      ++software;
+    }
+  }
+  nlohmann::ordered_json j;
+  j["count"] = rows.size();
+  j["done"] = completions.size();
+  j["offloaded"] = offloaded;
+  j["software"] = software;
+  j["completion_p50_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 0.50)));
+  j["completion_p99_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 0.99)));
+  j["completion_max_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 1.0)));
+  j["stall_total_ns"] = ns_text(stall);
+  j["counters_max_per_nic"] = max_counters;
+  j["messages"] = messages;
+  j["retransmitted_packets"] = retransmitted;
+  return j;
+}
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,104 @@
+// Collectives in a fabric scenario: `[[collective]]` entries (each key declared once, in
+// collective_table()), built by the planner (or read from a schedule file), placed on
+// hosts and run by the NIC engine (nicengine/engine.h) over the simulated fabric next to
+// the scenario's other traffic. Their outputs: collectives.csv and a block of
+// summary.json.
+//
+//   [[collective]]
+//   collective = "allreduce"
+//   algorithm = "ring"
+//   bytes = "1MiB"
+//   ranks = "all"          # every host; or "16" (placed by `placement`), "0-15", "0,4,8,12"
+//   iterations = 2         # each issued when the one before has completed
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/params.h"
+#include "core/units.h"
+#include "fabric/network.h"
+#include "fabric/topology.h"
+#include "nicengine/engine.h"
+#include "nicmodel/model.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+
+namespace fabriclab::scenario {
+
+// How a count of ranks is placed on hosts: hosts 0..N-1 (linear), N distinct hosts drawn
+// from the run's seed (random), or round-robin over the leaves -- the first host of every
+// leaf, then the second, ... (one_per_leaf: leaf_spine and fat_tree; on a fat-tree a
+// leaf is an edge switch).
+enum class Placement : std::uint8_t { linear, random, one_per_leaf };
+inline constexpr params::EnumNames<Placement, 3> kPlacementNames{
+    {{Placement::linear, "linear"}, {Placement::random, "random"}, {Placement::one_per_leaf, "one_per_leaf"}}};
+
+struct CollectiveSpec {
+  std::string name;                       // "" = "c<entry>"
+  std::string collective = "allreduce";
+  std::string algorithm = "ring";
+  std::string schedule;                   // a schedule file (section 8, assigned) instead
+  Bytes bytes = Bytes::from_count(1 << 20);
+  std::int32_t root = 0;
+  std::int32_t radix = 4;
+  offload::Datatype datatype = offload::Datatype::float64;
+  bool ordered_channels = false;
+  bool uncounted_sends = false;
+  std::string ranks = "all";
+  Placement placement = Placement::linear;
+  offload::Strategy strategy = offload::Strategy::optimized;
+  nicmodel::Policy policy = nicmodel::Policy::stall;
+  Time start;
+  std::uint32_t iterations = 1;
+};
+const params::Table<CollectiveSpec>& collective_table();
+
+// The collective traffic's own settings (keys "collectives.*").
+struct CollectivesConfig {
+  std::uint8_t priority = 3;  // the 802.1p class of their messages
+};
+const params::Table<CollectivesConfig>& collectives_config_table();
+
+// One row of collectives.csv.
+struct CollectiveRow {
+  std::string name, collective, algorithm, strategy;
+  std::uint32_t iteration = 0;
+  std::int32_t ranks = 0;
+  std::int64_t bytes = 0;
+  std::int64_t max_counters_per_nic = 0;  // what its assignment holds on one NIC
+  nicengine::CollectiveResult result;
+};
+
+// The scenario's collectives, attached to `net` (before its run).
+class ScenarioCollectives {
+ public:
+  // `origin(i)`: where entry i was declared ("file.toml:12:1"), for errors.
+  ScenarioCollectives(const std::vector<CollectiveSpec>& specs, const CollectivesConfig& cfg,
+                      const nicmodel::NicParams& nic, const fabric::TopologySpec& topo, std::uint64_t seed,
+                      fabric::Network& net, const std::function<std::string(std::size_t)>& origin);
+  // After the run.
+  std::vector<CollectiveRow> rows() const;
+
+ private:
+  std::unique_ptr<nicengine::Engine> engine_;
+  std::vector<CollectiveRow> rows_;  // without results
+};
+
+// The hosts of a `ranks` text ("all", "N", "A-B", "a,b,...") placed by `placement`.
+std::vector<std::int32_t> place_ranks(const std::string& ranks, Placement placement, const fabric::TopologySpec& topo,
+                                      std::uint32_t hosts, std::uint64_t seed, const std::string& what);
+
+// nccl-tests' bus bandwidth factor for n ranks (allreduce 2(n-1)/n; allgather,
+// reduce_scatter and alltoall (n-1)/n; bcast and reduce 1; barrier 0: no bandwidth).
+double busbw_factor(const std::string& collective, std::int32_t n);
+
+std::string collectives_csv(const std::vector<CollectiveRow>& rows);
+nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows);
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,134 @@
+// Collectives in a fabric scenario: [[collective]] entries read as a list of tables (each
+// key declared once; --set reaches an entry as collective.N.KEY), ranks placed on hosts,
+// and a whole run whose collectives.csv row is checked against a timeline by hand.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error_message.h"
+#include "scenario/fabric/fabric_scenario.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+using testing::input_error_of;
+
+const char* kTwo = R"(
+[topology]
+kind = "single_switch"
+hosts = 8
+
+[traffic]
+pattern = "none"
+
+[[collective]]
+name = "ar"
+algorithm = "recursive_doubling"
+bytes = "64KiB"
+
+[[collective]]
+collective = "alltoall"
+algorithm = "pairwise"
+ranks = "0-3"
+policy = "fallback"
+iterations = 3
+)";
+
+TEST(CollectivesScenario, EntriesAreAListOfTablesWithTheirOwnKeys) {
+  const FabricSetup s = fabric_parameters().resolve_text(kTwo, "two.toml", {"collective.1.bytes=8KiB"});
+  ASSERT_EQ(s.value.collectives.size(), 2u);
+  const CollectiveSpec& a = s.value.collectives[0];
+  EXPECT_EQ(a.name, "ar");
+  EXPECT_EQ(a.collective, "allreduce");  // the default
+  EXPECT_EQ(a.algorithm, "recursive_doubling");
+  EXPECT_EQ(a.bytes, KiB(64));
+  const CollectiveSpec& b = s.value.collectives[1];
+  EXPECT_EQ(b.collective, "alltoall");
+  EXPECT_EQ(b.bytes, KiB(8));
+  EXPECT_EQ(b.policy, nicmodel::Policy::fallback);
+  EXPECT_EQ(b.iterations, 3u);
+  EXPECT_EQ(s.config.origin("collective.0.bytes"), "two.toml:12:9");
+  EXPECT_EQ(s.config.origin("collective.1.bytes"), "--set");
+  EXPECT_EQ(s.config.origin("collective.1.root"), "default");
+  EXPECT_EQ(s.config.shown("collective.1.ranks"), "0-3");
+  EXPECT_EQ(s.config.echo()["collective.0.strategy"], "optimized");
+}
+
+TEST(CollectivesScenario, EntryErrorsNameTheEntryAndItsPlace) {
+  EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text(kTwo, "two.toml", {"collective.2.bytes=1KiB"}); }),
+            "--set 'collective.2.bytes': the scenario has 2 [[collective]] entries (numbered from 0)");
+  EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("[[collective]]\nbites = \"1KiB\"\n", "x.toml"); }),
+            "x.toml:2:9: unknown key 'collective.0.bites' (did you mean 'bytes'?)");
+  EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("collective = 3\n", "x.toml"); }),
+            "x.toml:1:14: key 'collective' must be a list of tables, written [[collective]]");
+  EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("[[collective]]\niterations = 0\n", "x.toml"); }),
+            "x.toml:2:14: key 'iterations': 0 is below the minimum 1");
+}
+
+TEST(CollectivesScenario, RanksArePlacedOnHosts) {
+  fabric::TopologySpec ls;
+  ls.kind = fabric::TopologyKind::leaf_spine;
+  ls.leaves = 4;
+  ls.hosts_per_leaf = 4;
+  using V = std::vector<std::int32_t>;
+  EXPECT_EQ(place_ranks("all", Placement::linear, ls, 4, 1, "c"), (V{0, 1, 2, 3}));
+  EXPECT_EQ(place_ranks("3", Placement::linear, ls, 16, 1, "c"), (V{0, 1, 2}));
+  EXPECT_EQ(place_ranks("5-7", Placement::linear, ls, 16, 1, "c"), (V{5, 6, 7}));
+  EXPECT_EQ(place_ranks("9,2,4", Placement::linear, ls, 16, 1, "c"), (V{9, 2, 4}));
+  // One per leaf: the first host of each of the 4 leaves, then the second of each.
+  EXPECT_EQ(place_ranks("6", Placement::one_per_leaf, ls, 16, 1, "c"), (V{0, 4, 8, 12, 1, 5}));
+  const V r = place_ranks("8", Placement::random, ls, 16, 7, "c");
+  EXPECT_EQ(r, place_ranks("8", Placement::random, ls, 16, 7, "c"));  // from the seed
+  EXPECT_EQ(std::set<std::int32_t>(r.begin(), r.end()).size(), 8u);
+  EXPECT_NE(r, place_ranks("8", Placement::linear, ls, 16, 7, "c"));
+  EXPECT_EQ(input_error_of([&] { place_ranks("1,1", Placement::linear, ls, 16, 1, "c"); }),
+            "c: ranks '1,1': a host is named twice");
+  EXPECT_EQ(input_error_of([&] { place_ranks("17", Placement::linear, ls, 16, 1, "c"); }),
+            "c: ranks '17': expected \"all\", a count 2..16, A-B or a list");
+  fabric::TopologySpec one;
+  EXPECT_EQ(input_error_of([&] { place_ranks("4", Placement::one_per_leaf, one, 16, 1, "c"); }),
+            "c: placement one_per_leaf needs a leaf_spine or fat_tree topology");
+}
+
+TEST(CollectivesScenario, BusBandwidthFollowsNcclTests) {
+  EXPECT_DOUBLE_EQ(busbw_factor("allreduce", 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor("alltoall", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor("allgather", 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(busbw_factor("bcast", 8), 1.0);
+}
+
+TEST(CollectivesScenario, ABroadcastRowByHand) {
+  // Back-to-back hosts, 100G, 1 us: the root's put is placed at 1385.84 ns, its ACK is back
+  // at 2393.04 ns (see tests/nicengine), and the host, polling every 1 us, sees it at 3 us.
+  // algbw = 4096 B x 8 / 3000 ns = 10.923 Gb/s; a broadcast's busbw is the same.
+  const char* scenario = R"(
+[topology]
+kind = "back_to_back"
+host_rate = "100Gbps"
+link_delay = "1us"
+[traffic]
+pattern = "none"
+[[collective]]
+name = "b"
+collective = "bcast"
+algorithm = "binomial"
+bytes = "4096B"
+)";
+  const FabricSetup s = fabric_parameters().resolve_text(scenario, "b.toml");
+  const auto dir = std::filesystem::temp_directory_path() / "fabriclab_collectives_scenario_test";
+  const FabricOutcome o = run_fabric(s, {.scenario = "b.toml", .out_dir = dir.string()});
+  ASSERT_EQ(o.collectives.size(), 1u);
+  std::ifstream in(dir / "collectives.csv");
+  std::stringstream csv;
+  csv << in.rdbuf();
+  EXPECT_EQ(csv.str(),
+            "name,iteration,collective,algorithm,strategy,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,"
+            "path,counters_max_per_nic,algbw_gbps,busbw_gbps,messages,retransmitted_packets\n"
+            "b,0,bcast,binomial,optimized,2,4096,0.000,0.000,3000.000,0.000,3000.000,offloaded,1,10.923,10.923,1,0\n");
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
