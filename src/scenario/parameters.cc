@@ -32,14 +32,18 @@ std::size_t distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-std::string suggestion(const ParamRegistry& reg, const std::string& key) {
+// `shown`: the key as the user wrote it, when `key` is its last part (a list entry's key:
+// "collective.0.bytse" for "bytse"); the suggestion is written the same way.
+std::string suggestion(const ParamRegistry& reg, const std::string& key, const std::string& shown = "") {
   std::string best;
   std::size_t best_d = 4;  // only close misspellings
   for (const auto& [k, _] : reg.all()) {
     const std::size_t d = distance(k, key);
     if (d < best_d) best_d = d, best = k;
   }
-  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+  if (best.empty()) return "";
+  if (shown.size() > key.size()) best = shown.substr(0, shown.size() - key.size()) + best;
+  return fmt::format(" (did you mean '{}'?)", best);
 }
 
 // `text` parsed for `s`; `where` and the key prefix errors.
@@ -185,7 +189,7 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
     const ParamRegistry& r = leaf.list < 0 ? reg : *lists[static_cast<std::size_t>(leaf.list)].items;
     const ParamSpec* s = r.find(leaf.key);
     const std::string shown = leaf.list < 0 ? leaf.key : leaf.item_key;
-    if (!s) throw InputError(fmt::format("{}: unknown key '{}'{}", where, shown, suggestion(r, leaf.key)));
+    if (!s) throw InputError(fmt::format("{}: unknown key '{}'{}", where, shown, suggestion(r, leaf.key, shown)));
     Setting st{s, parse_value(*s, leaf_text(*s, *leaf.node, where), where), where, leaf.list, leaf.item, leaf.item_key};
     set.insert_or_assign(shown, std::move(st));
   }
@@ -209,7 +213,7 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
       const ParamRegistry& r = *lists[static_cast<std::size_t>(l)].items;
       const std::string field = key.substr(dot2 + 1);
       const ParamSpec* s = r.find(field);
-      if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(r, field)));
+      if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(r, field, key)));
       set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", l, i, key});
       continue;
     }

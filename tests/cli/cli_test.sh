@@ -96,6 +96,14 @@ expect run-set 0 'incast.toml: 4 of 4 flows delivered' -- \
 expect run-summary-seed 0 '"sim.seed": "3"' -- cat "$tmp/incast4/summary.json"
 expect run-leaf-spine 0 'leaf-spine.toml: 64 of 64 flows delivered' -- \
   "$fl" run "$examples/leaf-spine.toml" --out "$tmp/ls"
+expect run-collectives 0 '3 of 3 collectives done \(2 offloaded, 1 in software\)' -- \
+  "$fl" run "$examples/collectives.toml" --out "$tmp/coll" --quiet
+expect run-collectives-csv 0 '^moe,0,alltoall,pairwise,optimized,8,262144,0.000,0.000,[0-9.]+,0.000,[0-9.]+,software,0,' -- \
+  cat "$tmp/coll/collectives.csv"
+expect run-collectives-again 0 '' -- "$fl" run "$examples/collectives.toml" --out "$tmp/coll2" --quiet
+expect run-collectives-same 0 '' -- cmp "$tmp/coll/collectives.csv" "$tmp/coll2/collectives.csv"
+expect run-collective-bad-key 2 'collective.toml:2:14: unknown key .collective.0.algorithmm. \(did you mean .collective.0.algorithm.\?\)' -- \
+  sh -c "printf '[[collective]]\nalgorithmm = \"ring\"\n' >'$tmp/collective.toml' && '$fl' run '$tmp/collective.toml' --out '$tmp/x'"
 expect run-lossless-drop 1 'dropped on a lossless priority' -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/drop" --set switch.pfc.headroom=given --set switch.pfc.headroom_size=1KiB
 expect run-unknown-key 2 "--set: unknown key 'traffic.byts' \(did you mean 'traffic.bytes'\?\)" -- \

@@ -60,7 +60,7 @@ TEST(CollectivesScenario, EntryErrorsNameTheEntryAndItsPlace) {
   EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text(kTwo, "two.toml", {"collective.2.bytes=1KiB"}); }),
             "--set 'collective.2.bytes': the scenario has 2 [[collective]] entries (numbered from 0)");
   EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("[[collective]]\nbites = \"1KiB\"\n", "x.toml"); }),
-            "x.toml:2:9: unknown key 'collective.0.bites' (did you mean 'bytes'?)");
+            "x.toml:2:9: unknown key 'collective.0.bites' (did you mean 'collective.0.bytes'?)");
   EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("collective = 3\n", "x.toml"); }),
             "x.toml:1:14: key 'collective' must be a list of tables, written [[collective]]");
   EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("[[collective]]\niterations = 0\n", "x.toml"); }),
