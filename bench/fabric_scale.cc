@@ -25,39 +25,11 @@
 #include <string>
 #include <vector>
 
+#include "counting_new.h"
 #include "fabric/packet.h"
 #include "scenario/fabric/fabric_scenario.h"
 
 using namespace fabriclab;
-
-// Every heap allocation of the program, counted (relaxed: the partitioned run's threads
-// allocate too, and only the total matters).
-namespace {
-std::atomic<std::uint64_t> allocations{0}, allocated_bytes{0};
-void* counted(std::size_t n, std::size_t align) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  allocated_bytes.fetch_add(n, std::memory_order_relaxed);
-  if (n == 0) n = 1;
-  if (align > alignof(std::max_align_t) && n > SIZE_MAX - align) throw std::bad_alloc();
-  void* p = align <= alignof(std::max_align_t) ? std::malloc(n)
-                                                : std::aligned_alloc(align, (n + align - 1) / align * align);
-  if (!p) throw std::bad_alloc();
-  return p;
-}
-}  // namespace
-
-void* operator new(std::size_t n) { return counted(n, 0); }
-void* operator new[](std::size_t n) { return counted(n, 0); }
-void* operator new(std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t n, std::align_val_t a) { return counted(n, static_cast<std::size_t>(a)); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 
 int main(int argc, char** argv) {
   if (argc < 2) {
