@@ -20,6 +20,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   bool parameters = false;
   bool quiet = false;
+  bool trace_ops = false;
 };
 
 void print_parameters() {
@@ -45,6 +46,7 @@ int run_run(const RunArgs& a) {
   if (a.scenario.empty()) throw InputError("run: a scenario file is required (or --parameters)");
   std::vector<std::string> overrides = a.sets;
   if (a.seed >= 0) overrides.push_back(fmt::format("sim.seed={}", a.seed));
+  if (a.trace_ops) overrides.push_back("output.ops=true");
   const scenario::FabricSetup cfg = scenario::fabric_parameters().resolve(a.scenario, overrides);
   const std::string out =
       a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
@@ -70,8 +72,9 @@ int run_run(const RunArgs& a) {
     fmt::print("  {} of {} collectives done ({} offloaded, {} in software), longest {}\n", done, o.collectives.size(),
                offloaded, done - offloaded, us(longest));
   }
-  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}\n", out,
-             o.collectives.empty() ? "" : ", collectives.csv");
+  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}\n", out,
+             o.collectives.empty() ? "" : ", collectives.csv",
+             o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv");
   if (o.watchdog_storms > 0)
     fmt::print("  PFC watchdog: {} storms, {} packets dropped\n", o.watchdog_storms, o.watchdog_drops);
   int rc = 0;
@@ -103,6 +106,8 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_flag("--parameters", a->parameters, "list every scenario parameter: key, default, range, help");
   sub->add_flag("--quiet", a->quiet, "no progress on stderr");
+  sub->add_flag("--trace-ops", a->trace_ops,
+                "with [[collective]] entries: write ops.csv, every operation's ready, fired and completed times");
   sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
   sub->add_option("--seed", a->seed, "seed of the random streams (sets sim.seed)")->check(CLI::NonNegativeNumber);
   sub->add_option("--set", a->sets, "override a parameter: key=value (repeatable)");

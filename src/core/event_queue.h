@@ -165,7 +165,7 @@ class CalendarQueue {
     }
     insert(std::move(e));
     found_ = kNotFound;
-    if (++size_ > 2 * buckets_.size()) resize(2 * buckets_.size());
+    if (++size_ > 2 * n_) resize(2 * n_);
   }
 
   Event<Payload> pop() {
@@ -173,12 +173,12 @@ class CalendarQueue {
     found_ = kNotFound;
     Event<Payload> out = buckets_[b].pop_front();
     now_ = out.time;
-    if (--size_ < buckets_.size() / 2 && buckets_.size() > 2) {
-      resize(buckets_.size() / 2);
+    if (--size_ < n_ / 2 && n_ > 2) {
+      resize(n_ / 2);
     } else if (++pops_ == kCheckEvery) {
       // The population can stay level while the spacing of events changes (a network
       // filling up): when pops walk many empty days, re-estimate the width.
-      if (walked_ > 4 * kCheckEvery) resize(buckets_.size());
+      if (walked_ > 4 * kCheckEvery) resize(n_);
       pops_ = walked_ = 0;
     }
     return out;
@@ -195,7 +195,7 @@ class CalendarQueue {
   void insert(Event<Payload> e) { buckets_[index(e.time)].insert(std::move(e)); }
 
   std::size_t index(Time t) const {
-    return static_cast<std::size_t>((t.ps() / width_) & static_cast<std::int64_t>(buckets_.size() - 1));
+    return static_cast<std::size_t>((t.ps() / width_) & static_cast<std::int64_t>(n_ - 1));
   }
 
   // The bucket holding the earliest event: walk the calendar from the current day; an
@@ -203,7 +203,7 @@ class CalendarQueue {
   // year). After a whole year with nothing due, search directly.
   std::size_t find_min_bucket() {
     if (size_ == 0) throw std::logic_error("pop from an empty event queue");
-    const std::size_t n = buckets_.size();
+    const std::size_t n = n_;
     for (std::size_t step = 0; step < n; ++step) {
       ++walked_;
       const auto& bucket = buckets_[cur_];
@@ -228,8 +228,8 @@ class CalendarQueue {
   std::int64_t estimate_width() {
     const std::size_t sample = size_ < 64 ? size_ : 64;
     if (sample < 2) return width_;
-    std::vector<Event<Payload>> taken;
-    taken.reserve(sample);
+    std::vector<Event<Payload>>& taken = spill_;  // reused: a resize allocates nothing once warm
+    taken.clear();
     std::size_t distinct = 0;
     for (std::size_t k = 0; k < sample; ++k) {
       const std::size_t b = find_min_bucket();
@@ -240,23 +240,32 @@ class CalendarQueue {
     size_ += taken.size();
     const std::int64_t span = taken.back().time.ps() - taken.front().time.ps();
     for (auto& e : taken) insert(std::move(e));
+    taken.clear();
     if (distinct < 2) return width_;
     const std::int64_t w = 3 * span / static_cast<std::int64_t>(distinct - 1);
     return w > 0 ? w : 1;
   }
 
+  // Spreads the events over `n` buckets of a re-estimated width. The buckets' storage is
+  // kept (a bucket beyond `n` waits, empty, for the calendar to grow again), so a queue
+  // whose population swings -- collectives' steps -- stops allocating once warm.
   void resize(std::size_t n) {
     found_ = kNotFound;
     const std::int64_t w = estimate_width();
-    std::vector<Bucket> old;
-    old.swap(buckets_);
-    rebuild(n, w);
-    for (auto& b : old) b.take_all([&](Event<Payload>&& e) { insert(std::move(e)); });
+    spill_.clear();
+    for (std::size_t b = 0; b < n_; ++b) buckets_[b].take_all([&](Event<Payload>&& e) { spill_.push_back(std::move(e)); });
+    if (buckets_.size() < n) buckets_.resize(n);
+    n_ = n;
+    width_ = w;
+    cur_ = index(now_);
+    day_end_ = (now_.ps() / width_ + 1) * width_;
+    for (auto& e : spill_) insert(std::move(e));
+    spill_.clear();
     // Restart the walk at the earliest event.
-    std::size_t best = buckets_.size();
-    for (std::size_t b = 0; b < buckets_.size(); ++b)
-      if (!buckets_[b].empty() && (best == buckets_.size() || buckets_[b].front().before(buckets_[best].front()))) best = b;
-    if (best < buckets_.size()) {
+    std::size_t best = n_;
+    for (std::size_t b = 0; b < n_; ++b)
+      if (!buckets_[b].empty() && (best == n_ || buckets_[b].front().before(buckets_[best].front()))) best = b;
+    if (best < n_) {
       cur_ = best;
       day_end_ = (buckets_[best].front().time.ps() / width_ + 1) * width_;
     }
@@ -264,12 +273,15 @@ class CalendarQueue {
 
   void rebuild(std::size_t n, std::int64_t width) {
     buckets_.assign(n, {});
+    n_ = n;
     width_ = width;
     cur_ = index(now_);
     day_end_ = (now_.ps() / width_ + 1) * width_;
   }
 
-  std::vector<Bucket> buckets_;  // size is a power of two
+  std::vector<Bucket> buckets_;  // the first n_ are the calendar's; the rest keep their storage
+  std::size_t n_ = 0;            // a power of two
+  std::vector<Event<Payload>> spill_;  // scratch for resize() and estimate_width()
   std::int64_t width_ = 1000;                          // ps per bucket
   std::size_t cur_ = 0;
   std::int64_t day_end_ = 0;  // end of the current bucket's day, in ps

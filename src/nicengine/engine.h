@@ -50,6 +50,8 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents 
   // get, which the fabric does not model; see OffloadModel::add for the rest).
   void add(nicmodel::Job job);
 
+  // Before the run: keep every operation's times (OffloadModel::op_times).
+  void trace_ops() { model_.trace_ops(); }
   // After the run: one per collective, in the order added.
   std::vector<CollectiveResult> results() const;
   const nicmodel::OffloadModel& model() const { return model_; }

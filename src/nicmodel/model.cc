@@ -307,6 +307,32 @@ offload::OpId OffloadModel::schedule_op(std::uint32_t j, offload::OpId op) const
   return running_.at(j)->c->orig.at(static_cast<std::size_t>(op));
 }
 
+void OffloadModel::start_trace(std::uint32_t j) {
+  if (!trace_) return;
+  if (traces_.size() < jobs_.size()) traces_.resize(jobs_.size());
+  const std::size_t n = running_[j]->c->steps.size();
+  traces_[j].fired.assign(n, Time::max());
+  traces_[j].completed.assign(n, Time::max());
+}
+
+std::vector<OffloadModel::OpTimes> OffloadModel::op_times(std::uint32_t j) const {
+  std::vector<OpTimes> out;
+  if (j >= traces_.size() || traces_[j].fired.empty()) return out;
+  const PreparedSchedule& c = *running_.at(j)->c;
+  const Trace& t = traces_[j];
+  out.resize(c.steps.size());
+  for (std::size_t m = 0; m < c.steps.size(); ++m) {
+    // An arrival is ready when its message arrives (its send completes later, at the ACK).
+    Time ready = c.steps[m].kind == OpKind::arrival ? t.fired[m] : results_[j].start;
+    if (c.steps[m].kind != OpKind::arrival)
+      for (auto e = c.dep_begin[m]; e < c.dep_begin[m + 1]; ++e)
+        ready = std::max(ready, t.completed[static_cast<std::size_t>(c.dep_list[e])]);
+    out[static_cast<std::size_t>(c.orig[m])] = {c.orig[m], c.steps[m].rank, c.steps[m].kind, ready, t.fired[m],
+                                                t.completed[m]};
+  }
+  return out;
+}
+
 std::vector<JobResult> OffloadModel::run() {
   if (transport_) throw std::logic_error("NIC model: with a transport, its simulator runs the model");
   sim_->run();
@@ -339,6 +365,7 @@ void OffloadModel::on_event(std::uint64_t t) {
       return;
     case kPosted:
       // Software path: the host has posted a data operation; its message is on the way.
+      fired(j, static_cast<OpId>(x));
       send(j, static_cast<OpId>(x));
       return;
     case kComplete:
@@ -381,6 +408,7 @@ void OffloadModel::message_completed(std::uint32_t j, OpId send) {
   if (r.offloaded) {
     const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(send)];
     r.done[static_cast<std::size_t>(send)] = 1;
+    completed(j, send);
     --r.ops_left;
     if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1);
   } else {
@@ -454,6 +482,7 @@ void OffloadModel::start_offloaded(std::uint32_t j) {
   r.done.assign(c.steps.size(), 0);
   r.host_waits_left = c.host_waits;
   r.ops_left = static_cast<std::int64_t>(c.steps.size());
+  start_trace(j);
   for (OpId id : c.start_ops) enqueue(j, id);
   for (CounterId k : c.fire_at_zero) add_to_counter(j, k, 0);  // threshold 0
 }
@@ -465,6 +494,7 @@ void OffloadModel::start_software(std::uint32_t j) {
   r.offloaded = false;
   r.deps_left = c.deps;
   r.ops_left = static_cast<std::int64_t>(c.steps.size());
+  start_trace(j);
   for (OpId id : c.software_roots) software_ready(j, id);
 }
 
@@ -487,6 +517,8 @@ void OffloadModel::software_done(std::uint32_t j, OpId op) {
   const PreparedSchedule& c = *r.c;
   // The last operation: done (checked here, not after the children below, which recurse
   // and would see the count at zero too).
+  if (trace_ && traces_[j].fired[static_cast<std::size_t>(op)] == Time::max()) fired(j, op);  // an arrival, a join
+  completed(j, op);
   if (--r.ops_left == 0) sim_->schedule_in(Time(), *this, tag(kComplete, j));
   for (auto k = c.child_begin[static_cast<std::size_t>(op)]; k < c.child_begin[static_cast<std::size_t>(op) + 1]; ++k) {
     const OpId ch = c.children[k];
@@ -498,6 +530,7 @@ void OffloadModel::software_done(std::uint32_t j, OpId op) {
 void OffloadModel::enqueue(std::uint32_t j, OpId op) {
   const std::int32_t n = nic_of(j, running_[j]->c->steps[static_cast<std::size_t>(op)].rank);
   Nic& nic = nics_[static_cast<std::size_t>(n)];
+  fired(j, op);
   nic.fifo.push_back({j, op});
   if (!nic.busy) nic_next(n);
 }
@@ -547,6 +580,7 @@ void OffloadModel::finish_op(std::uint32_t j, OpId op) {
     return;
   }
   r.done[static_cast<std::size_t>(op)] = 1;
+  completed(j, op);
   --r.ops_left;
   if (st.inc != kNoCounter) add_to_counter(j, st.inc, st.add);
 }
@@ -562,6 +596,7 @@ void OffloadModel::deliver(std::uint32_t j, OpId send) {
   }
   const PreparedSchedule::Step& st = c.steps[static_cast<std::size_t>(send)];
   r.done[static_cast<std::size_t>(send)] = 1;
+  completed(j, send);
   --r.ops_left;
   if (st.arrival >= 0) enqueue(j, st.arrival);
   if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1);
@@ -582,6 +617,8 @@ void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v) 
       continue;
     }
     r.done[static_cast<std::size_t>(f.op)] = 1;
+    fired(j, f.op);
+    completed(j, f.op);
     --r.ops_left;
     if (--r.host_waits_left == 0 && !r.completing) {
       // The host sees it at its next poll.

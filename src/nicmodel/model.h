@@ -139,6 +139,22 @@ class OffloadModel final : public EventHandler {
   // The schedule's id of the model's operation `op` in job `j` (for messages and traces).
   offload::OpId schedule_op(std::uint32_t j, offload::OpId op) const;
 
+  // Before run(): keep every operation's times (memory: two times per operation per job).
+  void trace_ops() { trace_ = true; }
+  // Job j's operations by schedule id, once it has run: ready (its last dependence done;
+  // a root: the job's start; an arrival: its message arrived), fired (offloaded: its counter reached the threshold, or it
+  // started with the job; an arrival: its message arrived; software: the host posted it),
+  // completed; Time::max() for what did not happen. Empty without trace_ops() or when
+  // the job never started.
+  struct OpTimes {
+    offload::OpId op;
+    offload::Rank rank;
+    offload::OpKind kind;
+    Time ready, fired, completed;
+  };
+  std::vector<OpTimes> op_times(std::uint32_t j) const;
+
+  std::size_t nics() const { return nics_.size(); }
   const NicPool& pool(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].pool; }
   const CounterCache& cache(std::int32_t nic) const { return nics_[static_cast<std::size_t>(nic)].cache; }
   Time makespan() const { return makespan_; }
@@ -203,6 +219,18 @@ class OffloadModel final : public EventHandler {
   std::vector<std::vector<std::uint32_t>> issued_after_;  // per job: jobs it issues on completion
   std::vector<Usage> usage_;
   void record_usage();
+  struct Trace {
+    std::vector<Time> fired, completed;  // by the model's op id
+  };
+  bool trace_ = false;
+  std::vector<Trace> traces_;  // per job
+  void fired(std::uint32_t j, offload::OpId op) {
+    if (trace_) traces_[j].fired[static_cast<std::size_t>(op)] = sim_->now();
+  }
+  void completed(std::uint32_t j, offload::OpId op) {
+    if (trace_) traces_[j].completed[static_cast<std::size_t>(op)] = sim_->now();
+  }
+  void start_trace(std::uint32_t j);
   std::size_t completed_ = 0;
   Time makespan_;
 };

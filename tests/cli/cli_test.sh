@@ -102,6 +102,9 @@ expect run-collectives-csv 0 '^moe,0,alltoall,pairwise,optimized,8,262144,0.000,
   cat "$tmp/coll/collectives.csv"
 expect run-collectives-again 0 '' -- "$fl" run "$examples/collectives.toml" --out "$tmp/coll2" --quiet
 expect run-collectives-same 0 '' -- cmp "$tmp/coll/collectives.csv" "$tmp/coll2/collectives.csv"
+expect run-trace-ops 0 'collectives.csv, ops.csv' -- \
+  "$fl" run "$examples/collectives.toml" --out "$tmp/coll3" --quiet --trace-ops
+expect run-trace-ops-csv 0 '^allreduce,0,0,0,[a-z_]+,0.000,0.000,[0-9.]+$' -- sed -n 2p "$tmp/coll3/ops.csv"
 expect run-collective-bad-key 2 'collective.toml:2:14: unknown key .collective.0.algorithmm. \(did you mean .collective.0.algorithm.\?\)' -- \
   sh -c "printf '[[collective]]\nalgorithmm = \"ring\"\n' >'$tmp/collective.toml' && '$fl' run '$tmp/collective.toml' --out '$tmp/x'"
 expect run-lossless-drop 1 'dropped on a lossless priority' -- \

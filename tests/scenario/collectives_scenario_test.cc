@@ -97,6 +97,10 @@ TEST(CollectivesScenario, BusBandwidthFollowsNcclTests) {
   EXPECT_DOUBLE_EQ(busbw_factor("alltoall", 8), 7.0 / 8);
   EXPECT_DOUBLE_EQ(busbw_factor("allgather", 4), 3.0 / 4);
   EXPECT_DOUBLE_EQ(busbw_factor("bcast", 8), 1.0);
+  // The planner's alltoall and allgather bytes are per block; nccl-tests' size is n blocks.
+  EXPECT_EQ(nccl_size("alltoall", 1024, 8), 8192);
+  EXPECT_EQ(nccl_size("allgather", 1024, 4), 4096);
+  EXPECT_EQ(nccl_size("allreduce", 1024, 8), 1024);
 }
 
 TEST(CollectivesScenario, ABroadcastRowByHand) {
@@ -128,6 +132,72 @@ bytes = "4096B"
             "path,counters_max_per_nic,algbw_gbps,busbw_gbps,messages,retransmitted_packets\n"
             "b,0,bcast,binomial,optimized,2,4096,0.000,0.000,3000.000,0.000,3000.000,offloaded,1,10.923,10.923,1,0\n");
   std::filesystem::remove_all(dir);
+}
+
+const char* kBroadcast = R"(
+[topology]
+kind = "back_to_back"
+host_rate = "100Gbps"
+link_delay = "1us"
+[traffic]
+pattern = "none"
+[[collective]]
+name = "b"
+collective = "bcast"
+algorithm = "binomial"
+bytes = "4096B"
+)";
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(CollectivesScenario, TracedOperationsByHand) {
+  // The broadcast above with every operation's times (tests/nicengine has the timeline):
+  // the put fires at the start and completes at its ACK (2393.04 ns); the arrival is
+  // ready when its message is placed (1385.84 ns) and done after 150 ns of NIC time; each
+  // rank's host_wait fires as its counter is met.
+  const FabricSetup s = fabric_parameters().resolve_text(kBroadcast, "b.toml", {"output.ops=true"});
+  const auto dir = std::filesystem::temp_directory_path() / "fabriclab_collectives_ops_test";
+  run_fabric(s, {.scenario = "b.toml", .out_dir = dir.string()});
+  EXPECT_EQ(slurp(dir / "ops.csv"),
+            "name,iteration,op,rank,kind,ready_ns,fired_ns,completed_ns\n"
+            "b,0,0,0,put,0.000,0.000,2393.040\n"
+            "b,0,1,1,arrival,1385.840,1385.840,1535.840\n"
+            "b,0,2,0,host_wait,2393.040,2393.040,2393.040\n"
+            "b,0,3,1,host_wait,1535.840,1535.840,1535.840\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CollectivesScenario, AStreamKeepsAtMostInFlightInstancesRunning) {
+  // Six broadcasts, two at a time: instance i is issued when instance i-2 completes.
+  FabricSetup s = fabric_parameters().resolve_text(kBroadcast, "b.toml",
+                                                   {"collective.0.iterations=6", "collective.0.in_flight=2"});
+  FabricOutcome o = run_fabric(s, {.scenario = "b.toml", .out_dir = ""});
+  ASSERT_EQ(o.collectives.size(), 6u);
+  EXPECT_EQ(o.collectives[0].result.job.issue, Time());
+  EXPECT_EQ(o.collectives[1].result.job.issue, Time());
+  for (std::size_t i = 2; i < 6; ++i) {
+    ASSERT_TRUE(o.collectives[i - 2].result.done());
+    EXPECT_EQ(o.collectives[i].result.job.issue, o.collectives[i - 2].result.job.done) << i;
+    EXPECT_EQ(o.collectives[i].iteration, i);
+  }
+  // Poisson issue times from `start` (in_flight as large as the stream: each at its own
+  // time), strictly later one after another, the same in every run.
+  s = fabric_parameters().resolve_text(kBroadcast, "b.toml",
+                                       {"collective.0.iterations=5", "collective.0.in_flight=5",
+                                        "collective.0.mean_gap=20us", "collective.0.start=1us"});
+  o = run_fabric(s, {.scenario = "b.toml", .out_dir = ""});
+  const FabricOutcome again = run_fabric(s, {.scenario = "b.toml", .out_dir = ""});
+  EXPECT_EQ(o.collectives[0].result.job.issue, us(1));
+  for (std::size_t i = 1; i < 5; ++i) {
+    EXPECT_GT(o.collectives[i].result.job.issue, o.collectives[i - 1].result.job.issue) << i;
+    EXPECT_EQ(o.collectives[i].result.job.issue, again.collectives[i].result.job.issue) << i;
+    EXPECT_TRUE(o.collectives[i].result.done()) << i;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <set>
 
@@ -40,8 +41,14 @@ const params::Table<CollectiveSpec>& collective_table() {
         .choice("policy", &C::policy, nicmodel::kPolicyNames,
                 "when its counters are short: wait (stall), run in software (fallback), or as advised")
         .time("start", &C::start, "issue time of its first iteration", "0ps", "1000s")
-        .integer("iterations", &C::iterations, "times it runs, each issued when the one before has completed", 1,
-                 1'000'000);
+        .integer("iterations", &C::iterations, "instances of it (a stream)", 1, 1'000'000)
+        .integer("in_flight", &C::in_flight,
+                 "instances at most running at once: instance i is issued once instance i - in_flight has completed",
+                 1, 1'000'000)
+        .time("mean_gap", &C::mean_gap,
+              "mean of the exponential gaps between instances' issue times from `start` (0ps: each as soon as "
+              "in_flight allows)",
+              "0ps", "1000s");
     return t;
   }();
   return table;
@@ -117,6 +124,10 @@ double busbw_factor(const std::string& collective, std::int32_t n) {
   return 1;  // bcast, reduce
 }
 
+std::int64_t nccl_size(const std::string& collective, std::int64_t bytes, std::int32_t n) {
+  return collective == "allgather" || collective == "alltoall" ? bytes * n : bytes;
+}
+
 namespace {
 
 // The collective's schedule, counter-assigned.
@@ -161,13 +172,19 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
     const auto prepared = nicmodel::prepare(s);
     std::int64_t max_counters = 0;
     for (const auto& need : offload::needs_per_rank(*s)) max_counters = std::max(max_counters, need.counters);
+    RandomStream gaps(seed, "collectives/arrivals/" + std::to_string(i));
+    Time issue = c.start;
+    const std::size_t first = rows_.size();
     for (std::uint32_t it = 0; it < c.iterations; ++it) {
+      if (it > 0 && c.mean_gap > Time())
+        issue = issue + Time::from_ps(static_cast<std::int64_t>(-std::log(1.0 - gaps.uniform()) *
+                                                                static_cast<double>(c.mean_gap.ps())));
       nicmodel::Job job{.name = c.iterations > 1 ? fmt::format("{}#{}", name, it) : name,
                         .schedule = s,
                         .prepared = prepared,
                         .nic_of_rank = on,
-                        .issue = c.start,
-                        .after = it == 0 ? -1 : static_cast<std::int32_t>(rows_.size() - 1),
+                        .issue = issue,
+                        .after = it < c.in_flight ? -1 : static_cast<std::int32_t>(first + it - c.in_flight),
                         .policy = c.policy};
       try {
         engine_->add(std::move(job));
@@ -190,6 +207,28 @@ std::vector<CollectiveRow> ScenarioCollectives::rows() const {
   return out;
 }
 
+CollectiveNics ScenarioCollectives::nics() const {
+  CollectiveNics n;
+  const nicmodel::OffloadModel& m = engine_->model();
+  for (std::size_t h = 0; h < m.nics(); ++h) {
+    const auto k = static_cast<std::int32_t>(h);
+    n.peak_counters_on_a_nic = std::max(n.peak_counters_on_a_nic, m.pool(k).peak_counters_in_use());
+    n.cache_hits += m.cache(k).hits();
+    n.cache_misses += m.cache(k).misses();
+  }
+  return n;
+}
+
+std::string ScenarioCollectives::ops_csv() const {
+  std::string csv = "name,iteration,op,rank,kind,ready_ns,fired_ns,completed_ns\n";
+  const auto ns = [](Time t) { return t == Time::max() ? std::string() : ns_text(t); };
+  for (std::size_t j = 0; j < rows_.size(); ++j)
+    for (const auto& o : engine_->model().op_times(static_cast<std::uint32_t>(j)))
+      csv += fmt::format("{},{},{},{},{},{},{},{}\n", rows_[j].name, rows_[j].iteration, o.op, o.rank,
+                         offload::to_string(o.kind), ns(o.ready), ns(o.fired), ns(o.completed));
+  return csv;
+}
+
 std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
   std::string csv =
       "name,iteration,collective,algorithm,strategy,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,"
@@ -204,7 +243,8 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
     if (r.result.done()) {
       done = ns_text(j.done);
       completion = ns_text(j.completion());
-      const double gbps = static_cast<double>(r.bytes) * 8.0 * 1000.0 / static_cast<double>(j.completion().ps());
+      const double gbps = static_cast<double>(nccl_size(r.collective, r.bytes, r.ranks)) * 8.0 * 1000.0 /
+                          static_cast<double>(j.completion().ps());
       algbw = fmt::format("{:.3f}", gbps);
       busbw = fmt::format("{:.3f}", gbps * busbw_factor(r.collective, r.ranks));
     }
@@ -217,7 +257,7 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
   return csv;
 }
 
-nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows) {
+nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows, const CollectiveNics& nics) {
   std::vector<std::int64_t> completions;
   std::uint64_t offloaded = 0, software = 0, retransmitted = 0, messages = 0;
   std::int64_t max_counters = 0;
@@ -245,6 +285,11 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
   j["completion_max_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 1.0)));
   j["stall_total_ns"] = ns_text(stall);
   j["counters_max_per_nic"] = max_counters;
+  j["peak_counters_on_a_nic"] = nics.peak_counters_on_a_nic;
+  const std::uint64_t touches = nics.cache_hits + nics.cache_misses;
+  j["counter_cache_misses"] = nics.cache_misses;
+  j["counter_cache_hit_rate"] =
+      touches == 0 ? 0.0 : static_cast<double>(nics.cache_hits) / static_cast<double>(touches);
   j["messages"] = messages;
   j["retransmitted_packets"] = retransmitted;
   return j;

@@ -9,7 +9,9 @@
 //   algorithm = "ring"
 //   bytes = "1MiB"
 //   ranks = "all"          # every host; or "16" (placed by `placement`), "0-15", "0,4,8,12"
-//   iterations = 2         # each issued when the one before has completed
+//   iterations = 8         # instances: a stream
+//   in_flight = 2          # at most two at once (instance i waits for instance i-2)
+//   mean_gap = "50us"      # issued at Poisson times from `start` (0: as soon as allowed)
 #pragma once
 
 #include <cstdint>
@@ -55,7 +57,9 @@ struct CollectiveSpec {
   offload::Strategy strategy = offload::Strategy::optimized;
   nicmodel::Policy policy = nicmodel::Policy::stall;
   Time start;
-  std::uint32_t iterations = 1;
+  std::uint32_t iterations = 1;  // instances
+  std::uint32_t in_flight = 1;   // instance i is issued once instance i - in_flight has completed
+  Time mean_gap;                 // > 0: instances issued at Poisson times from `start`
 };
 const params::Table<CollectiveSpec>& collective_table();
 
@@ -75,6 +79,13 @@ struct CollectiveRow {
   nicengine::CollectiveResult result;
 };
 
+// What the NICs saw, over every NIC: the most counters one held at once, and the counter
+// cache's hits and misses.
+struct CollectiveNics {
+  std::int64_t peak_counters_on_a_nic = 0;
+  std::uint64_t cache_hits = 0, cache_misses = 0;
+};
+
 // The scenario's collectives, attached to `net` (before its run).
 class ScenarioCollectives {
  public:
@@ -84,6 +95,11 @@ class ScenarioCollectives {
                       fabric::Network& net, const std::function<std::string(std::size_t)>& origin);
   // After the run.
   std::vector<CollectiveRow> rows() const;
+  CollectiveNics nics() const;
+  // ops.csv (with trace_ops before the run): one row per operation of every instance
+  // that started, by instance and schedule id.
+  void trace_ops() { engine_->trace_ops(); }
+  std::string ops_csv() const;
 
  private:
   std::unique_ptr<nicengine::Engine> engine_;
@@ -97,8 +113,12 @@ std::vector<std::int32_t> place_ranks(const std::string& ranks, Placement placem
 // nccl-tests' bus bandwidth factor for n ranks (allreduce 2(n-1)/n; allgather,
 // reduce_scatter and alltoall (n-1)/n; bcast and reduce 1; barrier 0: no bandwidth).
 double busbw_factor(const std::string& collective, std::int32_t n);
+// The size nccl-tests divides by the time for algbw: the whole vector, except that the
+// planner's `bytes` is a block per rank (allgather) or per destination (alltoall), whose
+// nccl-tests size is n blocks.
+std::int64_t nccl_size(const std::string& collective, std::int64_t bytes, std::int32_t n);
 
 std::string collectives_csv(const std::vector<CollectiveRow>& rows);
-nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows);
+nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows, const CollectiveNics& nics);
 
 }  // namespace fabriclab::scenario

@@ -10,6 +10,8 @@
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes
 //   collectives.csv  with [[collective]] entries: one row per collective instance
 //                 (scenario/fabric/collectives.h), and their block in summary.json
+//   ops.csv       with output.ops (`run --trace-ops`): every operation's ready, fired and
+//                 completed times
 //
 //   FabricSetup s = fabric_parameters().resolve("examples/incast.toml", {"traffic.bytes=2MB"});
 //   FabricOutcome o = run_fabric(s, {.scenario = "examples/incast.toml", .out_dir = "out"});
@@ -62,6 +64,7 @@ struct FabricScenario {
   struct Output {
     std::string pcap, reorder_metrics, timeseries_ports;
     Time timeseries_interval;  // 0 = no time series
+    bool ops = false;          // ops.csv: every collective operation's times
   } output;
   // Offloaded collectives ([[collective]] entries) and what their NICs have: the timed
   // model's NIC and host keys ("nic.counters", "host.poll", ...), the fabric timing the
@@ -103,6 +106,7 @@ struct FabricOutcome {
   std::uint64_t cnps_sent = 0, cnps_received = 0;
   std::optional<fabric::DeadlockReport> deadlock;
   std::vector<CollectiveRow> collectives;  // one per collective instance, in scenario order
+  CollectiveNics collective_nics;
   double wall_seconds = 0;
 };
 

@@ -200,7 +200,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
     j["pfc_deadlock"] = nullptr;
   }
   link_elements_json(net, s, reorder, j);
-  if (!o.collectives.empty()) j["collectives"] = collectives_summary(o.collectives);
+  if (!o.collectives.empty()) j["collectives"] = collectives_summary(o.collectives, o.collective_nics);
   j["run"] = {{"simulated_end_ns", ns_text(o.totals.end)},
               {"events", o.totals.events},
               {"packet_hops", o.totals.packet_hops},

@@ -38,7 +38,9 @@ const params::Table<FabricScenario>& scenario_table() {
         .time("timeseries_interval", &S::Output::timeseries_interval,
               "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s")
         .text("timeseries_ports", &S::Output::timeseries_ports,
-              "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)");
+              "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)")
+        .flag("ops", &S::Output::ops,
+              "write ops.csv: each collective operation's ready, fired and completed times (`run --trace-ops`)");
     params::Table<S> t;
     t.nest("sim", &S::sim, sim)
         .nest("topology", &S::topology, fabric::topology_table())

@@ -118,6 +118,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
                                                         s.sim.seed, *net, [&](std::size_t i) {
                                                           return entry_origin(setup.config, i);
                                                         });
+  if (collectives && s.output.ops) collectives->trace_ops();
   if (!opt.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(opt.out_dir, ec);
@@ -129,7 +130,10 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   o.totals = run_with_progress(*net, setup.value, opt);
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   collect(*net, o);
-  if (collectives) o.collectives = collectives->rows();
+  if (collectives) {
+    o.collectives = collectives->rows();
+    o.collective_nics = collectives->nics();
+  }
   const std::string flows = flows_csv(*net, o);
   fabric::PortCounters all;
   const std::string ports = ports_csv(*net, o.totals.end, all);
@@ -141,6 +145,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   write_file(dir / "flows.csv", flows);
   write_file(dir / "ports.csv", ports);
   if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
+  if (collectives && s.output.ops) write_file(dir / "ops.csv", collectives->ops_csv());
   if (obs.reorder) obs.reorder->write(dir);
   write_file(dir / "summary.json",
              summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get()).dump(2) + "\n");
