@@ -96,9 +96,9 @@ expect run-set 0 'incast.toml: 4 of 4 flows delivered' -- \
 expect run-summary-seed 0 '"sim.seed": "3"' -- cat "$tmp/incast4/summary.json"
 expect run-leaf-spine 0 'leaf-spine.toml: 64 of 64 flows delivered' -- \
   "$fl" run "$examples/leaf-spine.toml" --out "$tmp/ls"
-expect run-collectives 0 '3 of 3 collectives done \(2 offloaded, 1 in software\)' -- \
+expect run-collectives 0 '4 of 4 collectives done \(4 offloaded, 0 in software\)' -- \
   "$fl" run "$examples/collectives.toml" --out "$tmp/coll" --quiet
-expect run-collectives-csv 0 '^moe,0,alltoall,pairwise,optimized,8,262144,0.000,0.000,[0-9.]+,0.000,[0-9.]+,software,0,' -- \
+expect run-collectives-csv 0 '^allreduce,2,allreduce,ring,optimized,64,1048576,([0-9.]+),\1,[0-9.]+,0.000,[0-9.]+,offloaded,126,' -- \
   cat "$tmp/coll/collectives.csv"
 expect run-collectives-again 0 '' -- "$fl" run "$examples/collectives.toml" --out "$tmp/coll2" --quiet
 expect run-collectives-same 0 '' -- cmp "$tmp/coll/collectives.csv" "$tmp/coll2/collectives.csv"

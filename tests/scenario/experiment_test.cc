@@ -10,6 +10,9 @@
 #include "scenario/batch/sweep.h"
 #include "scenario/experiments/registry.h"
 #include "scenario/report/csv_table.h"
+#include "offload/advice.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -133,6 +136,55 @@ TEST(Experiment, ReorderGapIsTheWindow) {
   EXPECT_EQ(rt.number(0, "max_extent"), 8);  // hold 4 -> extent 8
   EXPECT_TRUE(fs::exists(out / "reorder_gap.png"));
   EXPECT_TRUE(fs::exists(out / "goodput.png"));
+}
+
+// The collectives experiment on 16 GPUs (2 leaves x 8, 4 spines x 1 uplink: 4:1 keeps one).
+TEST(Experiment, CollectivesFindWhereTheFabricAndTheCountersLimit) {
+  const fs::path out = temp("exp_collectives");
+  const ExperimentOutcome o = run("collectives", out,
+                                  {"topology.leaves=2", "topology.spines=4", "topology.uplinks=1", "traffic.bytes=1MB"});
+  EXPECT_EQ(o.results.at("gpus").get<int>(), 16);
+  EXPECT_EQ(o.results.at("variants").size(), 42u);
+  EXPECT_FALSE(o.unsafe);
+  // A ring at 64 MiB is bandwidth-bound: at most the link's payload rate (4096 of 4182 wire
+  // bytes per full packet, 97.94 Gb/s), and within 10 % of it.
+  const double ring = variant(o, "full-ar-ring-64MiB").at("busbw_gbps").get<double>();
+  EXPECT_LE(ring, 97.94);
+  EXPECT_GE(ring, 0.9 * 97.94);
+  // All at once, each of the 8 hosts of a leaf sends 8 blocks of 64 MiB / 16 to the other
+  // leaf: 256 MiB through the one uplink left at 4:1 (21.47 ms at 100G); on the full
+  // fabric each host's own link carries its 15 blocks (60 MiB: 5.03 ms).
+  EXPECT_GE(variant(o, "4to1-a2a-all-at-once-64MiB").at("completion_us").get<double>(), 256.0 * 8 * 1048576 / 100e3);
+  EXPECT_GE(variant(o, "full-a2a-all-at-once-64MiB").at("completion_us").get<double>(), 60.0 * 8 * 1048576 / 100e3);
+  // Counters: eight recursive-doubling allreduces at once; each holds `need` per NIC.
+  offload::BuildOptions b;
+  b.ranks = 16;
+  b.bytes = 1 << 20;
+  std::int64_t need = 0;
+  for (const auto& n : offload::needs_per_rank(offload::assign_counters(
+           offload::build_schedule("allreduce", "recursive_doubling", b), offload::Strategy::optimized)))
+    need = std::max(need, n.counters);
+  ASSERT_GT(need, 0);
+  for (const int budget : {8, 32}) {
+    SCOPED_TRACE(budget);
+    const auto& fb = variant(o, "counters-" + std::to_string(budget) + "-fallback");
+    const auto fits = std::min<std::int64_t>(8, budget / need);  // started at once, the rest in software
+    EXPECT_EQ(fb.at("offloaded").get<std::int64_t>(), fits);
+    EXPECT_EQ(fb.at("software").get<std::int64_t>(), 8 - fits);
+    const auto& st = variant(o, "counters-" + std::to_string(budget) + "-stall");
+    EXPECT_EQ(st.at("offloaded").get<std::int64_t>(), 8);
+    if (fits < 8) {
+      EXPECT_GT(st.at("stall_us").get<double>(), 0);
+    }
+  }
+  EXPECT_EQ(variant(o, "counters-unlimited-stall").at("stall_us").get<double>(), 0);
+  // Beside the incast nothing is faster than alone.
+  for (const char* a : {"ar-ring", "ar-rd", "a2a-pairwise"})
+    EXPECT_GE(variant(o, std::string("incast-none-") + a).at("completion_us").get<double>(),
+              variant(o, std::string("full-") + a + "-1MiB").at("completion_us").get<double>())
+        << a;
+  for (const char* f : {"report.md", "results.csv", "results.json", "busbw.png", "counters.png"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
 }
 
 TEST(Experiment, UnknownNameIsRefused) {

@@ -26,7 +26,7 @@ namespace {
 const std::vector<Definition>& definitions() {
   static const std::vector<Definition> d = {experiments::training(), experiments::congestion_spreading(),
                                             experiments::ecn_cnp_pfc(), experiments::ecmp_vs_spray(),
-                                            experiments::reorder()};
+                                            experiments::reorder(), experiments::collectives()};
   return d;
 }
 
