@@ -20,6 +20,7 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
+  clang-format        # the format test and `make format` (.clang-format)
   # plots of experiments (fabriclab offload, fabriclab experiment)
   gnuplot-nox
 )
