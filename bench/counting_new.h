@@ -18,7 +18,7 @@ void* counted(std::size_t n, std::size_t align) {
   if (n == 0) n = 1;
   if (align > alignof(std::max_align_t) && n > SIZE_MAX - align) throw std::bad_alloc();
   void* p = align <= alignof(std::max_align_t) ? std::malloc(n)
-                                                : std::aligned_alloc(align, (n + align - 1) / align * align);
+                                               : std::aligned_alloc(align, (n + align - 1) / align * align);
   if (!p) throw std::bad_alloc();
   return p;
 }
@@ -36,4 +36,3 @@ void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-

@@ -20,9 +20,7 @@ template <typename Queue>
 void BM_Hold(benchmark::State& state) {
   const auto n = static_cast<std::size_t>(state.range(0));
   RandomStream rng(1, "hold");
-  auto gap = [&] {
-    return Time::from_ps(static_cast<std::int64_t>(-std::log(1.0 - rng.uniform()) * 1e6));
-  };
+  auto gap = [&] { return Time::from_ps(static_cast<std::int64_t>(-std::log(1.0 - rng.uniform()) * 1e6)); };
   Queue q;
   for (std::size_t i = 0; i < n; ++i) q.push(gap() * 1, static_cast<std::uint32_t>(i));
   for (auto _ : state) {

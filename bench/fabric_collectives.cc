@@ -47,7 +47,9 @@ algorithm = "ring"
 bytes = "{}"
 )",
                                        hosts / 32, bytes);
-  const auto cfg = scenario::fabric_parameters().resolve_text(toml, "bench", {"sim.stop_time=10s", "nic.counters=1000000", "nic.slots=100000000"});  // every counter the ring holds
+  const auto cfg = scenario::fabric_parameters().resolve_text(toml, "bench",
+                                                              {"sim.stop_time=10s", "nic.counters=1000000",
+                                                               "nic.slots=100000000"});  // every counter the ring holds
   // The run's half-way point is unknown in advance: sample every slice, keep the counts
   // at the slices nearest a quarter and three quarters of the end.
   std::vector<std::pair<Time, std::uint64_t>> samples;
@@ -59,8 +61,8 @@ bytes = "{}"
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   const auto& r = o.collectives.at(0);
-  const double busbw = static_cast<double>(r.bytes) * 8.0 / static_cast<double>(r.result.job.completion().ps()) *
-                       1e3 * scenario::busbw_factor("allreduce", r.ranks);
+  const double busbw = static_cast<double>(r.bytes) * 8.0 / static_cast<double>(r.result.job.completion().ps()) * 1e3 *
+                       scenario::busbw_factor("allreduce", r.ranks);
   std::string allocs = "allocations: too short a run to sample";
   if (samples.size() >= 4) {
     const auto& a = samples[samples.size() / 4];
@@ -71,8 +73,7 @@ bytes = "{}"
   fmt::print("ring allreduce {} on {} hosts: set-up {:.2f} s, run {:.2f} s wall, {} simulated; {} messages, "
              "{} packet-hops ({:.2f} M hops/s), {} events; busbw {:.2f} Gb/s; peak RSS {:.0f} MiB; {}\n",
              bytes, hosts, total - o.wall_seconds, o.wall_seconds, to_string(r.result.job.completion()),
-             r.result.messages, o.totals.packet_hops,
-             static_cast<double>(o.totals.packet_hops) / o.wall_seconds / 1e6, o.totals.events, busbw,
-             static_cast<double>(ru.ru_maxrss) / 1024.0, allocs);
+             r.result.messages, o.totals.packet_hops, static_cast<double>(o.totals.packet_hops) / o.wall_seconds / 1e6,
+             o.totals.events, busbw, static_cast<double>(ru.ru_maxrss) / 1024.0, allocs);
   return r.result.done() ? 0 : 1;
 }

@@ -77,11 +77,11 @@ int main(int argc, char** argv) {
              to_string(o.totals.end), o.wall_seconds, o.totals.events, o.totals.packet_hops,
              hops / o.wall_seconds / 1e6, o.totals.peak_packets, sizeof(fabric::Packet) + sizeof(void*),
              rss / static_cast<double>(o.totals.peak_packets), rss / (1024.0 * 1024.0),
-             first.at < last.at ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
-                                              static_cast<double>(first.at.ps()) / 1e6,
-                                              static_cast<double>(last.at.ps()) / 1e6,
-                                              last.allocations - first.allocations,
-                                              static_cast<double>(last.bytes - first.bytes) / 1024.0)
-                          : std::string("allocations: too short a run to sample"));
+             first.at < last.at
+                 ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
+                               static_cast<double>(first.at.ps()) / 1e6, static_cast<double>(last.at.ps()) / 1e6,
+                               last.allocations - first.allocations,
+                               static_cast<double>(last.bytes - first.bytes) / 1024.0)
+                 : std::string("allocations: too short a run to sample"));
   return 0;
 }

@@ -51,13 +51,25 @@ void BM_Model(benchmark::State& state, nicmodel::Policy policy, std::int64_t cou
 }
 
 BENCHMARK_CAPTURE(BM_Model, ring512_optimized_offloaded, nicmodel::Policy::stall, 2048, offload::Strategy::optimized)
-    ->Arg(4)->Arg(16)->Unit(benchmark::kMillisecond)->Iterations(1);
+    ->Arg(4)
+    ->Arg(16)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Model, ring512_naive_offloaded, nicmodel::Policy::stall, 2048, offload::Strategy::naive)
-    ->Arg(4)->Arg(16)->Unit(benchmark::kMillisecond)->Iterations(1);
+    ->Arg(4)
+    ->Arg(16)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Model, ring512_optimized_software, nicmodel::Policy::fallback, 16, offload::Strategy::optimized)
-    ->Arg(4)->Arg(16)->Unit(benchmark::kMillisecond)->Iterations(1);
+    ->Arg(4)
+    ->Arg(16)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 BENCHMARK_CAPTURE(BM_Model, ring512_naive_software, nicmodel::Policy::fallback, 16, offload::Strategy::naive)
-    ->Arg(4)->Arg(16)->Unit(benchmark::kMillisecond)->Iterations(1);
+    ->Arg(4)
+    ->Arg(16)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 

@@ -49,11 +49,10 @@ void BM_AssignGlobal(benchmark::State& state, std::string collective, std::strin
 
 void BM_VerifyGlobal(benchmark::State& state, std::string collective, std::string algorithm) {
   const auto p = static_cast<Rank>(state.range(0));
-  const Schedule s = assign_counters(build_schedule(collective, algorithm, {.ranks = p}),
-                                     Strategy::optimized, {.analysis = Analysis::global});
+  const Schedule s = assign_counters(build_schedule(collective, algorithm, {.ranks = p}), Strategy::optimized,
+                                     {.analysis = Analysis::global});
   for (auto _ : state) {
-    const auto r = verify(s, {.analysis = Analysis::global, .random_runs = 4,
-                              .exhaustive_state_limit = 0});
+    const auto r = verify(s, {.analysis = Analysis::global, .random_runs = 4, .exhaustive_state_limit = 0});
     if (!r.ok()) state.SkipWithError("verifier rejected an optimized schedule");
   }
   state.counters["ops"] = static_cast<double>(s.size());
@@ -61,18 +60,20 @@ void BM_VerifyGlobal(benchmark::State& state, std::string collective, std::strin
 
 int register_all() {
   for (const auto& a : algorithms()) {
-    benchmark::RegisterBenchmark(("Assign/" + a.collective + "/" + a.algorithm).c_str(),
-                                 BM_Assign, a.collective, a.algorithm)
-        ->Arg(64)->Arg(256)->Arg(1024)
+    benchmark::RegisterBenchmark(("Assign/" + a.collective + "/" + a.algorithm).c_str(), BM_Assign, a.collective,
+                                 a.algorithm)
+        ->Arg(64)
+        ->Arg(256)
+        ->Arg(1024)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
-    benchmark::RegisterBenchmark(("AssignGlobal/" + a.collective + "/" + a.algorithm).c_str(),
-                                 BM_AssignGlobal, a.collective, a.algorithm)
+    benchmark::RegisterBenchmark(("AssignGlobal/" + a.collective + "/" + a.algorithm).c_str(), BM_AssignGlobal,
+                                 a.collective, a.algorithm)
         ->Arg(64)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
-    benchmark::RegisterBenchmark(("VerifyGlobal/" + a.collective + "/" + a.algorithm).c_str(),
-                                 BM_VerifyGlobal, a.collective, a.algorithm)
+    benchmark::RegisterBenchmark(("VerifyGlobal/" + a.collective + "/" + a.algorithm).c_str(), BM_VerifyGlobal,
+                                 a.collective, a.algorithm)
         ->Arg(64)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);

@@ -40,14 +40,12 @@ CollectiveRequest parse_spec(const std::string& spec) {
     }
   };
   if (parts.size() < 3 || parts.size() > 4)
-    throw InputError(fmt::format(
-        "collective '{}': expected collective:algorithm:ranks[:bytes], e.g. allreduce:ring:64",
-        spec));
+    throw InputError(
+        fmt::format("collective '{}': expected collective:algorithm:ranks[:bytes], e.g. allreduce:ring:64", spec));
   CollectiveRequest r{parts[0], parts[1], {}};
   const long long ranks = number(parts[2], "ranks");
   if (ranks < 2 || ranks > kMaxBuildRanks)
-    throw InputError(fmt::format("collective '{}': ranks must be in 2..{} (got {})", spec,
-                                 kMaxBuildRanks, ranks));
+    throw InputError(fmt::format("collective '{}': ranks must be in 2..{} (got {})", spec, kMaxBuildRanks, ranks));
   r.options.ranks = static_cast<Rank>(ranks);
   if (parts.size() == 4) r.options.bytes = number(parts[3], "bytes");
   return r;
@@ -61,17 +59,14 @@ int run_advise(const AdviseArgs& a) {
   std::vector<CollectiveRequest> reqs;
   for (const auto& s : a.specs) reqs.push_back(parse_spec(s));
   const auto advice = advise(b, reqs, parse_strategy(a.strategy));
-  fmt::print("{} free counters{} per NIC, {} assignment; collectives in start order:\n",
-             a.counters, a.slots >= 0 ? fmt::format(" and {} triggered-op slots", a.slots) : "",
-             a.strategy);
-  fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<9} {}\n", "#", "collective", "counters", "slots",
-             "decision", "why");
+  fmt::print("{} free counters{} per NIC, {} assignment; collectives in start order:\n", a.counters,
+             a.slots >= 0 ? fmt::format(" and {} triggered-op slots", a.slots) : "", a.strategy);
+  fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<9} {}\n", "#", "collective", "counters", "slots", "decision", "why");
   for (std::size_t i = 0; i < advice.size(); ++i) {
     const auto& q = reqs[i];
     fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<9} {}\n", i + 1,
-               fmt::format("{} {} P={}", q.collective, q.algorithm, q.options.ranks),
-               advice[i].counters_max, advice[i].slots_max, to_string(advice[i].decision),
-               advice[i].reason);
+               fmt::format("{} {} P={}", q.collective, q.algorithm, q.options.ranks), advice[i].counters_max,
+               advice[i].slots_max, to_string(advice[i].decision), advice[i].reason);
   }
   return 0;
 }
@@ -80,19 +75,17 @@ int run_advise(const AdviseArgs& a) {
 
 Command add_advise_command(CLI::App& app) {
   auto args = std::make_shared<AdviseArgs>();
-  auto* c = app.add_subcommand(
-      "advise",
-      "Offload-or-fallback advice: for free counters (and triggered-op slots) per NIC and "
-      "collectives to start in order, say which are offloaded, which wait for counters "
-      "held by earlier ones, and which must run in software");
+  auto* c = app.add_subcommand("advise",
+                               "Offload-or-fallback advice: for free counters (and triggered-op slots) per NIC and "
+                               "collectives to start in order, say which are offloaded, which wait for counters "
+                               "held by earlier ones, and which must run in software");
   c->add_option("collectives", args->specs,
                 "collectives in start order, each collective:algorithm:ranks[:bytes] (e.g. "
                 "allreduce:ring:64 bcast:binomial:64)")
       ->required();
   c->add_option("--counters", args->counters, "free counters per NIC")->capture_default_str();
   c->add_option("--slots", args->slots, "free triggered-operation slots per NIC (default: unlimited)");
-  c->add_flag("--no-wait", args->no_wait,
-              "a collective that does not fit now runs in software instead of waiting");
+  c->add_flag("--no-wait", args->no_wait, "a collective that does not fit now runs in software instead of waiting");
   c->add_option("--strategy", args->strategy, "naive or optimized")->capture_default_str();
   return {c, [args]() { return run_advise(*args); }};
 }

@@ -54,25 +54,23 @@ int run_single(const CountersArgs& a) {
     throw InputError("counters: give --collective, --algorithm and --ranks (or --table)");
   const Schedule dag = build_schedule(a.collective, a.algorithm, build_options(a, a.ranks));
   const auto vs = variants(a.strategy, a.analysis, dag);
-  fmt::print("{} {} on {} ranks, {} bytes ({}{}{}): {} operations in the DAG\n", a.collective,
-             a.algorithm, a.ranks, a.bytes, a.datatype,
-             a.ordered ? ", ordered channels" : "",
+  fmt::print("{} {} on {} ranks, {} bytes ({}{}{}): {} operations in the DAG\n", a.collective, a.algorithm, a.ranks,
+             a.bytes, a.datatype, a.ordered ? ", ordered channels" : "",
              a.uncounted_sends ? ", send completions not counted" : "", dag.size());
-  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", "strategy", "ops", "relays",
-             "counters/max", "counters/total", "estimate", "verifier");
+  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", "strategy", "ops", "relays", "counters/max",
+             "counters/total", "estimate", "verifier");
   int rc = 0;
   const BuildOptions bo = build_options(a, a.ranks);
   for (const auto& v : vs) {
     Outcome o = run_variant(dag, v, true);
     attach_estimate(o, bo, a.collective, a.algorithm);
-    fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", v.label(), o.ops, o.relays,
-               o.counters.max, o.counters.total, o.estimate, verdict(o));
+    fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", v.label(), o.ops, o.relays, o.counters.max,
+               o.counters.total, o.estimate, verdict(o));
     if (!o.estimate_matches) rc = 1;
     if (const auto note = exact_note(o); !note.empty()) fmt::print("  note: {}\n", note);
     if (!o.report.ok()) {
       rc = 1;
-      for (const auto& viol : o.report.violations)
-        fmt::print("  [{}] {}\n", viol.method, viol.message);
+      for (const auto& viol : o.report.violations) fmt::print("  [{}] {}\n", viol.method, viol.message);
     }
     write_outputs(o, a.json_path, a.dot_path, vs.size() > 1);
   }
@@ -101,13 +99,12 @@ std::vector<int> parse_rank_list(const std::string& s) {
 
 int run_table(const CountersArgs& a) {
   const auto ranks = parse_rank_list(a.table_ranks);
-  fmt::print(
-      "Counters per rank (max / total over ranks) for every collective; every assignment is\n"
-      "checked by the verifier. optimized/global: where the global analysis fits (P <= 64).\n"
-      "exact: proven minimum by SAT for P <= 16 (global analysis), '*' where the solver's\n"
-      "budget ran out. \"= estimate\": the closed forms equal naive and optimized/local.\n\n");
-  fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", "collective",
-             "algorithm", "P", "naive", "optimized/local", "optimized/global", "exact", "checks");
+  fmt::print("Counters per rank (max / total over ranks) for every collective; every assignment is\n"
+             "checked by the verifier. optimized/global: where the global analysis fits (P <= 64).\n"
+             "exact: proven minimum by SAT for P <= 16 (global analysis), '*' where the solver's\n"
+             "budget ran out. \"= estimate\": the closed forms equal naive and optimized/local.\n\n");
+  fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", "collective", "algorithm", "P", "naive",
+             "optimized/local", "optimized/global", "exact", "checks");
   int rc = 0;
   // Rows cost about as their P: the estimate of what remains weighs them so.
   double work = 0;
@@ -149,16 +146,16 @@ int run_table(const CountersArgs& a) {
       for (const auto& o : out) ok &= o.report.ok(), estimates &= o.estimate_matches;
       rc |= ok && estimates ? 0 : 1;
       std::string checks = ok ? "safe+live" : "REJECTED";
-      if (has_estimate(info.collective, info.algorithm, bo)) checks += estimates ? "; = estimate" : "; ESTIMATE MISMATCH";
+      if (has_estimate(info.collective, info.algorithm, bo))
+        checks += estimates ? "; = estimate" : "; ESTIMATE MISMATCH";
       if (const Outcome* e = find(Strategy::exact, Analysis::global); e && !exact_note(*e).empty())
         checks += "; optimized > exact";
       if (const Outcome* e = find(Strategy::exact, Analysis::local); e && !exact_note(*e).empty())
         checks += "; optimized > exact";
       const Outcome* ex = find(Strategy::exact, global ? Analysis::global : Analysis::local);
       progress.clear();
-      fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", info.collective,
-                 info.algorithm, p, cell(find(Strategy::naive, Analysis::local)),
-                 cell(find(Strategy::optimized, Analysis::local)),
+      fmt::print("{:<15} {:<19} {:>5} | {:>14} | {:>15} | {:>16} | {:>11} | {}\n", info.collective, info.algorithm, p,
+                 cell(find(Strategy::naive, Analysis::local)), cell(find(Strategy::optimized, Analysis::local)),
                  cell(find(Strategy::optimized, Analysis::global)), cell(ex), checks);
       std::fflush(stdout);
       done += p, ++row;
@@ -171,27 +168,23 @@ int run_table(const CountersArgs& a) {
 
 Command add_counters_command(CLI::App& app) {
   auto args = std::make_shared<CountersArgs>();
-  auto* c = app.add_subcommand(
-      "counters",
-      "Build a collective's triggered-op DAG, assign counters (naive, optimized, exact), "
-      "verify the result and print counters per rank; --table does it for every collective");
+  auto* c = app.add_subcommand("counters",
+                               "Build a collective's triggered-op DAG, assign counters (naive, optimized, exact), "
+                               "verify the result and print counters per rank; --table does it for every collective");
   c->add_option("--collective", args->collective,
                 "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall");
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
-  c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")
-      ->capture_default_str();
+  c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")->capture_default_str();
   c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
   c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
   c->add_option("--datatype", args->datatype, "int64, double or float")->capture_default_str();
-  c->add_flag("--ordered-channels", args->ordered,
-              "transport delivers in order per (sender, receiver) pair");
+  c->add_flag("--ordered-channels", args->ordered, "transport delivers in order per (sender, receiver) pair");
   c->add_flag("--uncounted-sends", args->uncounted_sends,
               "do not count the local completions of puts/atomics to other ranks");
   c->add_option("--strategy", args->strategy,
                 "naive, optimized, exact, or all (exact only where it is solvable: P <= 16)")
       ->capture_default_str();
-  c->add_option("--analysis", args->analysis,
-                "local, global, or auto (local, plus global where it fits)")
+  c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
       ->capture_default_str();
   c->add_option("--json", args->json_path,
                 "write the schedule (section 8 format); with several strategies one file "
@@ -200,8 +193,7 @@ Command add_counters_command(CLI::App& app) {
   c->add_flag("--table", args->table, "print the table for every collective and algorithm");
   c->add_flag("--quiet", args->quiet, "--table: no progress on stderr");
   // --ranks is a count for one collective and a list for the table.
-  c->add_option("--ranks", args->ranks_text,
-                "number of ranks P; with --table a list (default 8,64,512)");
+  c->add_option("--ranks", args->ranks_text, "number of ranks P; with --table a list (default 8,64,512)");
   return {c, [args]() {
             if (args->table) {
               if (!args->ranks_text.empty()) args->table_ranks = args->ranks_text;

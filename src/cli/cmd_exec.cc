@@ -109,8 +109,8 @@ exec::RunOptions run_options(const ExecArgs& a) {
   return ro;
 }
 
-int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
-            const exec::NicInfo& nic, exec::RunOptions ro, const std::string& title);
+int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag, const exec::NicInfo& nic,
+            exec::RunOptions ro, const std::string& title);
 
 // A schedule file written by `fabriclab counters --json` (or by hand, with a layout):
 // verified, then run as it is.
@@ -152,26 +152,22 @@ int run_file(const ExecArgs& a) {
   }
   const VerifyReport vr = verify(s, {.random_runs = 8});
   if (!vr.ok())
-    throw InputError(fmt::format("{}: the schedule fails the verifier, so it is not run: {}",
-                                 a.schedule_path,
+    throw InputError(fmt::format("{}: the schedule fails the verifier, so it is not run: {}", a.schedule_path,
                                  vr.violations.empty() ? "" : vr.violations[0].message));
   exec::RunOptions ro = run_options(a);
   const exec::NicInfo nic = exec::probe_nic(ro, dt);
   for (std::size_t i = 0; i < s.size(); ++i) {
     const Op& o = s.op(static_cast<OpId>(i));
     if (o.kind == OpKind::get)
-      throw InputError(fmt::format("{}: operation {} is a get, which exec does not run",
-                                   a.schedule_path, i));
+      throw InputError(fmt::format("{}: operation {} is a get, which exec does not run", a.schedule_path, i));
     if (o.kind == OpKind::atomic && o.bytes > nic.max_atomic_bytes)
       throw InputError(fmt::format("{}: operation {} is an atomic of {} bytes; provider '{}' "
                                    "takes at most {} in one atomic",
-                                   a.schedule_path, i, o.bytes, nic.provider,
-                                   nic.max_atomic_bytes));
+                                   a.schedule_path, i, o.bytes, nic.provider, nic.max_atomic_bytes));
   }
   return execute(a, s, s, nic, ro,
-                 fmt::format("exec {} ({} {} on {} ranks, {} B, {}, strategy {})", a.schedule_path,
-                             s.collective, s.algorithm, s.ranks(), s.bytes, s.datatype,
-                             s.strategy.empty() ? "given" : s.strategy));
+                 fmt::format("exec {} ({} {} on {} ranks, {} B, {}, strategy {})", a.schedule_path, s.collective,
+                             s.algorithm, s.ranks(), s.bytes, s.datatype, s.strategy.empty() ? "given" : s.strategy));
 }
 
 int run_exec(const ExecArgs& a) {
@@ -187,11 +183,9 @@ int run_exec(const ExecArgs& a) {
   const Datatype dt = parse_datatype(a.datatype);
   const std::int64_t esize = datatype_size(dt);
   if (a.count > kMaxWindowBytes / esize)
-    throw InputError(fmt::format("exec: --count {} is more than {} of data", a.count,
-                                 human_bytes(kMaxWindowBytes)));
+    throw InputError(fmt::format("exec: --count {} is more than {} of data", a.count, human_bytes(kMaxWindowBytes)));
 
-  BuildOptions bo{.ranks = a.ranks, .bytes = a.count * esize, .root = a.root, .datatype = dt,
-                  .radix = a.radix};
+  BuildOptions bo{.ranks = a.ranks, .bytes = a.count * esize, .root = a.root, .datatype = dt, .radix = a.radix};
   const Schedule dag0 = build_schedule(a.collective, a.algorithm, bo);
   check_window(dag0, fmt::format("{} {} at this size", a.collective, a.algorithm));
 
@@ -204,19 +198,17 @@ int run_exec(const ExecArgs& a) {
   vo.random_runs = 8;
   const VerifyReport vr = verify(assigned, vo);
   if (!vr.ok())
-    throw std::logic_error(fmt::format("the {} assignment of {} {} failed the verifier: {}",
-                                       a.strategy, a.collective, a.algorithm,
-                                       vr.violations.empty() ? "" : vr.violations[0].message));
+    throw std::logic_error(fmt::format("the {} assignment of {} {} failed the verifier: {}", a.strategy, a.collective,
+                                       a.algorithm, vr.violations.empty() ? "" : vr.violations[0].message));
   return execute(a, assigned, dag, nic, ro,
-                 fmt::format("exec {} {} on {} ranks: {} x {} ({}), strategy {}", a.collective,
-                             a.algorithm, a.ranks, a.count, a.datatype, human_bytes(bo.bytes),
-                             a.strategy));
+                 fmt::format("exec {} {} on {} ranks: {} x {} ({}), strategy {}", a.collective, a.algorithm, a.ranks,
+                             a.count, a.datatype, human_bytes(bo.bytes), a.strategy));
 }
 
 // Runs `assigned` on the triggered path when it fits the budget, else `dag` on the
 // software path (or refuses), and prints the report.
-int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
-            const exec::NicInfo& nic, exec::RunOptions ro, const std::string& title) {
+int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag, const exec::NicInfo& nic,
+            exec::RunOptions ro, const std::string& title) {
   // The triggered plan, paced as the transport needs: its flow counters are NIC
   // counters too, so the budget is checked against the plan's.
   std::string unpaced_because;
@@ -229,10 +221,8 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
   // provider's triggered-op slots are not limited by fabriclab.
   const NicResources idle{budget, std::numeric_limits<std::int64_t>::max()};
   std::vector<NicResources> need(progs.size()), free(progs.size(), idle);
-  for (std::size_t r = 0; r < progs.size(); ++r)
-    need[r].counters = static_cast<std::int64_t>(progs[r].counters.size());
-  const Decision decision =
-      decide(need, free, idle, {.wait = false, .software = a.fallback == "software"}).decision;
+  for (std::size_t r = 0; r < progs.size(); ++r) need[r].counters = static_cast<std::int64_t>(progs[r].counters.size());
+  const Decision decision = decide(need, free, idle, {.wait = false, .software = a.fallback == "software"}).decision;
   const bool fits = decision == Decision::offload;
 
   fmt::print("{}\n", title);
@@ -249,7 +239,8 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
     ro.path = exec::Path::triggered;
     if (!a.perturb.empty()) perturb(progs, a.perturb);
     std::size_t flows = 0;  // flow counters of the pacing, over all ranks
-    for (const auto& rp : progs) flows += static_cast<std::size_t>(std::count(rp.counters.begin(), rp.counters.end(), offload::kNoCounter));
+    for (const auto& rp : progs)
+      flows += static_cast<std::size_t>(std::count(rp.counters.begin(), rp.counters.end(), offload::kNoCounter));
     fmt::print("path: triggered operations ({} ops incl. {} relays; {} counters on the busiest "
                "rank{})\n",
                assigned.size(), assigned.relay_count(), needed,
@@ -270,15 +261,15 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
   const exec::RunResult res = exec::run(fits ? assigned : dag, progs, ro);
 
   if (!res.ranks.empty() && !res.ranks[0].wall_us.empty()) {
-    fmt::print("{:>4} {:>8} {:>10} {:>12} {:>12} {:>12} {:>10}\n", "rank", "counters",
-               "ops", "wall_us/mean", "wall_us/min", "wall_us/max", "us/op");
+    fmt::print("{:>4} {:>8} {:>10} {:>12} {:>12} {:>12} {:>10}\n", "rank", "counters", "ops", "wall_us/mean",
+               "wall_us/min", "wall_us/max", "us/op");
     for (std::size_t r = 0; r < res.ranks.size(); ++r) {
       const auto& st = res.ranks[r];
       if (st.wall_us.empty()) continue;
-      const double mean =
-          std::accumulate(st.wall_us.begin(), st.wall_us.end(), 0.0) / static_cast<double>(st.wall_us.size());
-      fmt::print("{:>4} {:>8} {:>10} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.2f}\n", r, st.counters,
-                 st.ops, mean, *std::min_element(st.wall_us.begin(), st.wall_us.end()),
+      const double mean = std::accumulate(st.wall_us.begin(), st.wall_us.end(), 0.0) /
+                          static_cast<double>(st.wall_us.size());
+      fmt::print("{:>4} {:>8} {:>10} {:>12.1f} {:>12.1f} {:>12.1f} {:>10.2f}\n", r, st.counters, st.ops, mean,
+                 *std::min_element(st.wall_us.begin(), st.wall_us.end()),
                  *std::max_element(st.wall_us.begin(), st.wall_us.end()),
                  st.ops > 0 ? mean / static_cast<double>(st.ops) : 0.0);
     }
@@ -297,12 +288,10 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
                fits ? "software triggers" : "host-driven operations", nic.provider);
   }
   if (res.ok()) {
-    fmt::print("result: {}/{} iterations verified on every rank\n", res.iterations_verified,
-               a.iterations);
+    fmt::print("result: {}/{} iterations verified on every rank\n", res.iterations_verified, a.iterations);
     return 0;
   }
-  fmt::print("result: FAILED ({} of {} iterations verified)\n", res.iterations_verified,
-             a.iterations);
+  fmt::print("result: FAILED ({} of {} iterations verified)\n", res.iterations_verified, a.iterations);
   for (const auto& f : res.failures) fmt::print("  {}\n", f);
   return 1;
 }
@@ -311,31 +300,28 @@ int execute(const ExecArgs& a, const Schedule& assigned, const Schedule& dag,
 
 Command add_exec_command(CLI::App& app) {
   auto args = std::make_shared<ExecArgs>();
-  CLI::App* c = app.add_subcommand(
-      "exec",
-      "Run a collective for real on libfabric triggered operations, one process per rank on "
-      "127.0.0.1, and check every rank's result; over the counter budget, fall back to a "
-      "host-driven software path or refuse. Exit 1 on a wrong value, a stall or a refusal");
-  c->add_option("--collective", args->collective, "allreduce, bcast, reduce, barrier, "
+  CLI::App* c =
+      app.add_subcommand("exec", "Run a collective for real on libfabric triggered operations, one process per rank on "
+                                 "127.0.0.1, and check every rank's result; over the counter budget, fall back to a "
+                                 "host-driven software path or refuse. Exit 1 on a wrong value, a stall or a refusal");
+  c->add_option("--collective", args->collective,
+                "allreduce, bcast, reduce, barrier, "
                 "allgather, reduce_scatter or alltoall");
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
   c->add_option("--ranks", args->ranks, "number of ranks (processes), 2..64");
-  c->add_option("--strategy", args->strategy, "counter assignment: naive or optimized")
+  c->add_option("--strategy", args->strategy, "counter assignment: naive or optimized")->capture_default_str();
+  c->add_option("--count", args->count,
+                "elements per rank (per block for allgather and "
+                "alltoall)")
       ->capture_default_str();
-  c->add_option("--count", args->count, "elements per rank (per block for allgather and "
-                "alltoall)")->capture_default_str();
   c->add_option("--datatype", args->datatype, "double, int64 or float")->capture_default_str();
   c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
   c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
-  c->add_option("--budget", args->budget,
-                "counters per rank the plan may use (default: the provider's cntr_cnt)");
-  c->add_option("--fallback", args->fallback,
-                "over budget: software (the host posts the operations) or refuse")
+  c->add_option("--budget", args->budget, "counters per rank the plan may use (default: the provider's cntr_cnt)");
+  c->add_option("--fallback", args->fallback, "over budget: software (the host posts the operations) or refuse")
       ->capture_default_str();
-  c->add_option("--iterations", args->iterations, "runs of the collective, each verified")
-      ->capture_default_str();
-  c->add_option("--timeout", args->timeout,
-                "seconds without progress after which the watchdog ends the run")
+  c->add_option("--iterations", args->iterations, "runs of the collective, each verified")->capture_default_str();
+  c->add_option("--timeout", args->timeout, "seconds without progress after which the watchdog ends the run")
       ->capture_default_str();
   c->add_option("--provider", args->provider, "libfabric provider")->capture_default_str();
   c->add_option("--schedule", args->schedule_path,

@@ -21,7 +21,8 @@ int run_experiment_command(const ExperimentArgs& a) {
   fmt::print("experiment {}: {}/report.md\n", a.opt.name, o.dir);
   for (const auto& h : o.headlines) fmt::print("  {}\n", h);
   if (o.unsafe) {
-    fmt::print(stderr, "fabriclab: error: a variant dropped packets on a lossless priority or deadlocked (see {}/report.md)\n",
+    fmt::print(stderr,
+               "fabriclab: error: a variant dropped packets on a lossless priority or deadlocked (see {}/report.md)\n",
                o.dir);
     return 1;
   }

@@ -31,8 +31,9 @@ int run_offload_cmd(const OffloadArgs& a) {
   std::vector<std::string> overrides = a.sets;
   if (a.seed >= 0) overrides.push_back(fmt::format("sim.seed={}", a.seed));
   const auto cfg = scenario::resolve(scenario::offload_parameters(), a.scenario, overrides);
-  const std::string out =
-      a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
+  const std::string out = a.out.empty()
+                              ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string()
+                              : a.out;
   if (!cfg.value.experiment.concurrency.empty()) {
     const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out, a.jobs, a.quiet);
     fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md, completion_*.png\n", a.scenario, n, out);
@@ -40,13 +41,14 @@ int run_offload_cmd(const OffloadArgs& a) {
   }
   const auto o = scenario::run_offload(cfg, a.scenario, out);
   auto us = [](Time t) { return fmt::format("{:.3f} us", static_cast<double>(t.ps()) / 1e6); };
-  fmt::print("{}: {} collectives, {} offloaded, {} in software; makespan {}\n", a.scenario, o.collectives,
-             o.offloaded, o.software, us(o.makespan));
+  fmt::print("{}: {} collectives, {} offloaded, {} in software; makespan {}\n", a.scenario, o.collectives, o.offloaded,
+             o.software, us(o.makespan));
   fmt::print("  completion p50 {}, p99 {}, max {}; stall {} in all\n", us(o.completion_p50), us(o.completion_p99),
              us(o.completion_max), us(o.total_stall));
   fmt::print("  counters: at most {} in use on a NIC; counter cache hit rate {:.1f} %\n", o.peak_counters_on_a_nic,
              100.0 * o.cache_hit_rate);
-  fmt::print("  outputs: {}/summary.json, collectives.csv, usage.csv, usage.png, completion.png ({:.2f} s wall)\n", out, o.wall_seconds);
+  fmt::print("  outputs: {}/summary.json, collectives.csv, usage.csv, usage.png, completion.png ({:.2f} s wall)\n", out,
+             o.wall_seconds);
   return 0;
 }
 
@@ -55,8 +57,9 @@ int run_offload_cmd(const OffloadArgs& a) {
 Command add_offload_command(CLI::App& app) {
   auto a = std::make_shared<OffloadArgs>();
   CLI::App* sub = app.add_subcommand(
-      "offload", "Timed NIC model: non-blocking collectives sharing NICs' counters, slots and counter caches; stall "
-                 "or fall back to software when counters are short; writes summary.json, collectives.csv, usage.csv and plots");
+      "offload",
+      "Timed NIC model: non-blocking collectives sharing NICs' counters, slots and counter caches; stall "
+      "or fall back to software when counters are short; writes summary.json, collectives.csv, usage.csv and plots");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
   sub->add_option("--seed", a->seed, "seed (sets sim.seed)")->check(CLI::NonNegativeNumber);

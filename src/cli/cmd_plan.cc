@@ -25,25 +25,24 @@ struct PlanArgs {
 int run_plan(const PlanArgs& a) {
   const Program p = read_program_json(a.program);
   const Recovered r = recover_dag(p);
-  fmt::print("{}: {} ranks, {} calls and {} arrivals; recovered {} dependences{}\n", a.program,
-             p.ranks, p.calls.size(), r.as_given.size() - p.calls.size(), r.dependences,
+  fmt::print("{}: {} ranks, {} calls and {} arrivals; recovered {} dependences{}\n", a.program, p.ranks, p.calls.size(),
+             r.as_given.size() - p.calls.size(), r.dependences,
              r.contracted_counter_adds
-                 ? fmt::format(", {} counter adds contracted into direct dependences",
-                               r.contracted_counter_adds)
+                 ? fmt::format(", {} counter adds contracted into direct dependences", r.contracted_counter_adds)
                  : "");
-  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", "assignment", "ops", "relays",
-             "counters/max", "counters/total", "verifier");
+  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", "assignment", "ops", "relays", "counters/max", "counters/total",
+             "verifier");
   const VerifyReport given = verify(r.as_given, verify_options(r.as_given));
   const auto gc = r.as_given.counter_summary();
-  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", "as given", r.as_given.size(), "-",
-             gc.max, gc.total, verdict(given));
+  fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", "as given", r.as_given.size(), "-", gc.max, gc.total,
+             verdict(given));
   for (const auto& v : given.violations) fmt::print("  [{}] {}\n", v.method, v.message);
   int rc = given.ok() ? 0 : 1;
   const auto vs = variants(a.strategy, a.analysis, r.dag);
   for (const auto& v : vs) {
     const Outcome o = run_variant(r.dag, v, true);
-    fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", v.label(), o.ops, o.relays,
-               o.counters.max, o.counters.total, verdict(o));
+    fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", v.label(), o.ops, o.relays, o.counters.max, o.counters.total,
+               verdict(o));
     if (!o.report.ok()) {
       rc = 1;
       for (const auto& viol : o.report.violations) fmt::print("  [{}] {}\n", viol.method, viol.message);
@@ -57,11 +56,10 @@ int run_plan(const PlanArgs& a) {
 
 Command add_plan_command(CLI::App& app) {
   auto args = std::make_shared<PlanArgs>();
-  auto* c = app.add_subcommand(
-      "plan",
-      "Schedules given without a DAG: recover the dependences of a program (the triggered "
-      "calls a library issues, docs/program-format.md), verify its own counters, re-assign "
-      "them and verify again; exit 1 when any assignment is unsafe");
+  auto* c = app.add_subcommand("plan",
+                               "Schedules given without a DAG: recover the dependences of a program (the triggered "
+                               "calls a library issues, docs/program-format.md), verify its own counters, re-assign "
+                               "them and verify again; exit 1 when any assignment is unsafe");
   c->add_option("--program", args->program, "program JSON file")->required();
   c->add_option("--strategy", args->strategy, "naive, optimized or all")->capture_default_str();
   c->add_option("--analysis", args->analysis, "local, global, or auto")->capture_default_str();

@@ -33,8 +33,7 @@ void print_parameters() {
     }
     std::string help = spec.help;
     for (const auto& [preset, value] : spec.preset_values) help += fmt::format(" [{}: {}]", preset, value);
-    fmt::print("{:<38} {:<18} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, range,
-               help);
+    fmt::print("{:<38} {:<18} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, range, help);
   }
 }
 
@@ -48,14 +47,15 @@ int run_run(const RunArgs& a) {
   if (a.seed >= 0) overrides.push_back(fmt::format("sim.seed={}", a.seed));
   if (a.trace_ops) overrides.push_back("output.ops=true");
   const scenario::FabricSetup cfg = scenario::fabric_parameters().resolve(a.scenario, overrides);
-  const std::string out =
-      a.out.empty() ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string() : a.out;
+  const std::string out = a.out.empty()
+                              ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string()
+                              : a.out;
   const auto o = scenario::run_fabric(cfg, {.scenario = a.scenario, .out_dir = out, .progress = !a.quiet});
   const auto& t = o.totals;
   auto us = [](Time x) { return fmt::format("{:.3f} us", static_cast<double>(x.ps()) / 1e6); };
   fmt::print("{}: {} of {} flows delivered in {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
-  fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct_p50), us(o.fct_p99),
-             us(o.fct_max), o.retransmitted);
+  fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct_p50), us(o.fct_p99), us(o.fct_max),
+             o.retransmitted);
   fmt::print("  {} drops ({} on lossless priorities), {} ECN marks, {} CNPs, {} PFC frames\n", o.drops,
              o.lossless_drops, o.ecn_marks, o.cnps_sent, o.pfc_frames);
   fmt::print("  {} events, {} packet-hops in {:.2f} s wall ({:.1f} M packet-hops/s)\n", t.events, t.packet_hops,
@@ -87,12 +87,11 @@ int run_run(const RunArgs& a) {
     rc = 1;
   }
   if (o.lossless_drops > 0) {
-    std::cerr << fmt::format(
-        "fabriclab: error: {} packets were dropped on a lossless priority: {} (see ports.csv)\n",
-        o.lossless_drops,
-        o.watchdog_storms > 0 && cfg.value.sw.wd_action == fabric::WatchdogAction::forward
-            ? "the PFC watchdog's forward action sent despite pauses, and the next hop had no room"
-            : "the PFC headroom or thresholds cannot hold what is in flight");
+    std::cerr << fmt::format("fabriclab: error: {} packets were dropped on a lossless priority: {} (see ports.csv)\n",
+                             o.lossless_drops,
+                             o.watchdog_storms > 0 && cfg.value.sw.wd_action == fabric::WatchdogAction::forward
+                                 ? "the PFC watchdog's forward action sent despite pauses, and the next hop had no room"
+                                 : "the PFC headroom or thresholds cannot hold what is in flight");
     rc = 1;
   }
   return rc;
@@ -102,7 +101,10 @@ int run_run(const RunArgs& a) {
 
 Command add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
-  CLI::App* sub = app.add_subcommand("run", "Simulate a RoCEv2 fabric packet by packet from a scenario file (TOML): topology, NICs, switch buffers, PFC, ECN, ECMP, traffic and offloaded collectives; writes summary.json, flows.csv, ports.csv (and collectives.csv). Exit 1 on a drop on a lossless priority");
+  CLI::App* sub = app.add_subcommand(
+      "run", "Simulate a RoCEv2 fabric packet by packet from a scenario file (TOML): topology, NICs, switch buffers, "
+             "PFC, ECN, ECMP, traffic and offloaded collectives; writes summary.json, flows.csv, ports.csv (and "
+             "collectives.csv). Exit 1 on a drop on a lossless priority");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_flag("--parameters", a->parameters, "list every scenario parameter: key, default, range, help");
   sub->add_flag("--quiet", a->quiet, "no progress on stderr");

@@ -33,16 +33,15 @@ int run_verify(const VerifyArgs& a) {
   const auto c = s.counter_summary();
   fmt::print("{}: {} {} on {} ranks, strategy '{}': {} operations, {} relays, counters per "
              "rank max {} total {}\n",
-             a.path, s.collective.empty() ? "schedule" : s.collective, s.algorithm, s.ranks(),
-             s.strategy, s.size(), s.relay_count(), c.max, c.total);
+             a.path, s.collective.empty() ? "schedule" : s.collective, s.algorithm, s.ranks(), s.strategy, s.size(),
+             s.relay_count(), c.max, c.total);
   fmt::print("  exact rule ({} analysis): {}\n", to_string(r.analysis),
              r.safe_by_rule ? "every operation safe" : "UNSAFE");
   fmt::print("  fixpoint: {}\n", r.live_by_fixpoint ? "every operation fires (live)" : "HANGS");
   fmt::print("  adversarial execution: {} random runs{}: {}\n", r.random_runs,
              r.exhaustive_complete
                  ? fmt::format(", exhaustive over {} states", r.exhaustive_states)
-                 : (r.exhaustive_states ? fmt::format(", exhaustive stopped after {} states",
-                                                      r.exhaustive_states)
+                 : (r.exhaustive_states ? fmt::format(", exhaustive stopped after {} states", r.exhaustive_states)
                                         : std::string()),
              r.safe_by_execution ? "no early firing" : "EARLY FIRING");
   for (const auto& v : r.violations) fmt::print("  [{}] {}\n", v.method, v.message);
@@ -54,14 +53,12 @@ int run_verify(const VerifyArgs& a) {
 
 Command add_verify_command(CLI::App& app) {
   auto args = std::make_shared<VerifyArgs>();
-  auto* c = app.add_subcommand(
-      "verify",
-      "Prove a schedule file (JSON, triggered-ops.md section 8) safe and live by the exact "
-      "rule and by adversarial execution; exit 0 when it is, 1 with a counter-example "
-      "when not, 2 on bad input");
+  auto* c = app.add_subcommand("verify",
+                               "Prove a schedule file (JSON, triggered-ops.md section 8) safe and live by the exact "
+                               "rule and by adversarial execution; exit 0 when it is, 1 with a counter-example "
+                               "when not, 2 on bad input");
   c->add_option("file", args->path, "schedule JSON file")->required();
-  c->add_option("--analysis", args->analysis,
-                "global (exact; falls back to local above 60000 operations) or local")
+  c->add_option("--analysis", args->analysis, "global (exact; falls back to local above 60000 operations) or local")
       ->capture_default_str();
   c->add_option("--seed", args->seed, "first seed of the random adversary")->capture_default_str();
   c->add_option("--runs", args->runs, "random adversarial runs")->capture_default_str();

@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
                "counters; simulate RoCEv2 fabrics packet by packet"};
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
   app.require_subcommand(1);
+  // clang-format off
   const std::vector<fabriclab::cli::Command> commands = {
       fabriclab::cli::add_counters_command(app),
       fabriclab::cli::add_verify_command(app),
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
       fabriclab::cli::add_experiment_command(app),
       fabriclab::cli::add_sweep_command(app),
   };
+  // clang-format on
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

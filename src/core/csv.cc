@@ -29,7 +29,8 @@ std::vector<std::string> split(std::string_view line, bool trim) {
   std::vector<std::string> out;
   for (std::size_t pos = 0;;) {
     const auto comma = line.find(',', pos);
-    const std::string_view field = line.substr(pos, comma == std::string_view::npos ? std::string_view::npos : comma - pos);
+    const std::string_view field = line.substr(pos,
+                                               comma == std::string_view::npos ? std::string_view::npos : comma - pos);
     out.emplace_back(trim ? trimmed(field) : field);
     if (comma == std::string_view::npos) return out;
     pos = comma + 1;

@@ -133,7 +133,8 @@ class CalendarQueue {
       auto it = ev_.end();
       for (int step = 0; step < 8 && it != first && e.before(*(it - 1)); ++step) --it;
       if (it != first && e.before(*(it - 1)))
-        it = std::upper_bound(first, it, e, [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
+        it = std::upper_bound(first, it, e,
+                              [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
       ev_.insert(it, std::move(e));
     }
     template <typename F>
@@ -253,7 +254,8 @@ class CalendarQueue {
     found_ = kNotFound;
     const std::int64_t w = estimate_width();
     spill_.clear();
-    for (std::size_t b = 0; b < n_; ++b) buckets_[b].take_all([&](Event<Payload>&& e) { spill_.push_back(std::move(e)); });
+    for (std::size_t b = 0; b < n_; ++b)
+      buckets_[b].take_all([&](Event<Payload>&& e) { spill_.push_back(std::move(e)); });
     if (buckets_.size() < n) buckets_.resize(n);
     n_ = n;
     width_ = w;
@@ -279,17 +281,17 @@ class CalendarQueue {
     day_end_ = (now_.ps() / width_ + 1) * width_;
   }
 
-  std::vector<Bucket> buckets_;  // the first n_ are the calendar's; the rest keep their storage
-  std::size_t n_ = 0;            // a power of two
+  std::vector<Bucket> buckets_;        // the first n_ are the calendar's; the rest keep their storage
+  std::size_t n_ = 0;                  // a power of two
   std::vector<Event<Payload>> spill_;  // scratch for resize() and estimate_width()
-  std::int64_t width_ = 1000;                          // ps per bucket
+  std::int64_t width_ = 1000;          // ps per bucket
   std::size_t cur_ = 0;
   std::int64_t day_end_ = 0;  // end of the current bucket's day, in ps
   std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0;
   static constexpr std::uint64_t kCheckEvery = 4096;
   static constexpr std::size_t kNotFound = ~std::size_t{0};
-  std::size_t found_ = kNotFound;  // the bucket top() found, until the queue changes
+  std::size_t found_ = kNotFound;        // the bucket top() found, until the queue changes
   std::uint64_t pops_ = 0, walked_ = 0;  // since the last check of the width
   Time now_;
 };

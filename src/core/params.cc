@@ -28,9 +28,18 @@ Value parse_kind(const Spec& s, const std::string& text) {
   std::string wrong;  // why the text is not a value of this kind
   try {
     switch (s.kind) {
-      case Kind::time: v.i = parse_time(text).ps(); v.text = to_string(Time::from_ps(v.i)); break;
-      case Kind::bytes: v.i = parse_bytes(text).count(); v.text = to_string(Bytes::from_count(v.i)); break;
-      case Kind::rate: v.i = parse_bit_rate(text).bps(); v.text = to_string(BitRate::from_bps(v.i)); break;
+      case Kind::time:
+        v.i = parse_time(text).ps();
+        v.text = to_string(Time::from_ps(v.i));
+        break;
+      case Kind::bytes:
+        v.i = parse_bytes(text).count();
+        v.text = to_string(Bytes::from_count(v.i));
+        break;
+      case Kind::rate:
+        v.i = parse_bit_rate(text).bps();
+        v.text = to_string(BitRate::from_bps(v.i));
+        break;
       case Kind::integer: {
         std::size_t used = 0;
         v.i = std::stoll(text, &used);

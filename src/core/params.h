@@ -42,7 +42,7 @@ std::string_view describe(Kind k);
 
 // What a parameter is: enough to parse, check and list it.
 struct Spec {
-  std::string key;   // dotted path: "switch.pfc.xoff"
+  std::string key;  // dotted path: "switch.pfc.xoff"
   Kind kind = Kind::text;
   std::string help;
   std::string min, max;              // bounds in the file's syntax ("" = none)
@@ -120,52 +120,57 @@ template <class S>
 class Table {
  public:
   Table& time(std::string key, Time S::*m, std::string help, std::string min = "0ps", std::string max = "") {
-    return add({key, Kind::time, std::move(help), std::move(min), std::move(max), {}},
-               [m](S& s, const Value& v) { s.*m = Time::from_ps(v.i); },
-               [m](const S& s) { return to_string(s.*m); });
+    return add(
+        {key, Kind::time, std::move(help), std::move(min), std::move(max), {}},
+        [m](S& s, const Value& v) { s.*m = Time::from_ps(v.i); }, [m](const S& s) { return to_string(s.*m); });
   }
   Table& bytes(std::string key, Bytes S::*m, std::string help, std::string min = "0B", std::string max = "") {
-    return add({key, Kind::bytes, std::move(help), std::move(min), std::move(max), {}},
-               [m](S& s, const Value& v) { s.*m = Bytes::from_count(v.i); },
-               [m](const S& s) { return to_string(s.*m); });
+    return add(
+        {key, Kind::bytes, std::move(help), std::move(min), std::move(max), {}},
+        [m](S& s, const Value& v) { s.*m = Bytes::from_count(v.i); }, [m](const S& s) { return to_string(s.*m); });
   }
   Table& rate(std::string key, BitRate S::*m, std::string help, std::string min = "0bps", std::string max = "") {
-    return add({key, Kind::rate, std::move(help), std::move(min), std::move(max), {}},
-               [m](S& s, const Value& v) { s.*m = BitRate::from_bps(v.i); },
-               [m](const S& s) { return to_string(s.*m); });
+    return add(
+        {key, Kind::rate, std::move(help), std::move(min), std::move(max), {}},
+        [m](S& s, const Value& v) { s.*m = BitRate::from_bps(v.i); }, [m](const S& s) { return to_string(s.*m); });
   }
   Table& flag(std::string key, bool S::*m, std::string help) {
-    return add({key, Kind::boolean, std::move(help), "", "", {}}, [m](S& s, const Value& v) { s.*m = v.i != 0; },
-               [m](const S& s) { return std::string(s.*m ? "true" : "false"); });
+    return add(
+        {key, Kind::boolean, std::move(help), "", "", {}}, [m](S& s, const Value& v) { s.*m = v.i != 0; },
+        [m](const S& s) { return std::string(s.*m ? "true" : "false"); });
   }
   Table& real(std::string key, double S::*m, std::string help, std::string min = "", std::string max = "") {
-    return add({key, Kind::real, std::move(help), std::move(min), std::move(max), {}},
-               [m](S& s, const Value& v) { s.*m = v.d; }, [m](const S& s) { return real_text(s.*m); });
+    return add(
+        {key, Kind::real, std::move(help), std::move(min), std::move(max), {}},
+        [m](S& s, const Value& v) { s.*m = v.d; }, [m](const S& s) { return real_text(s.*m); });
   }
   Table& text(std::string key, std::string S::*m, std::string help) {
-    return add({key, Kind::text, std::move(help), "", "", {}}, [m](S& s, const Value& v) { s.*m = v.text; },
-               [m](const S& s) { return s.*m; });
+    return add(
+        {key, Kind::text, std::move(help), "", "", {}}, [m](S& s, const Value& v) { s.*m = v.text; },
+        [m](const S& s) { return s.*m; });
   }
   // A string field that holds one of `choices`.
   Table& one_of(std::string key, std::string S::*m, std::vector<std::string> choices, std::string help) {
-    return add({key, Kind::choice, std::move(help), "", "", std::move(choices)},
-               [m](S& s, const Value& v) { s.*m = v.text; }, [m](const S& s) { return s.*m; });
+    return add(
+        {key, Kind::choice, std::move(help), "", "", std::move(choices)}, [m](S& s, const Value& v) { s.*m = v.text; },
+        [m](const S& s) { return s.*m; });
   }
   // An integer field; the bounds default to (and must lie within) the field type's range.
   template <std::integral I>
     requires(!std::same_as<I, bool>)
   Table& integer(std::string key, I S::*m, std::string help, std::optional<std::int64_t> min = {},
                  std::optional<std::int64_t> max = {}) {
-    return add({key, Kind::integer, std::move(help), bound_text<I>(min, true), bound_text<I>(max, false), {}},
-               [m](S& s, const Value& v) { s.*m = static_cast<I>(v.i); },
-               [m](const S& s) { return std::to_string(s.*m); });
+    return add(
+        {key, Kind::integer, std::move(help), bound_text<I>(min, true), bound_text<I>(max, false), {}},
+        [m](S& s, const Value& v) { s.*m = static_cast<I>(v.i); }, [m](const S& s) { return std::to_string(s.*m); });
   }
   // An enum field, named by its table.
   template <class E, std::size_t N>
   Table& choice(std::string key, E S::*m, const EnumNames<E, N>& names, std::string help) {
-    return add({key, Kind::choice, std::move(help), "", "", names_of(names)},
-               [m, &names](S& s, const Value& v) { s.*m = *value_named(names, v.text); },
-               [m, &names](const S& s) { return std::string(name_of(names, s.*m)); });
+    return add(
+        {key, Kind::choice, std::move(help), "", "", names_of(names)},
+        [m, &names](S& s, const Value& v) { s.*m = *value_named(names, v.text); },
+        [m, &names](const S& s) { return std::string(name_of(names, s.*m)); });
   }
   // Anything else: a field read or written through a conversion, or several fields.
   Table& custom(Spec spec, std::function<void(S&, const Value&)> set, std::function<std::string(const S&)> get,

@@ -41,10 +41,9 @@ class Pool {
   Pool& operator=(const Pool&) = delete;
   ~Pool() {
     if (live_ != 0)
-      std::fprintf(stderr, "fabriclab: pool of %s destroyed with %zu object(s) never released\n",
-                   name_.c_str(), live_);
+      std::fprintf(stderr, "fabriclab: pool of %s destroyed with %zu object(s) never released\n", name_.c_str(), live_);
     for (const Block& b : blocks_) {
-      if (b.huge) ::operator delete(b.slots, std::align_val_t{kHugePage});
+      if (b.huge) ::operator delete (b.slots, std::align_val_t{kHugePage});
       else std::allocator<T>().deallocate(b.slots, b.count);
     }
   }
@@ -93,7 +92,7 @@ class Pool {
     // 38.6 MB instead of 8.5).
     blocks_.reserve(blocks_.size() + 1);
     if (free_.capacity() < capacity_ + count) free_.reserve(std::max(capacity_ + count, 2 * free_.capacity()));
-    T* slots = huge ? static_cast<T*>(::operator new(kHugePage, std::align_val_t{kHugePage}))
+    T* slots = huge ? static_cast<T*>(::operator new (kHugePage, std::align_val_t{kHugePage}))
                     : std::allocator<T>().allocate(count);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     if (huge) madvise(slots, kHugePage, MADV_HUGEPAGE);  // advice: where it is refused, 4 KiB pages serve

@@ -26,8 +26,8 @@ Progress::Progress(Options o) : o_(std::move(o)) {
 }
 
 Progress::Options Progress::on_stderr(std::string what, double total, std::string unit, bool quiet) {
-  return {.what = std::move(what), .total = total, .unit = std::move(unit), .enabled = !quiet,
-          .terminal = isatty(2) == 1};
+  return {
+      .what = std::move(what), .total = total, .unit = std::move(unit), .enabled = !quiet, .terminal = isatty(2) == 1};
 }
 
 std::string Progress::line(double done, std::string_view note) const {
@@ -36,7 +36,8 @@ std::string Progress::line(double done, std::string_view note) const {
                               o_.show ? o_.show(done) : fmt::format("{:.0f}/{:.0f} {}", done, o_.total, o_.unit),
                               seconds_text(elapsed));
   if (done > 0 && done < o_.total)
-    s += fmt::format(", {} {} left", o_.upper_bound ? "at most" : "about", seconds_text(elapsed * (o_.total - done) / done));
+    s += fmt::format(", {} {} left", o_.upper_bound ? "at most" : "about",
+                     seconds_text(elapsed * (o_.total - done) / done));
   if (!note.empty()) s += fmt::format(" ({})", note);
   return s;
 }

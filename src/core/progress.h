@@ -23,14 +23,14 @@ class Progress {
  public:
   using Clock = std::chrono::steady_clock;
   struct Options {
-    std::string what;          // "sweep", "run examples/incast.toml"
-    double total = 0;          // in the unit of update()
-    std::string unit;          // "points": "12/40 points"; "" with `show` set
+    std::string what;  // "sweep", "run examples/incast.toml"
+    double total = 0;  // in the unit of update()
+    std::string unit;  // "points": "12/40 points"; "" with `show` set
     // How a position is shown ("simulated 1.2ms of 5ms"); default "DONE/TOTAL UNIT".
     std::function<std::string(double done)> show = {};
     bool upper_bound = false;  // the total is a limit the work may end before ("at most N left")
     bool enabled = true;
-    bool terminal = false;     // a terminal: rewrite one line in place
+    bool terminal = false;       // a terminal: rewrite one line in place
     double period_seconds = 10;  // not a terminal: a line this often
     // Where lines go and what time it is (tests give their own).
     std::function<void(std::string_view)> write = {};
@@ -58,7 +58,7 @@ class Progress {
   double done_ = 0;
   bool shown_ = false, finished_ = false;
   double shown_done_ = -1;  // the position of the last line written
-  std::size_t width_ = 0;  // of the terminal line last written
+  std::size_t width_ = 0;   // of the terminal line last written
 };
 
 }  // namespace fabriclab

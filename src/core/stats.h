@@ -36,8 +36,7 @@ class Summary {
 
  private:
   std::int64_t n_ = 0;
-  double sum_ = 0, min_ = std::numeric_limits<double>::infinity(),
-         max_ = -std::numeric_limits<double>::infinity();
+  double sum_ = 0, min_ = std::numeric_limits<double>::infinity(), max_ = -std::numeric_limits<double>::infinity();
 };
 
 // Bins [lo + k*width, lo + (k+1)*width) for k < bins, plus underflow and overflow.

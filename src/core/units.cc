@@ -22,16 +22,11 @@ struct Unit {
   std::int64_t factor;  // in the base unit
 };
 
-constexpr Unit kTimeUnits[] = {{"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000},
-                               {"s", 1000000000000}};
-constexpr Unit kByteUnits[] = {{"B", 1},          {"KB", 1000},       {"MB", 1000000},
-                               {"GB", 1000000000}, {"KiB", 1 << 10},   {"MiB", 1 << 20},
-                               {"GiB", 1 << 30}};
-constexpr Unit kRateUnits[] = {{"bps", 1},
-                               {"Kbps", 1000},
-                               {"Mbps", 1000000},
-                               {"Gbps", 1000000000},
-                               {"Tbps", 1000000000000}};
+constexpr Unit kTimeUnits[] = {{"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
+constexpr Unit kByteUnits[] = {{"B", 1},         {"KB", 1000},     {"MB", 1000000}, {"GB", 1000000000},
+                               {"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}};
+constexpr Unit kRateUnits[] = {
+    {"bps", 1}, {"Kbps", 1000}, {"Mbps", 1000000}, {"Gbps", 1000000000}, {"Tbps", 1000000000000}};
 
 template <std::size_t N>
 std::string unit_list(const Unit (&units)[N]) {
@@ -126,9 +121,7 @@ BitRate Tbps(std::int64_t v) { return BitRate::from_bps(scaled(v, 1000000000000,
 
 Time parse_time(std::string_view t) { return Time::from_ps(parse_quantity(t, kTimeUnits, "time")); }
 Bytes parse_bytes(std::string_view t) { return Bytes::from_count(parse_quantity(t, kByteUnits, "size")); }
-BitRate parse_bit_rate(std::string_view t) {
-  return BitRate::from_bps(parse_quantity(t, kRateUnits, "bit rate"));
-}
+BitRate parse_bit_rate(std::string_view t) { return BitRate::from_bps(parse_quantity(t, kRateUnits, "bit rate")); }
 
 std::string to_string(Time t) { return render(t.ps(), kTimeUnits); }
 std::string to_string(Bytes b) { return render(b.count(), kByteUnits); }

@@ -36,8 +36,7 @@ void add_into(offload::Datatype dt, std::byte* dst, const std::byte* src, std::i
 
 }  // namespace
 
-std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std::int64_t it,
-                                                 std::uint64_t seed) {
+std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std::int64_t it, std::uint64_t seed) {
   const auto dt = offload::parse_datatype(s.datatype);
   std::vector<std::vector<std::byte>> win(static_cast<std::size_t>(s.ranks()));
   for (Rank r = 0; r < s.ranks(); ++r) {
@@ -53,8 +52,7 @@ std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std
   for (std::size_t i = 0; i < n; ++i) {
     const auto id = static_cast<OpId>(i);
     const Op& o = s.op(id);
-    if (o.kind == OpKind::get)
-      throw std::invalid_argument("run_dataflow: get operations are not supported");
+    if (o.kind == OpKind::get) throw std::invalid_argument("run_dataflow: get operations are not supported");
     if (o.kind == OpKind::arrival) {
       arrival_of[static_cast<std::size_t>(s.deps(id)[0])] = id;
       continue;  // lands when its send's data does, not when the send completes
@@ -93,12 +91,10 @@ std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std
           break;
         }
         const auto& src = win[static_cast<std::size_t>(o.rank)];
-        std::vector<std::byte> data(src.begin() + o.src_offset,
-                                    src.begin() + o.src_offset + o.bytes);
+        std::vector<std::byte> data(src.begin() + o.src_offset, src.begin() + o.src_offset + o.bytes);
         if (o.peer == o.rank && arrival_of[static_cast<std::size_t>(e.op)] < 0) {
           // A local atomic: its write is done when it completes.
-          add_into(dt, win[static_cast<std::size_t>(o.rank)].data() + o.dst_offset, data.data(),
-                   o.bytes);
+          add_into(dt, win[static_cast<std::size_t>(o.rank)].data() + o.dst_offset, data.data(), o.bytes);
           complete(e.op);
           break;
         }
@@ -106,9 +102,7 @@ std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std
         enabled.push_back({Ev::land, arrival_of[static_cast<std::size_t>(e.op)], std::move(data)});
         break;
       }
-      case Ev::complete:
-        complete(e.op);
-        break;
+      case Ev::complete: complete(e.op); break;
       case Ev::land: {
         // Where the send says (the transports address the target from the send).
         const Op& send = s.op(s.deps(e.op)[0]);
@@ -126,8 +120,7 @@ std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std
     }
   }
   if (completed != n)
-    throw std::logic_error(fmt::format("run_dataflow: {} of {} operations never became ready",
-                                       n - completed, n));
+    throw std::logic_error(fmt::format("run_dataflow: {} of {} operations never became ready", n - completed, n));
   return win;
 }
 

@@ -20,7 +20,6 @@ namespace fabriclab::exec {
 
 // Runs `s` (a DAG or an assigned schedule; counters are ignored, dependences are not)
 // on windows prepared for iteration `it` and returns the windows afterwards.
-std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std::int64_t it,
-                                                 std::uint64_t seed);
+std::vector<std::vector<std::byte>> run_dataflow(const offload::Schedule& s, std::int64_t it, std::uint64_t seed);
 
 }  // namespace fabriclab::exec

@@ -18,10 +18,10 @@
 namespace fabriclab::exec {
 
 struct NicInfo {
-  std::string provider;  // e.g. "sockets"
-  std::string fabric;    // e.g. "127.0.0.1/32"
-  std::int64_t counters = 0;              // counters the provider advertises
-  std::int64_t max_atomic_bytes = 0;      // largest single atomic for the datatype
+  std::string provider;               // e.g. "sockets"
+  std::string fabric;                 // e.g. "127.0.0.1/32"
+  std::int64_t counters = 0;          // counters the provider advertises
+  std::int64_t max_atomic_bytes = 0;  // largest single atomic for the datatype
   // Transfers to one peer that may be in flight at once from one burst (0: no limit);
   // plan_triggered paces longer bursts (see plan.h).
   int max_in_flight = 0;

@@ -34,7 +34,8 @@ void pace(const offload::Schedule& s, RankProgram& rp, int window) {
     while (!stack.empty()) {
       const OpId d = stack.back();
       stack.pop_back();
-      if (s.op(d).kind == OpKind::cntr_add && s.op(d).relay) stack.insert(stack.end(), s.deps(d).begin(), s.deps(d).end());
+      if (s.op(d).kind == OpKind::cntr_add && s.op(d).relay)
+        stack.insert(stack.end(), s.deps(d).begin(), s.deps(d).end());
       else out.push_back(d);
     }
     std::sort(out.begin(), out.end());
@@ -195,14 +196,11 @@ std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window, 
     const int inc = nic_counter(o.rank, o.increments());
     if (inc >= 0) rp.per_iteration[static_cast<std::size_t>(inc)] += o.weight();
     switch (o.kind) {
-      case OpKind::arrival:
-        break;
-      case OpKind::host_wait:
-        rp.waits.push_back({nic_counter(o.rank, o.trigger), o.threshold, id});
-        break;
+      case OpKind::arrival: break;
+      case OpKind::host_wait: rp.waits.push_back({nic_counter(o.rank, o.trigger), o.threshold, id}); break;
       case OpKind::get:
-        throw std::invalid_argument(fmt::format(
-            "op {}: get operations cannot be executed (no builder emits them)", id));
+        throw std::invalid_argument(
+            fmt::format("op {}: get operations cannot be executed (no builder emits them)", id));
       case OpKind::cntr_add: {
         TriggeredOp t;
         t.is_counter_add = true;
@@ -258,9 +256,8 @@ std::vector<RankProgram> plan_triggered(const offload::Schedule& s, int window, 
   // would never start.
   if (!runs_to_the_end(paced)) {
     if (unpaced_because)
-      *unpaced_because =
-          "paced, a burst's first transfers would wait for completions the pacing holds back "
-          "(the schedule's thresholds count more than each operation's ancestors)";
+      *unpaced_because = "paced, a burst's first transfers would wait for completions the pacing holds back "
+                         "(the schedule's thresholds count more than each operation's ancestors)";
     return prog;
   }
   return paced;

@@ -45,11 +45,11 @@ struct RankProgram {
   offload::Rank rank = 0;
   // Schedule counter of each NIC counter (kNoCounter: a flow counter of the pacing).
   std::vector<offload::CounterId> counters;
-  std::vector<int> key_counter;              // NIC counter bound to key k (-1: none)
-  std::vector<TriggeredOp> ops;              // in issue order
+  std::vector<int> key_counter;  // NIC counter bound to key k (-1: none)
+  std::vector<TriggeredOp> ops;  // in issue order
   // The schedule op of each (for a pacing's counter add: the first op of its burst).
   std::vector<offload::OpId> op_ids;
-  std::vector<std::int64_t> per_iteration;   // what one run adds to each NIC counter
+  std::vector<std::int64_t> per_iteration;  // what one run adds to each NIC counter
   std::vector<HostWait> waits;
 };
 

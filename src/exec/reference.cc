@@ -41,9 +41,7 @@ double load(Datatype dt, std::span<const std::byte> buf, std::int64_t e) {
 
 void store(Datatype dt, std::span<std::byte> buf, std::int64_t e, std::int64_t value) {
   switch (dt) {
-    case Datatype::int64:
-      std::memcpy(buf.data() + e * 8, &value, 8);
-      return;
+    case Datatype::int64: std::memcpy(buf.data() + e * 8, &value, 8); return;
     case Datatype::float64: {
       const auto v = static_cast<double>(value);
       std::memcpy(buf.data() + e * 8, &v, 8);
@@ -70,8 +68,7 @@ std::int64_t expected(const Schedule& s, Rank r, std::int64_t it, std::int64_t e
   if (s.collective == "allreduce" || s.collective == "reduce") return sum(e);
   if (s.collective == "bcast") return input_value(s.root, it, e);
   if (s.collective == "allgather") return input_value(static_cast<Rank>(e / block), it, e % block);
-  if (s.collective == "reduce_scatter")
-    return sum(offload::chunk_offset(s.bytes, datatype_of(s), p, r) / esize + e);
+  if (s.collective == "reduce_scatter") return sum(offload::chunk_offset(s.bytes, datatype_of(s), p, r) / esize + e);
   if (s.collective == "alltoall") {
     // Block j of r's output is block r of j's input.
     const auto j = static_cast<Rank>(e / block);
@@ -91,8 +88,7 @@ Shape shape(const Schedule& s, Rank r) {
   if (c == "reduce") return {n, r == s.root ? n : 0};
   if (c == "bcast") return {r == s.root ? n : 0, n};
   if (c == "allgather") return {n, p * n};
-  if (c == "reduce_scatter")
-    return {n, offload::chunk_bytes(n, datatype_of(s), p, r)};
+  if (c == "reduce_scatter") return {n, offload::chunk_bytes(n, datatype_of(s), p, r)};
   if (c == "alltoall") return {p * n, p * n};
   throw InputError(fmt::format("collective '{}' has no reference result to check against", c));
 }
@@ -116,23 +112,19 @@ void prepare_window(const Schedule& s, Rank r, std::int64_t it, std::span<std::b
   const std::int64_t in = l.input_offset[static_cast<std::size_t>(r)];
   if (in + sh.input_bytes > static_cast<std::int64_t>(window.size()))
     throw std::logic_error("input outside the window");
-  fill_input(s, r, it, window.subspan(static_cast<std::size_t>(in),
-                                      static_cast<std::size_t>(sh.input_bytes)));
+  fill_input(s, r, it, window.subspan(static_cast<std::size_t>(in), static_cast<std::size_t>(sh.input_bytes)));
   for (const auto& c : l.prologue)
     if (c.rank == r)
-      std::memmove(window.data() + c.dst_offset, window.data() + c.src_offset,
-                   static_cast<std::size_t>(c.bytes));
+      std::memmove(window.data() + c.dst_offset, window.data() + c.src_offset, static_cast<std::size_t>(c.bytes));
 }
 
-std::optional<std::string> check_output(const Schedule& s, Rank r, std::int64_t it,
-                                        std::span<const std::byte> window) {
+std::optional<std::string> check_output(const Schedule& s, Rank r, std::int64_t it, std::span<const std::byte> window) {
   const Shape sh = shape(s, r);
   if (sh.output_bytes == 0) return std::nullopt;
   const Datatype dt = datatype_of(s);
   const std::int64_t esize = element_size(s);
   const std::int64_t out = s.layout.output_offset[static_cast<std::size_t>(r)];
-  const auto buf = window.subspan(static_cast<std::size_t>(out),
-                                  static_cast<std::size_t>(sh.output_bytes));
+  const auto buf = window.subspan(static_cast<std::size_t>(out), static_cast<std::size_t>(sh.output_bytes));
   for (std::int64_t e = 0; e < sh.output_bytes / esize; ++e) {
     const double got = load(dt, buf, e);
     const std::int64_t want = expected(s, r, it, e);

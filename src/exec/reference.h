@@ -44,7 +44,6 @@ void prepare_window(const Schedule& s, Rank r, std::int64_t it, std::span<std::b
 
 // Checks rank r's output (read from its window at the layout's output offset) against
 // the collective's definition. Returns a description of the first wrong element.
-std::optional<std::string> check_output(const Schedule& s, Rank r, std::int64_t it,
-                                        std::span<const std::byte> window);
+std::optional<std::string> check_output(const Schedule& s, Rank r, std::int64_t it, std::span<const std::byte> window);
 
 }  // namespace fabriclab::exec

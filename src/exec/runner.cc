@@ -33,7 +33,18 @@ namespace {
 // ---- Control channel: [type u32][length u32][payload] on a stream socket pair. ----
 
 enum class Msg : std::uint32_t {
-  hello = 1, peers, wire, prepare, ready, start, done, stall, heartbeat, fatal, quit, info
+  hello = 1,
+  peers,
+  wire,
+  prepare,
+  ready,
+  start,
+  done,
+  stall,
+  heartbeat,
+  fatal,
+  quit,
+  info
 };
 
 struct Message {
@@ -66,8 +77,7 @@ bool read_all(int fd, void* data, std::size_t n) {
 }
 
 bool send_msg(int fd, Msg type, std::span<const std::byte> body = {}) {
-  const std::uint32_t head[2] = {static_cast<std::uint32_t>(type),
-                                 static_cast<std::uint32_t>(body.size())};
+  const std::uint32_t head[2] = {static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(body.size())};
   return write_all(fd, head, sizeof head) && write_all(fd, body.data(), body.size());
 }
 
@@ -101,16 +111,13 @@ T take(const std::vector<std::byte>& in, std::size_t& at) {
   return v;
 }
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // ---- One rank's process. ----
 
 class RankProcess {
  public:
-  RankProcess(int fd, Rank r, const offload::Schedule& s, const RankProgram* prog,
-              const RunOptions& o)
+  RankProcess(int fd, Rank r, const offload::Schedule& s, const RankProgram* prog, const RunOptions& o)
       : fd_(fd), r_(r), s_(s), prog_(prog), o_(o) {}
 
   // Returns the process exit code.
@@ -118,8 +125,7 @@ class RankProcess {
     try {
       nic_ = o_.nic(o_.provider, offload::parse_datatype(s_.datatype));
       if (o_.path == Path::triggered) {
-        nic_->setup(s_.layout.window_bytes, static_cast<int>(prog_->counters.size()),
-                    prog_->key_counter);
+        nic_->setup(s_.layout.window_bytes, static_cast<int>(prog_->counters.size()), prog_->key_counter);
         base_.assign(prog_->counters.size(), 0);
       } else {
         const int unbound[] = {-1};
@@ -203,8 +209,7 @@ class RankProcess {
         // Untriggered: deferred work whose threshold is already met fires at once.
         TriggeredOp now = op;
         now.trigger = op.is_counter_add ? op.target : op.completion >= 0 ? op.completion : 0;
-        if (prog_->counters.empty())
-          throw std::runtime_error(fmt::format("rank {} has operations but no counter", r_));
+        if (prog_->counters.empty()) throw std::runtime_error(fmt::format("rank {} has operations but no counter", r_));
         now.threshold = 0;
         nic_->queue(now);
       }
@@ -238,9 +243,8 @@ class RankProcess {
   // counter, and the rank's counter as the schedule names it.
   std::string counter_label(std::size_t c) const {
     const offload::CounterId sc = prog_->counters[c];
-    return sc == offload::kNoCounter
-               ? fmt::format("counter {} (a pacing flow counter)", c)
-               : fmt::format("counter {} (schedule counter {})", c, s_.counter_name(sc));
+    return sc == offload::kNoCounter ? fmt::format("counter {} (a pacing flow counter)", c)
+                                     : fmt::format("counter {} (schedule counter {})", c, s_.counter_name(sc));
   }
 
   // Every counter must have moved by exactly one iteration's worth: more means an
@@ -393,7 +397,10 @@ class RankProcess {
       const Op& o = s_.op(id);
       ++in_flight[static_cast<std::size_t>(o.peer)];
       nic_->post({.op = o.kind == OpKind::put ? DataOp::put : DataOp::atomic,
-                  .peer = o.peer, .key = 0, .src = o.src_offset, .dst = o.dst_offset,
+                  .peer = o.peer,
+                  .key = 0,
+                  .src = o.src_offset,
+                  .dst = o.dst_offset,
                   .bytes = o.bytes},
                  static_cast<std::uint64_t>(id));
     };
@@ -495,8 +502,7 @@ class Children {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
       if (!kill_now) {
-        if (WIFSIGNALED(status))
-          how[i] = fmt::format("killed by signal {}", WTERMSIG(status));
+        if (WIFSIGNALED(status)) how[i] = fmt::format("killed by signal {}", WTERMSIG(status));
         else if (WIFEXITED(status) && WEXITSTATUS(status) != 0)
           how[i] = fmt::format("exited with status {}", WEXITSTATUS(status));
       }
@@ -523,7 +529,8 @@ void spawn(Children& kids, int n, Body body) {
       ::close(sv[0]);
       ::close(sv[1]);
       throw InputError(fmt::format("cannot start process for rank {}: {} (too many ranks for "
-                                   "this machine?)", r, std::strerror(errno)));
+                                   "this machine?)",
+                                   r, std::strerror(errno)));
     }
     if (pid == 0) {
       ::close(sv[0]);
@@ -577,8 +584,7 @@ Collected collect(Children& kids, double silence) {
     }
     for (std::size_t i = 0; i < c.size(); ++i)
       if (open[i] && !out.got[i] && seconds_since(heard[i]) > silence) {
-        out.problems.push_back(
-            fmt::format("rank {}: no word for {:.0f} s (the process is stuck)", i, silence));
+        out.problems.push_back(fmt::format("rank {}: no word for {:.0f} s (the process is stuck)", i, silence));
         open[i] = false;
         --left;
       }
@@ -625,16 +631,14 @@ NicInfo probe_nic(const RunOptions& o, offload::Datatype dt) {
   info.counters = take<std::int64_t>(c.got[0]->body, at);
   info.max_atomic_bytes = take<std::int64_t>(c.got[0]->body, at);
   info.max_in_flight = static_cast<int>(take<std::int64_t>(c.got[0]->body, at));
-  const std::string names(reinterpret_cast<const char*>(c.got[0]->body.data() + at),
-                          c.got[0]->body.size() - at);
+  const std::string names(reinterpret_cast<const char*>(c.got[0]->body.data() + at), c.got[0]->body.size() - at);
   info.provider = names.substr(0, names.find('\n'));
   info.fabric = names.substr(names.find('\n') + 1);
   kids.stop(false);
   return info;
 }
 
-RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& programs,
-              const RunOptions& o) {
+RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& programs, const RunOptions& o) {
   if (s.layout.empty()) throw InputError("the schedule has no data layout: it cannot be executed");
   const Rank p = s.ranks();
   RunResult res;
@@ -717,8 +721,7 @@ RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& progra
       const std::string error(reinterpret_cast<const char*>(m.body.data() + at), m.body.size() - at);
       if (!error.empty()) {
         iteration_ok = false;
-        if (res.failures.size() < 20)
-          res.failures.push_back(fmt::format("iteration {}: {}", it, error));
+        if (res.failures.size() < 20) res.failures.push_back(fmt::format("iteration {}: {}", it, error));
       }
     }
     if (iteration_ok) ++res.iterations_verified;

@@ -38,7 +38,7 @@ struct RunOptions {
 
 struct RankStats {
   int counters = 0;
-  std::int64_t ops = 0;  // queued (triggered) or posted (software) per iteration
+  std::int64_t ops = 0;         // queued (triggered) or posted (software) per iteration
   std::vector<double> wall_us;  // per iteration, from START to the last host_wait
 };
 
@@ -56,7 +56,6 @@ NicInfo probe_nic(const RunOptions& o, offload::Datatype dt);
 // Runs `s` (with its data layout) for `o.iterations` iterations. For the triggered path
 // `s` is counter-assigned and `programs` is plan_triggered(s, window); for the software path `s`
 // is the DAG and `programs` is ignored.
-RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& programs,
-              const RunOptions& o);
+RunResult run(const offload::Schedule& s, const std::vector<RankProgram>& programs, const RunOptions& o);
 
 }  // namespace fabriclab::exec

@@ -33,15 +33,14 @@ inline constexpr params::EnumNames<DropReason, kDropReasons> kDropReasonNames{{
     {DropReason::misdelivered, "misdelivered"},
 }};
 
-
 struct Ledger {
-  std::uint64_t data_packets_sent = 0, data_bytes_sent = 0;        // by NICs, incl. retransmissions
-  std::uint64_t data_packets_arrived = 0, data_bytes_arrived = 0;  // at NICs, accepted or discarded
-  std::uint64_t data_packets_dropped = 0, data_bytes_dropped = 0;  // in switches or on links
+  std::uint64_t data_packets_sent = 0, data_bytes_sent = 0;              // by NICs, incl. retransmissions
+  std::uint64_t data_packets_arrived = 0, data_bytes_arrived = 0;        // at NICs, accepted or discarded
+  std::uint64_t data_packets_dropped = 0, data_bytes_dropped = 0;        // in switches or on links
   std::uint64_t data_packets_duplicated = 0, data_bytes_duplicated = 0;  // copies made on links
-  std::uint64_t lossless_drops = 0;                                // drops on a lossless priority
-  std::uint64_t control_packets_sent = 0;                          // ACK, NAK, CNP, PFC
-  std::array<std::uint64_t, kDropReasons> drops{};                 // every packet dropped, by DropReason
+  std::uint64_t lossless_drops = 0;                                      // drops on a lossless priority
+  std::uint64_t control_packets_sent = 0;                                // ACK, NAK, CNP, PFC
+  std::array<std::uint64_t, kDropReasons> drops{};                       // every packet dropped, by DropReason
 
   std::uint64_t dropped(DropReason why) const { return drops[static_cast<std::size_t>(why)]; }
 
@@ -66,7 +65,7 @@ struct FabricContext {
   Simulator& sim;
   Pool<Packet>& packets;
   Ledger& ledger;
-  std::uint64_t flows_left = 0;  // the run stops when the last flow has been delivered
+  std::uint64_t flows_left = 0;   // the run stops when the last flow has been delivered
   bool stop_at_last_flow = true;  // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
   MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)

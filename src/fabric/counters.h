@@ -19,12 +19,12 @@ namespace fabriclab::fabric {
 
 // One port's counts over a run.
 struct PortCounters {
-  std::uint64_t tx_bytes = 0;    // frame bytes
+  std::uint64_t tx_bytes = 0;  // frame bytes
   std::uint64_t tx_packets = 0;
-  std::uint64_t drops = 0;       // at this port, any reason (its link, its MAC, its queues, its NIC)
-  std::uint64_t ecn_marks = 0;   // CE set by this (switch) port's queues
+  std::uint64_t drops = 0;      // at this port, any reason (its link, its MAC, its queues, its NIC)
+  std::uint64_t ecn_marks = 0;  // CE set by this (switch) port's queues
   std::uint64_t pfc_pause_sent = 0, pfc_pause_received = 0;
-  Time paused;                   // any priority paused (union), to the run's end
+  Time paused;                       // any priority paused (union), to the run's end
   std::int64_t max_queue_bytes = 0;  // a switch port's egress queues, at most
 
   PortCounters& operator+=(const PortCounters& o);

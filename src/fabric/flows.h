@@ -15,7 +15,7 @@
 namespace fabriclab::fabric {
 
 struct FlowSpec {
-  std::uint32_t src = 0, dst = 0;   // host indices
+  std::uint32_t src = 0, dst = 0;  // host indices
   std::uint64_t bytes = 0;
   Time start;
   std::uint8_t priority = 3;
@@ -31,8 +31,8 @@ struct alignas(64) FlowState {
   std::uint64_t delivered = 0;      // payload bytes placed at the receiver
   std::uint64_t retransmitted = 0;  // packets sent more than once
   std::uint32_t qps_done = 0;
-  Time started = Time::max();       // when its QPs began (start, or after its dependences)
-  Time finish = Time::max();        // when the last byte was placed; max() = unfinished
+  Time started = Time::max();  // when its QPs began (start, or after its dependences)
+  Time finish = Time::max();   // when the last byte was placed; max() = unfinished
   bool finished() const { return finish != Time::max(); }
 };
 

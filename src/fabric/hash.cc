@@ -38,8 +38,7 @@ constexpr auto kCrc16 = make_crc16_table();
 
 std::uint16_t crc16_ccitt(const std::uint8_t* data, std::size_t n) {
   std::uint16_t c = 0xffff;
-  for (std::size_t i = 0; i < n; ++i)
-    c = static_cast<std::uint16_t>((c << 8) ^ kCrc16[((c >> 8) ^ data[i]) & 0xff]);
+  for (std::size_t i = 0; i < n; ++i) c = static_cast<std::uint16_t>((c << 8) ^ kCrc16[((c >> 8) ^ data[i]) & 0xff]);
   return c;
 }
 
@@ -55,6 +54,8 @@ std::uint32_t crc_of(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, s
   udp_sport = (fields & kSrcPort) ? udp_sport : 0;
   const std::uint16_t dport = (fields & kDstPort) ? kRoceUdpPort : 0;
   const std::uint8_t proto = (fields & kProtocol) ? 17 : 0;
+  // Two bytes a line, each field's bytes together.
+  // clang-format off
   const std::uint8_t b[17] = {
       static_cast<std::uint8_t>(seed >> 24),   static_cast<std::uint8_t>(seed >> 16),
       static_cast<std::uint8_t>(seed >> 8),    static_cast<std::uint8_t>(seed),
@@ -65,6 +66,7 @@ std::uint32_t crc_of(HashFunction f, std::uint32_t seed, std::uint32_t src_ip, s
       static_cast<std::uint8_t>(udp_sport >> 8), static_cast<std::uint8_t>(udp_sport),
       static_cast<std::uint8_t>(dport >> 8),   static_cast<std::uint8_t>(dport & 0xff),
       proto};
+  // clang-format on
   return f == HashFunction::crc32 ? crc32(b, sizeof b) : crc16_ccitt(b, sizeof b);
 }
 

@@ -23,11 +23,8 @@ inline constexpr params::EnumNames<HashFunction, 3> kHashFunctionNames{
 // Which 5-tuple fields enter the hash (the others hash as zeros), as a bit mask.
 enum HashField : std::uint8_t { kSrcIp = 1, kDstIp = 2, kSrcPort = 4, kDstPort = 8, kProtocol = 16 };
 inline constexpr std::uint8_t kAllHashFields = kSrcIp | kDstIp | kSrcPort | kDstPort | kProtocol;
-inline constexpr params::EnumNames<HashField, 5> kHashFieldNames{{{kSrcIp, "src_ip"},
-                                                                   {kDstIp, "dst_ip"},
-                                                                   {kSrcPort, "src_port"},
-                                                                   {kDstPort, "dst_port"},
-                                                                   {kProtocol, "protocol"}}};
+inline constexpr params::EnumNames<HashField, 5> kHashFieldNames{
+    {{kSrcIp, "src_ip"}, {kDstIp, "dst_ip"}, {kSrcPort, "src_port"}, {kDstPort, "dst_port"}, {kProtocol, "protocol"}}};
 // "src_ip,dst_ip,src_port,dst_port,protocol" (any non-empty subset); throws InputError.
 std::uint8_t parse_hash_fields(const std::string& list);
 // The fields of `mask` in that order, comma-separated: parse_hash_fields reads it back.

@@ -120,7 +120,8 @@ std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, st
 
 void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
   SendQp& s = send_.at(qp);
-  if (s.conn == kNone) throw std::logic_error("host " + name() + ": post on QP " + std::to_string(qp) + ", not a connection");
+  if (s.conn == kNone)
+    throw std::logic_error("host " + name() + ": post on QP " + std::to_string(qp) + ", not a connection");
   SendConn& c = conns_[s.conn];
   const std::uint64_t npkts = std::max<std::uint64_t>(1, (bytes + cfg_.mtu - 1) / cfg_.mtu);
   if (std::uint64_t{s.npkts} + npkts >= (std::uint64_t{1} << 31))
@@ -132,8 +133,7 @@ void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
     c.ring = std::move(bigger);
     c.head = 0;
   }
-  c.ring[(c.head + c.count++) & (c.ring.size() - 1)] =
-      Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes, tag};
+  c.ring[(c.head + c.count++) & (c.ring.size() - 1)] = Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes, tag};
   s.npkts += static_cast<std::uint32_t>(npkts);
   s.bytes += bytes;
   if (!s.in_ring) {
@@ -318,8 +318,8 @@ void Host::learn_peer(RecvQp& r, const Packet& data) {
   r.peer_qp = data.src_qp;
   r.peer_sport = data.udp_sport;
   r.peer_priority = data.priority;
-  r.ack_hash_key =
-      flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport, cfg_.ecmp_fields);
+  r.ack_hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport,
+                                 cfg_.ecmp_fields);
   r.peer_known = true;
 }
 
@@ -606,7 +606,9 @@ void Host::on_event(std::uint64_t tag) {
       send_pauses(0);
     }
     if (rx_.empty()) rx_draining_ = false;
-    else ctx_->sim.schedule_in(serialization_time(Bytes::from_count(rx_.front()->frame_bytes()), cfg_.rx_rate), *this, kRxDrain);
+    else
+      ctx_->sim.schedule_in(serialization_time(Bytes::from_count(rx_.front()->frame_bytes()), cfg_.rx_rate), *this,
+                            kRxDrain);
     return;
   }
   if (tag == kRefresh) {

@@ -50,19 +50,19 @@ enum class Transport : std::uint8_t { rc, uc };
 inline constexpr params::EnumNames<Transport, 2> kTransportNames{{{Transport::rc, "rc"}, {Transport::uc, "uc"}}};
 
 struct NicConfig {
-  std::uint32_t mtu = 4096;          // payload bytes per packet
+  std::uint32_t mtu = 4096;  // payload bytes per packet
   Transport transport = Transport::rc;
-  bool ecn_capable = true;           // data sent ECT(0)
-  std::uint32_t ack_every = 8;       // coalesced ACKs: one per this many in-order packets
-  Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
-  std::uint32_t reorder_window = 0;  // W: packets accepted beyond the expected PSN (0 = go-back-N)
-  Time reorder_timeout;              // with W: a gap unfilled this long is NAKed (0 = wait for W)
-  std::string congestion_control = "none";  // of the sending QPs: a cc_policies() name
-  DcqcnParams dcqcn;                        // its parameters (reaction point)
-  CnpParams cnp;                            // CNP generation (notification point)
-  HashFunction ecmp_hash = HashFunction::crc32;  // the switches' function (packets carry its key)
-  std::uint8_t ecmp_fields = kAllHashFields;      // and the 5-tuple fields it hashes
-  BitRate rx_rate;                                // 0 = no receive buffer
+  bool ecn_capable = true;                         // data sent ECT(0)
+  std::uint32_t ack_every = 8;                     // coalesced ACKs: one per this many in-order packets
+  Time rto = Time::from_ps(1'000'000'000);         // 1 ms without progress: go back to the oldest unacked
+  std::uint32_t reorder_window = 0;                // W: packets accepted beyond the expected PSN (0 = go-back-N)
+  Time reorder_timeout;                            // with W: a gap unfilled this long is NAKed (0 = wait for W)
+  std::string congestion_control = "none";         // of the sending QPs: a cc_policies() name
+  DcqcnParams dcqcn;                               // its parameters (reaction point)
+  CnpParams cnp;                                   // CNP generation (notification point)
+  HashFunction ecmp_hash = HashFunction::crc32;    // the switches' function (packets carry its key)
+  std::uint8_t ecmp_fields = kAllHashFields;       // and the 5-tuple fields it hashes
+  BitRate rx_rate;                                 // 0 = no receive buffer
   Bytes rx_buffer = Bytes::from_count(256 << 10);  // pauses (the network's PfcConfig) past it minus headroom
 };
 
@@ -144,20 +144,20 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t flow, dst, dst_qpn;
     std::uint64_t bytes;
     std::uint32_t npkts;
-    std::uint32_t next_psn = 0;    // next to send
-    std::uint32_t una = 0;         // oldest unacknowledged
-    std::uint32_t high = 0;        // one past the highest PSN ever sent
+    std::uint32_t next_psn = 0;  // next to send
+    std::uint32_t una = 0;       // oldest unacknowledged
+    std::uint32_t high = 0;      // one past the highest PSN ever sent
     std::uint16_t sport;
-    std::uint32_t hash_key;        // of (this host, dst, sport)
+    std::uint32_t hash_key;  // of (this host, dst, sport)
     std::uint8_t priority;
     bool in_ring = false;
     std::uint32_t ring_next = kNone, ring_prev = kNone;
     Time start, next_send, last_progress;
-    Time last_sent;                // when the last packet left, and its wire bytes: the
-    std::uint32_t last_wire = 0;   // pacing gap is redone at a new rate
-    Time timer_at = Time::max();   // the pending RTO check, if any
+    Time last_sent;               // when the last packet left, and its wire bytes: the
+    std::uint32_t last_wire = 0;  // pacing gap is redone at a new rate
+    Time timer_at = Time::max();  // the pending RTO check, if any
     std::unique_ptr<CongestionControl> cc;
-    std::uint32_t conn = kNone;    // a connection: its messages in conns_
+    std::uint32_t conn = kNone;  // a connection: its messages in conns_
   };
   // A sending connection's messages not yet completed, oldest first: a ring that grows
   // only when full.
@@ -169,7 +169,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   struct SendConn {
     std::vector<Message> ring;  // capacity a power of two
     std::size_t head = 0, count = 0;
-    std::size_t cursor = 0;     // the message being sent, counted from head
+    std::size_t cursor = 0;  // the message being sent, counted from head
     Message& at(std::size_t k) { return ring[(head + k) & (ring.size() - 1)]; }
   };
   struct RecvQp {
@@ -185,13 +185,13 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint8_t peer_priority = 0;
     std::uint16_t peer_sport = 0;
     std::uint32_t peer = 0, peer_qp = 0;
-    std::uint32_t ack_hash_key = 0;  // of the replies' 5-tuple (this host -> the sender)
-    Time last_cnp = Time::max();     // per-QP CNP interval (max: none sent yet)
-    std::vector<std::uint64_t> placed;  // reorder window bitmap, indexed by PSN mod its size
-    std::uint32_t placed_count = 0;     // packets placed beyond the expected PSN
-    std::uint32_t gap_at = 0;           // the expected PSN when the give-up timer was armed
-    Time gap_due = Time::max();         // the pending give-up check
-    bool conn = false;                  // a connection: messages end at their last packets
+    std::uint32_t ack_hash_key = 0;                             // of the replies' 5-tuple (this host -> the sender)
+    Time last_cnp = Time::max();                                // per-QP CNP interval (max: none sent yet)
+    std::vector<std::uint64_t> placed;                          // reorder window bitmap, indexed by PSN mod its size
+    std::uint32_t placed_count = 0;                             // packets placed beyond the expected PSN
+    std::uint32_t gap_at = 0;                                   // the expected PSN when the give-up timer was armed
+    Time gap_due = Time::max();                                 // the pending give-up check
+    bool conn = false;                                          // a connection: messages end at their last packets
     std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;  // connection, reorder window:
                                                                 // (PSN, tag) of last packets placed ahead
   };
@@ -231,7 +231,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   FabricContext* ctx_;
   std::uint32_t host_id_;
   // What every pull reads, together (the configuration below spans several lines).
-  std::uint8_t ctrl_backlog_ = 0;    // bit c: ctrl_[c] holds frames
+  std::uint8_t ctrl_backlog_ = 0;  // bit c: ctrl_[c] holds frames
   std::array<std::uint32_t, 8> ring_head_;
   std::vector<SendQp> send_;
   NicConfig cfg_;
@@ -240,15 +240,15 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::vector<RecvQp> recv_;
   std::vector<SendConn> conns_;
   std::array<PacketFifo, 8> ctrl_;  // ACK/NAK/CNP per priority
-  PacketFifo rx_;                 // the receive buffer (rx_rate set)
+  PacketFifo rx_;                   // the receive buffer (rx_rate set)
   std::int64_t rx_bytes_ = 0, rx_peak_ = 0, xoff_at_ = 0;
   bool rx_draining_ = false, xoff_ = false;
   Time refresh_at_ = Time::max();
-  Time last_cnp_ = Time::max();   // per-port CNP interval
-  Time cnp_interval_;             // min_time_between_cnps
+  Time last_cnp_ = Time::max();  // per-port CNP interval
+  Time cnp_interval_;            // min_time_between_cnps
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
-  std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0,
-                timeouts_ = 0, cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
+  std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,
+                cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
 };
 
 }  // namespace fabriclab::fabric

@@ -191,7 +191,8 @@ void Network::prepare() {
   ctx_.flows_left = flows_.size() + held_;
   if (n_parts_ > 1) {
     for (auto& part : parts_) part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
-    for (const auto& f : flows_) ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
+    for (const auto& f : flows_)
+      ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
   }
   for (auto& s : switches_) s->start();
   monitor_.net = this;
@@ -308,8 +309,8 @@ RunTotals Network::finish() {
     throw std::logic_error(
         "conservation violated: data sent " + std::to_string(l.data_packets_sent) + " packets / " +
         std::to_string(l.data_bytes_sent) + " B, duplicated on links " + std::to_string(l.data_packets_duplicated) +
-        " / " + std::to_string(l.data_bytes_duplicated) + ", arrived " + std::to_string(l.data_packets_arrived) + " / " +
-        std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
+        " / " + std::to_string(l.data_bytes_duplicated) + ", arrived " + std::to_string(l.data_packets_arrived) +
+        " / " + std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
         std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
         std::to_string(t.in_flight_data_bytes));
   if (found != packets_alive())

@@ -47,15 +47,15 @@ namespace fabriclab::fabric {
 // the queue before it in the cycle.
 
 struct RunTotals {
-  Time end;                        // simulated time when the run stopped
+  Time end;  // simulated time when the run stopped
   std::uint64_t events = 0;
-  std::uint64_t packet_hops = 0;   // packets (any kind) that crossed one link
+  std::uint64_t packet_hops = 0;  // packets (any kind) that crossed one link
   std::uint64_t flows_finished = 0;
   std::uint64_t in_flight_data_packets = 0, in_flight_data_bytes = 0;  // at the end
   std::uint64_t peak_packets = 0;  // most packets alive at once (partitioned: the sum of the
                                    // parts' peaks; frames being handed over are in neither)
   bool all_finished = false;
-  bool deadlock = false;           // the run stopped on a PFC deadlock (see Network::deadlock())
+  bool deadlock = false;  // the run stopped on a PFC deadlock (see Network::deadlock())
 };
 
 class Network final : private FlowEvents {
@@ -159,7 +159,7 @@ class Network final : private FlowEvents {
   void partition();
   RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
   void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
-  void release_switch_queues();  // every packet queued in a switch, back to its pool
+  void release_switch_queues();                  // every packet queued in a switch, back to its pool
 
   Simulator sim_;
   Pool<Packet> packets_{"Packet", 4096};
@@ -193,8 +193,8 @@ class Network final : private FlowEvents {
   std::vector<std::unique_ptr<Part>> parts_;  // before the nodes: they release into its pools
   std::vector<std::uint32_t> part_of_;        // per node
   Time window_ = Time::max();
-  bool running_ = false;              // partitioned: the threads are running
-  std::uint64_t window_events_ = 0;   // partitioned: events as of the last window's end
+  bool running_ = false;             // partitioned: the threads are running
+  std::uint64_t window_events_ = 0;  // partitioned: events as of the last window's end
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;
@@ -227,8 +227,7 @@ template <typename F>
 RunTotals Network::run(Time stop, Time slice, F&& progress) {
   if (n_parts_ > 1) return run_partitioned(stop, slice, [&](Time now) { progress(now); });
   prepare();
-  while (ctx_.flows_left > 0 && sim_.pending() > 0 && sim_.now() < stop &&
-         !(deadlock_ && !deadlock_keep_running_)) {
+  while (ctx_.flows_left > 0 && sim_.pending() > 0 && sim_.now() < stop && !(deadlock_ && !deadlock_keep_running_)) {
     const Time until = std::min(stop, sim_.now() + slice);
     sim_.run(until);
     progress(sim_.now());

@@ -21,7 +21,7 @@ namespace fabriclab::fabric {
 inline constexpr std::uint32_t kRoceHeaderBytes = 14 + 4 + 20 + 8 + 12 + 4 + 4;  // eth, 802.1Q, IP, UDP, BTH, ICRC, FCS
 inline constexpr std::uint32_t kRethBytes = 16;
 inline constexpr std::uint32_t kAethBytes = 4;
-inline constexpr std::uint32_t kMinFrameBytes = 64;  // and a PFC frame's size
+inline constexpr std::uint32_t kMinFrameBytes = 64;      // and a PFC frame's size
 inline constexpr std::uint32_t kWireOverheadBytes = 20;  // preamble, start delimiter, inter-frame gap
 // The largest frame a NIC sends with `mtu` bytes of payload: a WRITE's first packet (RETH),
 // its payload padded to 4 bytes.
@@ -35,55 +35,53 @@ enum class Opcode : std::uint8_t {
   rc_write_middle = 7,
   rc_write_last = 8,
   rc_write_only = 10,
-  rc_ack = 17,           // ACK and NAK (AETH syndrome tells them apart)
+  rc_ack = 17,  // ACK and NAK (AETH syndrome tells them apart)
   uc_write_first = 0x26,
   uc_write_middle = 0x27,
   uc_write_last = 0x28,
   uc_write_only = 0x2a,
   cnp = 0x81,
-  pfc = 0xff,            // not a BTH opcode: an 802.1Qbb MAC control frame
+  pfc = 0xff,  // not a BTH opcode: an 802.1Qbb MAC control frame
 };
 
-inline bool is_data(Opcode op) {
-  return op != Opcode::rc_ack && op != Opcode::cnp && op != Opcode::pfc;
-}
+inline bool is_data(Opcode op) { return op != Opcode::rc_ack && op != Opcode::cnp && op != Opcode::pfc; }
 inline bool has_reth(Opcode op) {
-  return op == Opcode::rc_write_first || op == Opcode::rc_write_only ||
-         op == Opcode::uc_write_first || op == Opcode::uc_write_only;
+  return op == Opcode::rc_write_first || op == Opcode::rc_write_only || op == Opcode::uc_write_first ||
+         op == Opcode::uc_write_only;
 }
 inline bool is_last(Opcode op) {
-  return op == Opcode::rc_write_last || op == Opcode::rc_write_only ||
-         op == Opcode::uc_write_last || op == Opcode::uc_write_only;
+  return op == Opcode::rc_write_last || op == Opcode::rc_write_only || op == Opcode::uc_write_last ||
+         op == Opcode::uc_write_only;
 }
 
-inline constexpr std::uint8_t kAethAck = 0x00;   // AETH syndrome: ACK (credits unused)
-inline constexpr std::uint8_t kAethNakSeq = 0x60; // NAK: PSN sequence error
+inline constexpr std::uint8_t kAethAck = 0x00;     // AETH syndrome: ACK (credits unused)
+inline constexpr std::uint8_t kAethNakSeq = 0x60;  // NAK: PSN sequence error
 inline constexpr std::uint8_t kEcnNotEct = 0, kEcnEct0 = 2, kEcnCe = 3;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 inline constexpr std::uint32_t kPsnMask = 0xffffff;  // PSNs are 24 bits
 
 struct alignas(64) Packet {
-  Packet* next = nullptr;   // the FIFO this packet waits in
-  std::uint32_t flow = 0;   // the flow it belongs to (statistics only)
-  std::uint32_t src = 0;    // source host (its IPv4 address is derived from it)
-  std::uint32_t dst = 0;    // destination host
-  std::uint32_t dst_qp = 0; // BTH destination QP
-  std::uint32_t src_qp = 0; // the sender's QP (a real BTH does not carry it; ACKs need it)
-  std::uint32_t psn = 0;    // 24-bit PSN
-  std::uint32_t payload = 0;       // RDMA payload bytes
-  std::uint32_t message_bytes = 0; // RETH DMA length (first/only)
-  std::uint32_t hash_key = 0;      // the 5-tuple's part of the ECMP hash (flow_hash_key)
-  std::uint32_t tag = 0;           // data on a connection: its message's tag (MessageEvents)
-  std::uint16_t udp_sport = 0;     // RoCEv2 entropy: chosen per QP
-  std::uint16_t ingress = 0;       // switch: the local port it arrived on (MMU accounting)
-  std::uint16_t frame = 0;         // frame bytes, set by seal() once the headers are chosen
+  Packet* next = nullptr;           // the FIFO this packet waits in
+  std::uint32_t flow = 0;           // the flow it belongs to (statistics only)
+  std::uint32_t src = 0;            // source host (its IPv4 address is derived from it)
+  std::uint32_t dst = 0;            // destination host
+  std::uint32_t dst_qp = 0;         // BTH destination QP
+  std::uint32_t src_qp = 0;         // the sender's QP (a real BTH does not carry it; ACKs need it)
+  std::uint32_t psn = 0;            // 24-bit PSN
+  std::uint32_t payload = 0;        // RDMA payload bytes
+  std::uint32_t message_bytes = 0;  // RETH DMA length (first/only)
+  std::uint32_t hash_key = 0;       // the 5-tuple's part of the ECMP hash (flow_hash_key)
+  std::uint32_t tag = 0;            // data on a connection: its message's tag (MessageEvents)
+  std::uint16_t udp_sport = 0;      // RoCEv2 entropy: chosen per QP
+  std::uint16_t ingress = 0;        // switch: the local port it arrived on (MMU accounting)
+  std::uint16_t frame = 0;          // frame bytes, set by seal() once the headers are chosen
   Opcode opcode = Opcode::rc_write_only;
-  std::uint8_t priority = 0;       // 802.1p / traffic class 0..7
+  std::uint8_t priority = 0;  // 802.1p / traffic class 0..7
   std::uint8_t ecn = kEcnNotEct;
-  std::uint8_t syndrome = kAethAck; // AETH (ACK/NAK)
-  bool corrupted = false;           // damaged on a link: the receiving MAC discards it
-  std::uint8_t ttl = 64;            // IPv4 TTL: each switch takes one; 0 = dropped (a routing loop)
-  std::uint8_t dscp = 0;            // IPv4 DSCP (pcap only: switches queue by `priority`)
+  std::uint8_t syndrome = kAethAck;  // AETH (ACK/NAK)
+  bool corrupted = false;            // damaged on a link: the receiving MAC discards it
+  std::uint8_t ttl = 64;             // IPv4 TTL: each switch takes one; 0 = dropped (a routing loop)
+  std::uint8_t dscp = 0;             // IPv4 DSCP (pcap only: switches queue by `priority`)
 
   // The frame's size from its opcode and payload; every hop reads `frame`, so it is
   // computed once, by whoever builds the packet.
@@ -91,7 +89,7 @@ struct alignas(64) Packet {
     std::uint32_t n = kRoceHeaderBytes;
     if (opcode == Opcode::pfc) n = kMinFrameBytes;
     else if (opcode == Opcode::rc_ack) n += kAethBytes;
-    else if (opcode == Opcode::cnp) n += 16;          // reserved
+    else if (opcode == Opcode::cnp) n += 16;  // reserved
     else if (has_reth(opcode)) n += kRethBytes;
     if (opcode != Opcode::pfc) n += payload + (4 - payload % 4) % 4;  // BTH pad count
     frame = static_cast<std::uint16_t>(n < kMinFrameBytes ? kMinFrameBytes : n);

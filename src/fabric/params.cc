@@ -65,8 +65,9 @@ const params::Table<DcqcnParams>& dcqcn_table() {
         .integer("rpg_max_rate", &P::rpg_max_rate, "Mb/s ceiling (0 = line rate)", 0, 10'000'000);
     // sysfs flags: 0 or 1.
     const auto flag01 = [&t](const char* key, bool P::*m, const char* help) {
-      t.custom({key, Kind::integer, help, "0", "1", {}}, [m](P& p, const Value& v) { p.*m = v.i != 0; },
-               [m](const P& p) { return std::string(p.*m ? "1" : "0"); });
+      t.custom(
+          {key, Kind::integer, help, "0", "1", {}}, [m](P& p, const Value& v) { p.*m = v.i != 0; },
+          [m](const P& p) { return std::string(p.*m ? "1" : "0"); });
     };
     flag01("clamp_tgt_rate", &P::clamp_tgt_rate, "1: every cut sets Rt = Rc first");
     flag01("clamp_tgt_rate_after_time_inc", &P::clamp_tgt_rate_after_time_inc,
@@ -82,9 +83,10 @@ const params::Table<CnpParams>& cnp_table() {
     params::Table<P> t;
     t.flag("enable", &P::enabled, "answer CE-marked packets with CNPs")
         .integer("min_time_between_cnps", &P::min_time_between_cnps, "us between CNPs", 0, 1'000'000)
-        .custom({"cnp_scope", Kind::choice, "one CNP interval per port (ConnectX) or per QP", "", "", {"port", "qp"}},
-                [](P& p, const Value& v) { p.per_qp = v.text == "qp"; },
-                [](const P& p) { return std::string(p.per_qp ? "qp" : "port"); })
+        .custom(
+            {"cnp_scope", Kind::choice, "one CNP interval per port (ConnectX) or per QP", "", "", {"port", "qp"}},
+            [](P& p, const Value& v) { p.per_qp = v.text == "qp"; },
+            [](const P& p) { return std::string(p.per_qp ? "qp" : "port"); })
         .integer("cnp_802p_prio", &P::cnp_802p_prio, "802.1p priority of CNPs", 0, 7)
         .integer("cnp_dscp", &P::cnp_dscp, "DSCP of CNPs", 0, 63);
     return t;
@@ -96,16 +98,17 @@ const params::Table<NicConfig>& nic_table() {
   static const auto table = [] {
     using C = NicConfig;
     params::Table<C> t;
-    t.custom({"mtu", Kind::bytes, "RDMA payload per packet", "256B", "9000B", {}},
-             [](C& c, const Value& v) { c.mtu = static_cast<std::uint32_t>(v.i); },
-             [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
+    t.custom(
+         {"mtu", Kind::bytes, "RDMA payload per packet", "256B", "9000B", {}},
+         [](C& c, const Value& v) { c.mtu = static_cast<std::uint32_t>(v.i); },
+         [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
         .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
         .integer("ack_every", &C::ack_every, "RC: one coalesced ACK per this many in-order packets", 1, 65536)
         .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
         .time("reorder_timeout", &C::reorder_timeout,
-              "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)",
-              "0ps", "1s")
+              "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)", "0ps",
+              "1s")
         .integer("reorder_window", &C::reorder_window, "RC: packets accepted beyond the expected PSN (0 = go-back-N)",
                  0, 65536)
         .rate("rx_rate", &C::rx_rate, "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)")
@@ -114,14 +117,15 @@ const params::Table<NicConfig>& nic_table() {
                 "rate control of every QP (none = line rate)");
     std::vector<std::string> presets;
     for (const auto& p : dcqcn_presets()) presets.emplace_back(p.name);
-    t.custom({"roce_rp.preset", Kind::choice, "DCQCN values of both ends, before any roce_rp/roce_np key set beside it",
-              "", "", presets},
-             [](C& c, const Value& v) {
-               const DcqcnPreset& p = dcqcn_preset(v.text);
-               c.dcqcn = p.rp;
-               c.cnp = p.np;
-             },
-             [](const C& c) { return c.dcqcn.preset; }, /*preset=*/true);
+    t.custom(
+        {"roce_rp.preset", Kind::choice, "DCQCN values of both ends, before any roce_rp/roce_np key set beside it", "",
+         "", presets},
+        [](C& c, const Value& v) {
+          const DcqcnPreset& p = dcqcn_preset(v.text);
+          c.dcqcn = p.rp;
+          c.cnp = p.np;
+        },
+        [](const C& c) { return c.dcqcn.preset; }, /*preset=*/true);
     t.nest("roce_rp", &C::dcqcn, dcqcn_table()).nest("roce_np", &C::cnp, cnp_table());
     return t;
   }();
@@ -133,13 +137,19 @@ const params::Table<PfcConfig>& pfc_table() {
     using C = PfcConfig;
     params::Table<C> t;
     t.flag("enabled", &C::enabled, "PFC on the lossless priorities")
-        .custom({"lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
-                [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
-                [](const C& c) { return priority_list_text(c.lossless); })
-        .custom({"headroom", Kind::choice, "headroom per lossless group: the SONiC formula or a given size", "", "",
-                 {"auto", "given"}},
-                [](C& c, const Value& v) { c.headroom_auto = v.text == "auto"; },
-                [](const C& c) { return std::string(c.headroom_auto ? "auto" : "given"); })
+        .custom(
+            {"lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
+            [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
+            [](const C& c) { return priority_list_text(c.lossless); })
+        .custom(
+            {"headroom",
+             Kind::choice,
+             "headroom per lossless group: the SONiC formula or a given size",
+             "",
+             "",
+             {"auto", "given"}},
+            [](C& c, const Value& v) { c.headroom_auto = v.text == "auto"; },
+            [](const C& c) { return std::string(c.headroom_auto ? "auto" : "given"); })
         .bytes("headroom_size", &C::headroom, "headroom when switch.pfc.headroom = \"given\"")
         .bytes("mac_phy_delay", &C::mac_phy_delay, "formula term: MAC/PHY delay in bytes")
         .bytes("peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
@@ -168,43 +178,51 @@ const params::Table<SwitchConfig>& switch_table() {
         .time("pfc_wd.restoration_time", &C::wd_restoration, "no pause for this long: the storm is over", "1ns", "10s")
         .time("pfc_wd.poll_interval", &C::wd_poll, "how often the watchdog looks", "1ns", "10s")
         .choice("scheduler", &C::scheduler, kSchedulerNames, "egress scheduling among priorities")
-        .custom({"dwrr.weights", Kind::text, "DWRR weights of priorities 0..7", "", "", {}},
-                [](C& c, const Value& v) {
-                  const auto items = params::split_list(v.text);
-                  if (items.size() != 8)
-                    throw InputError(fmt::format("expected 8 comma-separated values, got {}", items.size()));
-                  for (std::size_t i = 0; i < 8; ++i) {
-                    const auto w = params::parse_integer(items[i]);
-                    if (!w || *w < 1 || *w > 1000)
-                      throw InputError(fmt::format("weight '{}' of priority {} is not in 1..1000", items[i], i));
-                    c.weights[i] = static_cast<std::uint32_t>(*w);
-                  }
-                },
-                [](const C& c) { return fmt::format("{}", fmt::join(c.weights, ",")); })
-        .custom({"dwrr.strict", Kind::text, "DWRR: priorities served strictly before the others", "", "", {}},
-                [](C& c, const Value& v) { c.strict_classes = priority_mask(v.text); },
-                [](const C& c) { return priority_list_text(c.strict_classes); })
-        .custom({"wred.ecn", Kind::choice, "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"}},
-                [](C& c, const Value& v) { c.ecn = v.text == "ecn_all"; },
-                [](const C& c) { return std::string(c.ecn ? "ecn_all" : "ecn_none"); })
-        .custom({"wred.green_min_threshold", Kind::bytes, "Kmin: no marking at or below", "0B", "", {}},
-                [](C& c, const Value& v) { c.wred.kmin = v.i; },
-                [](const C& c) { return to_string(Bytes::from_count(c.wred.kmin)); })
-        .custom({"wred.green_max_threshold", Kind::bytes, "Kmax: marking always above", "1B", "", {}},
-                [](C& c, const Value& v) { c.wred.kmax = v.i; },
-                [](const C& c) { return to_string(Bytes::from_count(c.wred.kmax)); })
-        .custom({"wred.green_drop_probability", Kind::real, "Pmax in percent, reached at Kmax", "0", "100", {}},
-                [](C& c, const Value& v) { c.wred.pmax = v.d / 100.0; },
-                // 15 digits: the percent the fraction was made from, not 0.01 x 100's rounding.
-                [](const C& c) { return fmt::format("{:.15g}", c.wred.pmax * 100.0); })
-        .custom({"wred.mark_at", Kind::choice, "where the queue is measured", "", "", {"dequeue", "enqueue"}},
-                [](C& c, const Value& v) { c.mark_at_enqueue = v.text == "enqueue"; },
-                [](const C& c) { return std::string(c.mark_at_enqueue ? "enqueue" : "dequeue"); })
+        .custom(
+            {"dwrr.weights", Kind::text, "DWRR weights of priorities 0..7", "", "", {}},
+            [](C& c, const Value& v) {
+              const auto items = params::split_list(v.text);
+              if (items.size() != 8)
+                throw InputError(fmt::format("expected 8 comma-separated values, got {}", items.size()));
+              for (std::size_t i = 0; i < 8; ++i) {
+                const auto w = params::parse_integer(items[i]);
+                if (!w || *w < 1 || *w > 1000)
+                  throw InputError(fmt::format("weight '{}' of priority {} is not in 1..1000", items[i], i));
+                c.weights[i] = static_cast<std::uint32_t>(*w);
+              }
+            },
+            [](const C& c) { return fmt::format("{}", fmt::join(c.weights, ",")); })
+        .custom(
+            {"dwrr.strict", Kind::text, "DWRR: priorities served strictly before the others", "", "", {}},
+            [](C& c, const Value& v) { c.strict_classes = priority_mask(v.text); },
+            [](const C& c) { return priority_list_text(c.strict_classes); })
+        .custom(
+            {"wred.ecn", Kind::choice, "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"}},
+            [](C& c, const Value& v) { c.ecn = v.text == "ecn_all"; },
+            [](const C& c) { return std::string(c.ecn ? "ecn_all" : "ecn_none"); })
+        .custom(
+            {"wred.green_min_threshold", Kind::bytes, "Kmin: no marking at or below", "0B", "", {}},
+            [](C& c, const Value& v) { c.wred.kmin = v.i; },
+            [](const C& c) { return to_string(Bytes::from_count(c.wred.kmin)); })
+        .custom(
+            {"wred.green_max_threshold", Kind::bytes, "Kmax: marking always above", "1B", "", {}},
+            [](C& c, const Value& v) { c.wred.kmax = v.i; },
+            [](const C& c) { return to_string(Bytes::from_count(c.wred.kmax)); })
+        .custom(
+            {"wred.green_drop_probability", Kind::real, "Pmax in percent, reached at Kmax", "0", "100", {}},
+            [](C& c, const Value& v) { c.wred.pmax = v.d / 100.0; },
+            // 15 digits: the percent the fraction was made from, not 0.01 x 100's rounding.
+            [](const C& c) { return fmt::format("{:.15g}", c.wred.pmax * 100.0); })
+        .custom(
+            {"wred.mark_at", Kind::choice, "where the queue is measured", "", "", {"dequeue", "enqueue"}},
+            [](C& c, const Value& v) { c.mark_at_enqueue = v.text == "enqueue"; },
+            [](const C& c) { return std::string(c.mark_at_enqueue ? "enqueue" : "dequeue"); })
         .choice("lb", &C::load_balance, kLoadBalanceNames, "choice among equal-cost next hops")
         .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
-        .custom({"ecmp.fields", Kind::text, "5-tuple fields the ECMP hash reads", "", "", {}},
-                [](C& c, const Value& v) { c.hash_fields = parse_hash_fields(v.text); },
-                [](const C& c) { return hash_fields_text(c.hash_fields); })
+        .custom(
+            {"ecmp.fields", Kind::text, "5-tuple fields the ECMP hash reads", "", "", {}},
+            [](C& c, const Value& v) { c.hash_fields = parse_hash_fields(v.text); },
+            [](const C& c) { return hash_fields_text(c.hash_fields); })
         .integer("ecmp.seed", &C::seed, "ECMP hash seed")
         .flag("ecmp.seed_per_switch", &C::seed_per_switch,
               "mix the switch index into the seed (false: every tier hashes alike)");
@@ -229,15 +247,18 @@ const params::Table<TopologySpec>& topology_table() {
         .integer("ring_switches", &T::ring_switches, "ring: switches in the ring", 3, 4096)
         .integer("hosts_per_switch", &T::hosts_per_switch, "ring: hosts on each switch", 1, 1024)
         .integer("k", &T::k, "fat_tree: switch radix k (even; k^3/4 hosts)", 2, 64)
-        .custom({"host_rate", Kind::rate, "rate of host links", "1Mbps", "", {}},
-                [](T& s, const Value& v) { s.host_link.rate = BitRate::from_bps(v.i); },
-                [](const T& s) { return to_string(s.host_link.rate); })
-        .custom({"fabric_rate", Kind::rate, "rate of switch-to-switch links", "1Mbps", "", {}},
-                [](T& s, const Value& v) { s.fabric_link.rate = BitRate::from_bps(v.i); },
-                [](const T& s) { return to_string(s.fabric_link.rate); })
-        .custom({"link_delay", Kind::time, "propagation delay of every link", "0ps", "1s", {}},
-                [](T& s, const Value& v) { s.host_link.delay = s.fabric_link.delay = Time::from_ps(v.i); },
-                [](const T& s) { return to_string(s.host_link.delay); });
+        .custom(
+            {"host_rate", Kind::rate, "rate of host links", "1Mbps", "", {}},
+            [](T& s, const Value& v) { s.host_link.rate = BitRate::from_bps(v.i); },
+            [](const T& s) { return to_string(s.host_link.rate); })
+        .custom(
+            {"fabric_rate", Kind::rate, "rate of switch-to-switch links", "1Mbps", "", {}},
+            [](T& s, const Value& v) { s.fabric_link.rate = BitRate::from_bps(v.i); },
+            [](const T& s) { return to_string(s.fabric_link.rate); })
+        .custom(
+            {"link_delay", Kind::time, "propagation delay of every link", "0ps", "1s", {}},
+            [](T& s, const Value& v) { s.host_link.delay = s.fabric_link.delay = Time::from_ps(v.i); },
+            [](const T& s) { return to_string(s.host_link.delay); });
     return t;
   }();
   return table;

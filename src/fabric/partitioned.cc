@@ -16,7 +16,8 @@ namespace fabriclab::fabric {
 
 void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
   if (prepared_) throw std::logic_error("Network::set_partitions after the run was prepared");
-  if (partitions < 1 || partitions > 64) throw InputError("partitions: expected 1..64, got " + std::to_string(partitions));
+  if (partitions < 1 || partitions > 64)
+    throw InputError("partitions: expected 1..64, got " + std::to_string(partitions));
   if (threads < 1 || threads > partitions)
     throw InputError("threads: expected 1.." + std::to_string(partitions) + " (one per partition at most), got " +
                      std::to_string(threads));
@@ -72,7 +73,8 @@ void Network::partition() {
         if (level[w] >= 0 && level[w] < l) ++votes[part_of_[w]];
       }
       const auto best = std::max_element(votes.begin(), votes.end());
-      if (std::count(votes.begin(), votes.end(), *best) == 1) part_of_[v] = static_cast<std::uint32_t>(best - votes.begin());
+      if (std::count(votes.begin(), votes.end(), *best) == 1)
+        part_of_[v] = static_cast<std::uint32_t>(best - votes.begin());
       else tied.push_back(v);
     }
     for (std::size_t i = 0; i < tied.size(); ++i)

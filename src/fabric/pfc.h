@@ -25,8 +25,8 @@ struct PfcConfig {
   Bytes headroom = Bytes::from_count(64 << 10);
   Bytes mac_phy_delay = Bytes::from_count(1536);  // formula terms
   Bytes peer_response = Bytes::from_count(3840);
-  Bytes xon_offset = Bytes::from_count(8192);     // resume this far below the pause point
-  std::uint16_t pause_quanta = 0xffff;            // per pause frame, in 512-bit times
+  Bytes xon_offset = Bytes::from_count(8192);  // resume this far below the pause point
+  std::uint16_t pause_quanta = 0xffff;         // per pause frame, in 512-bit times
 
   // The lossless priorities in force: none when PFC is off.
   std::uint8_t active() const { return enabled ? lossless : std::uint8_t{0}; }

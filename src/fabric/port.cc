@@ -32,9 +32,7 @@ void Port::send_control(Packet* p) {
   kick();
 }
 
-Time Port::pause_quantum_time(std::uint32_t quanta) const {
-  return pause_time(quanta, rate_);
-}
+Time Port::pause_quantum_time(std::uint32_t quanta) const { return pause_time(quanta, rate_); }
 
 void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
   const Time now = ctx_->sim.now();
@@ -120,8 +118,7 @@ void Port::on_event(std::uint64_t tag) {
       if (wake_pending_ <= ctx_->sim.now()) wake_pending_ = Time::max();
       kick();
       return;
-    default:
-      throw std::logic_error("Port: unknown event tag");
+    default: throw std::logic_error("Port: unknown event tag");
   }
 }
 

@@ -109,12 +109,12 @@ class alignas(64) Port final : public EventHandler {
   Time pause_quantum_time(std::uint32_t quanta) const;
 
   // Statistics.
-  std::uint64_t tx_bytes() const { return tx_bytes_; }      // frame bytes
+  std::uint64_t tx_bytes() const { return tx_bytes_; }  // frame bytes
   std::uint64_t tx_packets() const { return tx_packets_; }
   std::uint64_t pfc_sent() const { return pfc_sent_; }
   std::uint64_t pfc_received() const { return pfc_received_; }
-  std::uint64_t link_drops() const { return link_drops_; }    // lost on the outgoing link
-  std::uint64_t rx_errors() const { return rx_errors_; }      // received corrupted, discarded
+  std::uint64_t link_drops() const { return link_drops_; }  // lost on the outgoing link
+  std::uint64_t rx_errors() const { return rx_errors_; }    // received corrupted, discarded
   // Time this port's egress was paused up to `now`, summed over priorities.
   Time paused_time(Time now) const;
   // Adds this port's counts (transmitted, lost on its link, corrupted on arrival, PFC
@@ -162,11 +162,11 @@ class alignas(64) Port final : public EventHandler {
   BitRate rate_;  // the owner's pull reads it (a host's pacing) with the line's pointers
 
   Time delay_;
-  SentFrame sending_;  // what owner_.transmitted() needs of on_wire_, read when it started
-  std::uint32_t memo_bytes_ = 0;     // serialization time of the last frame size seen
+  SentFrame sending_;             // what owner_.transmitted() needs of on_wire_, read when it started
+  std::uint32_t memo_bytes_ = 0;  // serialization time of the last frame size seen
   Time memo_time_;
-  PacketFifo control_;         // PFC frames to send
-  Time pause_any_until_;       // >= every pause_until_: before it no class can be paused
+  PacketFifo control_;     // PFC frames to send
+  Time pause_any_until_;   // >= every pause_until_: before it no class can be paused
   Outbox* cut_ = nullptr;  // a link between partitions: where frames go
   std::uint64_t tx_bytes_ = 0, tx_packets_ = 0;
   LinkImpairment* impairment_ = nullptr;  // read with the link ring, when a frame arrives

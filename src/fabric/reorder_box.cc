@@ -52,10 +52,13 @@ std::vector<ImpairmentRule> parse_impairment_rules(const std::string& text) {
                        "' (expected drop, hold, delay, dup or corrupt)");
     if (words.size() != want)
       throw InputError("impairment rule '" + rule + "': expected '" + a + " FLOW/PSN[/OCCURRENCE]" +
-                       (a == "hold" ? " PACKETS'" : a == "delay" ? " TIME'" : "'"));
+                       (a == "hold"    ? " PACKETS'"
+                        : a == "delay" ? " TIME'"
+                                       : "'"));
     const auto id = split(words[1], "/");
     if (id.size() < 2 || id.size() > 3)
-      throw InputError("impairment rule '" + rule + "': expected FLOW/PSN or FLOW/PSN/OCCURRENCE, got '" + words[1] + "'");
+      throw InputError("impairment rule '" + rule + "': expected FLOW/PSN or FLOW/PSN/OCCURRENCE, got '" + words[1] +
+                       "'");
     r.flow = number(id[0], rule, "flow");
     r.psn = number(id[1], rule, "PSN");
     if (id.size() == 3) r.occurrence = number(id[2], rule, "occurrence");
@@ -114,15 +117,9 @@ void ReorderBox::on_arrival(Packet* p) {
         p->corrupted = true;
         pass(p);
         return;
-      case ImpairmentRule::Action::duplicate:
-        duplicate(p);
-        return;
-      case ImpairmentRule::Action::hold:
-        hold(p, r.packets, Time());
-        return;
-      case ImpairmentRule::Action::delay:
-        hold(p, 0, r.delay);
-        return;
+      case ImpairmentRule::Action::duplicate: duplicate(p); return;
+      case ImpairmentRule::Action::hold: hold(p, r.packets, Time()); return;
+      case ImpairmentRule::Action::delay: hold(p, 0, r.delay); return;
     }
   }
   // Probabilities: one draw each, in a fixed order, only when set (so that enabling one

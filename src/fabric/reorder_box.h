@@ -6,8 +6,8 @@
 //
 // Rules name one transmission of one packet: "drop 0/5" is flow 0, PSN 5, its first
 // transmission (every QP of a flow counts PSNs from 0: with several QPs per flow, the
-// rule takes whichever QP's PSN 5 comes first, and occurrences count across them); "hold 0/7/2 3" holds the second transmission of PSN 7 for 3 later
-// packets; "delay 0/9 2us"; "dup 0/11"; "corrupt 0/13". Rules are checked first; then
+// rule takes whichever QP's PSN 5 comes first, and occurrences count across them); "hold 0/7/2 3" holds the second
+// transmission of PSN 7 for 3 later packets; "delay 0/9 2us"; "dup 0/11"; "corrupt 0/13". Rules are checked first; then
 // each probability in turn (drop, corrupt, duplicate, reorder) with the box's own
 // random stream. A held packet is released after its count of later packets has passed
 // or after `max_hold`, whichever comes first, so a box never keeps a packet forever.
@@ -39,9 +39,9 @@ struct ImpairmentRule {
 
 struct ImpairmentConfig {
   double drop = 0, corrupt = 0, duplicate = 0, reorder = 0;  // probabilities per data packet
-  std::uint32_t reorder_packets = 1;  // a reordered packet waits for this many later ones...
-  Time reorder_delay;                 // ...or, when positive, this long
-  Time max_hold = Time::from_ps(100'000'000);  // 100 us
+  std::uint32_t reorder_packets = 1;                         // a reordered packet waits for this many later ones...
+  Time reorder_delay;                                        // ...or, when positive, this long
+  Time max_hold = Time::from_ps(100'000'000);                // 100 us
   std::vector<ImpairmentRule> rules;
 };
 
@@ -78,7 +78,7 @@ class ReorderBox final : public LinkImpairment, public EventHandler {
   };
   void hold(Packet* p, std::uint32_t packets, Time delay);
   void duplicate(Packet* p);
-  void pass(Packet* p);              // deliver, then count it against the held ones
+  void pass(Packet* p);  // deliver, then count it against the held ones
   void release_due();
   void arm_timer();
 

@@ -31,8 +31,8 @@ ReorderMetrics reorder_metrics(const std::vector<Arrival>& arrivals) {
     const bool reordered = !first.empty() && a.psn < prefix_max.back() + 1;  // s < NextExp
     if (reordered) {
       ++m.reordered;
-      const auto j = static_cast<std::size_t>(
-          std::upper_bound(prefix_max.begin(), prefix_max.end(), a.psn) - prefix_max.begin());
+      const auto j = static_cast<std::size_t>(std::upper_bound(prefix_max.begin(), prefix_max.end(), a.psn) -
+                                              prefix_max.begin());
       const auto extent = static_cast<std::uint32_t>(i - j);
       if (m.extent_count.size() <= extent) m.extent_count.resize(extent + 1, 0);
       ++m.extent_count[extent];

@@ -35,14 +35,14 @@ struct Arrival {
 };
 
 struct ReorderMetrics {
-  std::uint64_t received = 0;        // distinct PSNs
-  std::uint64_t duplicates = 0;      // arrivals of a PSN already received
+  std::uint64_t received = 0;    // distinct PSNs
+  std::uint64_t duplicates = 0;  // arrivals of a PSN already received
   std::uint64_t reordered = 0;
   std::uint32_t max_extent = 0;
   Time max_late;
-  std::vector<std::uint64_t> extent_count;            // [e] = reordered packets of extent e
+  std::vector<std::uint64_t> extent_count;             // [e] = reordered packets of extent e
   std::map<std::int64_t, std::uint64_t> displacement;  // arrival index - PSN -> packets
-  std::vector<std::uint64_t> occupancy;               // [k] = arrivals after which k packets were held
+  std::vector<std::uint64_t> occupancy;                // [k] = arrivals after which k packets were held
 
   double ratio() const { return received ? static_cast<double>(reordered) / static_cast<double>(received) : 0.0; }
   // Share of received packets reordered with extent >= n (n >= 1).

@@ -24,7 +24,7 @@
 namespace fabriclab::fabric {
 
 struct ResequencerConfig {
-  std::uint32_t buffer = 64;  // packets held at most (all QPs)
+  std::uint32_t buffer = 64;                  // packets held at most (all QPs)
   Time timeout = Time::from_ps(100'000'000);  // 100 us: the longest a packet is held
 };
 
@@ -36,7 +36,7 @@ class Resequencer final : public LinkImpairment, public EventHandler {
   void on_arrival(Packet* p) override;
   void on_event(std::uint64_t tag) override;
 
-  std::uint64_t held_total() const { return held_total_; }      // packets that waited here
+  std::uint64_t held_total() const { return held_total_; }  // packets that waited here
   std::uint64_t give_ups_full() const { return give_ups_full_; }
   std::uint64_t give_ups_timeout() const { return give_ups_timeout_; }
   std::uint32_t max_occupancy() const { return max_occupancy_; }

@@ -61,8 +61,7 @@ void Network::build_routes() {
       frontier.swap(next);
     }
     for (std::uint32_t src : sources_of[h])
-      if (dist[src] < 0)
-        throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[h]->name());
+      if (dist[src] < 0) throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[h]->name());
     for (std::size_t s = 0; s < switches_.size(); ++s) {
       Switch& sw = *switches_[s];
       begin[s].push_back(static_cast<std::uint32_t>(ports[s].size()));

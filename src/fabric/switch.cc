@@ -48,7 +48,8 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
 void Switch::finalize() {
   ports_.assign(port_count(), SwitchPort{});
   for (std::size_t c = 0; c < 8; ++c)
-    if (cfg_.weights[c] == 0) throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
+    if (cfg_.weights[c] == 0)
+      throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
   const int lossless = std::popcount(cfg_.pfc.active());
   for (std::size_t i = 0; i < port_count() && lossless > 0; ++i)
     check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name());
@@ -218,16 +219,14 @@ std::uint16_t Switch::choose_egress(const Packet& p) {
   if (n == 0) throw std::logic_error("switch " + name() + ": no route to host " + std::to_string(p.dst));
   if (n == 1) return route_ports_[b];
   switch (path_.load_balance) {
-    case LoadBalance::ecmp:
-      return route_ports_[b + select(seed_hash_ ^ p.hash_key, n)];
+    case LoadBalance::ecmp: return route_ports_[b + select(seed_hash_ ^ p.hash_key, n)];
     case LoadBalance::spray_round_robin: {
       std::uint32_t& k = spray_next_[p.dst];
       const std::uint16_t out = route_ports_[b + k];
       k = k + 1 == n ? 0 : k + 1;
       return out;
     }
-    case LoadBalance::spray_random:
-      return route_ports_[b + rng_.below(n)];
+    case LoadBalance::spray_random: return route_ports_[b + rng_.below(n)];
   }
   return route_ports_[b];
 }

@@ -29,11 +29,12 @@
 namespace fabriclab::fabric {
 
 enum class Scheduler : std::uint8_t { strict, dwrr };
-inline constexpr params::EnumNames<Scheduler, 2> kSchedulerNames{{{Scheduler::strict, "strict"}, {Scheduler::dwrr, "dwrr"}}};
+inline constexpr params::EnumNames<Scheduler, 2> kSchedulerNames{
+    {{Scheduler::strict, "strict"}, {Scheduler::dwrr, "dwrr"}}};
 enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random };
 inline constexpr params::EnumNames<LoadBalance, 3> kLoadBalanceNames{{{LoadBalance::ecmp, "ecmp"},
-                                                                       {LoadBalance::spray_round_robin, "spray_rr"},
-                                                                       {LoadBalance::spray_random, "spray_random"}}};
+                                                                      {LoadBalance::spray_round_robin, "spray_rr"},
+                                                                      {LoadBalance::spray_random, "spray_random"}}};
 enum class ThresholdMode : std::uint8_t { static_th, dynamic_th };
 inline constexpr params::EnumNames<ThresholdMode, 2> kThresholdModeNames{
     {{ThresholdMode::static_th, "static"}, {ThresholdMode::dynamic_th, "dynamic"}}};
@@ -42,12 +43,12 @@ inline constexpr params::EnumNames<WatchdogAction, 3> kWatchdogActionNames{
     {{WatchdogAction::drop, "drop"}, {WatchdogAction::forward, "forward"}, {WatchdogAction::alert, "alert"}}};
 
 struct SwitchConfig {
-  Bytes buffer = Bytes::from_count(32 << 20);   // shared buffer of the whole switch
-  Bytes reserve = Bytes::from_count(0);          // per ingress port and priority group
+  Bytes buffer = Bytes::from_count(32 << 20);  // shared buffer of the whole switch
+  Bytes reserve = Bytes::from_count(0);        // per ingress port and priority group
   ThresholdMode threshold_mode = ThresholdMode::dynamic_th;
   Bytes static_th = Bytes::from_count(512 << 10);
-  int dynamic_th = 0;                            // limit = 2^n x free shared buffer
-  PfcConfig pfc;                                 // the network's: its NICs read it too
+  int dynamic_th = 0;                                          // limit = 2^n x free shared buffer
+  PfcConfig pfc;                                               // the network's: its NICs read it too
   Bytes max_frame = Bytes::from_count(max_frame_bytes(4096));  // set by the Network from the NICs' MTU
   // PFC watchdog (SONiC PFC_WD): a lossless queue with packets, paused without a break
   // for `wd_detection`, is in a storm; `wd_action` drop (flush it and drop what comes
@@ -60,7 +61,7 @@ struct SwitchConfig {
   Time wd_poll = Time::from_ps(100'000'000'000);
   Scheduler scheduler = Scheduler::strict;
   std::array<std::uint32_t, 8> weights{1, 1, 1, 1, 1, 1, 1, 1};  // DWRR
-  std::uint8_t strict_classes = 0xc0;            // DWRR: classes served strictly first (6, 7)
+  std::uint8_t strict_classes = 0xc0;                            // DWRR: classes served strictly first (6, 7)
   bool ecn = true;
   bool mark_at_enqueue = false;
   Wred wred;
@@ -68,7 +69,7 @@ struct SwitchConfig {
   HashFunction hash = HashFunction::crc32;
   std::uint8_t hash_fields = kAllHashFields;
   std::uint32_t seed = 0;
-  bool seed_per_switch = true;                   // false: every switch hashes alike (polarizes)
+  bool seed_per_switch = true;  // false: every switch hashes alike (polarizes)
 };
 
 class alignas(64) Switch final : public Node, public EventHandler {
@@ -118,7 +119,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
 
  private:
   struct PgState {
-    std::int64_t used = 0;       // bytes of this ingress (port, PG) in the switch
+    std::int64_t used = 0;  // bytes of this ingress (port, PG) in the switch
     std::int64_t headroom_used = 0;
     bool xoff = false;
     Time refresh_at = Time::max();
@@ -133,7 +134,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     std::array<std::int64_t, 8> queue_bytes{};
     std::array<PacketFifo, 8> queue;
     std::array<PgState, 8> pg;
-    std::int64_t headroom = 0;   // per lossless PG
+    std::int64_t headroom = 0;  // per lossless PG
     std::uint64_t drops = 0, ecn_marks = 0;
     std::array<std::int64_t, 8> deficit{};
     std::array<bool, 8> quantum_given{};
@@ -177,12 +178,12 @@ class alignas(64) Switch final : public Node, public EventHandler {
     const std::uint64_t x = (h * seed_mix_) >> 32;
     return static_cast<std::uint32_t>((x * n) >> 32);
   }
-  double alpha_;             // dynamic threshold: 2^dynamic_th
+  double alpha_;  // dynamic threshold: 2^dynamic_th
   struct PacketPath {
     std::int64_t reserve, static_th, xon_offset;
     Wred wred;
-    std::uint8_t lossless;   // cfg_.pfc.active()
-    std::uint8_t strict;     // classes served strictly: all (strict) or cfg_.strict_classes (DWRR)
+    std::uint8_t lossless;  // cfg_.pfc.active()
+    std::uint8_t strict;    // classes served strictly: all (strict) or cfg_.strict_classes (DWRR)
     ThresholdMode threshold_mode;
     Scheduler scheduler;
     LoadBalance load_balance;
@@ -202,8 +203,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
   std::vector<Route> routes_;
   std::vector<std::uint16_t> route_ports_;
   RandomStream rng_;
-  std::vector<std::uint32_t> spray_next_;     // per host: round-robin position
-  const SwitchConfig cfg_;  // never changes: path_ copies part of it
+  std::vector<std::uint32_t> spray_next_;  // per host: round-robin position
+  const SwitchConfig cfg_;                 // never changes: path_ copies part of it
 };
 
 }  // namespace fabriclab::fabric

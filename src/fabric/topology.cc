@@ -106,7 +106,8 @@ void build_topology(Network& net, const TopologySpec& t) {
       for (std::uint32_t h = 0; h < hosts; ++h) net.connect(host(h), sw(h / half), hl.rate, hl.delay);
       for (std::uint32_t p = 0; p < t.k; ++p)
         for (std::uint32_t e = 0; e < half; ++e)
-          for (std::uint32_t a = 0; a < half; ++a) net.connect(sw(p * half + e), sw(edges + p * half + a), fl.rate, fl.delay);
+          for (std::uint32_t a = 0; a < half; ++a)
+            net.connect(sw(p * half + e), sw(edges + p * half + a), fl.rate, fl.delay);
       for (std::uint32_t p = 0; p < t.k; ++p)
         for (std::uint32_t a = 0; a < half; ++a)
           for (std::uint32_t c = 0; c < half; ++c)

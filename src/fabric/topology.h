@@ -24,11 +24,11 @@ namespace fabriclab::fabric {
 
 enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree, ring };
 inline constexpr params::EnumNames<TopologyKind, 6> kTopologyKindNames{{{TopologyKind::back_to_back, "back_to_back"},
-                                                                         {TopologyKind::single_switch, "single_switch"},
-                                                                         {TopologyKind::two_switches, "two_switches"},
-                                                                         {TopologyKind::leaf_spine, "leaf_spine"},
-                                                                         {TopologyKind::fat_tree, "fat_tree"},
-                                                                         {TopologyKind::ring, "ring"}}};
+                                                                        {TopologyKind::single_switch, "single_switch"},
+                                                                        {TopologyKind::two_switches, "two_switches"},
+                                                                        {TopologyKind::leaf_spine, "leaf_spine"},
+                                                                        {TopologyKind::fat_tree, "fat_tree"},
+                                                                        {TopologyKind::ring, "ring"}}};
 
 struct LinkSpec {
   BitRate rate = BitRate::from_bps(100'000'000'000);

@@ -47,13 +47,13 @@ std::uint32_t roce_icrc(const std::uint8_t* ip, std::size_t len) {
   std::memset(head, 0xff, 8);
   std::memcpy(head + 8, ip, 20 + 8 + 12);
   std::uint8_t* iph = head + 8;
-  iph[1] = 0xff;                          // TOS (DSCP + ECN)
-  iph[8] = 0xff;                          // TTL
-  iph[10] = iph[11] = 0xff;               // header checksum
+  iph[1] = 0xff;             // TOS (DSCP + ECN)
+  iph[8] = 0xff;             // TTL
+  iph[10] = iph[11] = 0xff;  // header checksum
   std::uint8_t* udp = iph + 20;
-  udp[6] = udp[7] = 0xff;                 // UDP checksum
+  udp[6] = udp[7] = 0xff;  // UDP checksum
   std::uint8_t* bth = udp + 8;
-  bth[4] = 0xff;                          // FECN, BECN, reserved
+  bth[4] = 0xff;  // FECN, BECN, reserved
   std::uint32_t c = crc32(head, sizeof head);
   c = static_cast<std::uint32_t>(::crc32_z(c, ip + 40, len - 40));
   return c;
@@ -65,8 +65,8 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
     const std::uint8_t dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
     std::memcpy(out, dst, 6);
     std::memcpy(out + 6, sender_mac, 6);
-    put16(out + 12, 0x8808);               // MAC control
-    put16(out + 14, 0x0101);               // priority-based flow control
+    put16(out + 12, 0x8808);                 // MAC control
+    put16(out + 14, 0x0101);                 // priority-based flow control
     put16(out + 16, 1u << p.pause_class());  // class-enable vector
     put16(out + 18 + 2 * p.pause_class(), p.pause_quanta());
     return 60;
@@ -89,8 +89,8 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   ip[0] = 0x45;
   ip[1] = static_cast<std::uint8_t>((p.dscp & 63) << 2 | (p.ecn & 3));
   put16(ip + 2, ip_len);
-  put16(ip + 4, p.psn & 0xffff);           // identification
-  put16(ip + 6, 0x4000);                   // DF
+  put16(ip + 4, p.psn & 0xffff);  // identification
+  put16(ip + 6, 0x4000);          // DF
   ip[8] = p.ttl;
   ip[9] = 17;
   put16(ip + 10, 0);
@@ -114,7 +114,7 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   std::uint8_t* ext = bth + 12;
   std::uint32_t ext_len = transport - 12;
   std::memset(ext, 0, ext_len);
-  if (p.opcode == Opcode::rc_ack) ext[0] = p.syndrome;   // AETH: syndrome, MSN 0
+  if (p.opcode == Opcode::rc_ack) ext[0] = p.syndrome;            // AETH: syndrome, MSN 0
   else if (has_reth(p.opcode)) put32(ext + 12, p.message_bytes);  // RETH: VA 0, R_Key 0, DMA length
   std::uint8_t* payload = ext + ext_len;
   std::memset(payload, 0, p.payload + pad);

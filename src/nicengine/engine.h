@@ -32,10 +32,10 @@
 namespace fabriclab::nicengine {
 
 struct CollectiveResult {
-  nicmodel::JobResult job;           // issue, start, done (Time() if not done), path, counters
-  std::uint64_t messages = 0;        // messages it sent over the fabric
-  std::uint64_t bytes = 0;           // their payload bytes
-  std::uint64_t retransmitted = 0;   // packets of those messages sent again
+  nicmodel::JobResult job;          // issue, start, done (Time() if not done), path, counters
+  std::uint64_t messages = 0;       // messages it sent over the fabric
+  std::uint64_t bytes = 0;          // their payload bytes
+  std::uint64_t retransmitted = 0;  // packets of those messages sent again
   bool done() const { return job.done != Time(); }
 };
 

@@ -39,14 +39,14 @@ offload::WhenShort when_short(Policy p) {
 struct PreparedSchedule {
   std::shared_ptr<const offload::Schedule> of;  // kept alive: jobs are matched to it by address
   struct Step {
-    std::int64_t bytes = 0;            // data op: its message's size
-    std::int64_t add = 1;              // what `inc` gets when the op completes
+    std::int64_t bytes = 0;  // data op: its message's size
+    std::int64_t add = 1;    // what `inc` gets when the op completes
     offload::Rank rank = 0;
     offload::Rank peer = offload::kNoRank;  // data op: its target
     CounterId trigger = kNoCounter;
-    CounterId inc = kNoCounter;        // counter incremented on completion (none: not counted)
-    CounterId touch = kNoCounter;      // arrival, cntr_add: the counter it increments on the NIC
-    OpId arrival = -1;                 // data op: the arrival it lands as (-1: none)
+    CounterId inc = kNoCounter;    // counter incremented on completion (none: not counted)
+    CounterId touch = kNoCounter;  // arrival, cntr_add: the counter it increments on the NIC
+    OpId arrival = -1;             // data op: the arrival it lands as (-1: none)
     OpKind kind = OpKind::put;
   };
   struct Fire {
@@ -54,20 +54,20 @@ struct PreparedSchedule {
     OpId op;
     bool host_wait;
   };
-  std::vector<Step> steps;                 // per op
-  std::vector<std::uint32_t> fire_begin;   // per counter (+1): its range of `fires`
-  std::vector<Fire> fires;                 // by counter, then threshold, then schedule id
-  std::vector<CounterId> fire_at_zero;     // counters with an op at threshold 0, by schedule id
-  std::vector<OpId> start_ops;             // triggered ops without a trigger, by schedule id
-  std::vector<std::uint32_t> child_begin;  // per op (+1): its range of `children`
-  std::vector<OpId> children;              // software path: successors, by schedule id
-  std::vector<std::int32_t> deps;          // software path: number of dependences per op
-  std::vector<std::uint32_t> dep_begin;    // per op (+1): its range of `dep_list`
-  std::vector<OpId> dep_list;              // dependences, checked done before an op fires
-  std::vector<OpId> software_roots;        // non-arrival ops without dependences, by schedule id
-  std::vector<OpId> orig;                  // per op: its id in the schedule (for messages)
-  std::vector<CounterId> counter_orig;     // per counter: its id in the schedule
-  std::vector<std::int64_t> final_value;   // per counter: its value once every op is done
+  std::vector<Step> steps;                           // per op
+  std::vector<std::uint32_t> fire_begin;             // per counter (+1): its range of `fires`
+  std::vector<Fire> fires;                           // by counter, then threshold, then schedule id
+  std::vector<CounterId> fire_at_zero;               // counters with an op at threshold 0, by schedule id
+  std::vector<OpId> start_ops;                       // triggered ops without a trigger, by schedule id
+  std::vector<std::uint32_t> child_begin;            // per op (+1): its range of `children`
+  std::vector<OpId> children;                        // software path: successors, by schedule id
+  std::vector<std::int32_t> deps;                    // software path: number of dependences per op
+  std::vector<std::uint32_t> dep_begin;              // per op (+1): its range of `dep_list`
+  std::vector<OpId> dep_list;                        // dependences, checked done before an op fires
+  std::vector<OpId> software_roots;                  // non-arrival ops without dependences, by schedule id
+  std::vector<OpId> orig;                            // per op: its id in the schedule (for messages)
+  std::vector<CounterId> counter_orig;               // per counter: its id in the schedule
+  std::vector<std::int64_t> final_value;             // per counter: its value once every op is done
   std::vector<offload::NicResources> need_per_rank;  // counters and slots held while offloaded
   std::int64_t host_waits = 0;
 };
@@ -81,9 +81,9 @@ struct OffloadModel::Running {
     std::int64_t value = 0;
     std::uint32_t next = 0, end = 0;  // its fires not fired yet: [next, end) of PreparedSchedule::fires
   };
-  std::vector<Counter> counter;         // offloaded (one line per counter touched)
-  std::vector<std::uint8_t> done;       // offloaded: per op (checked before an op fires)
-  std::vector<std::int32_t> deps_left;  // software path
+  std::vector<Counter> counter;             // offloaded (one line per counter touched)
+  std::vector<std::uint8_t> done;           // offloaded: per op (checked before an op fires)
+  std::vector<std::int32_t> deps_left;      // software path
   std::vector<offload::NicResources> need;  // per NIC: held while offloaded
   std::int64_t host_waits_left = 0, ops_left = 0;
   bool completing = false;
@@ -96,7 +96,8 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
   if (p.host_poll <= Time()) throw InputError("NIC model: the host poll interval must be positive");
   if (p.counters < 1 || p.slots < 1 || p.cache_entries < 1)
     throw InputError("NIC model: counters, slots and cache entries must be at least 1");
-  for (std::int32_t i = 0; i < nics; ++i) nics_.push_back(Nic{NicPool(p.counters, p.slots), CounterCache(p.cache_entries), {}, 0, false});
+  for (std::int32_t i = 0; i < nics; ++i)
+    nics_.push_back(Nic{NicPool(p.counters, p.slots), CounterCache(p.cache_entries), {}, 0, false});
   host_free_.assign(static_cast<std::size_t>(nics), Time());
   free_.assign(static_cast<std::size_t>(nics), {});
 }
@@ -116,7 +117,8 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
   auto c = std::make_shared<PreparedSchedule>();
   c->of = std::move(schedule);
   const std::size_t n = s.size(), counters = s.counter_count();
-  if (n >= (std::size_t{1} << 31)) throw InputError("NIC model: schedules of 2^31 operations or more are not supported");
+  if (n >= (std::size_t{1} << 31))
+    throw InputError("NIC model: schedules of 2^31 operations or more are not supported");
   const auto at = [](auto i) { return static_cast<std::size_t>(i); };
 
   // Successors, by schedule id.
@@ -232,7 +234,9 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
   }
   for (std::size_t k = 0; k < counters; ++k) {
     const auto b = c->fires.begin() + c->fire_begin[k], e = c->fires.begin() + c->fire_begin[k + 1];
-    std::stable_sort(b, e, [](const PreparedSchedule::Fire& x, const PreparedSchedule::Fire& y) { return x.threshold < y.threshold; });
+    std::stable_sort(b, e, [](const PreparedSchedule::Fire& x, const PreparedSchedule::Fire& y) {
+      return x.threshold < y.threshold;
+    });
   }
   // Counters with an operation at threshold 0, by schedule id (the order they fire in).
   for (std::size_t k = 0; k < counters; ++k) {
@@ -252,8 +256,10 @@ void OffloadModel::add(Job job) {
                      std::to_string(s.ranks()) + " ranks");
   for (auto n : job.nic_of_rank)
     if (n < 0 || n >= static_cast<std::int32_t>(nics_.size()))
-      throw InputError(what + ": NIC " + std::to_string(n) + " does not exist (0.." + std::to_string(nics_.size() - 1) + ")");
-  if (job.prepared && job.prepared->of.get() != &s) throw InputError(what + ": its prepared schedule is another schedule's");
+      throw InputError(what + ": NIC " + std::to_string(n) + " does not exist (0.." + std::to_string(nics_.size() - 1) +
+                       ")");
+  if (job.prepared && job.prepared->of.get() != &s)
+    throw InputError(what + ": its prepared schedule is another schedule's");
   if (jobs_.size() >= (std::size_t{1} << 20)) throw InputError(what + ": the NIC model takes at most 2^20 collectives");
   std::shared_ptr<const PreparedSchedule>& known = prepared_[&s];
   if (!known) known = job.prepared ? job.prepared : prepare(job.schedule);
@@ -283,13 +289,13 @@ void OffloadModel::add(Job job) {
     throw InputError(what + ": it can only follow an earlier job");
   // Could it ever be offloaded: the decision on idle NICs.
   std::fill(free_.begin(), free_.end(), idle());
-  const offload::OffloadDecision d =
-      offload::decide(r.need, free_, idle(), when_short(jobs_.back().policy.value_or(policy_)));
+  const offload::OffloadDecision d = offload::decide(r.need, free_, idle(),
+                                                     when_short(jobs_.back().policy.value_or(policy_)));
   results_.back().could_never_offload = d.why == offload::OffloadDecision::Why::never_fits;
   if (d.decision == offload::Decision::refuse)
     throw InputError(what + ": needs " + std::to_string(r.need[d.nic].counters) + " counters and " +
-                     std::to_string(r.need[d.nic].slots) + " slots on NIC " + std::to_string(d.nic) +
-                     ", which has " + std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
+                     std::to_string(r.need[d.nic].slots) + " slots on NIC " + std::to_string(d.nic) + ", which has " +
+                     std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
                      ": it could never start (use the fallback policy)");
   if (added.after >= 0) issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
   else sim_->schedule_at(added.issue, *this, tag(kIssue, j));
@@ -327,8 +333,8 @@ std::vector<OffloadModel::OpTimes> OffloadModel::op_times(std::uint32_t j) const
     if (c.steps[m].kind != OpKind::arrival)
       for (auto e = c.dep_begin[m]; e < c.dep_begin[m + 1]; ++e)
         ready = std::max(ready, t.completed[static_cast<std::size_t>(c.dep_list[e])]);
-    out[static_cast<std::size_t>(c.orig[m])] = {c.orig[m], c.steps[m].rank, c.steps[m].kind, ready, t.fired[m],
-                                                t.completed[m]};
+    out[static_cast<std::size_t>(c.orig[m])] = {c.orig[m], c.steps[m].rank, c.steps[m].kind,
+                                                ready,     t.fired[m],      t.completed[m]};
   }
   return out;
 }
@@ -397,7 +403,8 @@ void OffloadModel::message_arrived(std::uint32_t j, OpId send) {
   if (r.offloaded) {
     if (const OpId a = c.steps[static_cast<std::size_t>(send)].arrival; a >= 0) enqueue(j, a);
   } else {
-    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1]; ++k)
+    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1];
+         ++k)
       if (c.steps[static_cast<std::size_t>(c.children[k])].kind == OpKind::arrival) software_done(j, c.children[k]);
   }
   release_if_finished(j);
@@ -440,7 +447,8 @@ void OffloadModel::issue(std::uint32_t j) {
     case offload::Decision::software: start_software(j); return;
     case offload::Decision::refuse: break;
   }
-  throw std::logic_error("NIC model: job '" + jobs_[j].name + "' refused at issue (add() admits only what fits an idle NIC)");
+  throw std::logic_error("NIC model: job '" + jobs_[j].name +
+                         "' refused at issue (add() admits only what fits an idle NIC)");
 }
 
 offload::OffloadDecision OffloadModel::decide_now(std::uint32_t j, bool earlier_waiting) {
@@ -522,7 +530,8 @@ void OffloadModel::software_done(std::uint32_t j, OpId op) {
   if (--r.ops_left == 0) sim_->schedule_in(Time(), *this, tag(kComplete, j));
   for (auto k = c.child_begin[static_cast<std::size_t>(op)]; k < c.child_begin[static_cast<std::size_t>(op) + 1]; ++k) {
     const OpId ch = c.children[k];
-    if (--r.deps_left[static_cast<std::size_t>(ch)] == 0 && c.steps[static_cast<std::size_t>(ch)].kind != OpKind::arrival)
+    if (--r.deps_left[static_cast<std::size_t>(ch)] == 0 &&
+        c.steps[static_cast<std::size_t>(ch)].kind != OpKind::arrival)
       software_ready(j, ch);
   }
 }
@@ -567,9 +576,8 @@ void OffloadModel::check_final_counters(std::uint32_t j) const {
     if (r.counter[k].value != c.final_value[k] || r.counter[k].next != r.counter[k].end)
       throw std::logic_error("NIC model: job '" + jobs_[j].name + "': counter " + std::to_string(c.counter_orig[k]) +
                              " ended at " + std::to_string(r.counter[k].value) + ", expected " +
-                             std::to_string(c.final_value[k]) + (r.counter[k].next != r.counter[k].end
-                                                                      ? ", with operations it triggers not fired"
-                                                                      : ""));
+                             std::to_string(c.final_value[k]) +
+                             (r.counter[k].next != r.counter[k].end ? ", with operations it triggers not fired" : ""));
 }
 
 void OffloadModel::finish_op(std::uint32_t j, OpId op) {
@@ -590,7 +598,8 @@ void OffloadModel::deliver(std::uint32_t j, OpId send) {
   const PreparedSchedule& c = *r.c;
   if (!r.offloaded) {  // software: the send and its arrival are done
     software_done(j, send);
-    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1]; ++k)
+    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1];
+         ++k)
       if (c.steps[static_cast<std::size_t>(c.children[k])].kind == OpKind::arrival) software_done(j, c.children[k]);
     return;
   }
@@ -634,17 +643,19 @@ void OffloadModel::fired_early(std::uint32_t j, OpId op, CounterId k, std::int64
   const PreparedSchedule& c = *running_[j]->c;
   const auto& st = c.steps[static_cast<std::size_t>(op)];
   const auto& dt = c.steps[static_cast<std::size_t>(dep)];
-  throw UnsafeSchedule(fmt::format(
-      "job '{}': op {} ({}, rank {}) fired when counter {} reached threshold {} at {}, before its dependence op {} ({}, "
-      "rank {}) had completed: the schedule's counter assignment is unsafe",
-      jobs_[j].name, c.orig[static_cast<std::size_t>(op)], offload::to_string(st.kind), st.rank,
-      c.counter_orig[static_cast<std::size_t>(k)], threshold, to_string(sim_->now()), c.orig[static_cast<std::size_t>(dep)],
-      offload::to_string(dt.kind), dt.rank));
+  throw UnsafeSchedule(fmt::format("job '{}': op {} ({}, rank {}) fired when counter {} reached threshold {} at {}, "
+                                   "before its dependence op {} ({}, "
+                                   "rank {}) had completed: the schedule's counter assignment is unsafe",
+                                   jobs_[j].name, c.orig[static_cast<std::size_t>(op)], offload::to_string(st.kind),
+                                   st.rank, c.counter_orig[static_cast<std::size_t>(k)], threshold,
+                                   to_string(sim_->now()), c.orig[static_cast<std::size_t>(dep)],
+                                   offload::to_string(dt.kind), dt.rank));
 }
 
 void OffloadModel::complete(std::uint32_t j) {
   Running& r = *running_[j];
-  if (results_[j].done != Time() || r.completed) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' completed twice");
+  if (results_[j].done != Time() || r.completed)
+    throw std::logic_error("NIC model: job '" + jobs_[j].name + "' completed twice");
   r.completed = true;
   const Time now = sim_->now();
   results_[j].done = now;

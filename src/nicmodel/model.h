@@ -46,12 +46,12 @@ struct NicParams {
   std::int64_t counters = 128;
   std::int64_t slots = 4096;
   std::int32_t cache_entries = 64;
-  Time cache_miss = Time::from_ps(100'000);       // 100 ns
-  Time op_time = Time::from_ps(50'000);           // 50 ns per operation on the NIC
-  Time latency = Time::from_ps(1'000'000);        // 1 us
+  Time cache_miss = Time::from_ps(100'000);  // 100 ns
+  Time op_time = Time::from_ps(50'000);      // 50 ns per operation on the NIC
+  Time latency = Time::from_ps(1'000'000);   // 1 us
   BitRate bandwidth = BitRate::from_bps(100'000'000'000);
-  Time host_op_time = Time::from_ps(1'000'000);   // 1 us per operation posted by the host
-  Time host_poll = Time::from_ps(1'000'000);      // the host looks every 1 us
+  Time host_op_time = Time::from_ps(1'000'000);  // 1 us per operation posted by the host
+  Time host_poll = Time::from_ps(1'000'000);     // the host looks every 1 us
 };
 
 // When a collective's counters or slots are not free at its issue: wait for them, in
@@ -97,11 +97,11 @@ class Transport {
 
 struct Job {
   std::string name;
-  std::shared_ptr<const offload::Schedule> schedule;  // counter-assigned
+  std::shared_ptr<const offload::Schedule> schedule;           // counter-assigned
   std::shared_ptr<const PreparedSchedule> prepared = nullptr;  // optional: prepare(schedule)
-  std::vector<std::int32_t> nic_of_rank;                        // rank -> NIC
+  std::vector<std::int32_t> nic_of_rank;                       // rank -> NIC
   Time issue;
-  std::int32_t after = -1;  // >= 0: issued when that (earlier) job completes, not before `issue`
+  std::int32_t after = -1;            // >= 0: issued when that (earlier) job completes, not before `issue`
   std::optional<Policy> policy = {};  // when short of counters (default: the model's)
 };
 
@@ -109,7 +109,7 @@ struct JobResult {
   std::string name;
   Time issue, start, done;  // done: the host has seen it complete
   bool offloaded = false;
-  bool could_never_offload = false;  // needs more than a whole NIC (fallback/advise ran it in software)
+  bool could_never_offload = false;            // needs more than a whole NIC (fallback/advise ran it in software)
   std::vector<std::int64_t> counters_per_nic;  // held while offloaded (by NIC index)
   Time stall() const { return start - issue; }
   Time completion() const { return done - issue; }
@@ -142,10 +142,9 @@ class OffloadModel final : public EventHandler {
   // Before run(): keep every operation's times (memory: two times per operation per job).
   void trace_ops() { trace_ = true; }
   // Job j's operations by schedule id, once it has run: ready (its last dependence done;
-  // a root: the job's start; an arrival: its message arrived), fired (offloaded: its counter reached the threshold, or it
-  // started with the job; an arrival: its message arrived; software: the host posted it),
-  // completed; Time::max() for what did not happen. Empty without trace_ops() or when
-  // the job never started.
+  // a root: the job's start; an arrival: its message arrived), fired (offloaded: its counter reached the threshold, or
+  // it started with the job; an arrival: its message arrived; software: the host posted it), completed; Time::max() for
+  // what did not happen. Empty without trace_ops() or when the job never started.
   struct OpTimes {
     offload::OpId op;
     offload::Rank rank;
@@ -170,7 +169,7 @@ class OffloadModel final : public EventHandler {
   void on_event(std::uint64_t tag) override;
 
  private:
-  struct Running;   // one job's counters, cursors and progress
+  struct Running;  // one job's counters, cursors and progress
   struct Nic {
     NicPool pool;
     CounterCache cache;
@@ -214,8 +213,8 @@ class OffloadModel final : public EventHandler {
   // Each distinct schedule prepared once (jobs keep their schedules alive, so the pointer
   // is a stable key).
   std::unordered_map<const offload::Schedule*, std::shared_ptr<const PreparedSchedule>> prepared_;
-  std::vector<offload::NicResources> free_;  // per NIC: what decide() is given as free (scratch)
-  std::vector<std::uint32_t> waiting_;  // stalled jobs, in issue order
+  std::vector<offload::NicResources> free_;               // per NIC: what decide() is given as free (scratch)
+  std::vector<std::uint32_t> waiting_;                    // stalled jobs, in issue order
   std::vector<std::vector<std::uint32_t>> issued_after_;  // per job: jobs it issues on completion
   std::vector<Usage> usage_;
   void record_usage();

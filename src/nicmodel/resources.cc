@@ -8,17 +8,15 @@
 namespace fabriclab::nicmodel {
 
 NicPool::NicPool(std::int64_t counters, std::int64_t slots) : counters_(counters), slots_(slots) {
-  if (counters < 0 || slots < 0)
-    throw std::invalid_argument("NicPool: counters and slots must not be negative");
+  if (counters < 0 || slots < 0) throw std::invalid_argument("NicPool: counters and slots must not be negative");
 }
 
 bool NicPool::try_acquire(Time now, std::int64_t counters, std::int64_t slots) {
-  if (counters < 0 || slots < 0)
-    throw std::invalid_argument("NicPool::try_acquire: negative request");
+  if (counters < 0 || slots < 0) throw std::invalid_argument("NicPool::try_acquire: negative request");
   if (counters > counters_ || slots > slots_)
-    throw std::invalid_argument(fmt::format(
-        "NicPool::try_acquire: {} counters and {} slots can never fit a NIC with {} and {}",
-        counters, slots, counters_, slots_));
+    throw std::invalid_argument(
+        fmt::format("NicPool::try_acquire: {} counters and {} slots can never fit a NIC with {} and {}", counters,
+                    slots, counters_, slots_));
   if (!fits(counters, slots)) return false;
   counters_used_ += counters;
   slots_used_ += slots;
@@ -30,9 +28,8 @@ bool NicPool::try_acquire(Time now, std::int64_t counters, std::int64_t slots) {
 
 void NicPool::release(Time now, std::int64_t counters, std::int64_t slots) {
   if (counters < 0 || slots < 0 || counters > counters_used_ || slots > slots_used_)
-    throw std::logic_error(fmt::format(
-        "NicPool::release: releasing {} counters and {} slots, but {} and {} are held",
-        counters, slots, counters_used_, slots_used_));
+    throw std::logic_error(fmt::format("NicPool::release: releasing {} counters and {} slots, but {} and {} are held",
+                                       counters, slots, counters_used_, slots_used_));
   counters_used_ -= counters;
   slots_used_ -= slots;
   counters_tw_.set(now, static_cast<double>(counters_used_));
@@ -90,8 +87,10 @@ void CounterCache::table_erase(std::uint64_t key) {
 
 void CounterCache::unlink(std::int32_t n) {
   Node& x = nodes_[static_cast<std::size_t>(n)];
-  if (x.prev != kNone) nodes_[static_cast<std::size_t>(x.prev)].next = x.next; else head_ = x.next;
-  if (x.next != kNone) nodes_[static_cast<std::size_t>(x.next)].prev = x.prev; else tail_ = x.prev;
+  if (x.prev != kNone) nodes_[static_cast<std::size_t>(x.prev)].next = x.next;
+  else head_ = x.next;
+  if (x.next != kNone) nodes_[static_cast<std::size_t>(x.next)].prev = x.prev;
+  else tail_ = x.prev;
   x.prev = x.next = kNone;
 }
 

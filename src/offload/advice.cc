@@ -44,17 +44,18 @@ void find_short(std::span<const NicResources> need, Have have, OffloadDecision& 
 
 }  // namespace
 
-OffloadDecision decide(std::span<const NicResources> need, std::span<const NicResources> free,
-                       NicResources idle, WhenShort when_short, bool earlier_waiting) {
+OffloadDecision decide(std::span<const NicResources> need, std::span<const NicResources> free, NicResources idle,
+                       WhenShort when_short, bool earlier_waiting) {
   if (need.size() != free.size())
-    throw std::invalid_argument(fmt::format("decide: what is needed on {} NICs, what is free on {}",
-                                            need.size(), free.size()));
+    throw std::invalid_argument(
+        fmt::format("decide: what is needed on {} NICs, what is free on {}", need.size(), free.size()));
   OffloadDecision d;
   bool fits_idle = true;
   for (const NicResources& n : need) fits_idle &= n.counters <= idle.counters && n.slots <= idle.slots;
   if (!fits_idle) {
     d.why = OffloadDecision::Why::never_fits;
-    find_short(need, [&](std::size_t) { return idle; }, d);
+    find_short(
+        need, [&](std::size_t) { return idle; }, d);
     d.decision = when_short.software ? Decision::software : Decision::refuse;
     return d;
   }
@@ -63,7 +64,8 @@ OffloadDecision decide(std::span<const NicResources> need, std::span<const NicRe
     d.why = OffloadDecision::Why::behind_waiting;
   } else {
     d.why = OffloadDecision::Why::short_now;
-    find_short(need, [&](std::size_t i) { return free[i]; }, d);
+    find_short(
+        need, [&](std::size_t i) { return free[i]; }, d);
   }
   d.decision = when_short.wait ? Decision::wait : when_short.software ? Decision::software : Decision::refuse;
   return d;
@@ -71,14 +73,11 @@ OffloadDecision decide(std::span<const NicResources> need, std::span<const NicRe
 
 namespace {
 
-std::string counters_text(std::int64_t n) {
-  return fmt::format("{} counter{}", n, n == 1 ? "" : "s");
-}
+std::string counters_text(std::int64_t n) { return fmt::format("{} counter{}", n, n == 1 ? "" : "s"); }
 
 }  // namespace
 
-std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveRequest>& reqs,
-                           Strategy strategy) {
+std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveRequest>& reqs, Strategy strategy) {
   if (b.counters < 0) throw InputError("advise: free counters must be >= 0");
   if (b.slots < 0) throw InputError("advise: free slots must be >= 0");
   if (reqs.empty()) throw InputError("advise: no collectives to start");
@@ -99,9 +98,8 @@ std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveReque
       a.counters_max = std::max(a.counters_max, n.counters);
       a.slots_max = std::max(a.slots_max, n.slots);
     }
-    a.counters_naive_max =
-        strategy == Strategy::naive ? a.counters_max
-                                    : assign_counters(dag, Strategy::naive).counter_summary().max;
+    a.counters_naive_max = strategy == Strategy::naive ? a.counters_max
+                                                       : assign_counters(dag, Strategy::naive).counter_summary().max;
     const OffloadDecision d = decide(need, spanned, idle, {.wait = b.allow_wait, .software = true});
     a.decision = d.decision;
     using Why = OffloadDecision::Why;
@@ -134,9 +132,8 @@ std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveReque
       if (d.decision == Decision::wait) {
         std::string ids;
         for (auto j : a.waits_for) ids += (ids.empty() ? "#" : ", #") + std::to_string(j + 1);
-        a.reason = fmt::format("needs {} and {} slots per NIC; fits once {} complete{}",
-                               counters_text(a.counters_max), a.slots_max, ids,
-                               a.waits_for.size() == 1 ? "s" : "");
+        a.reason = fmt::format("needs {} and {} slots per NIC; fits once {} complete{}", counters_text(a.counters_max),
+                               a.slots_max, ids, a.waits_for.size() == 1 ? "s" : "");
       } else {
         a.reason = fmt::format("needs {} per NIC, fewer are free now (waiting disabled)",
                                counters_text(a.counters_max));

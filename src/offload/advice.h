@@ -47,8 +47,10 @@ std::vector<NicResources> needs_per_rank(const Schedule& assigned);
 // refuse: it cannot be offloaded (now, or ever) and the caller allows neither waiting
 // nor software (the NIC model's stall policy, `exec --fallback refuse`).
 enum class Decision : std::uint8_t { offload, wait, software, refuse };
-inline constexpr params::EnumNames<Decision, 4> kDecisionNames{
-    {{Decision::offload, "offload"}, {Decision::wait, "wait"}, {Decision::software, "software"}, {Decision::refuse, "refuse"}}};
+inline constexpr params::EnumNames<Decision, 4> kDecisionNames{{{Decision::offload, "offload"},
+                                                                {Decision::wait, "wait"},
+                                                                {Decision::software, "software"},
+                                                                {Decision::refuse, "refuse"}}};
 std::string_view to_string(Decision d);
 
 // What a collective that cannot start offloaded now may do instead.
@@ -85,15 +87,15 @@ struct OffloadDecision {
 //                              -> wait, or software without when_short.wait, or refuse
 //                                 with neither.
 // Throws std::invalid_argument when need and free differ in length (a caller's bug).
-OffloadDecision decide(std::span<const NicResources> need, std::span<const NicResources> free,
-                       NicResources idle, WhenShort when_short, bool earlier_waiting = false);
+OffloadDecision decide(std::span<const NicResources> need, std::span<const NicResources> free, NicResources idle,
+                       WhenShort when_short, bool earlier_waiting = false);
 
 // A list of collectives started in order on NICs that all have `counters` and `slots`
 // free (advise()).
 struct NicBudget {
-  std::int64_t counters = 16;  // free counters per NIC
+  std::int64_t counters = 16;                                     // free counters per NIC
   std::int64_t slots = std::numeric_limits<std::int64_t>::max();  // free triggered-op slots
-  bool allow_wait = true;      // false: a collective that does not fit now runs in software
+  bool allow_wait = true;  // false: a collective that does not fit now runs in software
 };
 
 struct CollectiveRequest {
@@ -106,7 +108,7 @@ struct Advice {
   Decision decision = Decision::offload;
   std::int64_t counters_max = 0, counters_naive_max = 0;  // per NIC
   std::int64_t slots_max = 0;                             // per NIC
-  std::vector<std::size_t> waits_for;  // indices of earlier offloaded collectives
+  std::vector<std::size_t> waits_for;                     // indices of earlier offloaded collectives
   std::string reason;
 };
 

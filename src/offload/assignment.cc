@@ -50,9 +50,7 @@ namespace {
 
 struct UnionFind {
   std::vector<std::int32_t> up;
-  explicit UnionFind(std::int32_t n) : up(static_cast<std::size_t>(n)) {
-    std::iota(up.begin(), up.end(), 0);
-  }
+  explicit UnionFind(std::int32_t n) : up(static_cast<std::size_t>(n)) { std::iota(up.begin(), up.end(), 0); }
   std::int32_t find(std::int32_t x) {
     while (up[static_cast<std::size_t>(x)] != x) {
       up[static_cast<std::size_t>(x)] = up[static_cast<std::size_t>(up[static_cast<std::size_t>(x)])];
@@ -95,17 +93,14 @@ namespace {
 
 // slack(v, op, p, G) for a group given as a member list: O(|G|) bit tests instead of
 // popcounts over the whole rank, for the common case of a small group.
-std::int64_t slack_of_members(const RankView& v, std::int32_t op, std::int32_t p,
-                              const std::vector<std::int32_t>& g) {
+std::int64_t slack_of_members(const RankView& v, std::int32_t op, std::int32_t p, const std::vector<std::int32_t>& g) {
   const auto& anc = v.anc[static_cast<std::size_t>(op)];
   const auto& desc = v.desc[static_cast<std::size_t>(p)];
   std::int64_t s = 0;
   for (auto x : g) {
     const auto xi = static_cast<std::size_t>(x);
-    if (x == p || (anc.test(xi) && desc.test(xi)))
-      s += v.weight[xi];
-    else if (!anc.test(xi) && !desc.test(xi))
-      s -= v.weight[xi];
+    if (x == p || (anc.test(xi) && desc.test(xi))) s += v.weight[xi];
+    else if (!anc.test(xi) && !desc.test(xi)) s -= v.weight[xi];
   }
   return s;
 }
@@ -218,9 +213,9 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
     for (auto p : g) {
       for (auto o : children[static_cast<std::size_t>(p)]) {
         const auto& a = relayed[static_cast<std::size_t>(o)] ? v.anc[static_cast<std::size_t>(p)]
-                                                              : v.anc[static_cast<std::size_t>(o)];
+                                                             : v.anc[static_cast<std::size_t>(o)];
         const bool bad = relayed[static_cast<std::size_t>(o)] ? relay_slack(v, p, inc) <= 0
-                                                               : pair_slack(v, o, p, inc) <= 0;
+                                                              : pair_slack(v, o, p, inc) <= 0;
         if (bad) {
           bad_parent = p;
           bad_anc = &a;
@@ -242,8 +237,7 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
       if (uf.find(par[0]) != uf.find(g[0])) continue;
       bool brings_harm = false;
       for (auto q : par)
-        if (q != bad_parent && !bad_anc->test(static_cast<std::size_t>(q)) &&
-            !desc.test(static_cast<std::size_t>(q)))
+        if (q != bad_parent && !bad_anc->test(static_cast<std::size_t>(q)) && !desc.test(static_cast<std::size_t>(q)))
           brings_harm = true;
       if (brings_harm && par.size() >= best) best = par.size(), culprit = o;
     }
@@ -267,8 +261,7 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
       if (uf.find(x) == x) work.push_back(std::move(sub[x]));
   }
   // Relays in the order of their ops (deterministic).
-  std::stable_sort(relays.begin(), relays.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::stable_sort(relays.begin(), relays.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return relays;
 }
 
@@ -297,10 +290,8 @@ GroupedView group_view(const RankView& v0) {
   for (std::int32_t i = 0; i < m; ++i)
     if (v.incrementer[static_cast<std::size_t>(i)]) members[uf.find(i)].push_back(i);
   for (auto& [root, g] : members) gv.groups.push_back(std::move(g));
-  for (auto& g : gv.groups)
-    std::sort(g.begin(), g.end(), [&](auto a, auto b) { return key(a) < key(b); });
-  std::sort(gv.groups.begin(), gv.groups.end(),
-            [&](const auto& a, const auto& b) { return key(a[0]) < key(b[0]); });
+  for (auto& g : gv.groups) std::sort(g.begin(), g.end(), [&](auto a, auto b) { return key(a) < key(b); });
+  std::sort(gv.groups.begin(), gv.groups.end(), [&](const auto& a, const auto& b) { return key(a[0]) < key(b[0]); });
 
   // Ops triggered by each group: the ops whose parents are in it.
   std::vector<std::int32_t> group_of_root(static_cast<std::size_t>(m), -1);
@@ -316,8 +307,7 @@ GroupedView group_view(const RankView& v0) {
   return gv;
 }
 
-RankAssignment assignment_from_placement(const GroupedView& gv,
-                                         const std::vector<std::int32_t>& counter_of_group) {
+RankAssignment assignment_from_placement(const GroupedView& gv, const std::vector<std::int32_t>& counter_of_group) {
   const RankView& v = gv.view;
   const auto m = static_cast<std::size_t>(v.size());
   RankAssignment a;
@@ -409,8 +399,8 @@ RankAssignment assign_optimized(const RankView& v0) {
         for (auto p : v.parents[static_cast<std::size_t>(o)]) {
           const std::int64_t s = pair_slack(v, o, p, gset);
           if (s <= 0)
-            throw std::logic_error(fmt::format(
-                "optimized assignment: group of rank {} unsafe on its own counter", v.rank));
+            throw std::logic_error(
+                fmt::format("optimized assignment: group of rank {} unsafe on its own counter", v.rank));
           c.pairs.push_back({o, p, s});
         }
       counters.push_back(std::move(c));
@@ -449,8 +439,7 @@ struct KeyHash {
 
 }  // namespace
 
-std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<RankView>& views,
-                                           Analysis analysis,
+std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<RankView>& views, Analysis analysis,
                                            const std::function<RankAssignment(const RankView&)>& solve) {
   std::vector<RankAssignment> sol(views.size());
   if (analysis == Analysis::global) {
@@ -489,8 +478,8 @@ Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOpt
   return emit_schedule(dag, views, sol, std::string(to_string(strategy)));
 }
 
-Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
-                       const std::vector<RankAssignment>& sol, const std::string& strategy) {
+Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, const std::vector<RankAssignment>& sol,
+                       const std::string& strategy) {
   // Emit: counters numbered rank by rank; relays just before the op they feed.
   Schedule out(dag.ranks());
   out.copy_metadata(dag);
@@ -506,7 +495,8 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
   // Local index of every op, and relays per op.
   std::vector<std::int32_t> local(dag.size());
   for (const auto& v : views)
-    for (std::size_t i = 0; i < v.ops.size(); ++i) local[static_cast<std::size_t>(v.ops[i])] = static_cast<std::int32_t>(i);
+    for (std::size_t i = 0; i < v.ops.size(); ++i)
+      local[static_cast<std::size_t>(v.ops[i])] = static_cast<std::int32_t>(i);
   // New ids: first pass.
   std::vector<OpId> new_id(dag.size());
   std::vector<std::vector<std::vector<std::int32_t>>> feed(views.size());
@@ -523,9 +513,7 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
       new_id[i] = next++;
     }
   }
-  auto cid = [&](std::size_t r, std::int32_t c) {
-    return c < 0 ? kNoCounter : counter_base[r] + c;
-  };
+  auto cid = [&](std::size_t r, std::int32_t c) { return c < 0 ? kNoCounter : counter_base[r] + c; };
   std::vector<OpId> deps, after;
   for (std::size_t i = 0; i < dag.size(); ++i) {
     const Op& o = dag.op(static_cast<OpId>(i));
@@ -549,10 +537,8 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
     no.threshold = s.threshold[li];
     no.completion = kNoCounter;
     no.target = kNoCounter;
-    if (o.kind == OpKind::cntr_add)
-      no.target = cid(r, s.increments[li]);
-    else
-      no.completion = cid(r, s.increments[li]);
+    if (o.kind == OpKind::cntr_add) no.target = cid(r, s.increments[li]);
+    else no.completion = cid(r, s.increments[li]);
     deps.clear();
     if (!relay_ids.empty()) {
       deps = relay_ids;

@@ -23,19 +23,16 @@ GroupedView group_view(const RankView& v);
 
 // slack(op, parent) on a counter incremented by `inc` (> 0 iff safe); additive over
 // disjoint incrementer sets.
-std::int64_t pair_slack(const RankView& v, std::int32_t op, std::int32_t parent,
-                        const DynBitset& inc);
+std::int64_t pair_slack(const RankView& v, std::int32_t op, std::int32_t parent, const DynBitset& inc);
 
 // Counters numbered 0..k-1 per group -> the rank's assignment with cumulative thresholds.
-RankAssignment assignment_from_placement(const GroupedView& gv,
-                                         const std::vector<std::int32_t>& counter_of_group);
+RankAssignment assignment_from_placement(const GroupedView& gv, const std::vector<std::int32_t>& counter_of_group);
 
 // Solves every rank (global: each; local: each distinct structure once).
-std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<RankView>& views,
-                                           Analysis analysis,
+std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<RankView>& views, Analysis analysis,
                                            const std::function<RankAssignment(const RankView&)>& solve);
 
-Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views,
-                       const std::vector<RankAssignment>& sol, const std::string& strategy);
+Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, const std::vector<RankAssignment>& sol,
+                       const std::string& strategy);
 
 }  // namespace fabriclab::offload

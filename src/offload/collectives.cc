@@ -37,28 +37,21 @@ const std::vector<Entry>& registry() {
   static const std::vector<Entry> entries = {
       {{"allreduce", "recursive_doubling", "Thakur, Rabenseifner, Gropp 2005 (MPICH)", false},
        build_allreduce_recursive_doubling},
-      {{"allreduce", "ring", "Patarasuk and Yuan 2009 (MPICH ring)", false},
-       build_allreduce_ring},
-      {{"allreduce", "binomial", "binomial reduce + binomial bcast (MPICH)", true},
-       build_allreduce_binomial},
+      {{"allreduce", "ring", "Patarasuk and Yuan 2009 (MPICH ring)", false}, build_allreduce_ring},
+      {{"allreduce", "binomial", "binomial reduce + binomial bcast (MPICH)", true}, build_allreduce_binomial},
       {{"allreduce", "rabenseifner", "Rabenseifner 2004; Thakur et al. 2005 (MPICH)", false},
        build_allreduce_rabenseifner},
       {{"bcast", "binomial", "MPICH MPIR_Bcast_intra_binomial", true}, build_bcast_binomial},
       {{"bcast", "knomial", "MPICH k-nomial tree bcast", true}, build_bcast_knomial},
       {{"reduce", "binomial", "MPICH MPIR_Reduce_intra_binomial", true}, build_reduce_binomial},
-      {{"barrier", "dissemination", "Hensgen, Finkel, Manber 1988 (MPICH)", false},
-       build_barrier_dissemination},
-      {{"barrier", "binomial", "binomial gather + release (Hensgen et al. 1988)", true},
-       build_barrier_binomial},
+      {{"barrier", "dissemination", "Hensgen, Finkel, Manber 1988 (MPICH)", false}, build_barrier_dissemination},
+      {{"barrier", "binomial", "binomial gather + release (Hensgen et al. 1988)", true}, build_barrier_binomial},
       {{"allgather", "ring", "MPICH MPIR_Allgather_intra_ring", false}, build_allgather_ring},
       {{"allgather", "recursive_doubling", "Thakur, Rabenseifner, Gropp 2005 (MPICH)", false},
        build_allgather_recursive_doubling},
-      {{"reduce_scatter", "ring", "MPICH MPIR_Reduce_scatter_intra_ring", false},
-       build_reduce_scatter_ring},
-      {{"alltoall", "pairwise", "MPICH MPIR_Alltoall_intra_pairwise", false},
-       build_alltoall_pairwise},
-      {{"alltoall", "all_at_once", "MPICH scattered alltoall, unbounded window", false},
-       build_alltoall_all_at_once},
+      {{"reduce_scatter", "ring", "MPICH MPIR_Reduce_scatter_intra_ring", false}, build_reduce_scatter_ring},
+      {{"alltoall", "pairwise", "MPICH MPIR_Alltoall_intra_pairwise", false}, build_alltoall_pairwise},
+      {{"alltoall", "all_at_once", "MPICH scattered alltoall, unbounded window", false}, build_alltoall_all_at_once},
   };
   return entries;
 }
@@ -93,8 +86,7 @@ const Entry& find_entry(std::string_view collective, std::string_view algorithm)
   }
   for (const auto& e : registry())
     if (e.info.collective == collective && e.info.algorithm == algorithm) return e;
-  throw InputError(fmt::format("unknown algorithm '{}' for {} (expected one of: {})", algorithm,
-                               collective, names));
+  throw InputError(fmt::format("unknown algorithm '{}' for {} (expected one of: {})", algorithm, collective, names));
 }
 
 // Operations the DAG will hold, from the algorithm's shape: rings and all-to-all are
@@ -109,28 +101,25 @@ std::int64_t projected_ops(const AlgorithmInfo& a, std::int64_t p) {
 
 }  // namespace
 
-void check_build_options(std::string_view collective, std::string_view algorithm,
-                         const BuildOptions& o, bool check_size) {
+void check_build_options(std::string_view collective, std::string_view algorithm, const BuildOptions& o,
+                         bool check_size) {
   const Entry& e = find_entry(collective, algorithm);
   if (o.ranks < 2) throw InputError(fmt::format("ranks must be at least 2 (got {})", o.ranks));
   if (o.ranks > kMaxBuildRanks)
     throw InputError(fmt::format("ranks must be at most {} (got {})", kMaxBuildRanks, o.ranks));
   if (o.bytes < 0 || o.bytes > kMaxBuildBytes)
     throw InputError(fmt::format("bytes must be in 0..{} (1 TiB; got {})", kMaxBuildBytes, o.bytes));
-  if (o.root < 0 || o.root >= o.ranks)
-    throw InputError(fmt::format("root {} is outside 0..{}", o.root, o.ranks - 1));
+  if (o.root < 0 || o.root >= o.ranks) throw InputError(fmt::format("root {} is outside 0..{}", o.root, o.ranks - 1));
   if (o.radix < 2) throw InputError(fmt::format("radix must be at least 2 (got {})", o.radix));
   if (!e.info.uses_root && o.root != 0)
     throw InputError(fmt::format("{} {} has no root; --root does not apply", collective, algorithm));
   if (const auto n = projected_ops(e.info, o.ranks); check_size && n > kMaxBuildOps)
-    throw InputError(fmt::format(
-        "{} {} on {} ranks would have about {} operations, more than the {} this tool builds "
-        "(the closed-form estimates have no such limit)",
-        collective, algorithm, o.ranks, n, kMaxBuildOps));
+    throw InputError(fmt::format("{} {} on {} ranks would have about {} operations, more than the {} this tool builds "
+                                 "(the closed-form estimates have no such limit)",
+                                 collective, algorithm, o.ranks, n, kMaxBuildOps));
 }
 
-Schedule build_schedule(std::string_view collective, std::string_view algorithm,
-                        const BuildOptions& o) {
+Schedule build_schedule(std::string_view collective, std::string_view algorithm, const BuildOptions& o) {
   check_build_options(collective, algorithm, o);
   return find_entry(collective, algorithm).build(o);
 }

@@ -24,7 +24,7 @@
 namespace fabriclab::offload {
 
 enum class Datatype : std::uint8_t { int64, float64, float32 };
-std::string_view to_string(Datatype d);   // "int64", "double", "float"
+std::string_view to_string(Datatype d);       // "int64", "double", "float"
 Datatype parse_datatype(std::string_view s);  // throws InputError
 std::int64_t datatype_size(Datatype d);
 
@@ -57,9 +57,8 @@ inline constexpr std::int64_t kMaxBuildOps = std::int64_t{1} << 25;
 // Throws InputError for an unknown collective/algorithm, ranks outside 2..2^20, a root
 // outside 0..P-1 (or given to a collective without one), radix < 2, bytes outside
 // 0..1 TiB, or (with check_size) a DAG larger than kMaxBuildOps.
-void check_build_options(std::string_view collective, std::string_view algorithm,
-                         const BuildOptions& options, bool check_size = true);
-Schedule build_schedule(std::string_view collective, std::string_view algorithm,
-                        const BuildOptions& options);
+void check_build_options(std::string_view collective, std::string_view algorithm, const BuildOptions& options,
+                         bool check_size = true);
+Schedule build_schedule(std::string_view collective, std::string_view algorithm, const BuildOptions& options);
 
 }  // namespace fabriclab::offload

@@ -7,8 +7,7 @@
 
 namespace fabriclab::offload {
 
-DagBuilder::DagBuilder(std::string_view collective, std::string_view algorithm,
-                       const BuildOptions& o)
+DagBuilder::DagBuilder(std::string_view collective, std::string_view algorithm, const BuildOptions& o)
     : o_(o), s_(o.ranks) {
   s_.collective = std::string(collective);
   s_.algorithm = std::string(algorithm);
@@ -22,9 +21,8 @@ void DagBuilder::check_local_deps(Rank r, std::span<const OpId> deps) const {
   for (OpId d : deps) {
     const Op& p = s_.op(d);
     if (p.rank != r || (is_data_op(p.kind) && !p.counted))
-      throw std::logic_error(fmt::format(
-          "builder {}/{}: rank {} depends on op {} that is remote or uncounted", s_.collective,
-          s_.algorithm, r, d));
+      throw std::logic_error(fmt::format("builder {}/{}: rank {} depends on op {} that is remote or uncounted",
+                                         s_.collective, s_.algorithm, r, d));
   }
 }
 
@@ -37,9 +35,8 @@ Transfer DagBuilder::transfer(OpKind kind, Rank from, Rank to, std::int64_t byte
   send.counted = o_.count_send_completions;
   const OpId sid = s_.add(send, deps);
   std::vector<OpId> after;
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
-      static_cast<std::uint32_t>(to);
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(from)) << 32) |
+                            static_cast<std::uint32_t>(to);
   if (o_.ordered_channels) {
     auto it = last_arrival_.find(key);
     if (it != last_arrival_.end()) after.push_back(it->second);
@@ -54,13 +51,11 @@ Transfer DagBuilder::transfer(OpKind kind, Rank from, Rank to, std::int64_t byte
   return {sid, aid};
 }
 
-Transfer DagBuilder::put(Rank from, Rank to, std::int64_t bytes, Place at,
-                         std::span<const OpId> deps) {
+Transfer DagBuilder::put(Rank from, Rank to, std::int64_t bytes, Place at, std::span<const OpId> deps) {
   return transfer(OpKind::put, from, to, bytes, at, deps);
 }
 
-Transfer DagBuilder::atomic(Rank from, Rank to, std::int64_t bytes, Place at,
-                            std::span<const OpId> deps) {
+Transfer DagBuilder::atomic(Rank from, Rank to, std::int64_t bytes, Place at, std::span<const OpId> deps) {
   return transfer(OpKind::atomic, from, to, bytes, at, deps);
 }
 
@@ -75,8 +70,7 @@ OpId DagBuilder::local_atomic(Rank r, std::int64_t bytes, Place at, std::span<co
   return id;
 }
 
-void DagBuilder::set_layout(std::int64_t window_bytes,
-                            const std::function<std::int64_t(Rank)>& input,
+void DagBuilder::set_layout(std::int64_t window_bytes, const std::function<std::int64_t(Rank)>& input,
                             const std::function<std::int64_t(Rank)>& output) {
   DataLayout& l = s_.layout;
   // A window of at least one element, so that even a barrier has memory to register.
@@ -91,25 +85,21 @@ void DagBuilder::set_layout(std::int64_t window_bytes,
 
 Schedule DagBuilder::finish() {
   const std::int64_t w = s_.layout.window_bytes;
-  if (w == 0)
-    throw std::logic_error(fmt::format("builder {}/{} set no data layout", s_.collective,
-                                       s_.algorithm));
+  if (w == 0) throw std::logic_error(fmt::format("builder {}/{} set no data layout", s_.collective, s_.algorithm));
   for (std::size_t i = 0; i < s_.size(); ++i) {
     const Op& op = s_.op(static_cast<OpId>(i));
     if (!is_data_op(op.kind)) continue;
-    if (op.src_offset < 0 || op.dst_offset < 0 || op.src_offset + op.bytes > w ||
-        op.dst_offset + op.bytes > w)
-      throw std::logic_error(fmt::format(
-          "builder {}/{}: op {} moves [{}, +{}) to [{}, +{}) outside the {}-byte window",
-          s_.collective, s_.algorithm, i, op.src_offset, op.bytes, op.dst_offset, op.bytes, w));
+    if (op.src_offset < 0 || op.dst_offset < 0 || op.src_offset + op.bytes > w || op.dst_offset + op.bytes > w)
+      throw std::logic_error(fmt::format("builder {}/{}: op {} moves [{}, +{}) to [{}, +{}) outside the {}-byte window",
+                                         s_.collective, s_.algorithm, i, op.src_offset, op.bytes, op.dst_offset,
+                                         op.bytes, w));
   }
   has_local_child_.resize(s_.size(), 0);
   std::vector<std::vector<OpId>> sinks(static_cast<std::size_t>(o_.ranks));
   for (std::size_t i = 0; i < s_.size(); ++i) {
     const Op& op = s_.op(static_cast<OpId>(i));
     const bool observable = op.kind == OpKind::arrival || (is_data_op(op.kind) && op.counted);
-    if (observable && !has_local_child_[i])
-      sinks[static_cast<std::size_t>(op.rank)].push_back(static_cast<OpId>(i));
+    if (observable && !has_local_child_[i]) sinks[static_cast<std::size_t>(op.rank)].push_back(static_cast<OpId>(i));
   }
   for (Rank r = 0; r < o_.ranks; ++r) {
     const auto& k = sinks[static_cast<std::size_t>(r)];

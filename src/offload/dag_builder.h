@@ -56,8 +56,7 @@ class DagBuilder {
   Schedule finish();
 
  private:
-  Transfer transfer(OpKind kind, Rank from, Rank to, std::int64_t bytes, Place at,
-                    std::span<const OpId> deps);
+  Transfer transfer(OpKind kind, Rank from, Rank to, std::int64_t bytes, Place at, std::span<const OpId> deps);
   void check_local_deps(Rank r, std::span<const OpId> deps) const;
 
   BuildOptions o_;

@@ -36,8 +36,7 @@ std::int64_t ceil_log2(std::int64_t p) {
 }
 
 // Recursive-doubling family: the fold's even ranks, its odd ranks, everyone else.
-std::int64_t by_fold_role(std::int64_t r, std::int64_t p, std::int64_t even, std::int64_t odd,
-                          std::int64_t other) {
+std::int64_t by_fold_role(std::int64_t r, std::int64_t p, std::int64_t even, std::int64_t odd, std::int64_t other) {
   const std::int64_t rem = p - (std::int64_t{1} << floor_log2(p));
   if (r < 2 * rem) return r % 2 == 0 ? even : odd;
   return other;
@@ -58,8 +57,7 @@ Formula formula_counted(std::string_view c, std::string_view a, const BuildOptio
     };
   if (c == "allreduce" && a == "rabenseifner")
     return [=](std::int64_t r) {
-      return naive ? by_fold_role(r, p, 3, 8 * k + 2, 8 * k - 1)
-                   : by_fold_role(r, p, 1, 2 * k + 1, 2 * k);
+      return naive ? by_fold_role(r, p, 3, 8 * k + 2, 8 * k - 1) : by_fold_role(r, p, 1, 2 * k + 1, 2 * k);
     };
   if (c == "allgather" && a == "recursive_doubling")
     return [=](std::int64_t r) {
@@ -71,12 +69,9 @@ Formula formula_counted(std::string_view c, std::string_view a, const BuildOptio
     return [=](std::int64_t) -> std::int64_t {
       return naive ? 2 * p - 1 : ordered ? std::min<std::int64_t>(2, p - 1) : p - 1;
     };
-  if (c == "alltoall" && a == "pairwise")
-    return [=](std::int64_t) { return naive ? 3 * p - 3 : p - 1; };
-  if (c == "alltoall" && a == "all_at_once")
-    return [=](std::int64_t) -> std::int64_t { return naive ? 2 * p - 1 : 1; };
-  if (c == "barrier" && a == "dissemination")
-    return [=](std::int64_t) { return naive ? 3 * L : L; };
+  if (c == "alltoall" && a == "pairwise") return [=](std::int64_t) { return naive ? 3 * p - 3 : p - 1; };
+  if (c == "alltoall" && a == "all_at_once") return [=](std::int64_t) -> std::int64_t { return naive ? 2 * p - 1 : 1; };
+  if (c == "barrier" && a == "dissemination") return [=](std::int64_t) { return naive ? 3 * L : L; };
   if ((c == "bcast" || c == "reduce") && (a == "binomial" || a == "knomial")) {
     const std::int64_t radix = a == "knomial" ? o.radix : 2;
     // Root: its sends (or arrivals) plus a trigger counter for a wait on two or more.
@@ -149,15 +144,14 @@ bool has_estimate(std::string_view collective, std::string_view algorithm, const
   return o.count_send_completions || !(collective == "allreduce" && algorithm == "rabenseifner");
 }
 
-Estimate estimate_counters(std::string_view collective, std::string_view algorithm,
-                           const BuildOptions& o, Strategy strategy) {
+Estimate estimate_counters(std::string_view collective, std::string_view algorithm, const BuildOptions& o,
+                           Strategy strategy) {
   // Everything the builder would reject, except the size of the DAG: none is built.
   check_build_options(collective, algorithm, o, /*check_size=*/false);
   if (!has_estimate(collective, algorithm, o))
-    throw InputError(fmt::format(
-        "no closed-form estimate for {} {} with uncounted send completions yet; run the "
-        "allocator (fabriclab counters) for this case",
-        collective, algorithm));
+    throw InputError(fmt::format("no closed-form estimate for {} {} with uncounted send completions yet; run the "
+                                 "allocator (fabriclab counters) for this case",
+                                 collective, algorithm));
   const bool naive = strategy == Strategy::naive;
   if (strategy == Strategy::exact)
     throw InputError("the closed-form estimates are for the naive and optimized strategies");

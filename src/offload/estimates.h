@@ -27,9 +27,8 @@ struct Estimate {
 // ordered channels and counted send completions -- except Rabenseifner's allreduce with
 // uncounted sends. Throws InputError otherwise (and for anything build_schedule would
 // reject, except a DAG too large to build).
-Estimate estimate_counters(std::string_view collective, std::string_view algorithm,
-                           const BuildOptions& options, Strategy strategy);
-bool has_estimate(std::string_view collective, std::string_view algorithm,
-                  const BuildOptions& options);
+Estimate estimate_counters(std::string_view collective, std::string_view algorithm, const BuildOptions& options,
+                           Strategy strategy);
+bool has_estimate(std::string_view collective, std::string_view algorithm, const BuildOptions& options);
 
 }  // namespace fabriclab::offload

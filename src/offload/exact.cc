@@ -19,7 +19,7 @@ namespace {
 // One (op, parent) safety requirement: the sum over groups on the op's counter of
 // coefficient[g] must be >= 1.
 struct Requirement {
-  std::size_t group;  // the group whose counter triggers the op
+  std::size_t group;                               // the group whose counter triggers the op
   std::vector<std::pair<std::size_t, int>> terms;  // (group, slack contribution), non-zero
 };
 
@@ -109,9 +109,8 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
 
 ExactResult assign_exact(const Schedule& dag, const ExactOptions& opt) {
   auto views = rank_views(dag);
-  const auto sol = solve_per_rank(dag, views, opt.analysis, [&](const RankView& v) {
-    return solve_exact(v, opt.rlimit_per_check);
-  });
+  const auto sol = solve_per_rank(dag, views, opt.analysis,
+                                  [&](const RankView& v) { return solve_exact(v, opt.rlimit_per_check); });
   ExactResult r{emit_schedule(dag, views, sol, "exact"), {}};
   for (const auto& x : sol) r.ranks.push_back({x.counters, x.first_fit, x.lower_bound, x.proven_minimum});
   return r;

@@ -88,8 +88,7 @@ std::vector<RankView> rank_views(const Schedule& s) {
       v.kind[i] = o.kind;
       v.weight[i] = o.weight();
       v.has_heavy_weights |= o.weight() != 1;
-      v.incrementer[i] = o.kind == OpKind::arrival || o.kind == OpKind::cntr_add ||
-                         (is_data_op(o.kind) && o.counted);
+      v.incrementer[i] = o.kind == OpKind::arrival || o.kind == OpKind::cntr_add || (is_data_op(o.kind) && o.counted);
       if (o.kind != OpKind::arrival)
         for (OpId d : s.deps(id)) v.parents[i].push_back(local[static_cast<std::size_t>(d)]);
       for (OpId d : s.after(id)) v.after[i].push_back(local[static_cast<std::size_t>(d)]);
@@ -149,9 +148,8 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) 
     return;
   }
   if (s.size() > kMaxGlobalOps)
-    throw InputError(fmt::format(
-        "global analysis of {} operations exceeds its limit of {}; use the local analysis",
-        s.size(), kMaxGlobalOps));
+    throw InputError(fmt::format("global analysis of {} operations exceeds its limit of {}; use the local analysis",
+                                 s.size(), kMaxGlobalOps));
   // Edges of H: local dependences; p -> a for every parent p of an arrival's initiator;
   // transport orderings.
   std::vector<std::vector<std::int32_t>> succ(s.size());
@@ -171,8 +169,7 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) 
     v.desc.assign(n, DynBitset(n));
     for (std::size_t x = 0; x < n; ++x)
       for (std::size_t y = 0; y < n; ++y)
-        if (desc[static_cast<std::size_t>(v.ops[x])].test(static_cast<std::size_t>(v.ops[y])))
-          v.desc[x].set(y);
+        if (desc[static_cast<std::size_t>(v.ops[x])].test(static_cast<std::size_t>(v.ops[y]))) v.desc[x].set(y);
     fill_anc(v);
   }
 }

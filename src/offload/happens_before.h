@@ -22,7 +22,8 @@
 namespace fabriclab::offload {
 
 enum class Analysis : std::uint8_t { local, global };
-inline constexpr params::EnumNames<Analysis, 2> kAnalysisNames{{{Analysis::local, "local"}, {Analysis::global, "global"}}};
+inline constexpr params::EnumNames<Analysis, 2> kAnalysisNames{
+    {{Analysis::local, "local"}, {Analysis::global, "global"}}};
 std::string_view to_string(Analysis a);
 Analysis parse_analysis(std::string_view s);  // throws InputError
 
@@ -31,12 +32,12 @@ Analysis parse_analysis(std::string_view s);  // throws InputError
 // placed just before its first local consumer.
 struct RankView {
   Rank rank = 0;
-  std::vector<OpId> ops;                    // local index -> schedule op id
+  std::vector<OpId> ops;  // local index -> schedule op id
   std::vector<OpKind> kind;
-  std::vector<std::int64_t> weight;         // what the op adds to the counter it increments
-  std::vector<char> incrementer;            // completes into (or adds to) a counter
+  std::vector<std::int64_t> weight;                // what the op adds to the counter it increments
+  std::vector<char> incrementer;                   // completes into (or adds to) a counter
   std::vector<std::vector<std::int32_t>> parents;  // local indices
-  std::vector<DynBitset> anc, desc;         // strict ancestors / descendants in H
+  std::vector<DynBitset> anc, desc;                // strict ancestors / descendants in H
   // Local edges that generate H in the local analysis (parents + transport orderings);
   // the key of the rank-symmetry cache.
   std::vector<std::vector<std::int32_t>> after;

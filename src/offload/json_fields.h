@@ -28,9 +28,7 @@ inline constexpr std::int64_t kMaxBytes = std::int64_t{1} << 40;
 
 struct Ctx {
   std::string where;  // "file.json: operation 3"
-  [[noreturn]] void fail(const std::string& what) const {
-    throw InputError(fmt::format("{}: {}", where, what));
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(fmt::format("{}: {}", where, what)); }
   const json& need(const json& o, const char* key) const {
     auto it = o.find(key);
     if (it == o.end()) fail(fmt::format("missing field '{}'", key));
@@ -81,7 +79,6 @@ struct Ctx {
     }
   }
 };
-
 
 // Parses JSON text; a syntax error names origin:line:column.
 json parse_json(const std::string& text, const std::string& origin);

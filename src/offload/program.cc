@@ -45,8 +45,7 @@ Program program_from_json_text(const std::string& text, const std::string& origi
     const json& e = bufs[i];
     if (!e.is_object()) c.fail("a buffer must be an object");
     c.only(e, {"rank", "name", "counter"});
-    ProgramBuffer b{rank_of(c, e), c.string(c.need(e, "name"), "name"),
-                    c.counter(c.need(e, "counter"), "counter")};
+    ProgramBuffer b{rank_of(c, e), c.string(c.need(e, "name"), "name"), c.counter(c.need(e, "counter"), "counter")};
     if (b.counter == kNoCounter)
       c.fail(fmt::format("buffer '{}' of rank {} must be bound to a counter: arrivals into it "
                          "could not be observed",
@@ -89,8 +88,7 @@ Program program_from_json_text(const std::string& text, const std::string& origi
         if (k.peer >= p.ranks) c.fail(fmt::format("peer {} is outside 0..{}", k.peer, p.ranks - 1));
         k.bytes = c.bounded(c.need(e, "bytes"), "bytes", 0, detail::kMaxBytes);
         k.completion = c.counter(c.need(e, "completion"), "completion");
-        if (k.kind != OpKind::get && k.peer != k.rank)
-          k.buffer = c.string(c.need(e, "buffer"), "buffer");
+        if (k.kind != OpKind::get && k.peer != k.rank) k.buffer = c.string(c.need(e, "buffer"), "buffer");
         if (k.kind == OpKind::put && k.peer == k.rank)
           c.fail("a put to its own rank is not a network operation (use a local atomic)");
         break;
@@ -104,17 +102,14 @@ Program program_from_json_text(const std::string& text, const std::string& origi
         c.only(e, {"rank", "kind", "trigger"});
         if (k.trigger == kNoCounter) c.fail("a host_wait needs a trigger: the counter and value it waits for");
         break;
-      case OpKind::arrival:
-        break;
+      case OpKind::arrival: break;
     }
     p.calls.push_back(k);
   }
   return p;
 }
 
-Program read_program_json(const std::string& path) {
-  return program_from_json_text(read_text_file(path), path);
-}
+Program read_program_json(const std::string& path) { return program_from_json_text(read_text_file(path), path); }
 
 std::string program_to_json_text(const Schedule& s) {
   // Rank-local counter ids, numbered as the schedule writer numbers them.
@@ -136,7 +131,8 @@ std::string program_to_json_text(const Schedule& s) {
       if (o.kind != OpKind::get && o.peer != o.rank) {
         // The arrival this op feeds follows it in the schedule.
         for (std::size_t a = i + 1; a < s.size(); ++a)
-          if (s.op(static_cast<OpId>(a)).kind == OpKind::arrival && s.deps(static_cast<OpId>(a))[0] == static_cast<OpId>(i)) {
+          if (s.op(static_cast<OpId>(a)).kind == OpKind::arrival &&
+              s.deps(static_cast<OpId>(a))[0] == static_cast<OpId>(i)) {
             c["buffer"] = fmt::format("b{}", a);
             break;
           }
@@ -152,8 +148,11 @@ std::string program_to_json_text(const Schedule& s) {
                                            : json{{"counter", lc(o.trigger)}, {"threshold", o.threshold}};
     calls.push_back(std::move(c));
   }
-  json j{{"format", kFormat}, {"ranks", s.ranks()}, {"ordered_channels", s.ordered_channels},
-         {"buffers", std::move(buffers)}, {"calls", std::move(calls)}};
+  json j{{"format", kFormat},
+         {"ranks", s.ranks()},
+         {"ordered_channels", s.ordered_channels},
+         {"buffers", std::move(buffers)},
+         {"calls", std::move(calls)}};
   return j.dump(1) + "\n";
 }
 
@@ -208,10 +207,8 @@ Recovered recover_dag(const Program& p) {
   for (std::size_t i = 0; i < n; ++i) {
     const CounterId c = nodes[i].op.increments();
     if (c == kNoCounter) continue;
-    if (nodes[i].op.kind == OpKind::arrival)
-      arrivals[static_cast<std::size_t>(c)].push_back(static_cast<OpId>(i));
-    else
-      local_inc[static_cast<std::size_t>(c)].push_back(static_cast<OpId>(i));
+    if (nodes[i].op.kind == OpKind::arrival) arrivals[static_cast<std::size_t>(c)].push_back(static_cast<OpId>(i));
+    else local_inc[static_cast<std::size_t>(c)].push_back(static_cast<OpId>(i));
   }
   std::vector<std::vector<OpId>> deps(n), after(n);
   Recovered out;
@@ -235,10 +232,9 @@ Recovered recover_dag(const Program& p) {
     const auto& arr = arrivals[k];
     const std::int64_t need = o.threshold - before;
     if (need < 0)
-      throw InputError(fmt::format(
-          "{}: threshold {} on counter {} is below the {} that calls issued before it add to "
-          "that counter: which of them it waits for is ambiguous",
-          where, o.threshold, call.trigger, before));
+      throw InputError(fmt::format("{}: threshold {} on counter {} is below the {} that calls issued before it add to "
+                                   "that counter: which of them it waits for is ambiguous",
+                                   where, o.threshold, call.trigger, before));
     std::vector<Rank> senders;
     for (OpId a : arr) senders.push_back(nodes[static_cast<std::size_t>(a)].op.peer);
     std::sort(senders.begin(), senders.end());
@@ -247,21 +243,20 @@ Recovered recover_dag(const Program& p) {
     if (need == static_cast<std::int64_t>(arr.size())) {
       deps[i].insert(deps[i].end(), arr.begin(), arr.end());  // every arrival (or none bound)
     } else if (need > static_cast<std::int64_t>(arr.size())) {
-      throw InputError(fmt::format(
-          "{}: threshold {} on counter {} exceeds what increments it before the call ({} "
-          "from earlier calls, {} arrivals): it would wait for calls issued after it",
-          where, o.threshold, call.trigger, before, arr.size()));
+      throw InputError(fmt::format("{}: threshold {} on counter {} exceeds what increments it before the call ({} "
+                                   "from earlier calls, {} arrivals): it would wait for calls issued after it",
+                                   where, o.threshold, call.trigger, before, arr.size()));
     } else if (one_channel) {
       // In-order delivery from one sender: the first `need` arrivals.
       deps[i].insert(deps[i].end(), arr.begin(), arr.begin() + need);
     } else {
       std::string from;
       for (Rank r : senders) from += (from.empty() ? "" : ", ") + std::to_string(r);
-      throw InputError(fmt::format(
-          "{}: threshold {} on counter {} leaves {} of the {} arrivals bound to it (from "
-          "rank{} {}) to wait for; which ones is ambiguous{}",
-          where, o.threshold, call.trigger, need, arr.size(), senders.size() == 1 ? "" : "s",
-          from, senders.size() == 1 ? " (declare ordered_channels if the transport delivers in order)" : ""));
+      throw InputError(
+          fmt::format("{}: threshold {} on counter {} leaves {} of the {} arrivals bound to it (from "
+                      "rank{} {}) to wait for; which ones is ambiguous{}",
+                      where, o.threshold, call.trigger, need, arr.size(), senders.size() == 1 ? "" : "s", from,
+                      senders.size() == 1 ? " (declare ordered_channels if the transport delivers in order)" : ""));
     }
     out.dependences += deps[i].size();
   }

@@ -21,7 +21,7 @@ struct ProgramCall {
   Rank rank = 0;
   OpKind kind = OpKind::put;  // put, get, atomic, cntr_add, host_wait
   Rank peer = kNoRank;
-  std::string buffer;         // put/atomic to another rank: the peer's buffer name
+  std::string buffer;  // put/atomic to another rank: the peer's buffer name
   std::int64_t bytes = 0;
   CounterId trigger = kNoCounter;  // rank-local counter ids
   std::int64_t threshold = 0;
@@ -51,9 +51,9 @@ Program program_from_json_text(const std::string& text, const std::string& origi
 std::string program_to_json_text(const Schedule& s);
 
 struct Recovered {
-  Schedule as_given;  // the program with its own counters, as a schedule
-  Schedule dag;       // the recovered dependences, counter adds contracted, no counters
-  std::size_t dependences = 0;          // recovered edges (before contraction)
+  Schedule as_given;            // the program with its own counters, as a schedule
+  Schedule dag;                 // the recovered dependences, counter adds contracted, no counters
+  std::size_t dependences = 0;  // recovered edges (before contraction)
   std::size_t contracted_counter_adds = 0;
 };
 

@@ -45,16 +45,14 @@ void Schedule::set_counter_owners(std::vector<Rank> owners) {
 }
 
 void Schedule::set_counters(std::vector<Rank> owners, std::vector<CounterId> names) {
-  if (owners.size() != names.size())
-    throw std::logic_error("Schedule::set_counters: one name per counter");
+  if (owners.size() != names.size()) throw std::logic_error("Schedule::set_counters: one name per counter");
   std::vector<std::pair<Rank, CounterId>> named(owners.size());
   for (std::size_t c = 0; c < owners.size(); ++c) named[c] = {owners[c], names[c]};
   std::sort(named.begin(), named.end());
   for (std::size_t c = 0; c < named.size(); ++c)
     if (named[c].second < 0 || (c > 0 && named[c] == named[c - 1]))
-      throw std::logic_error(fmt::format(
-          "Schedule::set_counters: counter {} of rank {} is named twice, or negative",
-          named[c].second, named[c].first));
+      throw std::logic_error(fmt::format("Schedule::set_counters: counter {} of rank {} is named twice, or negative",
+                                         named[c].second, named[c].first));
   counter_owner_ = std::move(owners);
   counter_name_ = std::move(names);
 }
@@ -86,8 +84,7 @@ CounterSummary Schedule::counter_summary() const {
 }
 
 std::size_t Schedule::relay_count() const {
-  return static_cast<std::size_t>(
-      std::count_if(ops_.begin(), ops_.end(), [](const Op& o) { return o.relay; }));
+  return static_cast<std::size_t>(std::count_if(ops_.begin(), ops_.end(), [](const Op& o) { return o.relay; }));
 }
 
 std::vector<std::vector<OpId>> Schedule::ops_by_rank() const {
@@ -113,12 +110,10 @@ void validate(const Schedule& s, bool assigned) {
   for (OpId id = 0; id < n; ++id) {
     const Op& o = s.op(id);
     if (o.rank < 0 || o.rank >= s.ranks())
-      throw InputError(fmt::format("operation {}: rank {} is outside 0..{}", id, o.rank,
-                                   s.ranks() - 1));
+      throw InputError(fmt::format("operation {}: rank {} is outside 0..{}", id, o.rank, s.ranks() - 1));
     const bool has_peer = is_data_op(o.kind) || o.kind == OpKind::arrival;
     if (has_peer && (o.peer < 0 || o.peer >= s.ranks()))
-      throw InputError(fmt::format("{}: peer {} is outside 0..{}", describe(s, id), o.peer,
-                                   s.ranks() - 1));
+      throw InputError(fmt::format("{}: peer {} is outside 0..{}", describe(s, id), o.peer, s.ranks() - 1));
     if (o.bytes < 0) throw InputError(fmt::format("{}: negative bytes", describe(s, id)));
     for (OpId d : s.deps(id)) {
       if (d < 0 || d >= n || d == id)
@@ -126,48 +121,40 @@ void validate(const Schedule& s, bool assigned) {
     }
     for (OpId d : s.after(id)) {
       if (d < 0 || d >= n || d == id)
-        throw InputError(
-            fmt::format("{}: 'after' {} is not another operation", describe(s, id), d));
+        throw InputError(fmt::format("{}: 'after' {} is not another operation", describe(s, id), d));
       if (s.op(d).rank != o.rank || s.op(d).kind != OpKind::arrival || o.kind != OpKind::arrival ||
           s.op(d).peer != o.peer)
-        throw InputError(fmt::format(
-            "{}: 'after' may only order an arrival after an earlier arrival from the same "
-            "sender to the same rank -- the only order a transport can provide (got operation "
-            "{})",
-            describe(s, id), d));
+        throw InputError(fmt::format("{}: 'after' may only order an arrival after an earlier arrival from the same "
+                                     "sender to the same rank -- the only order a transport can provide (got operation "
+                                     "{})",
+                                     describe(s, id), d));
     }
     if (o.kind == OpKind::arrival) {
       auto deps = s.deps(id);
       if (deps.size() != 1)
-        throw InputError(fmt::format(
-            "{}: an arrival has exactly one dep, the remote put/atomic that feeds it (got {})",
-            describe(s, id), deps.size()));
+        throw InputError(fmt::format("{}: an arrival has exactly one dep, the remote put/atomic that feeds it (got {})",
+                                     describe(s, id), deps.size()));
       const Op& src = s.op(deps[0]);
-      if ((src.kind != OpKind::put && src.kind != OpKind::atomic) || src.peer != o.rank ||
-          src.rank == o.rank)
-        throw InputError(fmt::format(
-            "{}: its dep {} must be a put or atomic on another rank that targets rank {}",
-            describe(s, id), deps[0], o.rank));
+      if ((src.kind != OpKind::put && src.kind != OpKind::atomic) || src.peer != o.rank || src.rank == o.rank)
+        throw InputError(fmt::format("{}: its dep {} must be a put or atomic on another rank that targets rank {}",
+                                     describe(s, id), deps[0], o.rank));
       if (o.peer != src.rank || o.bytes != src.bytes)
-        throw InputError(fmt::format(
-            "{}: peer {} and bytes {} must be those of its sender, operation {} (rank {}, {} "
-            "bytes)",
-            describe(s, id), o.peer, o.bytes, deps[0], src.rank, src.bytes));
+        throw InputError(fmt::format("{}: peer {} and bytes {} must be those of its sender, operation {} (rank {}, {} "
+                                     "bytes)",
+                                     describe(s, id), o.peer, o.bytes, deps[0], src.rank, src.bytes));
       auto& landed = arrivals_of[static_cast<std::size_t>(deps[0])];
       if (landed >= 0)
         throw InputError(fmt::format("{}: operation {} already lands as operation {}; a put or "
                                      "atomic has exactly one arrival",
                                      describe(s, id), deps[0], landed));
       landed = id;
-      if (o.trigger != kNoCounter)
-        throw InputError(fmt::format("{}: an arrival has no trigger", describe(s, id)));
+      if (o.trigger != kNoCounter) throw InputError(fmt::format("{}: an arrival has no trigger", describe(s, id)));
     } else {
       for (OpId d : s.deps(id)) {
         if (s.op(d).rank != o.rank)
-          throw InputError(fmt::format(
-              "{}: depends on operation {} of rank {}: a dependence across ranks needs an "
-              "arrival",
-              describe(s, id), d, s.op(d).rank));
+          throw InputError(fmt::format("{}: depends on operation {} of rank {}: a dependence across ranks needs an "
+                                       "arrival",
+                                       describe(s, id), d, s.op(d).rank));
         if (s.op(d).kind == OpKind::host_wait)
           throw InputError(fmt::format("{}: depends on a host_wait ({}), which completes "
                                        "nothing a counter could observe",
@@ -195,8 +182,7 @@ void validate(const Schedule& s, bool assigned) {
   for (OpId id = 0; id < n; ++id) {
     for (OpId d : s.deps(id)) ++first[static_cast<std::size_t>(d) + 1];
     for (OpId d : s.after(id)) ++first[static_cast<std::size_t>(d) + 1];
-    indeg[static_cast<std::size_t>(id)] =
-        static_cast<std::int32_t>(s.deps(id).size() + s.after(id).size());
+    indeg[static_cast<std::size_t>(id)] = static_cast<std::int32_t>(s.deps(id).size() + s.after(id).size());
   }
   for (std::size_t u = 0; u < un; ++u) first[u + 1] += first[u];
   std::vector<OpId> succ(first[un]);
@@ -228,8 +214,8 @@ void validate(const Schedule& s, bool assigned) {
   auto check_counter = [&](OpId id, CounterId c, const char* what) {
     if (c == kNoCounter) return;
     if (c < 0 || static_cast<std::size_t>(c) >= s.counter_count())
-      throw InputError(fmt::format("{}: {} counter {} is not defined (the schedule has {})",
-                                   describe(s, id), what, c, s.counter_count()));
+      throw InputError(fmt::format("{}: {} counter {} is not defined (the schedule has {})", describe(s, id), what, c,
+                                   s.counter_count()));
     if (s.counter_owner(c) != s.op(id).rank)
       throw InputError(fmt::format("{}: its {} is {}: an operation names counters of its own "
                                    "rank",
@@ -243,25 +229,20 @@ void validate(const Schedule& s, bool assigned) {
     if (o.kind == OpKind::cntr_add && o.target == kNoCounter)
       throw InputError(fmt::format("{}: cntr_add needs a target counter", describe(s, id)));
     if (o.kind == OpKind::arrival && o.completion == kNoCounter)
-      throw InputError(fmt::format("{}: an arrival's buffer must be bound to a counter",
-                                   describe(s, id)));
+      throw InputError(fmt::format("{}: an arrival's buffer must be bound to a counter", describe(s, id)));
     if (o.kind == OpKind::arrival) continue;
     if (o.kind == OpKind::host_wait && o.trigger == kNoCounter)
-      throw InputError(fmt::format("{}: a host_wait needs a counter and value to wait for",
-                                   describe(s, id)));
+      throw InputError(fmt::format("{}: a host_wait needs a counter and value to wait for", describe(s, id)));
     if (!s.deps(id).empty() && o.trigger == kNoCounter)
-      throw InputError(
-          fmt::format("{}: has dependences but no trigger, so it would fire at start",
-                      describe(s, id)));
+      throw InputError(fmt::format("{}: has dependences but no trigger, so it would fire at start", describe(s, id)));
     if (o.trigger != kNoCounter && o.threshold < 0)
       throw InputError(fmt::format("{}: negative threshold", describe(s, id)));
     for (OpId d : s.deps(id)) {
       if (s.op(d).increments() != o.trigger)
-        throw InputError(fmt::format(
-            "{}: parent {} completes into {}, but the op is triggered by {}; all parents of "
-            "an operation must complete into its trigger counter",
-            describe(s, id), d, s.counter_label(s.op(d).increments()),
-            s.counter_label(o.trigger)));
+        throw InputError(fmt::format("{}: parent {} completes into {}, but the op is triggered by {}; all parents of "
+                                     "an operation must complete into its trigger counter",
+                                     describe(s, id), d, s.counter_label(s.op(d).increments()),
+                                     s.counter_label(o.trigger)));
     }
   }
 }

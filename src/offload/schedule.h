@@ -42,16 +42,14 @@ std::string_view to_string(OpKind k);
 std::optional<OpKind> parse_op_kind(std::string_view s);
 
 // Data operations that a rank initiates and that complete locally.
-inline bool is_data_op(OpKind k) {
-  return k == OpKind::put || k == OpKind::get || k == OpKind::atomic;
-}
+inline bool is_data_op(OpKind k) { return k == OpKind::put || k == OpKind::get || k == OpKind::atomic; }
 
 struct Op {
   OpKind kind = OpKind::put;
   Rank rank = 0;
-  Rank peer = kNoRank;       // put/get/atomic: target; arrival: initiator; else none
+  Rank peer = kNoRank;  // put/get/atomic: target; arrival: initiator; else none
   std::int64_t bytes = 0;
-  std::int64_t add = 0;      // cntr_add: amount added to `target`
+  std::int64_t add = 0;  // cntr_add: amount added to `target`
   CounterId trigger = kNoCounter;
   std::int64_t threshold = 0;
   CounterId completion = kNoCounter;  // put/get/atomic/arrival: counter that gets +1
@@ -61,8 +59,8 @@ struct Op {
   // of the peer's; an arrival repeats its send's dst_offset.
   std::int64_t src_offset = 0;
   std::int64_t dst_offset = 0;
-  bool relay = false;                  // cntr_add inserted by a counter assignment
-  bool counted = true;                 // false: completion deliberately not counted
+  bool relay = false;   // cntr_add inserted by a counter assignment
+  bool counted = true;  // false: completion deliberately not counted
   // Position of this op's lists in the schedule's pools (filled by Schedule::add).
   std::uint32_t deps_begin = 0, deps_count = 0, after_begin = 0, after_count = 0;
 
@@ -84,7 +82,7 @@ struct HostCopy {
   std::int64_t src_offset = 0, dst_offset = 0, bytes = 0;
 };
 struct DataLayout {
-  std::int64_t window_bytes = 0;  // 0: the schedule has no data layout
+  std::int64_t window_bytes = 0;                          // 0: the schedule has no data layout
   std::vector<std::int64_t> input_offset, output_offset;  // per rank
   std::vector<HostCopy> prologue;
   bool empty() const { return window_bytes == 0; }

@@ -34,9 +34,7 @@ std::vector<CounterId> rank_counter_ids(const Schedule& s) {
 
 nlohmann::ordered_json schedule_to_json(const Schedule& s) {
   const std::vector<CounterId> cid = rank_counter_ids(s);
-  auto counter = [&](CounterId c) {
-    return c == kNoCounter ? json(nullptr) : json(cid[static_cast<std::size_t>(c)]);
-  };
+  auto counter = [&](CounterId c) { return c == kNoCounter ? json(nullptr) : json(cid[static_cast<std::size_t>(c)]); };
   json j;
   j["format"] = kFormat;
   j["collective"] = s.collective;
@@ -50,8 +48,7 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
   if (!s.layout.empty()) {
     json pro = json::array();
     for (const HostCopy& c : s.layout.prologue)
-      pro.push_back({{"rank", c.rank}, {"src_offset", c.src_offset}, {"dst_offset", c.dst_offset},
-                     {"bytes", c.bytes}});
+      pro.push_back({{"rank", c.rank}, {"src_offset", c.src_offset}, {"dst_offset", c.dst_offset}, {"bytes", c.bytes}});
     j["layout"] = {{"window_bytes", s.layout.window_bytes},
                    {"input_offset", s.layout.input_offset},
                    {"output_offset", s.layout.output_offset},
@@ -79,10 +76,8 @@ nlohmann::ordered_json schedule_to_json(const Schedule& s) {
     }
     e["deps"] = std::vector<OpId>(s.deps(id).begin(), s.deps(id).end());
     if (!s.after(id).empty()) e["after"] = std::vector<OpId>(s.after(id).begin(), s.after(id).end());
-    if (o.trigger == kNoCounter)
-      e["trigger"] = nullptr;
-    else
-      e["trigger"] = {{"counter", counter(o.trigger)}, {"threshold", o.threshold}};
+    if (o.trigger == kNoCounter) e["trigger"] = nullptr;
+    else e["trigger"] = {{"counter", counter(o.trigger)}, {"threshold", o.threshold}};
     e["completion"] = counter(o.completion);
     if (o.relay) e["relay"] = true;
     ops.push_back(std::move(e));
@@ -125,8 +120,8 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   const json j = detail::parse_json(text, origin);
   Ctx top{origin};
   if (!j.is_object()) top.fail("the top level must be an object");
-  top.only(j, {"format", "collective", "algorithm", "ranks", "strategy", "bytes", "datatype",
-               "root", "ordered_channels", "layout", "ops", "counters"});
+  top.only(j, {"format", "collective", "algorithm", "ranks", "strategy", "bytes", "datatype", "root",
+               "ordered_channels", "layout", "ops", "counters"});
   if (top.string(top.need(j, "format"), "format") != kFormat)
     top.fail(fmt::format("field 'format' must be \"{}\"", kFormat));
   const auto ranks = static_cast<Rank>(top.bounded(top.need(j, "ranks"), "ranks", 1, detail::kMaxRanks));
@@ -180,8 +175,8 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     Ctx c{fmt::format("{}: ops[{}]", origin, i)};
     const json& e = ops[i];
     if (!e.is_object()) c.fail("an operation must be an object");
-    c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add",
-               "deps", "after", "trigger", "completion", "relay"});
+    c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add", "deps", "after",
+               "trigger", "completion", "relay"});
     const auto id = c.small(c.need(e, "id"), "id");
     if (static_cast<std::size_t>(id) != i)
       c.fail(fmt::format("id {} out of order: operations must be listed with ids 0, 1, 2, ... "
@@ -255,8 +250,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   }
   auto global = [&](Rank r, CounterId c) {
     if (c == kNoCounter) return kNoCounter;
-    return static_cast<CounterId>(
-        std::lower_bound(named.begin(), named.end(), std::pair{r, c}) - named.begin());
+    return static_cast<CounterId>(std::lower_bound(named.begin(), named.end(), std::pair{r, c}) - named.begin());
   };
   for (std::size_t i = 0; i < s.size(); ++i) {
     Op& o = s.op(static_cast<OpId>(i));
@@ -271,9 +265,9 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       if (a.kind != OpKind::arrival) continue;
       const Op& send = s.op(s.deps(static_cast<OpId>(i))[0]);
       if (a.dst_offset != send.dst_offset || a.bytes != send.bytes)
-        Ctx{fmt::format("{}: operation {}", origin, i)}.fail(fmt::format(
-            "the arrival lands {} bytes at {} but its send writes {} bytes at {}", a.bytes,
-            a.dst_offset, send.bytes, send.dst_offset));
+        Ctx{fmt::format("{}: operation {}", origin, i)}.fail(
+            fmt::format("the arrival lands {} bytes at {} but its send writes {} bytes at {}", a.bytes, a.dst_offset,
+                        send.bytes, send.dst_offset));
     }
 
   if (j.contains("counters")) {
@@ -283,8 +277,8 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     c.only(cj, {"per_rank", "max", "total"});
     const auto sum = s.counter_summary();
     if (cj.contains("per_rank") && cj.at("per_rank") != json(sum.per_rank))
-      c.fail(fmt::format("per_rank {} does not match the counters the operations name ({})",
-                         cj.at("per_rank").dump(), json(sum.per_rank).dump()));
+      c.fail(fmt::format("per_rank {} does not match the counters the operations name ({})", cj.at("per_rank").dump(),
+                         json(sum.per_rank).dump()));
     if (cj.contains("max") && cj.at("max") != json(sum.max))
       c.fail(fmt::format("max {} does not match {}", cj.at("max").dump(), sum.max));
     if (cj.contains("total") && cj.at("total") != json(sum.total))
@@ -301,9 +295,7 @@ std::string read_text_file(const std::string& path) {
   return ss.str();
 }
 
-Schedule read_schedule_json(const std::string& path) {
-  return schedule_from_json_text(read_text_file(path), path);
-}
+Schedule read_schedule_json(const std::string& path) { return schedule_from_json_text(read_text_file(path), path); }
 
 void write_schedule_json(const Schedule& s, const std::string& path) {
   std::ofstream out(path, std::ios::binary);
@@ -328,10 +320,10 @@ void write_schedule_dot(const Schedule& s, std::ostream& out) {
       if (o.kind == OpKind::cntr_add) label += fmt::format(" c{} += {}", c(o.target), o.add);
       if (o.trigger != kNoCounter) label += fmt::format("\\nwhen c{} >= {}", c(o.trigger), o.threshold);
       if (o.completion != kNoCounter) label += fmt::format("\\ncompletes c{}", c(o.completion));
-      const char* style = o.kind == OpKind::arrival ? ", style=rounded"
+      const char* style = o.kind == OpKind::arrival     ? ", style=rounded"
                           : o.kind == OpKind::host_wait ? ", style=bold"
-                          : o.relay ? ", style=dashed"
-                                    : "";
+                          : o.relay                     ? ", style=dashed"
+                                                        : "";
       out << fmt::format("    op{} [label=\"{}\"{}];\n", id, label, style);
     }
     out << "  }\n";
@@ -339,8 +331,7 @@ void write_schedule_dot(const Schedule& s, std::ostream& out) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto id = static_cast<OpId>(i);
     const bool arrival = s.op(id).kind == OpKind::arrival;
-    for (OpId d : s.deps(id))
-      out << fmt::format("  op{} -> op{}{};\n", d, id, arrival ? " [style=dashed]" : "");
+    for (OpId d : s.deps(id)) out << fmt::format("  op{} -> op{}{};\n", d, id, arrival ? " [style=dashed]" : "");
     for (OpId d : s.after(id)) out << fmt::format("  op{} -> op{} [style=dotted];\n", d, id);
   }
   out << "}\n";

@@ -9,8 +9,7 @@ namespace fabriclab::offload {
 
 Schedule split_atomics(const Schedule& dag, std::int64_t max_bytes) {
   if (max_bytes <= 0) throw std::invalid_argument("split_atomics: max_bytes must be positive");
-  if (dag.counter_count() != 0)
-    throw std::invalid_argument("split_atomics: the schedule already has counters");
+  if (dag.counter_count() != 0) throw std::invalid_argument("split_atomics: the schedule already has counters");
   Schedule out(dag.ranks());
   out.copy_metadata(dag);
   // Old id -> its new ids (one per segment; an arrival maps to its segments' arrivals).
@@ -39,10 +38,8 @@ Schedule split_atomics(const Schedule& dag, std::int64_t max_bytes) {
         const OpId one[] = {s};
         // With ordered channels, segments land in order behind what the original followed.
         std::span<const OpId> behind;
-        if (now[i].empty())
-          behind = after;
-        else if (dag.ordered_channels)
-          behind = std::span<const OpId>(&now[i].back(), 1);
+        if (now[i].empty()) behind = after;
+        else if (dag.ordered_channels) behind = std::span<const OpId>(&now[i].back(), 1);
         now[i].push_back(out.add(a, one, behind));
       }
       continue;

@@ -29,11 +29,11 @@ std::string exact_note(const Outcome& o) {
   }
   std::string note;
   if (worse)
-    note = fmt::format("optimized uses up to {} more counter{} than the proven minimum, on {} rank{}",
-                       gap, gap == 1 ? "" : "s", worse, worse == 1 ? "" : "s");
+    note = fmt::format("optimized uses up to {} more counter{} than the proven minimum, on {} rank{}", gap,
+                       gap == 1 ? "" : "s", worse, worse == 1 ? "" : "s");
   if (unproven)
-    note += fmt::format("{}budget exhausted on {} rank{}: their count is an upper bound",
-                        note.empty() ? "" : "; ", unproven, unproven == 1 ? "" : "s");
+    note += fmt::format("{}budget exhausted on {} rank{}: their count is an upper bound", note.empty() ? "" : "; ",
+                        unproven, unproven == 1 ? "" : "s");
   return note;
 }
 
@@ -41,8 +41,7 @@ std::string exact_note(const Outcome& o) {
 // practice); local always fits.
 bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && dag.ranks() <= 64; }
 
-std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
-                              const Schedule& dag) {
+std::vector<Variant> variants(const std::string& strategy, const std::string& analysis, const Schedule& dag) {
   std::vector<Analysis> analyses;
   if (analysis == "auto") {
     analyses.push_back(Analysis::local);
@@ -90,8 +89,7 @@ Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
 }
 
 // The closed form for this variant, compared with what the allocator produced.
-void attach_estimate(Outcome& o, const BuildOptions& bo,
-                     const std::string& collective, const std::string& algorithm) {
+void attach_estimate(Outcome& o, const BuildOptions& bo, const std::string& collective, const std::string& algorithm) {
   if (o.variant.strategy == Strategy::exact ||
       (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
     return;
@@ -106,8 +104,7 @@ void attach_estimate(Outcome& o, const BuildOptions& bo,
 
 std::string verdict(const VerifyReport& r) {
   if (r.ok())
-    return fmt::format("safe+live ({}{})", to_string(r.analysis),
-                       r.exhaustive_complete ? ", exhaustive" : "");
+    return fmt::format("safe+live ({}{})", to_string(r.analysis), r.exhaustive_complete ? ", exhaustive" : "");
   return "REJECTED";
 }
 
@@ -120,13 +117,10 @@ std::string with_suffix(const std::string& path, const std::string& tag) {
 }
 }  // namespace
 
-void write_outputs(const Outcome& o, const std::string& json_path, const std::string& dot_path,
-                   bool tag_with_variant) {
+void write_outputs(const Outcome& o, const std::string& json_path, const std::string& dot_path, bool tag_with_variant) {
   const std::string tag = o.variant.file_tag();
-  if (!json_path.empty())
-    write_schedule_json(o.schedule, tag_with_variant ? with_suffix(json_path, tag) : json_path);
-  if (!dot_path.empty())
-    write_schedule_dot(o.schedule, tag_with_variant ? with_suffix(dot_path, tag) : dot_path);
+  if (!json_path.empty()) write_schedule_json(o.schedule, tag_with_variant ? with_suffix(json_path, tag) : json_path);
+  if (!dot_path.empty()) write_schedule_dot(o.schedule, tag_with_variant ? with_suffix(dot_path, tag) : dot_path);
 }
 
 }  // namespace fabriclab::offload

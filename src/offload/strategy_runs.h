@@ -51,8 +51,7 @@ bool global_fits(const Schedule& dag);
 
 // strategy: naive, optimized, exact or all (exact where it fits); analysis: local,
 // global or auto (local, plus global where it fits).
-std::vector<Variant> variants(const std::string& strategy, const std::string& analysis,
-                              const Schedule& dag);
+std::vector<Variant> variants(const std::string& strategy, const std::string& analysis, const Schedule& dag);
 
 // Verifier settings scaled to the schedule's size.
 VerifyOptions verify_options(const Schedule& s);
@@ -69,7 +68,6 @@ std::string verdict(const VerifyReport& r);
 
 // Writes the outcome's schedule as JSON and/or DOT (empty path: not written); with
 // several variants each file gets the variant's tag: x.json -> x.optimized-local.json.
-void write_outputs(const Outcome& o, const std::string& json_path, const std::string& dot_path,
-                   bool tag_with_variant);
+void write_outputs(const Outcome& o, const std::string& json_path, const std::string& dot_path, bool tag_with_variant);
 
 }  // namespace fabriclab::offload

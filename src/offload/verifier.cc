@@ -21,8 +21,7 @@ std::string name_op(const Schedule& s, OpId id) {
 
 std::string list_ops(const std::vector<OpId>& ids, std::size_t limit = 12) {
   std::string out;
-  for (std::size_t i = 0; i < ids.size() && i < limit; ++i)
-    out += (i ? ", " : "") + std::to_string(ids[i]);
+  for (std::size_t i = 0; i < ids.size() && i < limit; ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
   if (ids.size() > limit) out += fmt::format(", ... ({} in all)", ids.size());
   return "[" + out + "]";
 }
@@ -31,8 +30,7 @@ std::string list_ops(const std::vector<OpId>& ids, std::size_t limit = 12) {
 // Method 1: the exact rule.
 
 // Checks every triggered operation of one rank; `v` carries anc/desc.
-void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, std::size_t& reported,
-                     VerifyReport& rep) {
+void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, std::size_t& reported, VerifyReport& rep) {
   // I(K) of each counter of the rank, over the rank's local ops.
   std::vector<std::int32_t> local(s.counter_count(), -1);
   std::vector<DynBitset> inc;
@@ -70,10 +68,8 @@ void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, std::size
            fmt::format("{} can fire before its parent op {}: it waits for {} >= {}, "
                        "and the incrementers {} that do not need op {} can complete first "
                        "and bring the counter to {} ({} analysis)",
-                       name_op(s, v.ops[i]), v.ops[static_cast<std::size_t>(p)],
-                       s.counter_label(o.trigger),
-                       o.threshold, list_ops(witness), v.ops[static_cast<std::size_t>(p)],
-                       without_p, to_string(a))});
+                       name_op(s, v.ops[i]), v.ops[static_cast<std::size_t>(p)], s.counter_label(o.trigger),
+                       o.threshold, list_ops(witness), v.ops[static_cast<std::size_t>(p)], without_p, to_string(a))});
     }
   }
 }
@@ -115,9 +111,8 @@ struct ExecIndex {
     }
     // Released in threshold order, then issue order.
     for (auto& w : waiters)
-      std::stable_sort(w.begin(), w.end(), [&](OpId a, OpId b) {
-        return sched.op(a).threshold < sched.op(b).threshold;
-      });
+      std::stable_sort(w.begin(), w.end(),
+                       [&](OpId a, OpId b) { return sched.op(a).threshold < sched.op(b).threshold; });
   }
   const Schedule* s;
   std::vector<std::vector<OpId>> waiters, arrivals_of, after_children;
@@ -186,13 +181,12 @@ class Executor {
       if (o.kind == OpKind::arrival) {
         if (fired_[static_cast<std::size_t>(s_->deps(id)[0])]) continue;  // its source is reported
         ids->push_back(id);
-        out.push_back(fmt::format("{} never landed: its initiator op {} never fired",
-                                  name_op(*s_, id), s_->deps(id)[0]));
+        out.push_back(
+            fmt::format("{} never landed: its initiator op {} never fired", name_op(*s_, id), s_->deps(id)[0]));
       } else if (!fired_[i]) {
         ids->push_back(id);
-        out.push_back(fmt::format("{} never fired: {} stopped at {} < threshold {}",
-                                  name_op(*s_, id), s_->counter_label(o.trigger),
-                                  value(o.trigger), o.threshold));
+        out.push_back(fmt::format("{} never fired: {} stopped at {} < threshold {}", name_op(*s_, id),
+                                  s_->counter_label(o.trigger), value(o.trigger), o.threshold));
       }
     }
     return out;
@@ -213,8 +207,7 @@ class Executor {
   // Queues the waiters of counter c whose threshold its value meets, in threshold order.
   void release(std::size_t c) {
     const auto& w = x_->waiters[c];
-    while (cursor_[c] < w.size() && s_->op(w[cursor_[c]]).threshold <= value_[c])
-      ready_.push_back(w[cursor_[c]++]);
+    while (cursor_[c] < w.size() && s_->op(w[cursor_[c]]).threshold <= value_[c]) ready_.push_back(w[cursor_[c]++]);
   }
 
   bool fire(OpId id) {
@@ -227,12 +220,11 @@ class Executor {
       ok = false;
       if (violation_.empty()) {
         violating_op_ = id;
-        violation_ = fmt::format(
-            "{} fired when {} reached {} (threshold {}) while its parent {} had not "
-            "completed; completions so far, in order: {}",
-            name_op(*s_, id), s_->counter_label(o.trigger),
-            o.trigger == kNoCounter ? 0 : value(o.trigger),
-            o.threshold, name_op(*s_, d), list_ops(trace_, 40));
+        violation_ = fmt::format("{} fired when {} reached {} (threshold {}) while its parent {} had not "
+                                 "completed; completions so far, in order: {}",
+                                 name_op(*s_, id), s_->counter_label(o.trigger),
+                                 o.trigger == kNoCounter ? 0 : value(o.trigger), o.threshold, name_op(*s_, d),
+                                 list_ops(trace_, 40));
       }
       break;
     }
@@ -305,8 +297,8 @@ bool random_run(const ExecIndex& ix, std::uint64_t seed, VerifyReport& rep) {
     ok = x.complete_at(rng.below(e.size()));
   }
   if (ok) return true;
-  rep.violations.push_back({Violation::Kind::early, fmt::format("random seed {}", seed),
-                            x.violating_op(), x.violation()});
+  rep.violations.push_back(
+      {Violation::Kind::early, fmt::format("random seed {}", seed), x.violating_op(), x.violation()});
   return false;
 }
 
@@ -370,8 +362,7 @@ VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
       break;
     }
   }
-  if (opt.exhaustive_state_limit > 0 && s.size() <= opt.exhaustive_max_ops &&
-      rep.safe_by_execution)
+  if (opt.exhaustive_state_limit > 0 && s.size() <= opt.exhaustive_max_ops && rep.safe_by_execution)
     exhaustive(ix, opt.exhaustive_state_limit, rep);
   return rep;
 }

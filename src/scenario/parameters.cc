@@ -1,6 +1,5 @@
 #include "scenario/parameters.h"
 
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -61,8 +60,8 @@ std::string leaf_text(const params::Spec& s, const toml::node& n, const std::str
   if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
   if (n.is_integer()) {
     if (s.kind == ParamKind::time || s.kind == ParamKind::bytes || s.kind == ParamKind::rate)
-      throw InputError(fmt::format("{}: key '{}': a bare number has no unit; write {} as a string",
-                                   where, s.key, params::describe(s.kind)));
+      throw InputError(fmt::format("{}: key '{}': a bare number has no unit; write {} as a string", where, s.key,
+                                   params::describe(s.kind)));
     return std::to_string(*n.value<std::int64_t>());
   }
   if (n.is_floating_point()) {
@@ -168,16 +167,14 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
           if (const int l = prefix.empty() && list < 0 ? list_named(key) : -1; l >= 0) {
             const auto* arr = node.as_array();
             if (!arr || !arr->is_array_of_tables())
-              throw InputError(fmt::format("{}: key '{}' must be a list of tables, written [[{}]]",
-                                           place(origin, node), key, key));
+              throw InputError(
+                  fmt::format("{}: key '{}' must be a list of tables, written [[{}]]", place(origin, node), key, key));
             sizes[static_cast<std::size_t>(l)] = arr->size();
             for (std::size_t i = 0; i < arr->size(); ++i) walk(*(*arr)[i].as_table(), "", l, i);
             continue;
           }
-          if (const auto* sub = node.as_table())
-            walk(*sub, key, list, item);
-          else if (list < 0)
-            leaves.push_back({key, &node, -1, 0, {}});
+          if (const auto* sub = node.as_table()) walk(*sub, key, list, item);
+          else if (list < 0) leaves.push_back({key, &node, -1, 0, {}});
           else
             leaves.push_back({key, &node, list, item,
                               fmt::format("{}.{}.{}", lists[static_cast<std::size_t>(list)].name, item, key)});

@@ -72,8 +72,8 @@ struct ListRegistry {
 // malformed.
 // `lists`: the lists of tables the file may hold; their entries' counts go to
 // `list_sizes` (one per list), and an override of an entry the file lacks is an error.
-std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& toml_text,
-                                   const std::string& origin, const std::vector<std::string>& overrides,
+std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& toml_text, const std::string& origin,
+                                   const std::vector<std::string>& overrides,
                                    const std::vector<ListRegistry>& lists = {},
                                    std::vector<std::size_t>* list_sizes = nullptr);
 // The text of the file at `path` (InputError naming it when it cannot be read).
@@ -167,7 +167,8 @@ class Parameters {
         for (const auto& f : table->fields()) {
           const std::string key = fmt::format("{}.{}.{}", name, i, f.spec.key);
           const auto it = origins.find(key);
-          c.set(key, f.spec.kind, params::parse(f.spec, f.get((r.*m)[i])), it == origins.end() ? "default" : it->second);
+          c.set(key, f.spec.kind, params::parse(f.spec, f.get((r.*m)[i])),
+                it == origins.end() ? "default" : it->second);
         }
     };
     lists_.push_back(std::move(b));
@@ -228,8 +229,8 @@ class Parameters {
       try {
         v = params::parse(f.spec, f.get(r));
       } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: key '{}': {}", it == origins.end() ? "default" : it->second, f.spec.key,
-                                     e.what()));
+        throw InputError(
+            fmt::format("{}: key '{}': {}", it == origins.end() ? "default" : it->second, f.spec.key, e.what()));
       }
       c.set(f.spec.key, f.spec.kind, std::move(v), it == origins.end() ? "default" : it->second);
     }

@@ -18,8 +18,12 @@ std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hos
   std::vector<fabric::FlowSpec> out;
   if (t.pattern == Pattern::none) return out;
   auto flow = [&](std::uint32_t s, std::uint32_t d) {
-    out.push_back({.src = s, .dst = d, .bytes = static_cast<std::uint64_t>(t.bytes.count()), .start = t.start,
-                   .priority = t.priority, .qps = t.qps_per_flow});
+    out.push_back({.src = s,
+                   .dst = d,
+                   .bytes = static_cast<std::uint64_t>(t.bytes.count()),
+                   .start = t.start,
+                   .priority = t.priority,
+                   .qps = t.qps_per_flow});
   };
   if (t.pattern != Pattern::flows && t.bytes.count() <= 0) throw InputError("traffic.bytes must be positive");
   if (hosts < 2) throw InputError("traffic needs at least two hosts");
@@ -55,10 +59,8 @@ std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hos
     case Pattern::flows:
       if (t.flows_file.empty()) throw InputError("traffic.pattern = \"flows\" needs traffic.flows_file");
       return read_flows_csv(t.flows_file, hosts);
-    case Pattern::training:
-      return training_flows(t, hosts);
-    case Pattern::none:
-      break;
+    case Pattern::training: return training_flows(t, hosts);
+    case Pattern::none: break;
   }
   return out;
 }
@@ -83,8 +85,8 @@ std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t
   std::vector<fabric::FlowSpec> out;
   out.reserve(static_cast<std::size_t>(l.per_iteration()) * l.iterations);
   const auto base = [&](std::uint32_t s, std::uint32_t d, std::uint64_t b) {
-    return fabric::FlowSpec{.src = s, .dst = d, .bytes = b, .start = t.start, .priority = t.priority,
-                            .qps = t.qps_per_flow};
+    return fabric::FlowSpec{
+        .src = s, .dst = d, .bytes = b, .start = t.start, .priority = t.priority, .qps = t.qps_per_flow};
   };
   for (std::uint32_t it = 0; it < l.iterations; ++it) {
     if (l.distribution)
@@ -119,8 +121,8 @@ std::uint64_t parse_uint(const std::string& v, const std::string& where, const c
     if (!digits.empty() && digits[0] == 'h') digits = digits.substr(1);
   auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x);
   if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty() || x > max)
-    throw InputError(where + ": column " + column + ": expected an integer 0.." + std::to_string(max) + ", got '" +
-                     v + "'");
+    throw InputError(where + ": column " + column + ": expected an integer 0.." + std::to_string(max) + ", got '" + v +
+                     "'");
   return x;
 }
 

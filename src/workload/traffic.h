@@ -29,11 +29,11 @@ namespace fabriclab::workload {
 
 enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training, none };
 inline constexpr params::EnumNames<Pattern, 6> kPatternNames{{{Pattern::incast, "incast"},
-                                                               {Pattern::permutation, "permutation"},
-                                                               {Pattern::all_to_all, "all_to_all"},
-                                                               {Pattern::flows, "flows"},
-                                                               {Pattern::training, "training"},
-                                                               {Pattern::none, "none"}}};
+                                                              {Pattern::permutation, "permutation"},
+                                                              {Pattern::all_to_all, "all_to_all"},
+                                                              {Pattern::flows, "flows"},
+                                                              {Pattern::training, "training"},
+                                                              {Pattern::none, "none"}}};
 
 struct TrafficSpec {
   Pattern pattern = Pattern::incast;
@@ -44,7 +44,7 @@ struct TrafficSpec {
   std::uint32_t incast_receiver = 0;
   std::uint32_t incast_senders = 0;  // 0: every other host
   std::string flows_file;
-  std::uint32_t iterations = 2;                  // training
+  std::uint32_t iterations = 2;  // training
   Bytes distribution_bytes = Bytes::from_count(8'000'000);
   Time compute;
 };

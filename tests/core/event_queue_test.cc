@@ -22,8 +22,7 @@ namespace {
 // time below the stream's last, which push_in_order must send the usual way.
 template <typename Queue>
 void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_percent = 2,
-                  std::uint64_t recurring_percent = 0, std::size_t many_delays = 0,
-                  std::uint64_t ordered_percent = 0) {
+                  std::uint64_t recurring_percent = 0, std::size_t many_delays = 0, std::uint64_t ordered_percent = 0) {
   std::vector<std::int64_t> recurring = {335840, 1000000, 6720, 7040, 83200, 2000000, 12, 500000, 3, 99991, 40000};
   if (many_delays > 0) {
     recurring.clear();
@@ -39,8 +38,8 @@ void differential(std::uint64_t seed, std::int64_t mean_gap, std::uint64_t tie_p
     const bool push = ref.empty() || rng.below(100) < (step < 100000 ? 60u : 40u);
     if (push) {
       std::int64_t gap = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(2 * mean_gap + 1)));
-      if (rng.below(100) < tie_percent) gap = 0;            // a tie
-      if (rng.below(1000) == 0) gap *= 100000;               // a long silence
+      if (rng.below(100) < tie_percent) gap = 0;  // a tie
+      if (rng.below(1000) == 0) gap *= 100000;    // a long silence
       if (rng.below(100) < recurring_percent) gap = recurring[rng.below(recurring.size())];
       std::int64_t t = now + gap;
       if (rng.below(100) < ordered_percent) {

@@ -19,8 +19,7 @@ struct PingPong : EventHandler {
   Time delay;
   std::vector<std::int64_t>* log;
   std::int64_t mark;
-  PingPong(Simulator& s, Time d, std::vector<std::int64_t>& l, std::int64_t m)
-      : sim(&s), delay(d), log(&l), mark(m) {}
+  PingPong(Simulator& s, Time d, std::vector<std::int64_t>& l, std::int64_t m) : sim(&s), delay(d), log(&l), mark(m) {}
   void on_event(std::uint64_t) override {
     log->push_back(mark * 1'000'000 + sim->now().ps() / 1000);
     sim->schedule_in(delay, *other);
@@ -37,9 +36,8 @@ TEST(Simulator, RunsEventsAtHandComputedTimes) {
   // A at 0, 15, 30, ..., 90; B at 10, 25, ..., 100: 14 events up to 100 ns.
   EXPECT_EQ(sim.run(ns(100)), 14u);
   EXPECT_EQ(sim.now(), ns(100));
-  const std::vector<std::int64_t> want = {1'000'000, 2'000'010, 1'000'015, 2'000'025, 1'000'030,
-                                          2'000'040, 1'000'045, 2'000'055, 1'000'060, 2'000'070,
-                                          1'000'075, 2'000'085, 1'000'090, 2'000'100};
+  const std::vector<std::int64_t> want = {1'000'000, 2'000'010, 1'000'015, 2'000'025, 1'000'030, 2'000'040, 1'000'045,
+                                          2'000'055, 1'000'060, 2'000'070, 1'000'075, 2'000'085, 1'000'090, 2'000'100};
   EXPECT_EQ(log, want);
   EXPECT_EQ(sim.pending(), 1u);  // A at 115 ns
 }

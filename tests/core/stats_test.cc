@@ -15,7 +15,7 @@ namespace {
 TEST(NearestRank, IsTheElementOfRankCeilQN) {
   EXPECT_EQ(nearest_rank({}, 0.5), 0);
   EXPECT_EQ(nearest_rank({7}, 0.0), 7);
-  EXPECT_EQ(nearest_rank({30, 10, 20, 40}, 0.5), 20);  // rank 2 of 4, in sorted order
+  EXPECT_EQ(nearest_rank({30, 10, 20, 40}, 0.5), 20);      // rank 2 of 4, in sorted order
   EXPECT_EQ(nearest_rank({30, 10, 20, 40, 50}, 0.5), 30);  // rank ceil(2.5) = 3
   EXPECT_EQ(nearest_rank({30, 10, 20, 40}, 1.0), 40);
   EXPECT_EQ(nearest_rank({30, 10, 20, 40}, 0.0), 10);  // at least the first

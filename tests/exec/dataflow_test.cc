@@ -51,8 +51,7 @@ TEST(Dataflow, EveryBuilderComputesItsCollective) {
         BuildOptions o{.ranks = p, .bytes = 13 * offload::datatype_size(dt), .datatype = dt};
         if (a.uses_root) o.root = p - 1;
         const Schedule dag = offload::build_schedule(a.collective, a.algorithm, o);
-        const std::string what = a.collective + "/" + a.algorithm + " P=" + std::to_string(p) +
-                                 " " + dag.datatype;
+        const std::string what = a.collective + "/" + a.algorithm + " P=" + std::to_string(p) + " " + dag.datatype;
         for (std::uint64_t seed = 1; seed <= 3; ++seed) expect_correct(dag, seed, what);
       }
 }
@@ -78,8 +77,8 @@ TEST(Segment, SplitsLargeAtomicsIntoElementSegments) {
     arrivals += op.kind == offload::OpKind::arrival;
     puts += op.kind == offload::OpKind::put;
   }
-  EXPECT_EQ(atomics, 2u * 3u);            // one reduce-scatter atomic per rank, in 3 pieces
-  EXPECT_EQ(puts, 2u);                    // puts are not split
+  EXPECT_EQ(atomics, 2u * 3u);  // one reduce-scatter atomic per rank, in 3 pieces
+  EXPECT_EQ(puts, 2u);          // puts are not split
   EXPECT_EQ(arrivals, atomics + puts);
   // Rank 0's first atomic carries chunk 0 (bytes 0..40) as [0,16) [16,32) [32,40).
   std::vector<std::pair<std::int64_t, std::int64_t>> pieces;

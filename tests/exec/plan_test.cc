@@ -21,8 +21,8 @@ using offload::Strategy;
 TEST(Plan, BinomialBcastOnTwoRanks) {
   // Naive: rank 0's put completes into schedule counter 0; rank 1's arrival into counter
   // 1; each rank's host_wait waits for its counter to reach 1.
-  const auto s = offload::assign_counters(
-      offload::build_schedule("bcast", "binomial", {.ranks = 2, .bytes = 64}), Strategy::naive);
+  const auto s = offload::assign_counters(offload::build_schedule("bcast", "binomial", {.ranks = 2, .bytes = 64}),
+                                          Strategy::naive);
   const auto prog = plan_triggered(s);
   ASSERT_EQ(prog.size(), 2u);
   const RankProgram& r0 = prog[0];
@@ -54,9 +54,8 @@ TEST(Plan, BinomialBcastOnTwoRanks) {
 TEST(Plan, CountsWhatEachIterationAddsToEveryCounter) {
   // Ring allreduce, P = 4: per rank 6 transfers (3 atomics, 3 puts) and 6 arrivals. Every
   // completion is counted, so one run adds 12 to a rank's counters in all.
-  const auto s = offload::assign_counters(
-      offload::build_schedule("allreduce", "ring", {.ranks = 4, .bytes = 4 * 8}),
-      Strategy::optimized);
+  const auto s = offload::assign_counters(offload::build_schedule("allreduce", "ring", {.ranks = 4, .bytes = 4 * 8}),
+                                          Strategy::optimized);
   for (const RankProgram& rp : plan_triggered(s)) {
     std::int64_t total = 0;
     for (auto v : rp.per_iteration) total += v;
@@ -82,8 +81,7 @@ TEST(Plan, PacesABurstOfSegmentsThroughAFlowCounter) {
   for (const Strategy strategy : {Strategy::naive, Strategy::optimized}) {
     SCOPED_TRACE(strategy == Strategy::naive ? "naive" : "optimized");
     const auto s = offload::assign_counters(
-        offload::split_atomics(offload::build_schedule("reduce", "binomial", {.ranks = 2, .bytes = 80 * 1024}),
-                               4096),
+        offload::split_atomics(offload::build_schedule("reduce", "binomial", {.ranks = 2, .bytes = 80 * 1024}), 4096),
         strategy);
     const auto plain = plan_triggered(s);
     const auto paced = plan_triggered(s, 8);
@@ -215,7 +213,8 @@ std::size_t run_programs(const offload::Schedule& s, const std::vector<RankProgr
                                   << " transfers in flight";
       for (std::size_t r = 0; r < progs.size(); ++r)
         for (std::size_t i = 0; i < fired[r].size(); ++i)
-          EXPECT_TRUE(fired[r][i]) << what << ": rank " << r << " op " << progs[r].op_ids[i] << " not fired when the waits were met";
+          EXPECT_TRUE(fired[r][i]) << what << ": rank " << r << " op " << progs[r].op_ids[i]
+                                   << " not fired when the waits were met";
     }
     ready.clear();
     for (std::size_t r = 0; r < progs.size(); ++r)
@@ -246,7 +245,8 @@ std::size_t run_programs(const offload::Schedule& s, const std::vector<RankProgr
     const auto peer = static_cast<std::size_t>(t.transfer.peer);
     const int c = progs[peer].key_counter[static_cast<std::size_t>(t.transfer.key)];
     if (c >= 0) ++counter[peer][static_cast<std::size_t>(c)];
-    if (arrival_of[static_cast<std::size_t>(id)] >= 0) done[static_cast<std::size_t>(arrival_of[static_cast<std::size_t>(id)])] = 1;
+    if (arrival_of[static_cast<std::size_t>(id)] >= 0)
+      done[static_cast<std::size_t>(arrival_of[static_cast<std::size_t>(id)])] = 1;
     if (t.completion >= 0) ++counter[f.rank][static_cast<std::size_t>(t.completion)];
     done[static_cast<std::size_t>(id)] = 1;
     --to_peer[{f.rank, t.transfer.peer}];
@@ -270,7 +270,8 @@ TEST(Plan, PacedProgramsRunEveryCollectiveWithoutFiringEarly) {
       if (a.uses_root) o.root = 3;
       const auto s = offload::assign_counters(
           offload::split_atomics(offload::build_schedule(a.collective, a.algorithm, o), 4096), strategy);
-      const std::string what = a.collective + "/" + a.algorithm + (strategy == Strategy::naive ? " naive" : " optimized");
+      const std::string what = a.collective + "/" + a.algorithm +
+                               (strategy == Strategy::naive ? " naive" : " optimized");
       for (std::uint64_t seed = 0; seed <= 3; ++seed) {
         const std::size_t unpaced = run_programs(s, plan_triggered(s), seed, what + " unpaced");
         const std::size_t paced = run_programs(s, plan_triggered(s, 4), seed, what + " paced");
@@ -309,7 +310,7 @@ TEST(Plan, PacesUncountedSendsAndTheHostWaitsForThem) {
   ASSERT_EQ(r1.counters.size(), plain[1].counters.size() + 1);
   ASSERT_EQ(r1.waits.size(), plain[1].waits.size() + 1);
   EXPECT_EQ(r1.waits.back().counter, flow);
-  EXPECT_EQ(r1.waits.back().value, 10);  // 40 KiB in 4 KiB segments
+  EXPECT_EQ(r1.waits.back().value, 10);           // 40 KiB in 4 KiB segments
   EXPECT_EQ(r1.ops.size(), plain[1].ops.size());  // nothing owed: no counter add
   run_programs(s, paced, 1, "uncounted");
 }
@@ -357,10 +358,10 @@ TEST(Plan, LeavesUnpacedWhatPacingWouldStall) {
   for (std::uint64_t seed = 0; seed <= 3; ++seed) run_programs(s, plan, seed, "unpaced file schedule");
 
   // Ordered channels: pacing could let a later burst overtake an earlier one's tail.
-  auto rd = offload::assign_counters(
-      offload::split_atomics(offload::build_schedule("allreduce", "recursive_doubling", {.ranks = 4, .bytes = 64 * 1024}),
-                             4096),
-      Strategy::optimized);
+  auto rd = offload::assign_counters(offload::split_atomics(offload::build_schedule("allreduce", "recursive_doubling",
+                                                                                    {.ranks = 4, .bytes = 64 * 1024}),
+                                                            4096),
+                                     Strategy::optimized);
   std::string why_rd;
   EXPECT_GT(max_counters(plan_triggered(rd, 4, &why_rd)), max_counters(plan_triggered(rd)));
   EXPECT_TRUE(why_rd.empty()) << why_rd;

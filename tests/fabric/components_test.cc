@@ -23,8 +23,8 @@ namespace {
 
 TEST(Hash, CheckValuesOfTheStandardCrcs) {
   const std::uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
-  EXPECT_EQ(crc32(check, sizeof check), 0xCBF43926u);       // CRC-32/ISO-HDLC
-  EXPECT_EQ(crc16_ccitt(check, sizeof check), 0x29B1u);     // CRC-16/CCITT-FALSE
+  EXPECT_EQ(crc32(check, sizeof check), 0xCBF43926u);    // CRC-32/ISO-HDLC
+  EXPECT_EQ(crc16_ccitt(check, sizeof check), 0x29B1u);  // CRC-16/CCITT-FALSE
 }
 
 TEST(Hash, SeedChangesTheHashAndFunctionsDiffer) {
@@ -229,8 +229,7 @@ TEST(Traffic, TrainingChainsTheRingSteps) {
   // Every dependence points back: the network accepts the list as it is.
   for (std::uint32_t id = 0; id < f.size(); ++id)
     for (std::uint32_t d : f[id].after) EXPECT_LT(d, id);
-  EXPECT_EQ(testing::input_error_of([&] { workload::make_flows(t, 1, 1); }),
-            "traffic needs at least two hosts");
+  EXPECT_EQ(testing::input_error_of([&] { workload::make_flows(t, 1, 1); }), "traffic needs at least two hosts");
 }
 
 TEST(Traffic, FlowsFileErrorsNameTheLine) {

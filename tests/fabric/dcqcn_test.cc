@@ -101,13 +101,13 @@ TEST(Dcqcn, AdditiveThenHyperIncrease) {
   // (one stage per 64 bytes here) moves BC; the timer moves T.
   DcqcnParams h = frozen_half_alpha(DcqcnParams::paper());
   h.rpg_threshold = 1;
-  h.rpg_byte_reset = 1;   // 64 bytes per stage
+  h.rpg_byte_reset = 1;  // 64 bytes per stage
   Bench c(h);
-  c.cnp_at(us(0));        // Rc 75G, Rt 100G (capped: Rt cannot rise)
-  c.cnp_at(us(1));        // Rt = 75G, Rc = 56.25G, T = BC = 0
+  c.cnp_at(us(0));  // Rc 75G, Rt 100G (capped: Rt cannot rise)
+  c.cnp_at(us(1));  // Rt = 75G, Rc = 56.25G, T = BC = 0
   EXPECT_EQ(c.rt(), 75 * G);
   EXPECT_EQ(c.rc(), 56'250'000'000);
-  c.until(us(1 + 110));   // T = 1, 2: max(T, BC) >= F = 1, min(T, BC) = 0: additive twice
+  c.until(us(1 + 110));  // T = 1, 2: max(T, BC) >= F = 1, min(T, BC) = 0: additive twice
   EXPECT_EQ(c.cc->timer_stage(), 2u);
   const std::int64_t rt0 = c.rt(), rc0 = c.rc();
   EXPECT_EQ(rt0, 75'080'000'000);
@@ -131,7 +131,7 @@ TEST(Dcqcn, NvidiaCutsAtTheMonitorPeriodOncePerPeriod) {
   EXPECT_EQ(b.cc->cuts(), 1u);
   EXPECT_EQ(b.cc->cnps(), 3u);
   b.until(us(12));
-  EXPECT_EQ(b.rc(), 75 * G);   // no CNP since: no cut
+  EXPECT_EQ(b.rc(), 75 * G);  // no CNP since: no cut
   b.cnp_at(us(13));
   b.until(us(16));
   EXPECT_EQ(b.rc(), 56'250'000'000);
@@ -150,9 +150,9 @@ TEST(Dcqcn, CutIsCappedByMinDecFacAndFlooredByMinRate) {
   EXPECT_EQ(b.rc(), 80 * G);
 
   DcqcnParams q = DcqcnParams::paper();
-  q.rpg_min_rate = 30'000;               // 30 Gb/s
+  q.rpg_min_rate = 30'000;  // 30 Gb/s
   Bench c(q);
-  c.cnp_at(us(0));                       // 100G x (1 - 1023/2048) = 50.05G
+  c.cnp_at(us(0));  // 100G x (1 - 1023/2048) = 50.05G
   EXPECT_EQ(c.rc(), 100 * G - 100 * G * 1023 / 2048);
   c.cnp_at(us(1));
   c.cnp_at(us(2));
@@ -188,8 +188,8 @@ double decay_time_constant(const DcqcnParams& p) {
 TEST(Dcqcn, PresetsHaveTheirAlphaTimeConstants) {
   const double paper = decay_time_constant(DcqcnParams::paper());
   const double nvidia = decay_time_constant(DcqcnParams::nvidia());
-  EXPECT_NEAR(paper, -55.0 / std::log(1020.0 / 1024.0), 55.0);    // 14052 us, to one period
-  EXPECT_NEAR(nvidia, -1.0 / std::log(1019.0 / 1024.0), 1.0);     // 204.3 us
+  EXPECT_NEAR(paper, -55.0 / std::log(1020.0 / 1024.0), 55.0);  // 14052 us, to one period
+  EXPECT_NEAR(nvidia, -1.0 / std::log(1019.0 / 1024.0), 1.0);   // 204.3 us
   EXPECT_GT(paper / nvidia, 60.0);
 }
 
@@ -200,7 +200,7 @@ TEST(Dcqcn, AlphaRisesWithCnpsByTheWeightOfNewSamples) {
   Dcqcn cc(p, sim, Gbps(100), nullptr, 0);
   cc.on_cnp(ns(500));  // first CNP: alpha = 0/1024; the period [0, 1us) saw a CNP
   EXPECT_DOUBLE_EQ(cc.alpha(ns(999)), 0.0);
-  EXPECT_DOUBLE_EQ(cc.alpha(us(1)), 5.0 / 1024.0);                     // (1019 x 0 + 5) / 1024
+  EXPECT_DOUBLE_EQ(cc.alpha(us(1)), 5.0 / 1024.0);                      // (1019 x 0 + 5) / 1024
   EXPECT_DOUBLE_EQ(cc.alpha(us(2)), (1019.0 * 5.0 / 1024.0) / 1024.0);  // then a quiet period
 }
 

@@ -74,7 +74,8 @@ TEST(Network, DependentFlowStartsAfterItsDependenceAndDelay) {
 
 TEST(Network, DependenceOnALaterFlowIsRefused) {
   OneFlow f(4096);
-  EXPECT_EQ(testing::input_error_of([&] { f.net.add_flow({.src = 0, .dst = 1, .bytes = 1, .start = {}, .after = {1}}); }),
+  EXPECT_EQ(testing::input_error_of(
+                [&] { f.net.add_flow({.src = 0, .dst = 1, .bytes = 1, .start = {}, .after = {1}}); }),
             "flow 1: waits for flow 1, which is not listed before it");
 }
 
@@ -208,7 +209,8 @@ TEST(Network, IncastPausesUpstreamAndDropsNothingOnTheLosslessPriority) {
   TopologySpec t = spec(TopologyKind::single_switch);
   t.hosts = 9;
   build_topology(net, t);
-  for (std::uint32_t h = 1; h < 9; ++h) net.add_flow({.src = h, .dst = 0, .bytes = 1'000'000, .start = {}, .priority = 3});
+  for (std::uint32_t h = 1; h < 9; ++h)
+    net.add_flow({.src = h, .dst = 0, .bytes = 1'000'000, .start = {}, .priority = 3});
   const RunTotals r = net.run(ms(50));
   ASSERT_TRUE(r.all_finished);
   EXPECT_EQ(net.ledger().data_packets_dropped, 0u);
@@ -234,7 +236,8 @@ TEST(Network, LossyIncastDropsAndRecovers) {
   TopologySpec t = spec(TopologyKind::single_switch);
   t.hosts = 5;
   build_topology(net, t);
-  for (std::uint32_t h = 1; h < 5; ++h) net.add_flow({.src = h, .dst = 0, .bytes = 200'000, .start = {}, .priority = 0});
+  for (std::uint32_t h = 1; h < 5; ++h)
+    net.add_flow({.src = h, .dst = 0, .bytes = 200'000, .start = {}, .priority = 0});
   const RunTotals r = net.run(sec(1));
   ASSERT_TRUE(r.all_finished);
   EXPECT_GT(net.ledger().data_packets_dropped, 0u);
@@ -370,7 +373,8 @@ std::unique_ptr<Network> busy_leaf_spine() {
   t.spines = 2;
   t.hosts_per_leaf = 4;
   build_topology(*net, t);
-  for (std::uint32_t h = 1; h < 16; h += 2) net->add_flow({.src = h, .dst = 0, .bytes = 300'000, .start = {}, .priority = 3});
+  for (std::uint32_t h = 1; h < 16; h += 2)
+    net->add_flow({.src = h, .dst = 0, .bytes = 300'000, .start = {}, .priority = 3});
   for (std::uint32_t h = 2; h < 16; h += 2)
     net->add_flow({.src = h, .dst = (h + 6) % 16, .bytes = 500'000, .start = us(h), .priority = 3});
   return net;
@@ -463,7 +467,10 @@ TEST(PartitionedRun, WhatWouldActAcrossPartsIsRefused) {
   OneFlow f(4096);
   EXPECT_EQ(testing::input_error_of([&] { f.net.set_partitions(2, 3); }),
             "threads: expected 1..2 (one per partition at most), got 3");
-  EXPECT_EQ(testing::input_error_of([&] { f.net.set_partitions(3, 1); f.net.run(ms(1)); }),
+  EXPECT_EQ(testing::input_error_of([&] {
+              f.net.set_partitions(3, 1);
+              f.net.run(ms(1));
+            }),
             "a partitioned run (3 partitions) needs a host per partition at least (2 hosts)");
 }
 
@@ -483,8 +490,7 @@ TEST(Network, ANicConfigurationOutsideItsDeclarationsIsRefusedOnce) {
   nic = NicConfig{};
   nic.congestion_control = "dcqcn";
   nic.dcqcn.rpg_gd = 0;
-  EXPECT_EQ(testing::input_error_of([&] { Network net(nic, SwitchConfig{}, 1); }),
-            "rpg_gd: 0 is below the minimum 1");
+  EXPECT_EQ(testing::input_error_of([&] { Network net(nic, SwitchConfig{}, 1); }), "rpg_gd: 0 is below the minimum 1");
   nic.congestion_control = "none";  // the DCQCN values matter only to DCQCN
   EXPECT_NO_THROW(Network(nic, SwitchConfig{}, 1));
 }

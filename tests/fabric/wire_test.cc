@@ -23,13 +23,12 @@ TEST(Wire, IcrcMatchesAConnectXCapture) {
   // A CNP captured on a ConnectX-4 Lx (the frame scapy's RoCE tests use): Ethernet
   // without a VLAN tag, IPv4 TOS 0xc2, UDP checksum 0, BTH opcode 0x81 with BECN set, 16
   // reserved bytes, and the ICRC bytes 82 fd 00 2a on the wire.
-  const auto frame = hex(
-      "e41d2dab2bc27cfe90643b320800"
-      "45c2003c718c400040119161 0a001101 0a001201"
-      "000012b700280000"
-      "8100ffff400001180000 0000"
-      "00000000000000000000000000000000"
-      "82fd002a");
+  const auto frame = hex("e41d2dab2bc27cfe90643b320800"
+                         "45c2003c718c400040119161 0a001101 0a001201"
+                         "000012b700280000"
+                         "8100ffff400001180000 0000"
+                         "00000000000000000000000000000000"
+                         "82fd002a");
   ASSERT_EQ(frame.size(), 14u + 60u);
   const std::uint8_t* ip = frame.data() + 14;
   const std::uint32_t icrc = roce_icrc(ip, 60 - 4);
@@ -41,19 +40,18 @@ TEST(Wire, IcrcMatchesAConnectXCapture) {
 
 TEST(Wire, IcrcIgnoresTheVariantFields) {
   // TTL, TOS (so ECN marking), checksums and FECN/BECN change in flight; the ICRC must not.
-  const auto frame = hex(
-      "45c2003c718c400040119161 0a001101 0a001201"
-      "000012b700280000"
-      "8100ffff400001180000 0000"
-      "00000000000000000000000000000000");
+  const auto frame = hex("45c2003c718c400040119161 0a001101 0a001201"
+                         "000012b700280000"
+                         "8100ffff400001180000 0000"
+                         "00000000000000000000000000000000");
   auto changed = frame;
-  changed[1] = 0x03;           // TOS: ECN CE
-  changed[8] = 0x01;           // TTL
-  changed[10] = 0x12;          // checksum
-  changed[20 + 6] = 0x55;      // UDP checksum
-  changed[28 + 4] = 0x80;      // FECN
+  changed[1] = 0x03;       // TOS: ECN CE
+  changed[8] = 0x01;       // TTL
+  changed[10] = 0x12;      // checksum
+  changed[20 + 6] = 0x55;  // UDP checksum
+  changed[28 + 4] = 0x80;  // FECN
   EXPECT_EQ(roce_icrc(frame.data(), frame.size()), roce_icrc(changed.data(), changed.size()));
-  changed[28 + 11] = 0x01;     // PSN is invariant
+  changed[28 + 11] = 0x01;  // PSN is invariant
   EXPECT_NE(roce_icrc(frame.data(), frame.size()), roce_icrc(changed.data(), changed.size()));
 }
 
@@ -68,7 +66,7 @@ TEST(Wire, DataFrameFields) {
   p.udp_sport = 0xc001;
   p.opcode = Opcode::rc_write_first;
   p.priority = 3;
-  p.dscp = 24;                          // as the NIC sets it: 8 x priority
+  p.dscp = 24;  // as the NIC sets it: 8 x priority
   p.ecn = kEcnCe;
   p.seal();
   std::uint8_t mac[6] = {};
@@ -77,10 +75,10 @@ TEST(Wire, DataFrameFields) {
   EXPECT_EQ(n + 4, p.frame_bytes());  // the FCS is not written
   const std::uint8_t* b = out.data();
   EXPECT_EQ(b[12] << 8 | b[13], 0x8100);
-  EXPECT_EQ(b[14] >> 5, 3);            // PCP
+  EXPECT_EQ(b[14] >> 5, 3);  // PCP
   const std::uint8_t* ip = b + 18;
-  EXPECT_EQ(ip[1] >> 2, 24);           // DSCP CS3
-  EXPECT_EQ(ip[1] & 3, 3);             // CE
+  EXPECT_EQ(ip[1] >> 2, 24);  // DSCP CS3
+  EXPECT_EQ(ip[1] & 3, 3);    // CE
   EXPECT_EQ(ip[2] << 8 | ip[3], static_cast<int>(n - 18));
   // The IPv4 header sums to 0xffff with its checksum.
   std::uint32_t sum = 0;
@@ -89,7 +87,7 @@ TEST(Wire, DataFrameFields) {
   EXPECT_EQ(sum, 0xffffu);
   const std::uint8_t* bth = ip + 28;
   EXPECT_EQ(bth[0], 6);
-  EXPECT_EQ((bth[1] >> 4) & 3, 3);     // pad count
+  EXPECT_EQ((bth[1] >> 4) & 3, 3);  // pad count
   EXPECT_EQ(bth[5] << 16 | bth[6] << 8 | bth[7], 0x123 + 0x100);
   EXPECT_EQ(bth[9] << 16 | bth[10] << 8 | bth[11], 0xabcdef);
   const std::uint8_t* reth = bth + 12;

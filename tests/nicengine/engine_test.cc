@@ -47,7 +47,8 @@ std::unique_ptr<fabric::Network> star(int n, Time delay, bool direct = false, fa
     return net;
   }
   const std::uint32_t sw = net->add_switch("sw");
-  for (int i = 0; i < n; ++i) net->connect(net->host(static_cast<std::uint32_t>(i)), net->switch_at(sw), Gbps(100), delay);
+  for (int i = 0; i < n; ++i)
+    net->connect(net->host(static_cast<std::uint32_t>(i)), net->switch_at(sw), Gbps(100), delay);
   return net;
 }
 
@@ -96,7 +97,9 @@ TEST(Engine, RecursiveDoublingRoundsByHand) {
   //   round 2's, returns at 4610.32 + 14.4 + 2000 = 6624.72 ns, which ends the collective.
   auto net = star(4, us(1));
   Engine e(*net, sharp(), Policy::stall, 3);
-  e.add({.name = "rd", .schedule = assigned("allreduce", "recursive_doubling", 4, 1024), .nic_of_rank = linear(4),
+  e.add({.name = "rd",
+         .schedule = assigned("allreduce", "recursive_doubling", 4, 1024),
+         .nic_of_rank = linear(4),
          .issue = {}});
   net->run(ms(1));
   const auto r = e.results();
@@ -228,8 +231,11 @@ TEST(Engine, SameRunSameResultsAndPartitionsAreRefused) {
     nic.congestion_control = "dcqcn";
     auto net = star(8, us(1), false, nic);
     Engine e(*net, NicParams{}, Policy::stall, 3);
-    e.add({.name = "ring", .schedule = assigned("allreduce", "ring", 8, 1 << 20), .nic_of_rank = linear(8), .issue = {}});
-    e.add({.name = "a2a", .schedule = assigned("alltoall", "pairwise", 8, 8 << 10), .nic_of_rank = linear(8),
+    e.add(
+        {.name = "ring", .schedule = assigned("allreduce", "ring", 8, 1 << 20), .nic_of_rank = linear(8), .issue = {}});
+    e.add({.name = "a2a",
+           .schedule = assigned("alltoall", "pairwise", 8, 8 << 10),
+           .nic_of_rank = linear(8),
            .issue = us(3)});
     net->run(ms(10));
     return std::make_pair(net->fingerprint(), e.results()[1].job.done);
@@ -241,7 +247,9 @@ TEST(Engine, SameRunSameResultsAndPartitionsAreRefused) {
   auto net = star(4, us(1));
   net->set_partitions(2, 1);
   Engine e(*net, NicParams{}, Policy::stall, 3);
-  e.add({.name = "rd", .schedule = assigned("allreduce", "recursive_doubling", 4, 1024), .nic_of_rank = linear(4),
+  e.add({.name = "rd",
+         .schedule = assigned("allreduce", "recursive_doubling", 4, 1024),
+         .nic_of_rank = linear(4),
          .issue = {}});
   EXPECT_THROW(net->run(ms(1)), InputError);
 }

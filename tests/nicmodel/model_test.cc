@@ -84,7 +84,9 @@ TEST(OffloadModel, ManyConcurrentCollectivesAllCompleteWithinThePool) {
   OffloadModel m(params(16), 8, Policy::stall);
   std::vector<std::int32_t> identity = {0, 1, 2, 3, 4, 5, 6, 7};
   for (int i = 0; i < 24; ++i)
-    m.add({.name = fmt::format("c{}", i), .schedule = i % 2 ? bcast : ring, .nic_of_rank = identity,
+    m.add({.name = fmt::format("c{}", i),
+           .schedule = i % 2 ? bcast : ring,
+           .nic_of_rank = identity,
            .issue = ns(100 * i)});
   const auto r = m.run();
   for (int i = 0; i < 24; ++i) {
@@ -123,8 +125,10 @@ TEST(OffloadModel, SoftwarePathCompletesOnceWhenTheLastOpsFinishTogether) {
   // Recursive doubling on 4 ranks does not fit a 1-counter NIC: it runs in software, where
   // the last arrival completes several joins at once (host_waits, counter adds).
   OffloadModel m(params(1), 4, Policy::fallback);
-  m.add({.name = "rd", .schedule = assigned("allreduce", "recursive_doubling", 4, 1024),
-         .nic_of_rank = {0, 1, 2, 3}, .issue = {}});
+  m.add({.name = "rd",
+         .schedule = assigned("allreduce", "recursive_doubling", 4, 1024),
+         .nic_of_rank = {0, 1, 2, 3},
+         .issue = {}});
   const auto r = m.run();  // a second completion would throw
   EXPECT_FALSE(r[0].offloaded);
   EXPECT_TRUE(r[0].could_never_offload);
@@ -141,7 +145,10 @@ TEST(OffloadModel, LateLocalCompletionsAfterTheHostSawTheEnd) {
   const auto ring = assigned("allreduce", "ring", 4, 4096);
   OffloadModel m(params(64), 4, Policy::stall);
   for (int i = 0; i < 6; ++i)
-    m.add({.name = fmt::format("r{}", i), .schedule = ring, .nic_of_rank = {0, 1, 2, 3}, .issue = {},
+    m.add({.name = fmt::format("r{}", i),
+           .schedule = ring,
+           .nic_of_rank = {0, 1, 2, 3},
+           .issue = {},
            .after = i == 0 ? -1 : i - 1});
   const auto r = m.run();
   for (int i = 1; i < 6; ++i) EXPECT_EQ(r[i].issue, r[i - 1].done);

@@ -81,8 +81,7 @@ TEST(CounterCache, AgreesWithAListBasedLru) {
     for (int i = 0; i < 200000; ++i) {
       // Keys shaped as the model packs them: (job << 32) | counter; or differing only in
       // their high bits.
-      const std::uint64_t key =
-          i % 2 ? (rng.below(8) << 32 | rng.below(16)) : rng.below(64) << 40;
+      const std::uint64_t key = i % 2 ? (rng.below(8) << 32 | rng.below(16)) : rng.below(64) << 40;
       auto it = std::find(ref.begin(), ref.end(), key);
       if (rng.below(100) == 0) {  // a collective's counters leave: all of one job's keys
         const std::uint64_t a = rng.below(8) << 32, b = a | 0xffffffffull;

@@ -110,8 +110,8 @@ TEST(Decide, NeedAndFreeMustCoverTheSameNics) {
 TEST(Decide, NeedsPerRankCountCountersAndHeldOperations) {
   // Recursive doubling on 8 ranks, optimized: 3 counters (one per level) and 6 slots
   // (3 levels x a remote and a local atomic) on every rank.
-  const auto rd = needs_per_rank(assign_counters(build_schedule("allreduce", "recursive_doubling", {.ranks = 8}),
-                                                 Strategy::optimized));
+  const auto rd = needs_per_rank(
+      assign_counters(build_schedule("allreduce", "recursive_doubling", {.ranks = 8}), Strategy::optimized));
   ASSERT_EQ(rd.size(), 8u);
   for (const NicResources& n : rd) {
     EXPECT_EQ(n.counters, 3);
@@ -119,8 +119,8 @@ TEST(Decide, NeedsPerRankCountCountersAndHeldOperations) {
   }
   // Binomial broadcast on 8 ranks: P - 1 = 7 puts in all, 3 of them at the root, and
   // one counter per rank; arrivals and host waits take no slot.
-  const auto bc = needs_per_rank(assign_counters(build_schedule("bcast", "binomial", {.ranks = 8}),
-                                                 Strategy::optimized));
+  const auto bc = needs_per_rank(
+      assign_counters(build_schedule("bcast", "binomial", {.ranks = 8}), Strategy::optimized));
   std::int64_t slots = 0;
   for (const NicResources& n : bc) {
     slots += n.slots;
@@ -134,11 +134,10 @@ TEST(Advice, OffloadsWaitsAndFallsBackByHand) {
   // 4 counters per NIC. Recursive doubling on 8 ranks needs 3 per rank, binomial bcast
   // 1, ring allreduce 2(P-1) = 14: offload (4 -> 1 free), offload (1 -> 0), wait until
   // #1 releases its 3, software (14 > 4 ever).
-  const auto a = advise({.counters = 4},
-                        {{"allreduce", "recursive_doubling", {.ranks = 8}},
-                         {"bcast", "binomial", {.ranks = 8}},
-                         {"allreduce", "recursive_doubling", {.ranks = 8}},
-                         {"allreduce", "ring", {.ranks = 8}}});
+  const auto a = advise({.counters = 4}, {{"allreduce", "recursive_doubling", {.ranks = 8}},
+                                          {"bcast", "binomial", {.ranks = 8}},
+                                          {"allreduce", "recursive_doubling", {.ranks = 8}},
+                                          {"allreduce", "ring", {.ranks = 8}}});
   ASSERT_EQ(a.size(), 4u);
   EXPECT_EQ(a[0].decision, D::offload);
   EXPECT_EQ(a[0].counters_max, 3);
@@ -162,9 +161,8 @@ TEST(Advice, CountsTriggeredOpSlots) {
 }
 
 TEST(Advice, WithoutWaitingWhatDoesNotFitNowRunsInSoftware) {
-  const auto a = advise({.counters = 4, .allow_wait = false},
-                        {{"allreduce", "recursive_doubling", {.ranks = 8}},
-                         {"allreduce", "recursive_doubling", {.ranks = 8}}});
+  const auto a = advise({.counters = 4, .allow_wait = false}, {{"allreduce", "recursive_doubling", {.ranks = 8}},
+                                                               {"allreduce", "recursive_doubling", {.ranks = 8}}});
   EXPECT_EQ(a[1].decision, D::software);
 }
 

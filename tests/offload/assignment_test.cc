@@ -83,8 +83,7 @@ TEST(Assignment, OrderedChannelsLetRingShareOneCounter) {
     // Without ordering every arrival but the last needs its own counter (local analysis).
     BuildOptions plain{.ranks = p};
     plain.count_send_completions = false;
-    EXPECT_EQ(assigned("allreduce", "ring", plain, Strategy::optimized).counter_summary().max,
-              2 * (p - 1));
+    EXPECT_EQ(assigned("allreduce", "ring", plain, Strategy::optimized).counter_summary().max, 2 * (p - 1));
   }
 }
 
@@ -147,8 +146,8 @@ TEST(Assignment, OptimizedNeverUsesMoreThanNaiveAndAlwaysVerifies) {
 TEST(Assignment, RankSymmetryCacheGivesWhatEachRankAloneGives) {
   // The local analysis solves each distinct rank structure once; solving every rank on
   // its own must give the same counters.
-  for (auto [c, a] : {std::pair{"allreduce", "rabenseifner"}, {"allreduce", "binomial"},
-                      {"allgather", "recursive_doubling"}}) {
+  for (auto [c, a] :
+       {std::pair{"allreduce", "rabenseifner"}, {"allreduce", "binomial"}, {"allgather", "recursive_doubling"}}) {
     const Schedule dag = build_schedule(c, a, {.ranks = 11});
     const Schedule s = assign_counters(dag, Strategy::optimized);
     auto views = rank_views(dag);

@@ -43,10 +43,8 @@ TEST(Collectives, EveryAlgorithmBuildsAValidDagForManyRankCounts) {
           // With counted sends every rank has something to observe: exactly one
           // host_wait. Uncounted, a rank that only sends (a reduce leaf) has none.
           for (Rank r = 0; r < p; ++r) {
-            if (counted)
-              EXPECT_EQ(host_waits(s, r).size(), 1u) << "rank " << r;
-            else
-              EXPECT_LE(host_waits(s, r).size(), 1u) << "rank " << r;
+            if (counted) EXPECT_EQ(host_waits(s, r).size(), 1u) << "rank " << r;
+            else EXPECT_LE(host_waits(s, r).size(), 1u) << "rank " << r;
           }
         }
       }
@@ -65,8 +63,7 @@ TEST(Collectives, DataReachesWhereTheCollectiveSaysItMust) {
       const auto from = ranks_reaching(s);
       for (Rank r = 0; r < p; ++r) {
         const auto hw = host_waits(s, r);
-        const bool all_to_all = a.collective == "allreduce" || a.collective == "barrier" ||
-                                a.collective == "allgather";
+        const bool all_to_all = a.collective == "allreduce" || a.collective == "barrier" || a.collective == "allgather";
         if (all_to_all) {
           ASSERT_EQ(hw.size(), 1u);
           EXPECT_EQ(from[static_cast<std::size_t>(hw[0])].count(), static_cast<std::size_t>(p))
@@ -202,7 +199,8 @@ TEST(Collectives, BadOptionsAreRejectedWithClearMessages) {
             "root 4 is outside 0..3");
   EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("bcast", "knomial", {.ranks = 4, .radix = 1}); }),
             "radix must be at least 2 (got 1)");
-  EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allgather", "ring", {.ranks = 4, .bytes = std::int64_t{1} << 62}); }),
+  EXPECT_EQ(fabriclab::testing::input_error_of(
+                [] { build_schedule("allgather", "ring", {.ranks = 4, .bytes = std::int64_t{1} << 62}); }),
             "bytes must be in 0..1099511627776 (1 TiB; got 4611686018427387904)");
   EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduce", "ring", {.ranks = 100000}); }),
             "allreduce ring on 100000 ranks would have about 39999700000 operations, more than "

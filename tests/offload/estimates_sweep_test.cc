@@ -11,8 +11,7 @@ namespace {
 
 TEST(EstimatesSweep, EqualTheAllocatorForEveryPFrom2To256) {
   for (const auto& a : algorithms())
-    for (Rank p = 2; p <= 256; ++p)
-      expect_estimate_equals_allocator(a, {.ranks = p, .root = a.uses_root ? p / 3 : 0});
+    for (Rank p = 2; p <= 256; ++p) expect_estimate_equals_allocator(a, {.ranks = p, .root = a.uses_root ? p / 3 : 0});
 }
 
 TEST(EstimatesSweep, EqualTheAllocatorWithUncountedSendsUpTo128) {

@@ -70,8 +70,7 @@ std::int32_t brute_force_rank0(const Schedule& dag, Analysis an) {
     if (used < best) {
       sol[0] = assignment_from_placement(gv, place);
       const Schedule s = emit_schedule(dag, views, sol, "brute");
-      if (verify(s, {.analysis = an, .random_runs = 0, .exhaustive_state_limit = 0}).safe_by_rule)
-        best = used;
+      if (verify(s, {.analysis = an, .random_runs = 0, .exhaustive_state_limit = 0}).safe_by_rule) best = used;
     }
     std::size_t i = n;
     while (i-- > 1) {
@@ -94,10 +93,9 @@ TEST(Exact, AgreesWithBruteForceOnSmallRanks) {
     Rank p;
     Analysis an;
   };
-  for (const Case& k : {Case{"allreduce", "ring", 4, Analysis::global},
-                        Case{"allreduce", "rabenseifner", 4, Analysis::global},
-                        Case{"allreduce", "binomial", 6, Analysis::local},
-                        Case{"alltoall", "pairwise", 4, Analysis::global}}) {
+  for (const Case& k :
+       {Case{"allreduce", "ring", 4, Analysis::global}, Case{"allreduce", "rabenseifner", 4, Analysis::global},
+        Case{"allreduce", "binomial", 6, Analysis::local}, Case{"alltoall", "pairwise", 4, Analysis::global}}) {
     const Schedule dag = build_schedule(k.c, k.a, {.ranks = k.p});
     const auto r = assign_exact(dag, {.analysis = k.an});
     ASSERT_TRUE(r.ranks[0].proven_minimum);

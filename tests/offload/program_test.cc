@@ -81,8 +81,8 @@ std::string three_arrivals(int threshold, bool same_sender, bool ordered) {
   return R"({"format": "fabriclab.program/1", "ranks": 4, "ordered_channels": )" +
          std::string(ordered ? "true" : "false") +
          R"(, "buffers": [{"rank": 1, "name": "in", "counter": 0}], "calls": [)" + calls +
-         R"({"rank": 1, "kind": "host_wait", "trigger": {"counter": 0, "threshold": )" +
-         std::to_string(threshold) + "}}]}";
+         R"({"rank": 1, "kind": "host_wait", "trigger": {"counter": 0, "threshold": )" + std::to_string(threshold) +
+         "}}]}";
 }
 
 TEST(Program, WaitingForEveryBoundArrivalIsUnambiguous) {
@@ -111,8 +111,7 @@ TEST(Program, RejectsAPartialWaitOnUnorderedArrivalsNamingTheCall) {
 TEST(Program, OrderedChannelsResolveAPartialWaitOnOneSender) {
   const auto r = recover_dag(program_from_json_text(three_arrivals(2, true, true), "p.json"));
   // The wait depends on the first two arrivals (ops 1 and 3, each after its put).
-  EXPECT_EQ(std::vector<OpId>(r.as_given.deps(6).begin(), r.as_given.deps(6).end()),
-            (std::vector<OpId>{1, 3}));
+  EXPECT_EQ(std::vector<OpId>(r.as_given.deps(6).begin(), r.as_given.deps(6).end()), (std::vector<OpId>{1, 3}));
   EXPECT_TRUE(verify(r.as_given).ok());
 }
 
@@ -141,7 +140,8 @@ TEST(Program, TheVerifierNamesTheLibrarysOwnCounters) {
 }
 
 TEST(Program, RejectsInconsistentThresholdsAndUnknownBuffers) {
-  const std::string head = R"({"format": "fabriclab.program/1", "ranks": 2, "buffers": [{"rank": 1, "name": "in", "counter": 0}], "calls": [)";
+  const std::string head =
+      R"({"format": "fabriclab.program/1", "ranks": 2, "buffers": [{"rank": 1, "name": "in", "counter": 0}], "calls": [)";
   // Two local completions into counter 5, then a wait for 1 of them.
   EXPECT_EQ(error_of(head + R"({"rank": 0, "kind": "atomic", "peer": 0, "bytes": 8, "trigger": null, "completion": 5},
       {"rank": 0, "kind": "atomic", "peer": 0, "bytes": 8, "trigger": null, "completion": 5},
@@ -152,9 +152,12 @@ TEST(Program, RejectsInconsistentThresholdsAndUnknownBuffers) {
             "p.json: call 0 (host_wait on rank 0): threshold 1 on counter 5 exceeds what "
             "increments it before the call (0 from earlier calls, 0 arrivals): it would wait for "
             "calls issued after it");
-  EXPECT_EQ(error_of(head + R"({"rank": 0, "kind": "put", "peer": 1, "buffer": "inbox", "bytes": 8, "trigger": null, "completion": null}]})"),
-            "p.json: call 0 (put on rank 0): rank 1 has no buffer 'inbox' (declare it under "
-            "\"buffers\" with the counter it is bound to)");
+  EXPECT_EQ(
+      error_of(
+          head +
+          R"({"rank": 0, "kind": "put", "peer": 1, "buffer": "inbox", "bytes": 8, "trigger": null, "completion": null}]})"),
+      "p.json: call 0 (put on rank 0): rank 1 has no buffer 'inbox' (declare it under "
+      "\"buffers\" with the counter it is bound to)");
   EXPECT_EQ(error_of(head + R"({"rank": 0, "kind": "arrival", "peer": 1}]})"),
             "p.json: call 0: unknown kind 'arrival' (expected put, get, atomic, cntr_add or "
             "host_wait; arrivals follow from the buffers)");

@@ -26,7 +26,8 @@ std::string tiny(const std::string& wait_deps = "[1]", const std::string& wait_r
  {"id": 0, "rank": 0, "kind": "put", "peer": 1, "bytes": 8, "deps": [], "trigger": null, "completion": 0},
  {"id": 1, "rank": 1, "kind": "arrival", "peer": 0, "bytes": 8, "deps": [0], "trigger": null, "completion": )" +
          arrival_counter + R"(},
- {"id": 2, "rank": )" + wait_rank + R"(, "kind": "host_wait", "deps": )" + wait_deps +
+ {"id": 2, "rank": )" +
+         wait_rank + R"(, "kind": "host_wait", "deps": )" + wait_deps +
          R"(, "trigger": {"counter": 1, "threshold": 1}, "completion": null}]})";
 }
 
@@ -87,8 +88,7 @@ TEST(ScheduleIo, WritesAFileNumberedFromZeroOnEveryRankBackAsItWas) {
     const auto& w = written["ops"][i];
     EXPECT_EQ(w["trigger"], o["trigger"]) << "op " << i;
     EXPECT_EQ(w["completion"], o["completion"]) << "op " << i;
-    EXPECT_EQ(w.value("target", nlohmann::ordered_json()), o.value("target", nlohmann::ordered_json()))
-        << "op " << i;
+    EXPECT_EQ(w.value("target", nlohmann::ordered_json()), o.value("target", nlohmann::ordered_json())) << "op " << i;
   }
   EXPECT_EQ(written["counters"], original["counters"]);
 }
@@ -175,8 +175,7 @@ TEST(ScheduleIo, BuiltCollectivesRoundTripThroughPerRankIdsAndVerify) {
   for (const auto& a : algorithms()) {
     for (Rank p : {3, 4}) {
       for (Strategy st : {Strategy::naive, Strategy::optimized}) {
-        SCOPED_TRACE(a.collective + "/" + a.algorithm + " P=" + std::to_string(p) + " " +
-                     std::string(to_string(st)));
+        SCOPED_TRACE(a.collective + "/" + a.algorithm + " P=" + std::to_string(p) + " " + std::string(to_string(st)));
         // The default 8 bytes (reduce_scatter's empty output blocks start at the end of
         // its window; schedule_roundtrip_test.cc sweeps the sizes).
         const Schedule s = assign_counters(build_schedule(a.collective, a.algorithm, {.ranks = p}), st);
@@ -244,12 +243,10 @@ TEST(ScheduleIo, DataLayoutRoundTripsAndIsCheckedOnRead) {
             "t.json: operation 1: the arrival lands 4 bytes at 4 but its send writes 4 bytes at 0");
   bad = schedule_to_json(build_schedule("bcast", "binomial", {.ranks = 2, .bytes = 8}));
   bad["layout"]["input_offset"] = {0};
-  EXPECT_EQ(error_of(bad.dump()),
-            "t.json: layout: field 'input_offset' must list one offset per rank (2)");
+  EXPECT_EQ(error_of(bad.dump()), "t.json: layout: field 'input_offset' must list one offset per rank (2)");
   bad.erase("layout");
-  EXPECT_EQ(error_of(bad.dump()),
-            "t.json: operation 0: 'src_offset' and 'dst_offset' need a top-level 'layout' and "
-            "belong to transfers");
+  EXPECT_EQ(error_of(bad.dump()), "t.json: operation 0: 'src_offset' and 'dst_offset' need a top-level 'layout' and "
+                                  "belong to transfers");
 }
 
 TEST(ScheduleIo, UsesTheFieldNamesOfTheReference) {
@@ -272,9 +269,8 @@ TEST(ScheduleIo, MalformedJsonNamesLineAndColumn) {
 
 TEST(ScheduleIo, BadSchedulesAreRejectedNamingTheOperation) {
   EXPECT_EQ(error_of(tiny()), "no error");
-  EXPECT_EQ(error_of(tiny("[0]")),
-            "operation 2 (host_wait on rank 1): depends on operation 0 of rank 0: a dependence "
-            "across ranks needs an arrival");
+  EXPECT_EQ(error_of(tiny("[0]")), "operation 2 (host_wait on rank 1): depends on operation 0 of rank 0: a dependence "
+                                   "across ranks needs an arrival");
   // Counter 0 of rank 1 is not rank 0's counter 0: the file reads, but the wait is
   // triggered by rank 1's counter 1 while its parent completes into rank 1's counter 0.
   EXPECT_EQ(error_of(tiny("[1]", "1", "0")), "no error");
@@ -342,19 +338,17 @@ TEST(ScheduleIo, RejectsNumbersBeyondWhatCountersAndTablesHold) {
 TEST(ScheduleIo, CounterSummaryInTheFileMustMatch) {
   std::string t = tiny();
   t.insert(t.size() - 1, R"(, "counters": {"per_rank": [1, 2], "max": 2, "total": 3})");
-  EXPECT_EQ(error_of(t),
-            "t.json: counters: per_rank [1,2] does not match the counters the operations name "
-            "([1,1])");
+  EXPECT_EQ(error_of(t), "t.json: counters: per_rank [1,2] does not match the counters the operations name "
+                         "([1,1])");
 }
 
 TEST(ScheduleIo, DotShowsRanksTriggersAndArrivalEdges) {
   std::ostringstream out;
-  write_schedule_dot(
-      assign_counters(build_schedule("bcast", "binomial", {.ranks = 2}), Strategy::optimized), out);
+  write_schedule_dot(assign_counters(build_schedule("bcast", "binomial", {.ranks = 2}), Strategy::optimized), out);
   const std::string dot = out.str();
   EXPECT_NE(dot.find("subgraph cluster_rank1"), std::string::npos);
   EXPECT_NE(dot.find("op0 -> op1 [style=dashed]"), std::string::npos);  // put -> arrival
-  EXPECT_NE(dot.find("when c0 >= 1"), std::string::npos);              // rank 0's wait
+  EXPECT_NE(dot.find("when c0 >= 1"), std::string::npos);               // rank 0's wait
   // Rank 1's arrival lands on rank 1's counter 0, labelled as the JSON numbers it.
   EXPECT_NE(dot.find("1: arrival <- 0\\ncompletes c0"), std::string::npos) << dot;
   EXPECT_EQ(dot.find("completes c1"), std::string::npos) << dot;

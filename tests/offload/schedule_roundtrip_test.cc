@@ -29,8 +29,7 @@ namespace {
 
 // Unique per process: ctest may run these tests in parallel, and other checkouts share /tmp.
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::path(::testing::TempDir()) /
-          fmt::format("fabriclab-roundtrip-{}-{}", ::getpid(), name))
+  return (std::filesystem::path(::testing::TempDir()) / fmt::format("fabriclab-roundtrip-{}-{}", ::getpid(), name))
       .string();
 }
 
@@ -62,8 +61,8 @@ Schedule through_file(const Schedule& s, const std::string& name, std::string* t
 // and 3 are empty and start where block 0 ends, at byte 8, which is also the end of the
 // 8-byte window. An empty block there lies inside the window, so the file reads back.
 TEST(ScheduleRoundTrip, ReduceScatterWithEmptyBlocksAtTheWindowsEnd) {
-  const Schedule s = assign_counters(
-      build_schedule("reduce_scatter", "ring", {.ranks = 4, .bytes = 8}), Strategy::naive);
+  const Schedule s = assign_counters(build_schedule("reduce_scatter", "ring", {.ranks = 4, .bytes = 8}),
+                                     Strategy::naive);
   ASSERT_EQ(s.layout.window_bytes, 8);
   ASSERT_EQ(s.layout.output_offset, (std::vector<std::int64_t>{0, 8, 8, 8}));
   std::string text;
@@ -87,13 +86,11 @@ TEST(ScheduleRoundTrip, ReduceScatterWithEmptyBlocksAtTheWindowsEnd) {
 // and 0 elements at 0, 8, 16 and 24; three floats (12 bytes) at 0, 4, 8 and 12 -- the
 // empty block again at the window's end.
 TEST(ScheduleRoundTrip, ReduceScatterFewerElementsThanRanks) {
-  for (auto [bytes, dt, offsets] :
-       {std::tuple{24, Datatype::float64, std::vector<std::int64_t>{0, 8, 16, 24}},
-        std::tuple{12, Datatype::float32, std::vector<std::int64_t>{0, 4, 8, 12}}}) {
+  for (auto [bytes, dt, offsets] : {std::tuple{24, Datatype::float64, std::vector<std::int64_t>{0, 8, 16, 24}},
+                                    std::tuple{12, Datatype::float32, std::vector<std::int64_t>{0, 4, 8, 12}}}) {
     SCOPED_TRACE(bytes);
     const Schedule s = assign_counters(
-        build_schedule("reduce_scatter", "ring", {.ranks = 4, .bytes = bytes, .datatype = dt}),
-        Strategy::optimized);
+        build_schedule("reduce_scatter", "ring", {.ranks = 4, .bytes = bytes, .datatype = dt}), Strategy::optimized);
     const Schedule back = through_file(s, "rs4-3.json");
     EXPECT_EQ(back.layout.window_bytes, bytes);
     EXPECT_EQ(back.layout.output_offset, offsets);
@@ -119,9 +116,8 @@ TEST(ScheduleRoundTrip, LayoutOffsetsMayReachButNotPassTheWindowsEnd) {
 }
 
 std::string describe(const AlgorithmInfo& a, const BuildOptions& o) {
-  return fmt::format("{}/{} P={} bytes={} {} root={}{}{}", a.collective, a.algorithm, o.ranks,
-                     o.bytes, to_string(o.datatype), o.root,
-                     o.ordered_channels ? " ordered" : "",
+  return fmt::format("{}/{} P={} bytes={} {} root={}{}{}", a.collective, a.algorithm, o.ranks, o.bytes,
+                     to_string(o.datatype), o.root, o.ordered_channels ? " ordered" : "",
                      o.count_send_completions ? "" : " uncounted-sends");
 }
 
@@ -195,8 +191,7 @@ TEST(ScheduleRoundTrip, OrderedChannelsAndUncountedSendsReadBack) {
         for (bool ordered : {false, true})
           for (bool counted : {true, false}) {
             if (!ordered && counted) continue;  // the sweep above
-            BuildOptions o{.ranks = p, .bytes = bytes, .ordered_channels = ordered,
-                           .count_send_completions = counted};
+            BuildOptions o{.ranks = p, .bytes = bytes, .ordered_channels = ordered, .count_send_completions = counted};
             const Schedule dag = build_schedule(a.collective, a.algorithm, o);
             expect_round_trip(assign_counters(dag, Strategy::optimized), describe(a, o));
           }

@@ -45,8 +45,7 @@ TEST(Verifier, RejectsALowThresholdWithTheCounterExample) {
   EXPECT_EQ(r.violations[0].method, "rule");
   EXPECT_EQ(r.violations[0].op, 4);
   // Without op 1, op 3 alone reaches threshold 1.
-  EXPECT_NE(r.violations[0].message.find("before its parent op 1"), std::string::npos)
-      << r.violations[0].message;
+  EXPECT_NE(r.violations[0].message.find("before its parent op 1"), std::string::npos) << r.violations[0].message;
   EXPECT_NE(r.violations[0].message.find("incrementers [3]"), std::string::npos);
 }
 
@@ -83,8 +82,7 @@ TEST(Verifier, DecidesLivenessEvenAfterAnEarlyFiring) {
   EXPECT_FALSE(r.safe_by_rule);
   EXPECT_FALSE(r.live_by_fixpoint);
   bool hang = false;
-  for (const auto& v : r.violations)
-    hang |= v.kind == Violation::Kind::hang && v.op == 5;
+  for (const auto& v : r.violations) hang |= v.kind == Violation::Kind::hang && v.op == 5;
   EXPECT_TRUE(hang);
 }
 
@@ -112,7 +110,8 @@ TEST(Verifier, CountsCounterAddsByTheirWeight) {
     s.set_counter_owners({0, 0});
     const OpId put = s.add({.kind = OpKind::put, .rank = 0, .peer = 1, .bytes = 8, .completion = 0});
     s.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8, .completion = kNoCounter}, {put});
-    const OpId add = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2, .trigger = 0, .threshold = 1, .target = 1}, {put});
+    const OpId add = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2, .trigger = 0, .threshold = 1, .target = 1},
+                           {put});
     const OpId loc = s.add({.kind = OpKind::atomic, .rank = 0, .peer = 0, .bytes = 8, .completion = 1});
     s.add({.kind = OpKind::host_wait, .rank = 0, .trigger = 1, .threshold = th}, {add, loc});
     return s;
@@ -156,8 +155,7 @@ TEST(Verifier, TransportOrderingMakesASharedCounterSafe) {
 TEST(Verifier, RejectsTwoRecursiveDoublingLevelsOnOneCounter) {
   // The planted error of triggered-ops.md section 1: rank 0's level-0 and level-1
   // arrivals on one counter that triggers level 1.
-  Schedule s = assign_counters(build_schedule("allreduce", "recursive_doubling", {.ranks = 4}),
-                               Strategy::optimized);
+  Schedule s = assign_counters(build_schedule("allreduce", "recursive_doubling", {.ranks = 4}), Strategy::optimized);
   std::vector<OpId> arrivals;
   for (std::size_t i = 0; i < s.size(); ++i)
     if (s.op(static_cast<OpId>(i)).rank == 0 && s.op(static_cast<OpId>(i)).kind == OpKind::arrival)
@@ -186,8 +184,8 @@ TEST(Verifier, LocalAnalysisIsConservative) {
   // Binomial allreduce, global analysis: a rank's broadcast arrival shares the counter
   // of its reduction arrivals, safe only because the arrival needs those reductions,
   // which the local analysis cannot see.
-  const auto s = assign_counters(build_schedule("allreduce", "binomial", {.ranks = 8}),
-                                 Strategy::optimized, {.analysis = Analysis::global});
+  const auto s = assign_counters(build_schedule("allreduce", "binomial", {.ranks = 8}), Strategy::optimized,
+                                 {.analysis = Analysis::global});
   EXPECT_TRUE(verify(s, {.analysis = Analysis::global, .exhaustive_state_limit = 20000}).ok());
   const auto local = verify(s, {.analysis = Analysis::local, .exhaustive_state_limit = 20000});
   EXPECT_FALSE(local.safe_by_rule);
@@ -234,10 +232,9 @@ TEST(Verifier, RejectsATooLowThresholdNamingTheRanksCounter) {
         continue;
       }
       ++executions;
-      EXPECT_NE(v.message.find(fmt::format(
-                    "op 7 (host_wait on rank 1) fired when {} reached 1 (threshold 1) while its "
-                    "parent op ",
-                    name)),
+      EXPECT_NE(v.message.find(fmt::format("op 7 (host_wait on rank 1) fired when {} reached 1 (threshold 1) while its "
+                                           "parent op ",
+                                           name)),
                 std::string::npos)
           << v.message;
     }
@@ -266,11 +263,9 @@ TEST(Verifier, AcceptsEveryStrategyForEveryCollectiveUpTo64Ranks) {
                             {Strategy::optimized, Analysis::local},
                             {Strategy::optimized, Analysis::global}}) {
         const auto s = assign_counters(dag, st, {.analysis = an});
-        const auto r = verify(s, {.analysis = Analysis::global, .random_runs = 2,
-                                  .exhaustive_state_limit = 2000});
-        EXPECT_TRUE(r.ok()) << info.collective << "/" << info.algorithm << " P=" << p << " "
-                            << to_string(st) << "/" << to_string(an) << ": "
-                            << (r.violations.empty() ? "" : r.violations[0].message);
+        const auto r = verify(s, {.analysis = Analysis::global, .random_runs = 2, .exhaustive_state_limit = 2000});
+        EXPECT_TRUE(r.ok()) << info.collective << "/" << info.algorithm << " P=" << p << " " << to_string(st) << "/"
+                            << to_string(an) << ": " << (r.violations.empty() ? "" : r.violations[0].message);
       }
     }
   }

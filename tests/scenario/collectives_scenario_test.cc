@@ -8,6 +8,9 @@
 #include <sstream>
 
 #include "error_message.h"
+#include "offload/assignment.h"
+#include "offload/collectives.h"
+#include "offload/schedule_io.h"
 #include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::scenario {
@@ -163,12 +166,11 @@ TEST(CollectivesScenario, TracedOperationsByHand) {
   const FabricSetup s = fabric_parameters().resolve_text(kBroadcast, "b.toml", {"output.ops=true"});
   const auto dir = std::filesystem::temp_directory_path() / "fabriclab_collectives_ops_test";
   run_fabric(s, {.scenario = "b.toml", .out_dir = dir.string()});
-  EXPECT_EQ(slurp(dir / "ops.csv"),
-            "name,iteration,op,rank,kind,ready_ns,fired_ns,completed_ns\n"
-            "b,0,0,0,put,0.000,0.000,2393.040\n"
-            "b,0,1,1,arrival,1385.840,1385.840,1535.840\n"
-            "b,0,2,0,host_wait,2393.040,2393.040,2393.040\n"
-            "b,0,3,1,host_wait,1535.840,1535.840,1535.840\n");
+  EXPECT_EQ(slurp(dir / "ops.csv"), "name,iteration,op,rank,kind,ready_ns,fired_ns,completed_ns\n"
+                                    "b,0,0,0,put,0.000,0.000,2393.040\n"
+                                    "b,0,1,1,arrival,1385.840,1385.840,1535.840\n"
+                                    "b,0,2,0,host_wait,2393.040,2393.040,2393.040\n"
+                                    "b,0,3,1,host_wait,1535.840,1535.840,1535.840\n");
   std::filesystem::remove_all(dir);
 }
 
@@ -198,6 +200,46 @@ TEST(CollectivesScenario, AStreamKeepsAtMostInFlightInstancesRunning) {
     EXPECT_EQ(o.collectives[i].result.job.issue, again.collectives[i].result.job.issue) << i;
     EXPECT_TRUE(o.collectives[i].result.done()) << i;
   }
+}
+
+TEST(CollectivesScenario, AScheduleFileRunsAsTheAlgorithmItWasBuiltFrom) {
+  // `fabriclab counters --json` writes the assigned schedule; a [[collective]] that names
+  // it runs exactly as the entry that builds the same algorithm, and a file whose rank
+  // count differs from the hosts given is refused naming both.
+  offload::BuildOptions b;
+  b.ranks = 4;
+  b.bytes = 64 << 10;
+  const auto dir = std::filesystem::temp_directory_path() / "fabriclab_collectives_schedule_test";
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "rd4.json").string();
+  offload::write_schedule_json(offload::assign_counters(offload::build_schedule("allreduce", "recursive_doubling", b),
+                                                        offload::Strategy::optimized),
+                               file);
+  const std::string base = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[traffic]
+pattern = "none"
+[[collective]]
+)";
+  const FabricOutcome built = run_fabric(
+      fabric_parameters().resolve_text(base + "algorithm = \"recursive_doubling\"\nbytes = \"64KiB\"\n", "a.toml"),
+      {.scenario = "a.toml", .out_dir = ""});
+  const FabricOutcome read = run_fabric(fabric_parameters().resolve_text(base + "schedule = \"" + file + "\"\n",
+                                                                         "b.toml"),
+                                        {.scenario = "b.toml", .out_dir = ""});
+  ASSERT_TRUE(built.collectives.at(0).result.done());
+  EXPECT_EQ(read.collectives.at(0).result.job.done, built.collectives.at(0).result.job.done);
+  EXPECT_EQ(read.collectives.at(0).algorithm, "recursive_doubling");
+  EXPECT_EQ(read.fingerprint, built.fingerprint);
+  EXPECT_EQ(input_error_of([&] {
+              run_fabric(fabric_parameters().resolve_text(base + "schedule = \"" + file + "\"\nranks = \"0-2\"\n",
+                                                          "c.toml"),
+                         {.scenario = "c.toml", .out_dir = ""});
+            }),
+            "c.toml:8:12: collective.0: " + file + " has 4 ranks, but 3 hosts are given (ranks = ...)");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -81,7 +81,7 @@ timeseries_interval = "1ms"
 timeseries_ports = "sw0:0"
 )";
   const FabricSetup cfg = resolve_text(fabric_parameters(), toml, "converge.toml",
-                                  {"traffic.flows_file=" + (dir / "flows.csv").string()});
+                                       {"traffic.flows_file=" + (dir / "flows.csv").string()});
   const FabricOutcome o = run_fabric(cfg, {.scenario = "converge.toml", .out_dir = dir.string()});
   EXPECT_EQ(o.pfc_frames, 0u);
   EXPECT_EQ(o.drops, 0u);
@@ -127,8 +127,8 @@ FabricOutcome incast(const std::vector<std::string>& sets) {
 TEST(DcqcnScenario, IncastPausesFarLessWithDcqcn) {
   const FabricOutcome none = incast({});
   const FabricOutcome paper = incast({"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper"});
-  const FabricOutcome nvidia =
-      incast({"nic.congestion_control=dcqcn", "nic.roce_rp.preset=nvidia", "nic.roce_np.cnp_scope=qp"});
+  const FabricOutcome nvidia = incast(
+      {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=nvidia", "nic.roce_np.cnp_scope=qp"});
   for (const FabricOutcome* o : {&none, &paper, &nvidia}) {
     EXPECT_TRUE(o->totals.all_finished);
     EXPECT_EQ(o->lossless_drops, 0u);
@@ -158,16 +158,16 @@ TEST(DcqcnScenario, CnpsArePacedPerPortOrPerQp) {
 TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   const fs::path dir = fs::path(::testing::TempDir()) / "dcqcn_summary";
   const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/incast.toml",
-                             {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper",
-                              "nic.roce_rp.rpg_ai_rate=10"});
+                                  {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper",
+                                   "nic.roce_rp.rpg_ai_rate=10"});
   run_fabric(cfg, {.scenario = "incast.toml", .out_dir = dir.string()});
   std::ifstream in(dir / "summary.json");
   const auto summary = nlohmann::json::parse(in);
   const auto& j = summary["congestion_control"];
   EXPECT_EQ(j["policy"], "dcqcn");
   EXPECT_EQ(j["dcqcn"]["preset"], "paper");
-  EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_time_reset"], 55);   // the preset's
-  EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_ai_rate"], 10);      // set: overrides the preset
+  EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_time_reset"], 55);  // the preset's
+  EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_ai_rate"], 10);     // set: overrides the preset
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["dce_tcp_g"], 1020);
   EXPECT_EQ(j["dcqcn"]["roce_np"]["min_time_between_cnps"], 50);
   EXPECT_EQ(j["dcqcn"]["roce_np"]["cnp_scope"], "qp");
@@ -184,8 +184,9 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
     EXPECT_EQ(config["nic.roce_rp." + key], std::to_string(value.get<int>())) << key;
   for (const auto& [key, value] : j["dcqcn"]["roce_np"].items()) {
     if (key == "enable") continue;  // a boolean key
-    EXPECT_EQ(config["nic.roce_np." + key], value.is_string() ? value.get<std::string>()
-                                                              : std::to_string(value.get<int>())) << key;
+    EXPECT_EQ(config["nic.roce_np." + key],
+              value.is_string() ? value.get<std::string>() : std::to_string(value.get<int>()))
+        << key;
   }
 }
 

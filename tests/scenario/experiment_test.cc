@@ -33,8 +33,12 @@ const nlohmann::ordered_json& variant(const ExperimentOutcome& o, const std::str
 }
 
 ExperimentOutcome run(const std::string& name, const fs::path& out, std::vector<std::string> sets = {}) {
-  return run_experiment({.name = name, .scenario = kExamples + "/" + name + ".toml", .out_dir = out.string(),
-                         .sets = std::move(sets), .jobs = 2, .progress = false});
+  return run_experiment({.name = name,
+                         .scenario = kExamples + "/" + name + ".toml",
+                         .out_dir = out.string(),
+                         .sets = std::move(sets),
+                         .jobs = 2,
+                         .progress = false});
 }
 
 // Five culprits into h4, three of them on S1; the victim h3 -> h7 shares only the S1-S2
@@ -70,9 +74,9 @@ TEST(Experiment, CongestionSpreadingHurtsTheVictimUnlessDcqcnActsFirst) {
 // cannot beat its links: allreduce time >= 2(n-1)/n x S / line rate; busbw follows algbw.
 TEST(Experiment, TrainingReportsBusBandwidthByTheNcclConvention) {
   const fs::path out = temp("exp_training");
-  const ExperimentOutcome o =
-      run("training", out, {"topology.leaves=2", "topology.spines=2", "traffic.bytes=4MiB",
-                            "traffic.training.distribution_bytes=1MB"});
+  const ExperimentOutcome o = run("training", out,
+                                  {"topology.leaves=2", "topology.spines=2", "traffic.bytes=4MiB",
+                                   "traffic.training.distribution_bytes=1MB"});
   EXPECT_EQ(o.results.at("gpus").get<int>(), 16);
   const double s = 4.0 * 1024 * 1024, n = 16;
   const double floor_us = 2 * (n - 1) / n * s * 8 / 100e9 * 1e6;
@@ -103,7 +107,8 @@ TEST(Experiment, EcmpPolarizesWithASharedSeedAndSprayingSpreads) {
   const auto& spray = variant(o, "spray-window");
   EXPECT_EQ(spray.at("uplink_idle").get<int>(), 0);
   EXPECT_EQ(spray.at("downlink_idle").get<int>(), 0);
-  EXPECT_LT(spray.at("uplink_max_over_mean").get<double>(), variant(o, "ecmp-2-tiers").at("uplink_max_over_mean").get<double>());
+  EXPECT_LT(spray.at("uplink_max_over_mean").get<double>(),
+            variant(o, "ecmp-2-tiers").at("uplink_max_over_mean").get<double>());
   EXPECT_GT(spray.at("reordered_accepted").get<double>(), 0);  // the window did absorb reordering
 }
 
@@ -141,8 +146,8 @@ TEST(Experiment, ReorderGapIsTheWindow) {
 // The collectives experiment on 16 GPUs (2 leaves x 8, 4 spines x 1 uplink: 4:1 keeps one).
 TEST(Experiment, CollectivesFindWhereTheFabricAndTheCountersLimit) {
   const fs::path out = temp("exp_collectives");
-  const ExperimentOutcome o = run("collectives", out,
-                                  {"topology.leaves=2", "topology.spines=4", "topology.uplinks=1", "traffic.bytes=1MB"});
+  const ExperimentOutcome o =
+      run("collectives", out, {"topology.leaves=2", "topology.spines=4", "topology.uplinks=1", "traffic.bytes=1MB"});
   EXPECT_EQ(o.results.at("gpus").get<int>(), 16);
   EXPECT_EQ(o.results.at("variants").size(), 42u);
   EXPECT_FALSE(o.unsafe);

@@ -34,8 +34,8 @@ FabricOutcome run_example(const std::string& name, const std::string& out = "") 
 // frame's arrival began to be scheduled as its last bit leaves rather than when the frame
 // before it arrives: events at the same picosecond now run in another, equally valid,
 // order -- incast's flows.csv is unchanged (a few ports' paused times move), the
-// leaf-spine marks 3 fewer packets, sends 4 fewer CNPs and ends 24 ns later.) When a change is intended, re-run the example, check its outputs
-// and update the constant here in the same commit, saying why.
+// leaf-spine marks 3 fewer packets, sends 4 fewer CNPs and ends 24 ns later.) When a change is intended, re-run the
+// example, check its outputs and update the constant here in the same commit, saying why.
 TEST(FabricScenario, IncastExample) {
   const FabricOutcome o = run_example("incast.toml");
   EXPECT_TRUE(o.totals.all_finished);
@@ -63,8 +63,9 @@ TEST(FabricScenario, LeafSpineExamplePartitioned) {
   std::uint64_t fingerprint[2];
   for (int threads : {1, 2}) {
     const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/leaf-spine.toml",
-                               {"sim.partitions=2", "sim.threads=" + std::to_string(threads)});
-    const FabricOutcome o = run_fabric(cfg, {.scenario = "leaf-spine.toml", .out_dir = (dir / std::to_string(threads)).string()});
+                                    {"sim.partitions=2", "sim.threads=" + std::to_string(threads)});
+    const FabricOutcome o = run_fabric(cfg, {.scenario = "leaf-spine.toml",
+                                             .out_dir = (dir / std::to_string(threads)).string()});
     EXPECT_TRUE(o.totals.all_finished);
     EXPECT_EQ(o.lossless_drops, 0u);
     EXPECT_EQ(o.totals.in_flight_data_bytes, 0u);
@@ -83,9 +84,8 @@ TEST(FabricScenario, PartitionedRunRefusesWhatActsAcrossParts) {
             }),
             "p.toml:4:8: output.pcap is not supported with sim.partitions = 2 (set at p.toml:2:14); use "
             "sim.partitions = 1");
-  EXPECT_EQ(testing::input_error_of([&] {
-              build_network(resolve_text(fabric_parameters(), parts + "threads = 3\n", "t.toml"));
-            }),
+  EXPECT_EQ(testing::input_error_of(
+                [&] { build_network(resolve_text(fabric_parameters(), parts + "threads = 3\n", "t.toml")); }),
             "t.toml:3:11: sim.threads = 3: at most one thread per part (sim.partitions = 2)");
   EXPECT_EQ(testing::input_error_of([&] {
               build_network(resolve_text(fabric_parameters(), parts + "[traffic]\npattern = \"training\"\n", "a.toml"));
@@ -104,21 +104,21 @@ TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   EXPECT_EQ(flows.substr(0, flows.find('\n')),
             "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets");
   const std::string ports = slurp(dir / "a" / "ports.csv");
-  EXPECT_EQ(ports.substr(0, ports.find('\n')),
-            "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes");
+  EXPECT_EQ(
+      ports.substr(0, ports.find('\n')),
+      "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes");
   const std::string summary = slurp(dir / "a" / "summary.json");
   EXPECT_NE(summary.find("\"topology.kind\": \"single_switch\""), std::string::npos);  // resolved config echoed
   std::filesystem::remove_all(dir);
 }
 
 TEST(FabricScenario, ErrorsNameTheKeyAndLine) {
-  EXPECT_EQ(testing::input_error_of([] {
-              resolve_text(fabric_parameters(), "[switch]\nbufer = \"1MiB\"\n", "x.toml");
-            }),
+  EXPECT_EQ(testing::input_error_of(
+                [] { resolve_text(fabric_parameters(), "[switch]\nbufer = \"1MiB\"\n", "x.toml"); }),
             "x.toml:2:9: unknown key 'switch.bufer' (did you mean 'switch.buffer'?)");
   EXPECT_EQ(testing::input_error_of([] {
               const FabricSetup c = resolve_text(fabric_parameters(),
-                                            "[switch.wred]\ngreen_min_threshold = \"300KB\"\n", "y.toml");
+                                                 "[switch.wred]\ngreen_min_threshold = \"300KB\"\n", "y.toml");
               build_network(c);
             }),
             "default: switch.wred.green_max_threshold (200KB) must be above green_min_threshold (300KB)");

@@ -225,7 +225,8 @@ TEST(OffloadScenario, ExperimentRowsAreTheModelsAndAnyJobCountGivesTheSameGrid) 
   };
   using offload::Strategy;
   using nicmodel::Policy;
-  for (const auto& [name, strategy] : {std::pair{"naive", Strategy::naive}, std::pair{"optimized", Strategy::optimized}}) {
+  for (const auto& [name, strategy] :
+       {std::pair{"naive", Strategy::naive}, std::pair{"optimized", Strategy::optimized}}) {
     const std::string software = figures_of(strategy, 3, 5, Policy::fallback);  // 3 counters: still none fits
     EXPECT_NE(software.find(",yes,0,3,"), std::string::npos) << software;
     for (int budget : {1, 2})
@@ -234,7 +235,8 @@ TEST(OffloadScenario, ExperimentRowsAreTheModelsAndAnyJobCountGivesTheSameGrid) 
         EXPECT_EQ(row(name, budget, cache, "stall").substr(0, 12), ",never-fits,") << name;
       }
     for (int cache : {1, 8})
-      for (const auto& [policy_name, policy] : {std::pair{"stall", Policy::stall}, std::pair{"fallback", Policy::fallback}})
+      for (const auto& [policy_name, policy] :
+           {std::pair{"stall", Policy::stall}, std::pair{"fallback", Policy::fallback}})
         EXPECT_EQ(row(name, 64, cache, policy_name), figures_of(strategy, 64, cache, policy))
             << name << " " << cache << " " << policy_name;
   }

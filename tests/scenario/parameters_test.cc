@@ -40,19 +40,21 @@ const params::Table<Sample>& sample_table() {
         .integer("traffic.senders", &Sample::senders, "incast fan-in", 1, 4096)
         .real("ecn.pmax", &Sample::pmax, "marking probability at Kmax", "0", "1")
         .choice("routing.mode", &Sample::mode, kModeNames, "path selection")
-        .custom({"tuning.profile", params::Kind::choice, "window and burst together", "", "", {"none", "wide"}},
-                [](Sample& s, const params::Value& v) {
-                  s.profile = v.text;
-                  if (v.text == "wide") s.window = 64, s.burst = 32;
-                },
-                [](const Sample& s) { return s.profile; }, /*preset=*/true)
+        .custom(
+            {"tuning.profile", params::Kind::choice, "window and burst together", "", "", {"none", "wide"}},
+            [](Sample& s, const params::Value& v) {
+              s.profile = v.text;
+              if (v.text == "wide") s.window = 64, s.burst = 32;
+            },
+            [](const Sample& s) { return s.profile; }, /*preset=*/true)
         .integer("tuning.window", &Sample::window, "packets in flight", 1, 1024)
-        .custom({"tuning.burst", params::Kind::integer, "packets per burst, at most the window", "1", "1024", {}},
-                [](Sample& s, const params::Value& v) {
-                  if (v.i > 100) throw InputError("a burst over 100 packets is not supported");
-                  s.burst = static_cast<std::uint32_t>(v.i);
-                },
-                [](const Sample& s) { return std::to_string(s.burst); });
+        .custom(
+            {"tuning.burst", params::Kind::integer, "packets per burst, at most the window", "1", "1024", {}},
+            [](Sample& s, const params::Value& v) {
+              if (v.i > 100) throw InputError("a burst over 100 packets is not supported");
+              s.burst = static_cast<std::uint32_t>(v.i);
+            },
+            [](const Sample& s) { return std::to_string(s.burst); });
     return t;
   }();
   return table;
@@ -76,7 +78,8 @@ buffer = "9KiB"
 pfc = false
 [traffic]
 senders = 8
-)", "s.toml", {"traffic.senders=4", "routing.mode=spray"});
+)",
+                                                   "s.toml", {"traffic.senders=4", "routing.mode=spray"});
   EXPECT_EQ(r.value.link.delay, ns(500));
   EXPECT_EQ(r.value.link.rate, Gbps(100));  // default
   EXPECT_EQ(r.value.buffer, KiB(9));
@@ -132,8 +135,7 @@ TEST(Parameters, APresetGoesFirstAndKeysBesideItWin) {
 }
 
 TEST(Parameters, UnknownKeysNameFileLineAndASuggestion) {
-  EXPECT_EQ(error_of("[link]\ndelya = \"1us\"\n"),
-            "s.toml:2:9: unknown key 'link.delya' (did you mean 'link.delay'?)");
+  EXPECT_EQ(error_of("[link]\ndelya = \"1us\"\n"), "s.toml:2:9: unknown key 'link.delya' (did you mean 'link.delay'?)");
   EXPECT_EQ(error_of("colour = 3\n"), "s.toml:1:10: unknown key 'colour'");
   EXPECT_EQ(error_of("", {"link.rat=10Gbps"}), "--set: unknown key 'link.rat' (did you mean 'link.rate'?)");
 }

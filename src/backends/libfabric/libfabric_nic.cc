@@ -88,8 +88,7 @@ Published decode(std::span<const std::byte> in) {
   Published p;
   const std::uint64_t n = get64();
   if (at + n > in.size()) throw std::runtime_error("libfabric: truncated peer address");
-  p.name.assign(in.begin() + static_cast<std::ptrdiff_t>(at),
-                in.begin() + static_cast<std::ptrdiff_t>(at + n));
+  p.name.assign(in.begin() + static_cast<std::ptrdiff_t>(at), in.begin() + static_cast<std::ptrdiff_t>(at + n));
   at += n;
   const std::uint64_t k = get64();
   for (std::uint64_t i = 0; i < k; ++i) {
@@ -116,8 +115,8 @@ struct Work {
 // Context of a software operation or a posted receive.
 struct Ctx {
   NicEvent::Kind kind;
-  std::uint64_t tag = 0;       // software transfer: the caller's tag
-  std::uint64_t buffer = 0;    // receive: the message lands here
+  std::uint64_t tag = 0;     // software transfer: the caller's tag
+  std::uint64_t buffer = 0;  // receive: the message lands here
 };
 
 class LibfabricNic final : public exec::Nic {
@@ -132,11 +131,11 @@ class LibfabricNic final : public exec::Nic {
     const int rc = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", nullptr, FI_SOURCE, hints, &info_);
     fi_freeinfo(hints);
     if (rc != 0)
-      throw InputError(fmt::format(
-          "no usable libfabric provider: '{}' on 127.0.0.1 with FI_RMA, FI_ATOMIC, FI_TRIGGER, "
-          "FI_RMA_EVENT and FI_MSG on a reliable-datagram endpoint ({}); `fi_info -l` lists "
-          "the providers installed",
-          provider, fi_strerror(-rc)));
+      throw InputError(
+          fmt::format("no usable libfabric provider: '{}' on 127.0.0.1 with FI_RMA, FI_ATOMIC, FI_TRIGGER, "
+                      "FI_RMA_EVENT and FI_MSG on a reliable-datagram endpoint ({}); `fi_info -l` lists "
+                      "the providers installed",
+                      provider, fi_strerror(-rc)));
     check("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
     check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
     fi_av_attr av{};
@@ -156,8 +155,7 @@ class LibfabricNic final : public exec::Nic {
     std::size_t count = 0;
     const int arc = fi_atomicvalid(ep_, to_fi(dt), FI_SUM, &count);
     if (arc != 0 || count == 0)
-      throw InputError(fmt::format("provider '{}' cannot do SUM atomics on {}{}", provider,
-                                   offload::to_string(dt),
+      throw InputError(fmt::format("provider '{}' cannot do SUM atomics on {}{}", provider, offload::to_string(dt),
                                    arc != 0 ? fmt::format(" ({})", fi_strerror(-arc)) : ""));
     nic_info_.max_atomic_bytes = static_cast<std::int64_t>(count) * offload::datatype_size(dt);
     // The sockets provider carries a pair's traffic over one TCP connection and reads a
@@ -192,13 +190,12 @@ class LibfabricNic final : public exec::Nic {
     const bool prov_key = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
     for (std::size_t k = 0; k < key_counter.size(); ++k) {
       fid_mr* mr = nullptr;
-      check("fi_mr_reg", fi_mr_reg(domain_, window_.data(), window_.size(),
-                                   FI_REMOTE_WRITE | FI_REMOTE_READ | FI_WRITE | FI_READ, 0,
-                                   prov_key ? 0 : k + 1, 0, &mr, nullptr));
+      check("fi_mr_reg",
+            fi_mr_reg(domain_, window_.data(), window_.size(), FI_REMOTE_WRITE | FI_REMOTE_READ | FI_WRITE | FI_READ, 0,
+                      prov_key ? 0 : k + 1, 0, &mr, nullptr));
       if (key_counter[k] >= 0)
         check("fi_mr_bind(cntr)",
-              fi_mr_bind(mr, &cntrs_[static_cast<std::size_t>(key_counter[k])]->fid,
-                         FI_REMOTE_WRITE));
+              fi_mr_bind(mr, &cntrs_[static_cast<std::size_t>(key_counter[k])]->fid, FI_REMOTE_WRITE));
       if ((info_->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0) {
         check("fi_mr_bind(ep)", fi_mr_bind(mr, &ep_->fid, 0));
         check("fi_mr_enable", fi_mr_enable(mr));
@@ -266,9 +263,9 @@ class LibfabricNic final : public exec::Nic {
           continue;
         }
         if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(kWireUpSeconds))
-          throw std::runtime_error(fmt::format(
-              "libfabric: rank {} did not hear from rank {} within {} s while connecting",
-              self_, missing, kWireUpSeconds));
+          throw std::runtime_error(
+              fmt::format("libfabric: rank {} did not hear from rank {} within {} s while connecting", self_, missing,
+                          kWireUpSeconds));
         std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     };
@@ -294,8 +291,7 @@ class LibfabricNic final : public exec::Nic {
       w.cntr.value = static_cast<std::uint64_t>(op.add);
       w.work.op.cntr = &w.cntr;
     } else {
-      w.work.completion_cntr =
-          op.completion < 0 ? nullptr : cntrs_.at(static_cast<std::size_t>(op.completion));
+      w.work.completion_cntr = op.completion < 0 ? nullptr : cntrs_.at(static_cast<std::size_t>(op.completion));
       fill(op.transfer, w, &w.work.context);
       if (op.transfer.op == exec::DataOp::put) {
         w.work.op_type = FI_OP_WRITE;
@@ -315,12 +311,8 @@ class LibfabricNic final : public exec::Nic {
     ctx_.clear();
   }
 
-  std::uint64_t read_counter(int c) override {
-    return fi_cntr_read(cntrs_.at(static_cast<std::size_t>(c)));
-  }
-  std::uint64_t read_counter_errors(int c) override {
-    return fi_cntr_readerr(cntrs_.at(static_cast<std::size_t>(c)));
-  }
+  std::uint64_t read_counter(int c) override { return fi_cntr_read(cntrs_.at(static_cast<std::size_t>(c))); }
+  std::uint64_t read_counter_errors(int c) override { return fi_cntr_readerr(cntrs_.at(static_cast<std::size_t>(c))); }
   void set_counter(int c, std::uint64_t value) override {
     check("fi_cntr_set", fi_cntr_set(cntrs_.at(static_cast<std::size_t>(c)), value));
   }
@@ -344,8 +336,7 @@ class LibfabricNic final : public exec::Nic {
       const ssize_t rc = t.op == exec::DataOp::put ? fi_writemsg(ep_, &w.rma.msg, flags)
                                                    : fi_atomicmsg(ep_, &w.atomic.msg, flags);
       if (rc == 0) return;
-      if (rc != -FI_EAGAIN) fail(t.op == exec::DataOp::put ? "fi_writemsg" : "fi_atomicmsg",
-                                 static_cast<int>(rc));
+      if (rc != -FI_EAGAIN) fail(t.op == exec::DataOp::put ? "fi_writemsg" : "fi_atomicmsg", static_cast<int>(rc));
       drain();
     }
   }
@@ -364,8 +355,7 @@ class LibfabricNic final : public exec::Nic {
       Ctx& ctx = ctx_.emplace_back(Ctx{NicEvent::notified, 0, 0});
       for (;;) {
         // No FI_MR_LOCAL was asked for, so local buffers need no registration.
-        const ssize_t rc =
-            fi_recv(ep_, &ctx.buffer, sizeof ctx.buffer, nullptr, FI_ADDR_UNSPEC, &ctx);
+        const ssize_t rc = fi_recv(ep_, &ctx.buffer, sizeof ctx.buffer, nullptr, FI_ADDR_UNSPEC, &ctx);
         if (rc == 0) break;
         if (rc != -FI_EAGAIN) fail("fi_recv", static_cast<int>(rc));
         drain();
@@ -426,12 +416,12 @@ class LibfabricNic final : public exec::Nic {
         fi_cq_err_entry err{};
         fi_cq_readerr(cq_, &err, 0);
         const auto* ctx = static_cast<const Ctx*>(err.op_context);
-        throw std::runtime_error(fmt::format(
-            "libfabric: {} failed: {}",
-            ctx == nullptr ? std::string("an operation")
-            : ctx->kind == NicEvent::notified ? std::string("a receive of a notification")
-                                              : fmt::format("software transfer of op {}", ctx->tag),
-            fi_strerror(err.err)));
+        throw std::runtime_error(fmt::format("libfabric: {} failed: {}",
+                                             ctx == nullptr ? std::string("an operation")
+                                             : ctx->kind == NicEvent::notified
+                                                 ? std::string("a receive of a notification")
+                                                 : fmt::format("software transfer of op {}", ctx->tag),
+                                             fi_strerror(err.err)));
       }
       if (n < 0) fail("fi_cq_read", static_cast<int>(n));
       for (ssize_t i = 0; i < n; ++i) {

@@ -22,18 +22,18 @@ DcqcnParams DcqcnParams::paper() {
   p.rate_reduce_monitor_period = 0;  // cut at each CNP
   p.initial_alpha_value = 1023;      // alpha starts at 1
   p.rate_to_set_on_first_cnp = 0;
-  p.rpg_gd = 11;                     // Rc (1 - alpha/2)
-  p.rpg_min_dec_fac = 50;            // alpha <= 1: never binding
+  p.rpg_gd = 11;           // Rc (1 - alpha/2)
+  p.rpg_min_dec_fac = 50;  // alpha <= 1: never binding
   p.rpg_min_rate = 1;
-  p.dce_tcp_rtt = 55;                // K = 55 us
-  p.dce_tcp_g = 1020;                // g = 1/256 = (1024 - 1020)/1024
-  p.rpg_time_reset = 55;             // T_inc = 55 us
+  p.dce_tcp_rtt = 55;                        // K = 55 us
+  p.dce_tcp_g = 1020;                        // g = 1/256 = (1024 - 1020)/1024
+  p.rpg_time_reset = 55;                     // T_inc = 55 us
   p.rpg_byte_reset = 10 * 1024 * 1024 / 64;  // B = 10 MiB, in 64-byte units
-  p.rpg_threshold = 5;               // F
-  p.rpg_ai_rate = 40;                // R_AI = 40 Mb/s
-  p.rpg_hai_rate = 200;              // R_HAI = 200 Mb/s
+  p.rpg_threshold = 5;                       // F
+  p.rpg_ai_rate = 40;                        // R_AI = 40 Mb/s
+  p.rpg_hai_rate = 200;                      // R_HAI = 200 Mb/s
   p.rpg_max_rate = 0;
-  p.clamp_tgt_rate = true;           // Rt = Rc at every CNP
+  p.clamp_tgt_rate = true;  // Rt = Rc at every CNP
   p.clamp_tgt_rate_after_time_inc = true;
   return p;
 }

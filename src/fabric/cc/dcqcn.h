@@ -134,9 +134,9 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   std::int64_t rc_, rt_;    // bps
   Time alpha_period_;
   double alpha_ = 0;
-  Time alpha_ref_;          // start of the alpha period in progress
+  Time alpha_ref_;  // start of the alpha period in progress
   bool cnp_in_period_ = false;
-  bool limited_ = false;    // below the maximum rate (or Rt below it) since a CNP
+  bool limited_ = false;      // below the maximum rate (or Rt below it) since a CNP
   bool cnp_pending_ = false;  // a CNP since the last monitor check
   std::uint32_t t_ = 0, bc_ = 0;
   std::uint64_t bytes_ = 0;

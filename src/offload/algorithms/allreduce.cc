@@ -26,8 +26,7 @@ std::vector<std::vector<OpId>> fold_in(DagBuilder& b, const Pof2Fold& f, std::in
 // place of the even rank below it.
 void fold_out(DagBuilder& b, const Pof2Fold& f, std::int64_t bytes, std::int64_t result,
               const std::vector<std::vector<OpId>>& deps) {
-  for (Rank r = 1; r < 2 * f.rem; r += 2)
-    b.put(r, r - 1, bytes, {result, result}, deps[static_cast<std::size_t>(r)]);
+  for (Rank r = 1; r < 2 * f.rem; r += 2) b.put(r, r - 1, bytes, {result, result}, deps[static_cast<std::size_t>(r)]);
 }
 
 }  // namespace
@@ -42,7 +41,8 @@ Schedule build_allreduce_recursive_doubling(const BuildOptions& o) {
   DagBuilder b("allreduce", "recursive_doubling", o);
   const Pof2Fold f(o.ranks);
   const std::int64_t result = f.levels() * o.bytes;
-  b.set_layout(result + o.bytes, [](Rank) { return 0; }, [&](Rank) { return result; });
+  b.set_layout(
+      result + o.bytes, [](Rank) { return 0; }, [&](Rank) { return result; });
   auto cur = fold_in(b, f, o.bytes);
   std::int64_t level = 0;
   for (Rank mask = 1; mask < f.pof2; mask <<= 1, level += o.bytes) {
@@ -70,8 +70,8 @@ Schedule build_allreduce_recursive_doubling(const BuildOptions& o) {
 Schedule build_allreduce_ring(const BuildOptions& o) {
   DagBuilder b("allreduce", "ring", o);
   const Rank p = o.ranks;
-  b.set_layout(chunk_offset(o.bytes, o.datatype, p, p), [](Rank) { return 0; },
-               [](Rank) { return 0; });
+  b.set_layout(
+      chunk_offset(o.bytes, o.datatype, p, p), [](Rank) { return 0; }, [](Rank) { return 0; });
   auto chunk = [&](Rank c) { return chunk_bytes(o.bytes, o.datatype, p, ((c % p) + p) % p); };
   auto at = [&](Rank c) {
     const std::int64_t off = chunk_offset(o.bytes, o.datatype, p, ((c % p) + p) % p);
@@ -103,7 +103,8 @@ Schedule build_allreduce_ring(const BuildOptions& o) {
 // allreduce; trees of MPIR_Reduce_intra_binomial and MPIR_Bcast_intra_binomial).
 Schedule build_allreduce_binomial(const BuildOptions& o) {
   DagBuilder b("allreduce", "binomial", o);
-  b.set_layout(o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });  // in place
+  b.set_layout(
+      o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });  // in place
   const auto t = detail::knomial_tree(o.ranks, o.root, 2);
   const auto in = detail::tree_reduce(b, t, OpKind::atomic, o.bytes, {});
   detail::tree_bcast(b, t, OpKind::put, o.bytes, {}, in[static_cast<std::size_t>(o.root)]);
@@ -124,7 +125,8 @@ Schedule build_allreduce_rabenseifner(const BuildOptions& o) {
   auto range_bytes = [&](Rank lo, Rank hi) { return offset(hi) - offset(lo); };
   const std::int64_t stride = offset(f.pof2);
   const std::int64_t result = f.levels() * stride;
-  b.set_layout(result + stride, [](Rank) { return 0; }, [&](Rank) { return result; });
+  b.set_layout(
+      result + stride, [](Rank) { return 0; }, [&](Rank) { return result; });
   auto cur = fold_in(b, f, o.bytes);
   std::int64_t level = 0;
   std::vector<Rank> lo(static_cast<std::size_t>(f.pof2), 0), hi(static_cast<std::size_t>(f.pof2), f.pof2);
@@ -140,12 +142,10 @@ Schedule build_allreduce_rabenseifner(const BuildOptions& o) {
       nlo[i] = keep_low ? lo[i] : mid;
       nhi[i] = keep_low ? mid : hi[i];
       const auto& deps = cur[static_cast<std::size_t>(r)];
-      const Transfer x =
-          b.atomic(r, dst, range_bytes(send_lo, send_hi),
-                   {level + offset(send_lo), level + stride + offset(send_lo)}, deps);
+      const Transfer x = b.atomic(r, dst, range_bytes(send_lo, send_hi),
+                                  {level + offset(send_lo), level + stride + offset(send_lo)}, deps);
       const OpId self = b.local_atomic(r, range_bytes(nlo[i], nhi[i]),
-                                       {level + offset(nlo[i]), level + stride + offset(nlo[i])},
-                                       deps);
+                                       {level + offset(nlo[i]), level + stride + offset(nlo[i])}, deps);
       next[static_cast<std::size_t>(dst)].push_back(x.arrival);
       next[static_cast<std::size_t>(r)].push_back(self);
     }

@@ -11,7 +11,8 @@ using detail::ExchangeChain;
 Schedule build_barrier_dissemination(const BuildOptions& o) {
   DagBuilder b("barrier", "dissemination", o);
   const Rank p = o.ranks;
-  b.set_layout(0, [](Rank) { return 0; }, [](Rank) { return 0; });
+  b.set_layout(
+      0, [](Rank) { return 0; }, [](Rank) { return 0; });
   ExchangeChain chain(b, p);
   for (Rank dist = 1; dist < p; dist *= 2) {
     std::vector<Transfer> sent(static_cast<std::size_t>(p));
@@ -29,15 +30,15 @@ Schedule build_barrier_dissemination(const BuildOptions& o) {
 Schedule build_allgather_ring(const BuildOptions& o) {
   DagBuilder b("allgather", "ring", o);
   const Rank p = o.ranks;
-  b.set_layout(p * o.bytes, [&](Rank r) { return r * o.bytes; }, [](Rank) { return 0; });
+  b.set_layout(
+      p * o.bytes, [&](Rank r) { return r * o.bytes; }, [](Rank) { return 0; });
   std::vector<std::vector<OpId>> deps(static_cast<std::size_t>(p));
   for (Rank s = 0; s + 1 < p; ++s) {
     std::vector<std::vector<OpId>> next(static_cast<std::size_t>(p));
     for (Rank r = 0; r < p; ++r) {
       const std::int64_t block = ((r - s) % p + p) % p * o.bytes;
       next[static_cast<std::size_t>((r + 1) % p)] = {
-          b.put(r, (r + 1) % p, o.bytes, {block, block}, deps[static_cast<std::size_t>(r)])
-              .arrival};
+          b.put(r, (r + 1) % p, o.bytes, {block, block}, deps[static_cast<std::size_t>(r)]).arrival};
     }
     deps = std::move(next);
   }
@@ -52,7 +53,8 @@ Schedule build_allgather_ring(const BuildOptions& o) {
 Schedule build_allgather_recursive_doubling(const BuildOptions& o) {
   DagBuilder b("allgather", "recursive_doubling", o);
   const detail::Pof2Fold f(o.ranks);
-  b.set_layout(o.ranks * o.bytes, [&](Rank r) { return r * o.bytes; }, [](Rank) { return 0; });
+  b.set_layout(
+      o.ranks * o.bytes, [&](Rank r) { return r * o.bytes; }, [](Rank) { return 0; });
   ExchangeChain chain(b, o.ranks);
   for (Rank r = 0; r < 2 * f.rem; r += 2) {
     const OpId a = b.put(r, r + 1, o.bytes, {r * o.bytes, r * o.bytes}, {}).arrival;
@@ -66,8 +68,8 @@ Schedule build_allgather_recursive_doubling(const BuildOptions& o) {
       const Rank base = nr & ~(mask - 1);
       for (Rank v = base; v < base + mask; ++v) blocks += f.real_ranks_in(v);
       const std::int64_t first = f.first_real(base) * o.bytes;
-      sent[static_cast<std::size_t>(nr)] = b.put(f.real(nr), f.real(nr ^ mask), blocks * o.bytes,
-                                                 {first, first}, chain.deps(f.real(nr)));
+      sent[static_cast<std::size_t>(nr)] = b.put(f.real(nr), f.real(nr ^ mask), blocks * o.bytes, {first, first},
+                                                 chain.deps(f.real(nr)));
     }
     for (Rank nr = 0; nr < f.pof2; ++nr)
       chain.advance(f.real(nr), sent[static_cast<std::size_t>(nr)].send,
@@ -84,8 +86,9 @@ Schedule build_allgather_recursive_doubling(const BuildOptions& o) {
 Schedule build_reduce_scatter_ring(const BuildOptions& o) {
   DagBuilder b("reduce_scatter", "ring", o);
   const Rank p = o.ranks;
-  b.set_layout(chunk_offset(o.bytes, o.datatype, p, p), [](Rank) { return 0; },
-               [&](Rank r) { return chunk_offset(o.bytes, o.datatype, p, r); });
+  b.set_layout(
+      chunk_offset(o.bytes, o.datatype, p, p), [](Rank) { return 0; },
+      [&](Rank r) { return chunk_offset(o.bytes, o.datatype, p, r); });
   std::vector<std::vector<OpId>> deps(static_cast<std::size_t>(p));
   for (Rank s = 0; s + 1 < p; ++s) {
     std::vector<std::vector<OpId>> next(static_cast<std::size_t>(p));
@@ -93,8 +96,7 @@ Schedule build_reduce_scatter_ring(const BuildOptions& o) {
       const Rank block = ((r - s - 1) % p + p) % p;
       next[static_cast<std::size_t>((r + 1) % p)] = {
           b.atomic(r, (r + 1) % p, chunk_bytes(o.bytes, o.datatype, p, block),
-                   {chunk_offset(o.bytes, o.datatype, p, block),
-                    chunk_offset(o.bytes, o.datatype, p, block)},
+                   {chunk_offset(o.bytes, o.datatype, p, block), chunk_offset(o.bytes, o.datatype, p, block)},
                    deps[static_cast<std::size_t>(r)])
               .arrival};
     }
@@ -116,9 +118,8 @@ Schedule build_alltoall_pairwise(const BuildOptions& o) {
   for (Rank i = 1; i < p; ++i) {
     std::vector<Transfer> sent(static_cast<std::size_t>(p));
     for (Rank r = 0; r < p; ++r)
-      sent[static_cast<std::size_t>(r)] =
-          b.put(r, pof2 ? (r ^ i) : (r + i) % p, o.bytes, at(r, pof2 ? (r ^ i) : (r + i) % p),
-                deps[static_cast<std::size_t>(r)]);
+      sent[static_cast<std::size_t>(r)] = b.put(r, pof2 ? (r ^ i) : (r + i) % p, o.bytes,
+                                                at(r, pof2 ? (r ^ i) : (r + i) % p), deps[static_cast<std::size_t>(r)]);
     for (Rank r = 0; r < p; ++r) {
       const Rank src = pof2 ? (r ^ i) : (r - i + p) % p;
       auto& d = deps[static_cast<std::size_t>(r)];

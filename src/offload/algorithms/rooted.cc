@@ -9,7 +9,8 @@ namespace fabriclab::offload {
 // rank forwarding to its children as soon as its own copy has arrived.
 Schedule build_bcast_binomial(const BuildOptions& o) {
   DagBuilder b("bcast", "binomial", o);
-  b.set_layout(o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });
+  b.set_layout(
+      o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });
   detail::tree_bcast(b, detail::knomial_tree(o.ranks, o.root, 2), OpKind::put, o.bytes, {}, {});
   return b.finish();
 }
@@ -18,9 +19,9 @@ Schedule build_bcast_binomial(const BuildOptions& o) {
 // each rank forwards to up to k-1 children per level.
 Schedule build_bcast_knomial(const BuildOptions& o) {
   DagBuilder b("bcast", "knomial", o);
-  b.set_layout(o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });
-  detail::tree_bcast(b, detail::knomial_tree(o.ranks, o.root, o.radix), OpKind::put, o.bytes,
-                     {}, {});
+  b.set_layout(
+      o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });
+  detail::tree_bcast(b, detail::knomial_tree(o.ranks, o.root, o.radix), OpKind::put, o.bytes, {}, {});
   return b.finish();
 }
 
@@ -28,7 +29,8 @@ Schedule build_bcast_knomial(const BuildOptions& o) {
 // atomically adds its buffer into its parent's once all its children's atomics landed.
 Schedule build_reduce_binomial(const BuildOptions& o) {
   DagBuilder b("reduce", "binomial", o);
-  b.set_layout(o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });
+  b.set_layout(
+      o.bytes, [](Rank) { return 0; }, [](Rank) { return 0; });
   detail::tree_reduce(b, detail::knomial_tree(o.ranks, o.root, 2), OpKind::atomic, o.bytes, {});
   return b.finish();
 }
@@ -39,7 +41,8 @@ Schedule build_reduce_binomial(const BuildOptions& o) {
 Schedule build_barrier_binomial(const BuildOptions& o) {
   DagBuilder b("barrier", "binomial", o);
   const auto t = detail::knomial_tree(o.ranks, o.root, 2);
-  b.set_layout(0, [](Rank) { return 0; }, [](Rank) { return 0; });
+  b.set_layout(
+      0, [](Rank) { return 0; }, [](Rank) { return 0; });
   const auto in = detail::tree_reduce(b, t, OpKind::put, 0, {});
   detail::tree_bcast(b, t, OpKind::put, 0, {}, in[static_cast<std::size_t>(o.root)]);
   return b.finish();

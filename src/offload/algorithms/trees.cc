@@ -30,21 +30,18 @@ Tree knomial_tree(Rank p, Rank root, int k) {
   return t;
 }
 
-std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes,
-                             Place at, std::span<const OpId> root_deps) {
+std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes, Place at,
+                             std::span<const OpId> root_deps) {
   std::vector<OpId> arrival(t.parent.size(), kNoOp);
   std::deque<Rank> queue{t.root};
   while (!queue.empty()) {
     const Rank u = queue.front();
     queue.pop_front();
     std::vector<OpId> deps;
-    if (u == t.root)
-      deps.assign(root_deps.begin(), root_deps.end());
-    else
-      deps = {arrival[static_cast<std::size_t>(u)]};
+    if (u == t.root) deps.assign(root_deps.begin(), root_deps.end());
+    else deps = {arrival[static_cast<std::size_t>(u)]};
     for (Rank c : t.children[static_cast<std::size_t>(u)]) {
-      const Transfer x = kind == OpKind::atomic ? b.atomic(u, c, bytes, at, deps)
-                                                : b.put(u, c, bytes, at, deps);
+      const Transfer x = kind == OpKind::atomic ? b.atomic(u, c, bytes, at, deps) : b.put(u, c, bytes, at, deps);
       arrival[static_cast<std::size_t>(c)] = x.arrival;
       queue.push_back(c);
     }
@@ -52,8 +49,7 @@ std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int
   return arrival;
 }
 
-std::vector<std::vector<OpId>> tree_reduce(DagBuilder& b, const Tree& t, OpKind kind,
-                                           std::int64_t bytes, Place at) {
+std::vector<std::vector<OpId>> tree_reduce(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes, Place at) {
   std::vector<std::vector<OpId>> arrivals(t.parent.size());
   // Children have larger relative ranks than their parent: walk from the leaves up.
   for (auto it = t.order.rbegin(); it != t.order.rend(); ++it) {

@@ -21,14 +21,13 @@ Tree knomial_tree(Rank ranks, Rank root, int k);
 // Broadcast down `t`: each rank forwards to its children once its own `at[r]` deps
 // are met (the root's deps are `root_deps`). Returns each rank's arrival (kNoOp at root).
 // Every transfer moves [at.src, +bytes) to [at.dst, +bytes).
-std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes,
-                             Place at, std::span<const OpId> root_deps);
+std::vector<OpId> tree_bcast(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes, Place at,
+                             std::span<const OpId> root_deps);
 inline constexpr OpId kNoOp = -1;
 
 // Reduce (or gather) up `t`: each rank sends to its parent once all its children's
 // arrivals are in. Returns, per rank, the arrivals it received from its children.
-std::vector<std::vector<OpId>> tree_reduce(DagBuilder& b, const Tree& t, OpKind kind,
-                                           std::int64_t bytes, Place at);
+std::vector<std::vector<OpId>> tree_reduce(DagBuilder& b, const Tree& t, OpKind kind, std::int64_t bytes, Place at);
 
 // The fold of MPICH's recursive-doubling algorithms for P that is not a power of two:
 // with pof2 the largest power of two <= P and rem = P - pof2, each even rank below
@@ -84,9 +83,9 @@ class ExchangeChain {
 inline std::function<Place(Rank, Rank)> alltoall_layout(DagBuilder& b) {
   const Rank p = b.ranks();
   const std::int64_t n = b.options().bytes;
-  b.set_layout(2 * p * n, [](Rank) { return 0; }, [=](Rank) { return p * n; });
-  for (Rank r = 0; r < p; ++r)
-    b.add_prologue({.rank = r, .src_offset = r * n, .dst_offset = (p + r) * n, .bytes = n});
+  b.set_layout(
+      2 * p * n, [](Rank) { return 0; }, [=](Rank) { return p * n; });
+  for (Rank r = 0; r < p; ++r) b.add_prologue({.rank = r, .src_offset = r * n, .dst_offset = (p + r) * n, .bytes = n});
   return [=](Rank from, Rank to) { return Place{to * n, (p + from) * n}; };
 }
 

@@ -40,9 +40,10 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
         return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
       },
       [&](std::size_t i, int status) {
-        report.update(static_cast<double>(++finished),
-                      fmt::format("{} {}", fs::path(dirs[i]).filename().string(),
-                                  status == 0 ? "done" : status == 1 ? "done: lossless drop or deadlock" : "FAILED"));
+        report.update(static_cast<double>(++finished), fmt::format("{} {}", fs::path(dirs[i]).filename().string(),
+                                                                   status == 0   ? "done"
+                                                                   : status == 1 ? "done: lossless drop or deadlock"
+                                                                                 : "FAILED"));
       });
 }
 
@@ -79,8 +80,7 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
   std::vector<Vary> out;
   for (const std::string& t : texts) {
     const auto eq = t.find('=');
-    if (eq == std::string::npos || eq == 0)
-      throw InputError(fmt::format("--vary '{}': expected key=v1,v2,...", t));
+    if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--vary '{}': expected key=v1,v2,...", t));
     Vary v{t.substr(0, eq), split_list(t.substr(eq + 1))};
     if (!fabric_parameters().registry().find(v.key))
       throw InputError(fmt::format("--vary: unknown key '{}' (fabriclab run --parameters lists them)", v.key));
@@ -156,7 +156,9 @@ std::vector<Point> points_of(const std::vector<Vary>& varies, const Config& base
       rest %= stride;
       text += v.key + "=" + p.values.back() + ";";
     }
-    p.seed = seed_varied ? 0 : RandomStream(static_cast<std::uint64_t>(base.integer("sim.seed")), "sweep/" + text).next() >> 33;
+    p.seed = seed_varied
+                 ? 0
+                 : RandomStream(static_cast<std::uint64_t>(base.integer("sim.seed")), "sweep/" + text).next() >> 33;
     points.push_back(std::move(p));
   }
   return points;
@@ -216,7 +218,8 @@ std::vector<int> run_pending(const fs::path& dir, const SweepOptions& opt, const
   if (opt.progress && out.skipped > 0)
     std::fprintf(stderr, "sweep: %zu of %zu points already done, %zu to run\n", out.skipped, out.points,
                  pending.size());
-  const std::vector<int> status = run_scenario_points(opt.scenario, opt.sets, pending, dirs, opt.jobs, "sweep", opt.progress);
+  const std::vector<int> status = run_scenario_points(opt.scenario, opt.sets, pending, dirs, opt.jobs, "sweep",
+                                                      opt.progress);
   out.ran = pending.size();
   std::vector<int> status_of(points.size(), 0);
   for (std::size_t j = 0; j < index.size(); ++j) status_of[index[j]] = status[j];
@@ -225,7 +228,7 @@ std::vector<int> run_pending(const fs::path& dir, const SweepOptions& opt, const
 
 // Every point's summary metrics (flattened) and state: ok, failed, lossless_drops or deadlock.
 struct Metrics {
-  std::vector<std::string> names;  // in order of first appearance
+  std::vector<std::string> names;                      // in order of first appearance
   std::vector<std::map<std::string, std::string>> of;  // per point
   std::vector<std::string> state;
 };

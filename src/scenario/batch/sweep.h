@@ -49,9 +49,9 @@ struct SweepOptions {
 
 struct SweepOutcome {
   std::size_t points = 0, ran = 0, skipped = 0;
-  std::vector<std::string> failed;       // points whose run failed (bad input, internal error)
-  std::vector<std::string> unsafe;       // points with a lossless drop or a PFC deadlock
-  std::string csv;                       // DIR/sweep.csv
+  std::vector<std::string> failed;  // points whose run failed (bad input, internal error)
+  std::vector<std::string> unsafe;  // points with a lossless drop or a PFC deadlock
+  std::string csv;                  // DIR/sweep.csv
 };
 
 // Throws InputError for an unknown key, a value that does not parse (naming the --vary),

@@ -48,7 +48,8 @@ Shape shape(const Config& base) {
 // destination.
 std::vector<std::string> collective_sets(const Algo& a, std::int64_t size, std::int64_t hosts) {
   const std::int64_t bytes = std::string(a.collective) == "alltoall" ? size / hosts : size;
-  return {fmt::format("collective.0.collective={}", a.collective), fmt::format("collective.0.algorithm={}", a.algorithm),
+  return {fmt::format("collective.0.collective={}", a.collective),
+          fmt::format("collective.0.algorithm={}", a.algorithm),
           fmt::format("collective.0.bytes={}B", std::max<std::int64_t>(bytes, 1))};
 }
 
@@ -84,8 +85,8 @@ std::vector<Variant> variants(const Config& base) {
     for (const char* policy : {"stall", "fallback"}) {
       const std::string b = budget ? std::to_string(budget) : "unlimited";
       Variant x{fmt::format("counters-{}-{}", b, policy),
-                fmt::format("{} recursive-doubling allreduces of 1 MiB at once, {} counters per NIC, policy {}", kStream,
-                            b, policy),
+                fmt::format("{} recursive-doubling allreduces of 1 MiB at once, {} counters per NIC, policy {}",
+                            kStream, b, policy),
                 {"traffic.pattern=none", fmt::format("collective.0.iterations={}", kStream),
                  fmt::format("collective.0.in_flight={}", kStream), fmt::format("collective.0.policy={}", policy),
                  budget ? fmt::format("nic.counters={}", budget) : kUnlimited, "nic.slots=100000000"}};
@@ -169,8 +170,9 @@ void fabric_section(const std::map<std::string, Measured>& by, const fs::path& o
       std::string& bn = ar ? best_ar : best_a2a;
       if (t > 0 && t < bt) bt = t, bn = a.tag;
     }
-    r.headlines.push_back(fmt::format("{}: fastest allreduce {} ({} us), fastest all-to-all {} ({} us) on the full fabric",
-                                      kSizes[k], best_ar, f1(t_ar), best_a2a, f1(t_a2a)));
+    r.headlines.push_back(
+        fmt::format("{}: fastest allreduce {} ({} us), fastest all-to-all {} ({} us) on the full fabric", kSizes[k],
+                    best_ar, f1(t_ar), best_a2a, f1(t_a2a)));
   }
   for (const Algo& a : kAlgos) {
     const Measured& f = by.at(fmt::format("full-{}-{}", a.tag, kSizes[2]));
@@ -181,20 +183,21 @@ void fabric_section(const std::map<std::string, Measured>& by, const fs::path& o
                                         f2(t.completion_us / f.completion_us)));
   }
   write_file(out / "fabric.dat", dat);
-  draw_plot(out, "busbw", histogram(fmt::format("Bus bandwidth at {} (nccl-tests convention)", kSizes[2]),
-                                    "busbw (Gb/s)", "fabric.dat", {"full fabric", "4:1"}, std::size(kAlgos),
-                                    "set xtics rotate by -20\n"));
-  r.body += "## Where the fabric limits\n\nEach algorithm alone, every NIC with counters to spare. Completion is "
-            "issue to the host seeing it done (its poll); 4:1 / full is the slowdown of the oversubscribed fabric.\n\n" +
-            markdown_table({"algorithm", "size", "completion full (us)", "completion 4:1 (us)", "busbw full (Gb/s)",
-                            "busbw 4:1 (Gb/s)", "4:1 / full"},
-                           table) +
-            "\n" + plot_line("busbw.png", "bus bandwidth at the largest size") +
-            "Small sizes are latency-bound: a ring of P ranks pays 2(P-1) steps of NIC processing, counter-cache "
-            "misses and fabric latency, recursive doubling log2(P) rounds. Large sizes are bandwidth-bound, and "
-            "what crosses the spines meets the oversubscription: recursive doubling's and the all-to-all's "
-            "cross-leaf rounds go through a quarter of the uplinks, a ring's neighbour traffic mostly stays on its "
-            "leaf.\n\n";
+  draw_plot(out, "busbw",
+            histogram(fmt::format("Bus bandwidth at {} (nccl-tests convention)", kSizes[2]), "busbw (Gb/s)",
+                      "fabric.dat", {"full fabric", "4:1"}, std::size(kAlgos), "set xtics rotate by -20\n"));
+  r.body +=
+      "## Where the fabric limits\n\nEach algorithm alone, every NIC with counters to spare. Completion is "
+      "issue to the host seeing it done (its poll); 4:1 / full is the slowdown of the oversubscribed fabric.\n\n" +
+      markdown_table({"algorithm", "size", "completion full (us)", "completion 4:1 (us)", "busbw full (Gb/s)",
+                      "busbw 4:1 (Gb/s)", "4:1 / full"},
+                     table) +
+      "\n" + plot_line("busbw.png", "bus bandwidth at the largest size") +
+      "Small sizes are latency-bound: a ring of P ranks pays 2(P-1) steps of NIC processing, counter-cache "
+      "misses and fabric latency, recursive doubling log2(P) rounds. Large sizes are bandwidth-bound, and "
+      "what crosses the spines meets the oversubscription: recursive doubling's and the all-to-all's "
+      "cross-leaf rounds go through a quarter of the uplinks, a ring's neighbour traffic mostly stays on its "
+      "leaf.\n\n";
 }
 
 void counters_section(const std::map<std::string, Measured>& by, const fs::path& out, Report& r) {
@@ -205,8 +208,8 @@ void counters_section(const std::map<std::string, Measured>& by, const fs::path&
     std::string row = b;
     for (const char* policy : {"stall", "fallback"}) {
       const Measured& m = by.at(fmt::format("counters-{}-{}", b, policy));
-      table.push_back({b, policy, fmt::format("{} / {}", m.offloaded, m.software), f1(m.stall_us),
-                       f1(m.completion_us), f1(m.makespan_us) + done_text(m)});
+      table.push_back({b, policy, fmt::format("{} / {}", m.offloaded, m.software), f1(m.stall_us), f1(m.completion_us),
+                       f1(m.makespan_us) + done_text(m)});
       row += fmt::format(" {:.2f}", m.makespan_us);
     }
     dat += row + "\n";
@@ -222,8 +225,9 @@ void counters_section(const std::map<std::string, Measured>& by, const fs::path&
         f1(unl.makespan_us)));
   }
   write_file(out / "counters.dat", dat);
-  draw_plot(out, "counters", histogram(fmt::format("{} allreduces at once: time until the last is done", kStream),
-                                       "makespan (us)", "counters.dat", {"stall", "fallback"}, 3));
+  draw_plot(out, "counters",
+            histogram(fmt::format("{} allreduces at once: time until the last is done", kStream), "makespan (us)",
+                      "counters.dat", {"stall", "fallback"}, 3));
   r.body += fmt::format(
       "## Where counters limit\n\n{} recursive-doubling allreduces of 1 MiB issued at once on the full fabric. "
       "Offloaded / software counts the instances by path; stall is issue to start (waiting for counters); "
@@ -292,10 +296,19 @@ void analyze(const Config& base, const std::vector<Ran>& runs, const fs::path& o
     csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.0f},{:.0f},{:.3f}\n", run.v.label,
                        m.instances, m.done, m.offloaded, m.software, m.completion_us, m.busbw_gbps, m.stall_us,
                        m.makespan_us, m.pfc_frames, m.ecn_marks, m.cnps, m.incast_fct_max_us);
-    jv.push_back({{"variant", run.v.label}, {"instances", m.instances}, {"done", m.done}, {"offloaded", m.offloaded},
-                  {"software", m.software}, {"completion_us", m.completion_us}, {"busbw_gbps", m.busbw_gbps},
-                  {"stall_us", m.stall_us}, {"makespan_us", m.makespan_us}, {"pfc_pause_frames", m.pfc_frames},
-                  {"ecn_marks", m.ecn_marks}, {"cnps", m.cnps}, {"incast_fct_max_us", m.incast_fct_max_us}});
+    jv.push_back({{"variant", run.v.label},
+                  {"instances", m.instances},
+                  {"done", m.done},
+                  {"offloaded", m.offloaded},
+                  {"software", m.software},
+                  {"completion_us", m.completion_us},
+                  {"busbw_gbps", m.busbw_gbps},
+                  {"stall_us", m.stall_us},
+                  {"makespan_us", m.makespan_us},
+                  {"pfc_pause_frames", m.pfc_frames},
+                  {"ecn_marks", m.ecn_marks},
+                  {"cnps", m.cnps},
+                  {"incast_fct_max_us", m.incast_fct_max_us}});
   }
   write_file(out / "results.csv", csv);
   r.results["gpus"] = s.hosts;
@@ -308,8 +321,7 @@ void analyze(const Config& base, const std::vector<Ran>& runs, const fs::path& o
 }  // namespace
 
 Definition collectives() {
-  return {"collectives", "Offloaded collectives on the fabric: algorithms, counters and congestion", variants,
-          analyze};
+  return {"collectives", "Offloaded collectives on the fabric: algorithms, counters and congestion", variants, analyze};
 }
 
 }  // namespace fabriclab::scenario::experiments

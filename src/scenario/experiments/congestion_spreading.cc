@@ -22,9 +22,11 @@ namespace {
 std::vector<Variant> spreading_variants(const Config&) {
   return {
       {"pfc-only", "no congestion control: PFC alone", {"nic.congestion_control=none"}},
-      {"dcqcn-nvidia", "DCQCN, ConnectX defaults (one CNP per 4 us per port)",
+      {"dcqcn-nvidia",
+       "DCQCN, ConnectX defaults (one CNP per 4 us per port)",
        {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=nvidia"}},
-      {"dcqcn-nvidia-qp", "DCQCN, ConnectX defaults with one CNP per 4 us per QP",
+      {"dcqcn-nvidia-qp",
+       "DCQCN, ConnectX defaults with one CNP per 4 us per QP",
        {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=nvidia", "nic.roce_np.cnp_scope=qp"}},
       {"dcqcn-paper", "DCQCN, the SIGCOMM 2015 values", {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper"}},
   };
@@ -82,7 +84,7 @@ double mean_of(const std::vector<std::size_t>& ids, const std::function<double(s
 
 // The incast the scenario holds: which flows are culprits and victims, and their fair shares.
 struct Incast {
-  std::uint32_t target = 0;  // the host the culprits send to
+  std::uint32_t target = 0;                    // the host the culprits send to
   std::vector<std::size_t> culprits, victims;  // flow ids
   double victim_fair = 0, culprit_fair = 0;    // mean max-min fair rate, Gb/s
 };
@@ -98,8 +100,9 @@ Incast incast_of(const Config& base, const std::vector<Ran>& runs) {
     ++into[flows.back().second];
   }
   Incast c;
-  c.target =
-      std::max_element(into.begin(), into.end(), [](const auto& a, const auto& b) { return a.second < b.second; })->first;
+  c.target = std::max_element(into.begin(), into.end(), [](const auto& a, const auto& b) {
+               return a.second < b.second;
+             })->first;
   for (std::size_t i = 0; i < flows.size(); ++i) (flows[i].second == c.target ? c.culprits : c.victims).push_back(i);
   if (c.victims.empty() || c.culprits.size() < 2)
     throw InputError("experiment congestion-spreading: the flows must be an incast into one host (the culprits) "
@@ -137,7 +140,7 @@ void describe(const Config& base, const Incast& c, Report& r) {
 struct Tables {
   std::string csv, bars;
   std::vector<std::vector<std::string>> table;
-  std::vector<std::string> tree_ports;  // every port paused in any variant, in file order
+  std::vector<std::string> tree_ports;                             // every port paused in any variant, in file order
   std::map<std::string, std::map<std::string, double>> paused_us;  // variant -> port -> us
   nlohmann::ordered_json jv = nlohmann::ordered_json::array();
 };
@@ -208,7 +211,8 @@ std::string paused_dat(const std::vector<Ran>& runs, const Tables& t) {
 // The plots and report.md's table.
 void draw_and_report(const Incast& c, const std::vector<Ran>& runs, const Tables& t, const fs::path& out, Report& r) {
   draw_plot(out, "throughput",
-            histogram("Victim and culprit goodput", "Gb/s", "throughput.dat", {"victim", "culprits (mean)"}, runs.size(),
+            histogram("Victim and culprit goodput", "Gb/s", "throughput.dat", {"victim", "culprits (mean)"},
+                      runs.size(),
                       fmt::format("set arrow from graph 0, first {0:.3f} to graph 1, first {0:.3f} nohead dt 2 lw 2\n"
                                   "set label 'victim fair share' at graph 0.02, first {0:.3f} offset 0,0.7\n",
                                   c.victim_fair)));

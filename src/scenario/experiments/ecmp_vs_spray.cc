@@ -22,16 +22,18 @@ std::vector<Variant> lb_variants(const Config& base) {
   const auto spines = base.integer("topology.spines"), uplinks = base.integer("topology.uplinks");
   const std::string w = base.shown("nic.reorder_window");
   return {
-      {"ecmp-1-tier", fmt::format("ECMP, {} spines x 1 link: one hashing decision (at the leaf)", spines * uplinks),
+      {"ecmp-1-tier",
+       fmt::format("ECMP, {} spines x 1 link: one hashing decision (at the leaf)", spines * uplinks),
        {"switch.lb=ecmp", fmt::format("topology.spines={}", spines * uplinks), "topology.uplinks=1"}},
       {"ecmp-2-tiers-same-seed",
        fmt::format("ECMP, {} spines x {} links, leaf and spine hash alike (same function and seed)", spines, uplinks),
        {"switch.lb=ecmp", "switch.ecmp.seed_per_switch=false"}},
-      {"ecmp-2-tiers", fmt::format("ECMP, {} spines x {} links, a seed per switch", spines, uplinks),
+      {"ecmp-2-tiers",
+       fmt::format("ECMP, {} spines x {} links, a seed per switch", spines, uplinks),
        {"switch.lb=ecmp", "switch.ecmp.seed_per_switch=true"}},
-      {"spray-window", "packet spraying (round-robin), receiver reorder window W = " + w,
-       {"switch.lb=spray_rr"}},
-      {"spray-go-back-n", "packet spraying (round-robin), no reorder window (go-back-N)",
+      {"spray-window", "packet spraying (round-robin), receiver reorder window W = " + w, {"switch.lb=spray_rr"}},
+      {"spray-go-back-n",
+       "packet spraying (round-robin), no reorder window (go-back-N)",
        {"switch.lb=spray_rr", "nic.reorder_window=0"}},
   };
 }
@@ -86,9 +88,15 @@ void analyze_lb(const Config& base, const std::vector<Ran>& runs, const fs::path
     table.push_back({run.v.label, f2(ui), fmt::format("{} of {}", idle(up), up.size()), f2(di),
                      fmt::format("{} of {}", idle(down), down.size()), f1(p50), f1(p99), f1(mx),
                      fmt::format("{:.0f}", rtx), fmt::format("{:.0f}", ooo)});
-    jv.push_back({{"variant", run.v.label}, {"uplink_max_over_mean", ui}, {"uplink_idle", idle(up)},
-                  {"downlink_max_over_mean", di}, {"downlink_idle", idle(down)}, {"fct_p50_us", p50},
-                  {"fct_p99_us", p99}, {"fct_max_us", mx}, {"retransmitted_packets", rtx},
+    jv.push_back({{"variant", run.v.label},
+                  {"uplink_max_over_mean", ui},
+                  {"uplink_idle", idle(up)},
+                  {"downlink_max_over_mean", di},
+                  {"downlink_idle", idle(down)},
+                  {"fct_p50_us", p50},
+                  {"fct_p99_us", p99},
+                  {"fct_max_us", mx},
+                  {"retransmitted_packets", rtx},
                   {"reordered_accepted", ooo}});
     r.headlines.push_back(fmt::format("{}: uplinks max/mean {:.2f}, downlinks {:.2f} ({} of {} idle); FCT max {:.1f} "
                                       "us; {:.0f} packets retransmitted",

@@ -76,8 +76,15 @@ Row row_of(const Ran& run, const char* buf, const Wred& w, const char* cnp, cons
   double queue = 0;
   for (std::size_t p = 0; p < run.ports.rows(); ++p) queue = std::max(queue, run.ports.number(p, "max_queue_bytes"));
   const auto& s = run.summary;
-  return {run.v.label, buf, w.label, cnp, preset, gbps(bytes, last - first),
-          metric(s, "flows", "fct_ns_p50") / 1000, metric(s, "flows", "fct_ns_p99") / 1000, queue,
+  return {run.v.label,
+          buf,
+          w.label,
+          cnp,
+          preset,
+          gbps(bytes, last - first),
+          metric(s, "flows", "fct_ns_p50") / 1000,
+          metric(s, "flows", "fct_ns_p99") / 1000,
+          queue,
           s.at("congestion_control").at("cnps_sent").get<double>(),
           s.at("totals").at("ecn_marks").get<double>(),
           s.at("totals").at("pfc_pause_frames").get<double>()};
@@ -106,23 +113,31 @@ struct Tables {
 
 Tables tabulate(const std::vector<Row>& rows) {
   Tables t;
-  t.csv =
-      "variant,buffer,wred,cnp_interval_us,preset,throughput_gbps,fct_p50_us,fct_p99_us,max_queue_bytes,cnps,"
-      "ecn_marks,pfc_pause_frames,pfc_free\n";
+  t.csv = "variant,buffer,wred,cnp_interval_us,preset,throughput_gbps,fct_p50_us,fct_p99_us,max_queue_bytes,cnps,"
+          "ecn_marks,pfc_pause_frames,pfc_free\n";
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const Row& x = rows[k];
     const bool free = x.frames == 0;
     t.pfc_free += free;
     if (free && (!t.best || x.thr > t.best->thr)) t.best = &x;
     t.csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.0f},{:.0f},{:.0f},{:.0f},{}\n", x.label, x.buffer,
-                         x.wred, x.cnp, x.preset, x.thr, x.p50, x.p99, x.queue, x.cnps, x.marks, x.frames, free ? 1 : 0);
+                         x.wred, x.cnp, x.preset, x.thr, x.p50, x.p99, x.queue, x.cnps, x.marks, x.frames,
+                         free ? 1 : 0);
     t.table.push_back({x.buffer, x.wred, x.cnp, x.preset, f1(x.thr), f1(x.p50), f1(x.p99),
                        fmt::format("{:.0f}", x.queue / 1024), fmt::format("{:.0f}", x.cnps),
                        fmt::format("{:.0f}", x.frames), free ? "yes" : ""});
     (free ? t.dat_free : t.dat_pfc) += fmt::format("{} {:.3f} {:.0f}\n", k, x.thr, x.frames);
-    t.jv.push_back({{"variant", x.label}, {"buffer", x.buffer}, {"wred", x.wred}, {"cnp_interval_us", x.cnp},
-                    {"preset", x.preset}, {"throughput_gbps", x.thr}, {"fct_p50_us", x.p50}, {"fct_p99_us", x.p99},
-                    {"max_queue_bytes", x.queue}, {"cnps", x.cnps}, {"pfc_pause_frames", x.frames},
+    t.jv.push_back({{"variant", x.label},
+                    {"buffer", x.buffer},
+                    {"wred", x.wred},
+                    {"cnp_interval_us", x.cnp},
+                    {"preset", x.preset},
+                    {"throughput_gbps", x.thr},
+                    {"fct_p50_us", x.p50},
+                    {"fct_p99_us", x.p99},
+                    {"max_queue_bytes", x.queue},
+                    {"cnps", x.cnps},
+                    {"pfc_pause_frames", x.frames},
                     {"pfc_free", free}});
   }
   return t;
@@ -145,14 +160,15 @@ void draw_throughput(const fs::path& out, std::size_t settings) {
       marks += fmt::format("set arrow from {0:.1f}, graph 0 to {0:.1f}, graph 1 nohead dt 2\n",
                            static_cast<double>(b * per_buffer) - 0.5);
   }
-  draw_plot(out, "throughput",
-            fmt::format("set title 'Throughput per setting (green: PFC never fired)'\nset ylabel 'throughput (Gb/s)'\n"
-                        "set xlabel 'marking Kmin-Kmax-Pmax; in each group CNP every 10, 50, 100 us x RP nvidia, paper'\n"
-                        "set xrange [-1:{}]\nset yrange [0:125]\nset ytics 0,20,100\nset grid ytics\n"
-                        "set style fill solid 0.8\nset boxwidth 0.7\nset xtics ({})\nset key top left horizontal\n{}"
-                        "plot 'pfc_free.dat' using 1:2 with boxes lc rgb '#2ca02c' title 'PFC-free', "
-                        "'pfc.dat' using 1:2 with boxes lc rgb '#d62728' title 'PFC fired'",
-                        settings, tics, marks));
+  draw_plot(
+      out, "throughput",
+      fmt::format("set title 'Throughput per setting (green: PFC never fired)'\nset ylabel 'throughput (Gb/s)'\n"
+                  "set xlabel 'marking Kmin-Kmax-Pmax; in each group CNP every 10, 50, 100 us x RP nvidia, paper'\n"
+                  "set xrange [-1:{}]\nset yrange [0:125]\nset ytics 0,20,100\nset grid ytics\n"
+                  "set style fill solid 0.8\nset boxwidth 0.7\nset xtics ({})\nset key top left horizontal\n{}"
+                  "plot 'pfc_free.dat' using 1:2 with boxes lc rgb '#2ca02c' title 'PFC-free', "
+                  "'pfc.dat' using 1:2 with boxes lc rgb '#d62728' title 'PFC fired'",
+                  settings, tics, marks));
 }
 
 // report.md's table; headlines: how many never paused, the best of those, the most paused.
@@ -168,7 +184,8 @@ void report(const std::vector<Row>& rows, const Tables& t, Report& r) {
                                       "Gb/s, FCT p99 {:.1f} us, largest queue {:.0f} KiB",
                                       best->buffer, best->wred, best->cnp, best->preset, best->thr, best->p99,
                                       best->queue / 1024));
-  const auto worst = std::max_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.frames < b.frames; });
+  const auto worst = std::max_element(rows.begin(), rows.end(),
+                                      [](const Row& a, const Row& b) { return a.frames < b.frames; });
   r.headlines.push_back(fmt::format("most pauses: buffer {}, marking {}, CNP every {} us, {} RP: {:.0f} pause frames, "
                                     "{:.1f} Gb/s",
                                     worst->buffer, worst->wred, worst->cnp, worst->preset, worst->frames, worst->thr));

@@ -39,7 +39,7 @@ struct Report {
   std::string title;
   std::string varied, measured;  // markdown paragraphs
   std::vector<std::string> headlines;
-  std::string body;              // markdown sections: tables, plots
+  std::string body;  // markdown sections: tables, plots
   nlohmann::ordered_json results;
 };
 

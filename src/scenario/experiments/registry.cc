@@ -24,9 +24,9 @@ using experiments::Variant;
 namespace {
 
 const std::vector<Definition>& definitions() {
-  static const std::vector<Definition> d = {experiments::training(), experiments::congestion_spreading(),
+  static const std::vector<Definition> d = {experiments::training(),    experiments::congestion_spreading(),
                                             experiments::ecn_cnp_pfc(), experiments::ecmp_vs_spray(),
-                                            experiments::reorder(), experiments::collectives()};
+                                            experiments::reorder(),     experiments::collectives()};
   return d;
 }
 
@@ -67,8 +67,8 @@ std::vector<Ran> run_variants(const ExperimentOptions& opt, const std::string& s
   std::error_code ec;
   fs::create_directories(out / "variants", ec);
   if (ec) throw InputError(fmt::format("{}: cannot create: {}", out.string(), ec.message()));
-  const std::vector<int> status =
-      run_scenario_points(scenario, opt.sets, points, dirs, opt.jobs, "experiment " + opt.name, opt.progress);
+  const std::vector<int> status = run_scenario_points(scenario, opt.sets, points, dirs, opt.jobs,
+                                                      "experiment " + opt.name, opt.progress);
   std::vector<Ran> runs;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     if (status[i] >= 2)
@@ -76,7 +76,8 @@ std::vector<Ran> run_variants(const ExperimentOptions& opt, const std::string& s
                                    variants[i].label, status[i]));
     if (status[i] == 1) unsafe.push_back(variants[i].label);
     const fs::path d = dirs[i];
-    runs.push_back({variants[i], d, read_json(d / "summary.json"), read_csv(d / "flows.csv"), read_csv(d / "ports.csv")});
+    runs.push_back(
+        {variants[i], d, read_json(d / "summary.json"), read_csv(d / "flows.csv"), read_csv(d / "ports.csv")});
   }
   return runs;
 }

@@ -20,11 +20,11 @@ namespace fabriclab::scenario {
 
 struct ExperimentOptions {
   std::string name = {};
-  std::string scenario = {};            // "" = examples/NAME.toml (relative to the working directory)
-  std::string out_dir = {};             // "" = results/NAME
-  std::vector<std::string> sets = {};   // key=value for every variant (a variant's own keys win)
+  std::string scenario = {};           // "" = examples/NAME.toml (relative to the working directory)
+  std::string out_dir = {};            // "" = results/NAME
+  std::vector<std::string> sets = {};  // key=value for every variant (a variant's own keys win)
   unsigned jobs = 2;
-  bool progress = true;            // progress on stderr as variants finish
+  bool progress = true;  // progress on stderr as variants finish
 };
 
 struct ExperimentOutcome {

@@ -28,11 +28,14 @@ const std::vector<Receiver>& reorder_receivers() {
       {"nic-go-back-n", "NIC, go-back-N (no reorder window)", {"nic.reorder_window=0"}},
       {"nic-window-32", "NIC, reorder window W = 32 packets", {"nic.reorder_window=32"}},
       {"nic-window-128", "NIC, reorder window W = 128 packets", {"nic.reorder_window=128"}},
-      {"nic-window-128-timer", "NIC, W = 128, gives up on a gap after 10 us",
+      {"nic-window-128-timer",
+       "NIC, W = 128, gives up on a gap after 10 us",
        {"nic.reorder_window=128", "nic.reorder_timeout=10us"}},
-      {"switch-32", "switch egress re-sequencer, 32 packets, 50 us timeout; NIC go-back-N",
+      {"switch-32",
+       "switch egress re-sequencer, 32 packets, 50 us timeout; NIC go-back-N",
        {"nic.reorder_window=0", "reseq.buffer=32", "reseq.timeout=50us"}},
-      {"switch-128", "switch egress re-sequencer, 128 packets, 50 us timeout; NIC go-back-N",
+      {"switch-128",
+       "switch egress re-sequencer, 128 packets, 50 us timeout; NIC go-back-N",
        {"nic.reorder_window=0", "reseq.buffer=128", "reseq.timeout=50us"}},
   };
   return r;
@@ -46,10 +49,13 @@ const std::vector<Impairment>& reorder_impairments() {
   static const std::vector<Impairment> all = [] {
     std::vector<Impairment> v;
     for (std::uint32_t k : {1u, 2u, 4u, 8u, 16u, 32u, 64u})
-      v.push_back({fmt::format("hold{}", k), fmt::format("1 % of the packets held for {} packets of the path", k),
-                   {"impair.reorder_probability=0.01", fmt::format("impair.reorder_packets={}", k)}, k});
+      v.push_back({fmt::format("hold{}", k),
+                   fmt::format("1 % of the packets held for {} packets of the path", k),
+                   {"impair.reorder_probability=0.01", fmt::format("impair.reorder_packets={}", k)},
+                   k});
     v.push_back({"delay2us", "1 % delayed 2 us", {"impair.reorder_probability=0.01", "impair.reorder_delay=2us"}, 0});
-    v.push_back({"delay20us", "1 % delayed 20 us", {"impair.reorder_probability=0.01", "impair.reorder_delay=20us"}, 0});
+    v.push_back(
+        {"delay20us", "1 % delayed 20 us", {"impair.reorder_probability=0.01", "impair.reorder_delay=20us"}, 0});
     v.push_back({"drop1e-3", "0.1 % dropped", {"impair.drop_probability=0.001"}, 0});
     v.push_back({"corrupt1e-3", "0.1 % corrupted", {"impair.corrupt_probability=0.001"}, 0});
     return v;
@@ -115,8 +121,8 @@ struct Tables {
 void add_run(const Receiver& rc, const Impairment& im, const Ran& run, Tables& t) {
   const CsvTable rt = read_csv(run.dir / "reorder.csv");
   if (rt.rows() != 1)
-    throw InputError(fmt::format("experiment reorder: {}: expected one QP in reorder.csv, found {}", run.v.label,
-                                 rt.rows()));
+    throw InputError(
+        fmt::format("experiment reorder: {}: expected one QP in reorder.csv, found {}", run.v.label, rt.rows()));
   const double extent = rt.number(0, "max_extent"), ratio = rt.number(0, "reordered_ratio");
   const double late = rt.number(0, "max_late_ns"), received = rt.number(0, "received");
   const auto& s = run.summary;
@@ -132,8 +138,8 @@ void add_run(const Receiver& rc, const Impairment& im, const Ran& run, Tables& t
   const bool clean = naks == 0 && rtx == 0 && drops == 0;
   t.grid[rc.label][im.label] = {extent, goodput, clean};
   t.csv += fmt::format("{},{},{},{:.0f},{:.6f},{:.0f},{:.3f},{:.0f},{:.0f},{:.0f},{:.0f},{:.0f},{:.3f},{}\n",
-                       run.v.label, rc.label, im.label, received, ratio, extent, late, naks, give_ups, rto, rtx,
-                       drops, goodput, clean ? 1 : 0);
+                       run.v.label, rc.label, im.label, received, ratio, extent, late, naks, give_ups, rto, rtx, drops,
+                       goodput, clean ? 1 : 0);
   t.table.push_back({rc.label, im.label, fmt::format("{:.2f} %", 100 * ratio), fmt::format("{:.0f}", extent),
                      f1(late / 1000), fmt::format("{:.0f}", naks), fmt::format("{:.0f}", give_ups),
                      fmt::format("{:.0f}", rto), fmt::format("{:.0f}", rtx), f1(goodput), clean ? "yes" : ""});
@@ -178,10 +184,12 @@ Gaps gaps_of(Tables& t, Report& r) {
       }
     }
     g.dat += fmt::format("{} {:.0f}\n", rc.label, gap);
-    g.table.push_back({rc.label, rc.what, fmt::format("{:.0f}", gap), breaks,
-                       f1(t.grid[rc.label]["hold64"].goodput)});
-    g.jv.push_back({{"receiver", rc.label}, {"reorder_gap", gap}, {"breaks_at", breaks},
-                    {"breaks_at_extent", breaks_extent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(breaks_extent)},
+    g.table.push_back({rc.label, rc.what, fmt::format("{:.0f}", gap), breaks, f1(t.grid[rc.label]["hold64"].goodput)});
+    g.jv.push_back({{"receiver", rc.label},
+                    {"reorder_gap", gap},
+                    {"breaks_at", breaks},
+                    {"breaks_at_extent",
+                     breaks_extent < 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(breaks_extent)},
                     {"goodput_gbps_hold64", t.grid[rc.label]["hold64"].goodput}});
     r.headlines.push_back(fmt::format("{}: reorder gap {:.0f} packets; breaks at {}; goodput {:.1f} Gb/s at hold 64",
                                       rc.label, gap, breaks, t.grid[rc.label]["hold64"].goodput));
@@ -201,7 +209,8 @@ void draw_plots(const fs::path& out) {
   draw_plot(out, "goodput",
             "set title 'Goodput against the hold depth (1 % of one path held back)'\nset xlabel 'hold depth "
             "(packets of the impaired path)'\nset ylabel 'goodput (Gb/s)'\nset logscale x 2\nset yrange [0:*]\n"
-            "set grid\nset key bottom left\nplot " + lines);
+            "set grid\nset key bottom left\nplot " +
+                lines);
 }
 
 void analyze_reorder(const Config& base, const std::vector<Ran>& runs, const fs::path& out, Report& r) {
@@ -220,7 +229,8 @@ void analyze_reorder(const Config& base, const std::vector<Ran>& runs, const fs:
   r.results["receivers"] = g.jv;
   draw_plots(out);
   r.body += "## Reorder gap per receiver\n\n" +
-            markdown_table({"receiver", "re-sequencing", "reorder gap (packets)", "breaks at", "goodput at hold 64 (Gb/s)"},
+            markdown_table({"receiver", "re-sequencing", "reorder gap (packets)", "breaks at",
+                            "goodput at hold 64 (Gb/s)"},
                            g.table) +
             "\n" + plot_line("reorder_gap.png", "reorder gap per receiver") +
             plot_line("goodput.png", "goodput against hold depth") + "## Every run\n\n" +

@@ -22,9 +22,11 @@ namespace {
 std::vector<Variant> training_variants(const Config&) {
   return {
       {"pfc-only", "no congestion control: PFC alone keeps the fabric lossless", {"nic.congestion_control=none"}},
-      {"dcqcn-nvidia", "DCQCN, ConnectX defaults (CNP interval 4 us per port)",
+      {"dcqcn-nvidia",
+       "DCQCN, ConnectX defaults (CNP interval 4 us per port)",
        {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=nvidia"}},
-      {"dcqcn-paper", "DCQCN, the SIGCOMM 2015 values (CNP interval 50 us per QP)",
+      {"dcqcn-paper",
+       "DCQCN, the SIGCOMM 2015 values (CNP interval 50 us per QP)",
        {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper"}},
   };
 }
@@ -68,7 +70,9 @@ void describe(const Config& base, const Setup& s, Report& r) {
       "Per iteration: its time (first transfer started to last allreduce step delivered), the distribution phase, "
       "the allreduce (first step started to last step delivered), and the allreduce's bandwidth by the nccl-tests "
       "convention: algbw = bytes / time, busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes/s). A GPU's link carries at "
-      "most " + f2(s.link_gbytes) + " GB/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN "
+      "most " +
+      f2(s.link_gbytes) +
+      " GB/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN "
       "marks over the whole run.";
 }
 
@@ -167,7 +171,8 @@ std::string write_step_fct(const Setup& s, const std::vector<Ran>& runs, const f
     std::sort(fct.begin(), fct.end());
     std::string dat;
     for (std::size_t i = 0; i < fct.size(); ++i)  // the share of steps that took at least this long
-      dat += fmt::format("{:.3f} {:.6f}\n", fct[i], static_cast<double>(fct.size() - i) / static_cast<double>(fct.size()));
+      dat += fmt::format("{:.3f} {:.6f}\n", fct[i],
+                         static_cast<double>(fct.size() - i) / static_cast<double>(fct.size()));
     write_file(out / ("step_fct_" + run.v.label + ".dat"), dat);
     cdf_plot += fmt::format("{}'step_fct_{}.dat' using 1:2 with lines lw 2 title '{}'", cdf_plot.empty() ? "" : ", ",
                             run.v.label, run.v.label);
@@ -179,16 +184,17 @@ void draw_plots(const Setup& s, std::size_t runs, const std::string& cdf_plot, c
   std::vector<std::string> series;
   for (std::uint32_t it = 0; it < s.l.iterations; ++it) series.push_back(fmt::format("iteration {}", it + 1));
   const double link = s.link_gbytes;
-  draw_plot(out, "busbw",
-            histogram(fmt::format("Ring allreduce bus bandwidth, {} GPUs", s.n), "busbw (GB/s)", "busbw.dat", series,
-                      runs,
-                      fmt::format("set yrange [0:{:.2f}]\nset arrow from graph 0, first {:.3f} to graph 1, first {:.3f} "
-                                  "nohead dt 2 lw 2\nset label 'link rate' at graph 0.02, first {:.3f} offset 0,0.7\n",
-                                  link * 1.15, link, link, link)));
+  draw_plot(
+      out, "busbw",
+      histogram(fmt::format("Ring allreduce bus bandwidth, {} GPUs", s.n), "busbw (GB/s)", "busbw.dat", series, runs,
+                fmt::format("set yrange [0:{:.2f}]\nset arrow from graph 0, first {:.3f} to graph 1, first {:.3f} "
+                            "nohead dt 2 lw 2\nset label 'link rate' at graph 0.02, first {:.3f} offset 0,0.7\n",
+                            link * 1.15, link, link, link)));
   draw_plot(out, "step_fct",
             "set title 'Allreduce steps taking at least x (all GPUs, all iterations)'\n"
             "set xlabel 'step completion time (us)'\nset ylabel 'share of steps'\nset logscale xy\n"
-            "set grid\nset key top right\nplot " + cdf_plot);
+            "set grid\nset key top right\nplot " +
+                cdf_plot);
 }
 
 // report.md's tables and plots, and a headline per variant (its last iteration).
@@ -200,11 +206,12 @@ void report(const Config& base, const Setup& s, const Tables& t, Report& r) {
             "\n";
   std::vector<std::vector<std::string>> totals;
   for (const auto& v : t.jv)
-    totals.push_back({v["variant"].get<std::string>(), v["pfc_pause_frames"].dump(), v["cnps"].dump(),
-                      v["ecn_marks"].dump()});
+    totals.push_back(
+        {v["variant"].get<std::string>(), v["pfc_pause_frames"].dump(), v["cnps"].dump(), v["ecn_marks"].dump()});
   r.body += markdown_table({"variant", "PFC pause frames", "CNPs", "ECN marks"}, totals) + "\n";
   r.body += plot_line("busbw.png", "bus bandwidth per variant and iteration");
-  r.body += plot_line("step_fct.png", "share of allreduce steps taking at least a given time (the tail that stretches the ring)");
+  r.body += plot_line("step_fct.png",
+                      "share of allreduce steps taking at least a given time (the tail that stretches the ring)");
   for (const auto& v : t.jv) {
     const auto& last = v["iterations"].back();
     r.headlines.push_back(fmt::format("{}: allreduce of {} over {} GPUs in {:.1f} us, busbw {:.2f} GB/s (last "

@@ -57,7 +57,8 @@ void add_static_routes(const FabricSetup& setup, Network& net) {
       for (const std::string& one : split_list(port_text, '|')) {
         const auto v = parse_integer(one);
         if (!v || *v < 0 || static_cast<std::size_t>(*v) >= at.port_count())
-          throw InputError(fmt::format("{}: port '{}': {} has ports 0..{}", where, one, at.name(), at.port_count() - 1));
+          throw InputError(
+              fmt::format("{}: port '{}': {} has ports 0..{}", where, one, at.name(), at.port_count() - 1));
         ports.push_back(static_cast<std::uint16_t>(*v));
       }
       net.set_static_route(static_cast<std::uint32_t>(at.id() - net.host_count()), host.id(), std::move(ports));
@@ -81,9 +82,10 @@ void add_link_elements(const FabricSetup& setup, Network& net) {
     net.add_impairment(find_port(cfg, net, "impair.link", link), std::move(ic));
   } else {
     for (const char* key : {"impair.rules", "impair.drop_probability", "impair.corrupt_probability",
-                             "impair.duplicate_probability", "impair.reorder_probability"})
+                            "impair.duplicate_probability", "impair.reorder_probability"})
       if (cfg.origin(key) != "default")
-        throw InputError(fmt::format("{}: {} needs impair.link (the port whose link is impaired)", cfg.origin(key), key));
+        throw InputError(
+            fmt::format("{}: {} needs impair.link (the port whose link is impaired)", cfg.origin(key), key));
   }
   if (const std::string& at = s.reseq.link; !at.empty()) {
     fabric::Port& port = find_port(cfg, net, "reseq.link", at);

@@ -28,9 +28,10 @@ const params::Table<CollectiveSpec>& collective_table() {
         .bytes("bytes", &C::bytes, "the collective's size (as `fabriclab counters --bytes`)", "0B", "1024GiB")
         .integer("root", &C::root, "root rank of rooted collectives", 0, 1 << 20)
         .integer("radix", &C::radix, "k of the k-nomial broadcast", 2, 1 << 20)
-        .custom({"datatype", params::Kind::choice, "element type", "", "", {"int64", "double", "float"}},
-                [](C& c, const params::Value& v) { c.datatype = offload::parse_datatype(v.text); },
-                [](const C& c) { return std::string(offload::to_string(c.datatype)); })
+        .custom(
+            {"datatype", params::Kind::choice, "element type", "", "", {"int64", "double", "float"}},
+            [](C& c, const params::Value& v) { c.datatype = offload::parse_datatype(v.text); },
+            [](const C& c) { return std::string(offload::to_string(c.datatype)); })
         .flag("ordered_channels", &C::ordered_channels, "the transport delivers in order per pair of ranks")
         .flag("uncounted_sends", &C::uncounted_sends, "puts' local completions are not counted")
         .text("ranks", &C::ranks,
@@ -43,8 +44,8 @@ const params::Table<CollectiveSpec>& collective_table() {
         .time("start", &C::start, "issue time of its first iteration", "0ps", "1000s")
         .integer("iterations", &C::iterations, "instances of it (a stream)", 1, 1'000'000)
         .integer("in_flight", &C::in_flight,
-                 "instances at most running at once: instance i is issued once instance i - in_flight has completed",
-                 1, 1'000'000)
+                 "instances at most running at once: instance i is issued once instance i - in_flight has completed", 1,
+                 1'000'000)
         .time("mean_gap", &C::mean_gap,
               "mean of the exponential gaps between instances' issue times from `start` (0ps: each as soon as "
               "in_flight allows)",
@@ -69,8 +70,7 @@ std::uint32_t leaves_of(const fabric::TopologySpec& t, const std::string& what) 
   switch (t.kind) {
     case fabric::TopologyKind::leaf_spine: return t.leaves;
     case fabric::TopologyKind::fat_tree: return t.k * t.k / 2;
-    default:
-      throw InputError(fmt::format("{}: placement one_per_leaf needs a leaf_spine or fat_tree topology", what));
+    default: throw InputError(fmt::format("{}: placement one_per_leaf needs a leaf_spine or fat_tree topology", what));
   }
 }
 
@@ -137,7 +137,8 @@ std::shared_ptr<const offload::Schedule> schedule_of(const CollectiveSpec& c, st
     if (!c.schedule.empty()) {
       auto s = std::make_shared<const offload::Schedule>(offload::read_schedule_json(c.schedule));
       if (s->ranks() != ranks)
-        throw InputError(fmt::format("{} has {} ranks, but {} hosts are given (ranks = ...)", c.schedule, s->ranks(), ranks));
+        throw InputError(
+            fmt::format("{} has {} ranks, but {} hosts are given (ranks = ...)", c.schedule, s->ranks(), ranks));
       return s;
     }
     offload::BuildOptions b;
@@ -191,11 +192,16 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
       } catch (const InputError& e) {
         throw InputError(fmt::format("{}: {}", what, e.what()));
       }
-      rows_.push_back({name, s->collective.empty() ? c.collective : s->collective,
-                       s->algorithm.empty() ? c.algorithm : s->algorithm,
-                       s->strategy.empty() ? std::string(params::name_of(offload::kStrategyNames, c.strategy))
-                                           : s->strategy,
-                       it, s->ranks(), s->bytes, max_counters, {}});
+      rows_.push_back(
+          {name,
+           s->collective.empty() ? c.collective : s->collective,
+           s->algorithm.empty() ? c.algorithm : s->algorithm,
+           s->strategy.empty() ? std::string(params::name_of(offload::kStrategyNames, c.strategy)) : s->strategy,
+           it,
+           s->ranks(),
+           s->bytes,
+           max_counters,
+           {}});
     }
   }
 }
@@ -250,8 +256,8 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
     }
     const std::string path = !r.result.done() && !j.offloaded ? "" : j.offloaded ? "offloaded" : "software";
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.iteration, r.collective,
-                       r.algorithm, r.strategy, r.ranks, r.bytes, ns_text(j.issue), start, done, stall, completion, path,
-                       j.offloaded ? r.max_counters_per_nic : 0, algbw, busbw, r.result.messages,
+                       r.algorithm, r.strategy, r.ranks, r.bytes, ns_text(j.issue), start, done, stall, completion,
+                       path, j.offloaded ? r.max_counters_per_nic : 0, algbw, busbw, r.result.messages,
                        r.result.retransmitted);
   }
   return csv;
@@ -288,8 +294,8 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
   j["peak_counters_on_a_nic"] = nics.peak_counters_on_a_nic;
   const std::uint64_t touches = nics.cache_hits + nics.cache_misses;
   j["counter_cache_misses"] = nics.cache_misses;
-  j["counter_cache_hit_rate"] =
-      touches == 0 ? 0.0 : static_cast<double>(nics.cache_hits) / static_cast<double>(touches);
+  j["counter_cache_hit_rate"] = touches == 0 ? 0.0
+                                             : static_cast<double>(nics.cache_hits) / static_cast<double>(touches);
   j["messages"] = messages;
   j["retransmitted_packets"] = retransmitted;
   return j;

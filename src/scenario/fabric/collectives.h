@@ -42,10 +42,10 @@ inline constexpr params::EnumNames<Placement, 3> kPlacementNames{
     {{Placement::linear, "linear"}, {Placement::random, "random"}, {Placement::one_per_leaf, "one_per_leaf"}}};
 
 struct CollectiveSpec {
-  std::string name;                       // "" = "c<entry>"
+  std::string name;  // "" = "c<entry>"
   std::string collective = "allreduce";
   std::string algorithm = "ring";
-  std::string schedule;                   // a schedule file (section 8, assigned) instead
+  std::string schedule;  // a schedule file (section 8, assigned) instead
   Bytes bytes = Bytes::from_count(1 << 20);
   std::int32_t root = 0;
   std::int32_t radix = 4;

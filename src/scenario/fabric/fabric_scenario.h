@@ -7,7 +7,8 @@
 //                 between identical runs)
 //   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets
 //                 and the congestion control with every DCQCN value used
-//   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes
+//   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,
+//                 paused_ns,max_queue_bytes
 //   collectives.csv  with [[collective]] entries: one row per collective instance
 //                 (scenario/fabric/collectives.h), and their block in summary.json
 //   ops.csv       with output.ops (`run --trace-ops`): every operation's ready, fired and
@@ -85,9 +86,9 @@ nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::C
 std::unique_ptr<fabric::Network> build_network(const FabricSetup& setup);
 
 struct FabricRunOptions {
-  std::string scenario;      // the file, for the summary
-  std::string out_dir;       // "" = write nothing
-  bool progress = false;     // progress on stderr (core/progress.h)
+  std::string scenario;   // the file, for the summary
+  std::string out_dir;    // "" = write nothing
+  bool progress = false;  // progress on stderr (core/progress.h)
   // Called every 100 us of simulated time, with the time reached (partitioned: at the
   // end of the first window past each 100 us since the last call, while no part runs,
   // so the calls drift by a window each: 101 us, 201 us, ...): a benchmark samples its

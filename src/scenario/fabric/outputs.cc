@@ -57,8 +57,8 @@ std::string ports_csv(Network& net, Time end, fabric::PortCounters& all) {
   std::uint64_t by_reasons = 0;
   for (std::uint64_t d : net.ledger().drops) by_reasons += d;
   if (by_reasons != all.drops)
-    throw std::logic_error(fmt::format("drop accounting disagrees: the ports counted {}, the ledger {} by reason",
-                                       all.drops, by_reasons));
+    throw std::logic_error(
+        fmt::format("drop accounting disagrees: the ports counted {}, the ledger {} by reason", all.drops, by_reasons));
   return ports;
 }
 
@@ -109,6 +109,7 @@ nlohmann::ordered_json transport_json(Network& net) {
   }
   std::uint64_t give_ups = 0;
   for (std::uint32_t h = 0; h < net.host_count(); ++h) give_ups += net.host(h).reorder_give_ups();
+  // clang-format off
   return {{"naks_sent", naks},
           {"reorder_give_ups", give_ups},
           {"timeouts", timeouts},
@@ -117,6 +118,7 @@ nlohmann::ordered_json transport_json(Network& net) {
           {"reordered_accepted", reordered},
           {"rx_buffer_drops", rx_drops},
           {"misdelivered", misdelivered}};
+  // clang-format on
 }
 
 // What the elements on links did: the re-sequencer, the reorder box, the reorder metrics.
@@ -165,12 +167,14 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   j["scenario"] = scenario;
   j["config"] = setup.config.echo();
   j["network"] = {{"hosts", net.host_count()}, {"switches", net.switch_count()}};
+  // clang-format off
   j["flows"] = {{"count", net.flows().size()},
                 {"finished", o.totals.flows_finished},
                 {"fct_ns_p50", ns_text(o.fct_p50)},
                 {"fct_ns_p99", ns_text(o.fct_p99)},
                 {"fct_ns_max", ns_text(o.fct_max)},
                 {"retransmitted_packets", o.retransmitted}};
+  // clang-format on
   j["totals"] = {{"data_packets_sent", l.data_packets_sent},
                  {"data_bytes_sent", l.data_bytes_sent},
                  {"data_bytes_arrived", l.data_bytes_arrived},

@@ -11,18 +11,22 @@ const params::Table<FabricScenario>& scenario_table() {
     using S = FabricScenario;
     params::Table<S::Sim> sim;
     sim.integer("seed", &S::Sim::seed, "seed of every random stream (ECMP seeds excepted)")
-        .time("stop_time", &S::Sim::stop_time, "simulated time limit; the run ends earlier when every flow is delivered",
-              "1ns")
+        .time("stop_time", &S::Sim::stop_time,
+              "simulated time limit; the run ends earlier when every flow is delivered", "1ns")
         .integer("partitions", &S::Sim::partitions,
                  "split the network into this many parts run in lock-step windows of the smallest link delay "
                  "between them (1 = undivided; a partitioned run has its own fingerprint, whatever sim.threads)",
                  1, 64)
         .integer("threads", &S::Sim::threads, "threads that run the parts (0 = one per part)", 0, 64);
     params::Table<S::DeadlockCheck> deadlock;
-    deadlock.time("deadlock_check", &S::DeadlockCheck::every, "look for PFC deadlocks this often (0ps = never)", "0ps", "1s")
-        .time("deadlock_time", &S::DeadlockCheck::after, "a deadlock is a cycle of queues paused this long", "1ns", "10s");
+    deadlock
+        .time("deadlock_check", &S::DeadlockCheck::every, "look for PFC deadlocks this often (0ps = never)", "0ps",
+              "1s")
+        .time("deadlock_time", &S::DeadlockCheck::after, "a deadlock is a cycle of queues paused this long", "1ns",
+              "10s");
     params::Table<S::Impair> impair;
-    impair.text("link", &S::Impair::link, "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none")
+    impair
+        .text("link", &S::Impair::link, "reorder box on the link leaving this port, NODE:PORT (\"s1:8\"); \"\" = none")
         .text("rules", &S::Impair::rules,
               "rules: \"drop F/P[/N]; hold F/P[/N] K; delay F/P[/N] T; dup F/P; corrupt F/P\"")
         .nest("", &S::Impair::box, fabric::impairment_table());
@@ -30,9 +34,10 @@ const params::Table<FabricScenario>& scenario_table() {
     reseq.text("link", &S::Reseq::link, "re-sequencer on the link leaving this port, NODE:PORT (\"s2:0\"); \"\" = none")
         .nest("", &S::Reseq::config, fabric::resequencer_table());
     params::Table<S::Output> output;
-    output.text("pcap", &S::Output::pcap,
-                "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
-                "written to OUT/NODE-pPORT.pcap")
+    output
+        .text("pcap", &S::Output::pcap,
+              "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
+              "written to OUT/NODE-pPORT.pcap")
         .text("reorder_metrics", &S::Output::reorder_metrics,
               "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated")
         .time("timeseries_interval", &S::Output::timeseries_interval,

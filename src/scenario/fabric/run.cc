@@ -26,8 +26,8 @@ std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Networ
                                                        const std::filesystem::path& dir) {
   std::vector<std::unique_ptr<PcapWriter>> out;
   for (const auto& [node, port] : port_list(cfg, net, "output.pcap")) {
-    out.push_back(std::make_unique<PcapWriter>(
-        (dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(), net.sim()));
+    out.push_back(
+        std::make_unique<PcapWriter>((dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(), net.sim()));
     node->port(port).set_tap(out.back().get());
   }
   return out;
@@ -115,9 +115,8 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   std::unique_ptr<ScenarioCollectives> collectives;
   if (!s.collectives.empty())
     collectives = std::make_unique<ScenarioCollectives>(s.collectives, s.collective_traffic, s.offload, s.topology,
-                                                        s.sim.seed, *net, [&](std::size_t i) {
-                                                          return entry_origin(setup.config, i);
-                                                        });
+                                                        s.sim.seed, *net,
+                                                        [&](std::size_t i) { return entry_origin(setup.config, i); });
   if (collectives && s.output.ops) collectives->trace_ops();
   if (!opt.out_dir.empty()) {
     std::error_code ec;

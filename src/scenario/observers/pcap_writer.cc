@@ -28,8 +28,12 @@ void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, boo
   // The sender's MAC (PFC frames carry it): 02:fc, node id, port index.
   const fabric::Port& from = egress ? port : *port.peer();
   const std::uint32_t node = from.owner().id();
-  const std::uint8_t mac[6] = {0x02, 0xfc, static_cast<std::uint8_t>(node >> 8), static_cast<std::uint8_t>(node),
-                               static_cast<std::uint8_t>(from.index() >> 8), static_cast<std::uint8_t>(from.index())};
+  const std::uint8_t mac[6] = {0x02,
+                               0xfc,
+                               static_cast<std::uint8_t>(node >> 8),
+                               static_cast<std::uint8_t>(node),
+                               static_cast<std::uint8_t>(from.index() >> 8),
+                               static_cast<std::uint8_t>(from.index())};
   const std::size_t n = fabric::encode_frame(p, mac, buf_.data());
   const std::int64_t ns = sim_.now().ps() / 1000;
   pcap_pkthdr h{};

@@ -34,8 +34,8 @@ std::vector<ReorderRecorder::Result> ReorderRecorder::results() const {
   for (const auto& [key, v] : seen_) {
     const auto& [w, dst, qp] = key;
     const fabric::Port& port = *watched_[w];
-    out.push_back({fmt::format("{}:{}", port.owner().name(), port.index()), dst, qp, v.first,
-                   fabric::reorder_metrics(v.second)});
+    out.push_back(
+        {fmt::format("{}:{}", port.owner().name(), port.index()), dst, qp, v.first, fabric::reorder_metrics(v.second)});
   }
   return out;
 }
@@ -48,8 +48,8 @@ void ReorderRecorder::write(const std::filesystem::path& dir) const {
   std::string density = "port,dst,qp,kind,value,packets\n";
   for (const Result& r : results()) {
     const auto& m = r.m;
-    csv += fmt::format("{},h{},{},{},{},{},{},{:.6f},{},{}", r.port, r.dst, r.qp, r.flow, m.received,
-                       m.duplicates, m.reordered, m.ratio(), m.max_extent, ns_text(m.max_late));
+    csv += fmt::format("{},h{},{},{},{},{},{},{:.6f},{},{}", r.port, r.dst, r.qp, r.flow, m.received, m.duplicates,
+                       m.reordered, m.ratio(), m.max_extent, ns_text(m.max_late));
     for (std::uint32_t n : kN) csv += fmt::format(",{:.6f}", m.n_reordering(n));
     csv += "\n";
     for (const auto& [d, k] : m.displacement)

@@ -50,7 +50,8 @@ std::int64_t max_concurrent(const std::vector<nicmodel::JobResult>& rs) {
       ev.push_back({r.start, +1});
       ev.push_back({r.done, -1});
     }
-  std::sort(ev.begin(), ev.end(), [](auto a, auto b) { return a.first < b.first || (a.first == b.first && a.second < b.second); });
+  std::sort(ev.begin(), ev.end(),
+            [](auto a, auto b) { return a.first < b.first || (a.first == b.first && a.second < b.second); });
   std::int64_t cur = 0, best = 0;
   for (auto [t, d] : ev) best = std::max(best, cur += d);
   return best;
@@ -211,10 +212,12 @@ TaskResult task_result(const Task& t, std::size_t index, int status, const std::
   // The worker printed its own message; name the point here too.
   if (status == 2) throw InputError("offload experiment: " + describe(t) + " failed (see above)");
   if (status == 128 + 9)
-    throw InputError("offload experiment: " + describe(t) + ": its worker was killed (out of memory? try "
+    throw InputError("offload experiment: " + describe(t) +
+                     ": its worker was killed (out of memory? try "
                      "fewer --jobs or a smaller experiment.max_ops)");
   if (status != 0)
-    throw std::runtime_error(fmt::format("offload experiment: {} failed in its worker (status {})", describe(t), status));
+    throw std::runtime_error(
+        fmt::format("offload experiment: {} failed in its worker (status {})", describe(t), status));
   std::istringstream in(read_text(file));
   TaskResult r;
   if (!(in >> r.makespan >> r.stall >> r.mean_completion >> r.max_concurrent >> r.software >> r.hits >> r.misses))
@@ -241,7 +244,8 @@ std::vector<TaskResult> run_tasks(const std::vector<Task>& tasks, ScheduleCache&
   } scratch_guard{scratch};
   std::vector<std::size_t> order(tasks.size());
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tasks[a].cost > tasks[b].cost; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return tasks[a].cost > tasks[b].cost; });
   // What remains is estimated by the tasks' costs (they run largest first).
   double total_cost = 0, done_cost = 0;
   for (const Task& t : tasks) total_cost += static_cast<double>(t.cost);
@@ -249,17 +253,20 @@ std::vector<TaskResult> run_tasks(const std::vector<Task>& tasks, ScheduleCache&
   Progress::Options po = Progress::on_stderr("offload experiment", total_cost, "", quiet);
   po.show = [&](double) { return fmt::format("{} of {} simulations", finished, order.size()); };
   Progress progress(std::move(po));
-  const auto statuses = run_in_workers(order.size(), jobs, [&](std::size_t i) {
-    const TaskResult r = simulate_task(tasks[order[i]], cache);
-    write_file(scratch / std::to_string(order[i]), fmt::format("{} {} {} {} {} {} {}\n", r.makespan, r.stall,
-                                                          r.mean_completion, r.max_concurrent, r.software, r.hits,
-                                                          r.misses));
-    return 0;
-  }, [&](std::size_t i, int) {
-    ++finished;
-    done_cost += static_cast<double>(tasks[order[i]].cost);
-    progress.update(done_cost);
-  });
+  const auto statuses = run_in_workers(
+      order.size(), jobs,
+      [&](std::size_t i) {
+        const TaskResult r = simulate_task(tasks[order[i]], cache);
+        write_file(scratch / std::to_string(order[i]),
+                   fmt::format("{} {} {} {} {} {} {}\n", r.makespan, r.stall, r.mean_completion, r.max_concurrent,
+                               r.software, r.hits, r.misses));
+        return 0;
+      },
+      [&](std::size_t i, int) {
+        ++finished;
+        done_cost += static_cast<double>(tasks[order[i]].cost);
+        progress.update(done_cost);
+      });
   progress.finish();
   std::vector<TaskResult> results(tasks.size());
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -291,8 +298,8 @@ std::string experiment_csv(const std::vector<GridRow>& rows) {
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:.4f}\n", r.collective, r.algorithm, r.ranks,
                        r.strategy, r.counters, r.cache, r.policy, r.k, r.counters_per_nic,
                        r.simulated ? "yes" : (r.never_fits && r.policy == "stall" ? "never-fits" : "skipped"),
-                       r.max_concurrent, r.software, us_text(r.makespan), us_text(r.stall),
-                       us_text(r.mean_completion), r.hit_rate);
+                       r.max_concurrent, r.software, us_text(r.makespan), us_text(r.stall), us_text(r.mean_completion),
+                       r.hit_rate);
   return csv;
 }
 
@@ -311,7 +318,8 @@ GridAxes grid_axes(const OffloadSetup& setup) {
   a.max_ops = setup.value.experiment.max_ops;
   for (const auto& x : a.policies)
     if (x != "stall" && x != "fallback")
-      throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)", cfg.origin("experiment.policies"), x));
+      throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)",
+                                   cfg.origin("experiment.policies"), x));
   return a;
 }
 
@@ -319,8 +327,8 @@ std::string us_text(Time t) { return fmt::format("{:.1f}", static_cast<double>(t
 
 }  // namespace offload_internal
 
-std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string& scenario,
-                                   const std::string& out_dir, unsigned jobs, bool quiet) {
+std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string& scenario, const std::string& out_dir,
+                                   unsigned jobs, bool quiet) {
   using namespace offload_internal;
   const GridAxes axes = grid_axes(setup);
   ScheduleCache cache;

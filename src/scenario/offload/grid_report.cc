@@ -51,7 +51,8 @@ std::string head(const std::string& scenario, const Config& cfg, const GridAxes&
 // 1: the most offloaded at once per budget, with kmax issued (stall, largest cache).
 std::string concurrency_section(const GridAxes& axes, const std::vector<GridRow>& rows, std::int64_t kmax,
                                 std::int64_t cmax) {
-  std::string md = fmt::format("## 1. How many run concurrently under each budget ({} issued at once, stall)\n\n", kmax);
+  std::string md = fmt::format("## 1. How many run concurrently under each budget ({} issued at once, stall)\n\n",
+                               kmax);
   md += "| collective | ranks | assignment | counters per NIC | ";
   for (auto b : axes.budgets) md += fmt::format("{} counters | ", b);
   md += "\n|---|---|---|---|";
@@ -70,8 +71,10 @@ std::string concurrency_section(const GridAxes& axes, const std::vector<GridRow>
               hit = &r;
               any = &r;
             }
-          cells += !hit ? "- | " : hit->simulated ? fmt::format("{} | ", hit->max_concurrent)
-                                 : hit->never_fits ? "never fits | " : "skipped | ";
+          cells += !hit              ? "- | "
+                   : hit->simulated  ? fmt::format("{} | ", hit->max_concurrent)
+                   : hit->never_fits ? "never fits | "
+                                     : "skipped | ";
         }
         if (any) md += fmt::format("| {} | {} | {} | {} | {}\n", kind, P, strat, any->counters_per_nic, cells);
       }
@@ -80,9 +83,10 @@ std::string concurrency_section(const GridAxes& axes, const std::vector<GridRow>
 
 // 2: stall and cache hit rate, naive against optimized (stall, kmax issued).
 std::string stall_section(const std::vector<GridRow>& rows, std::int64_t kmax) {
-  std::string md =
-      fmt::format("\n## 2. Stall and cache thrashing removed by the optimized assignment ({} at once, stall)\n\n", kmax);
-  md += "| collective | ranks | counters | cache | stall naive (us) | stall optimized (us) | hit rate naive | hit rate optimized |\n|---|---|---|---|---|---|---|---|\n";
+  std::string md = fmt::format(
+      "\n## 2. Stall and cache thrashing removed by the optimized assignment ({} at once, stall)\n\n", kmax);
+  md += "| collective | ranks | counters | cache | stall naive (us) | stall optimized (us) | hit rate naive | hit rate "
+        "optimized |\n|---|---|---|---|---|---|---|---|\n";
   for (const GridRow& r : rows)
     if (r.strategy == "optimized" && r.policy == "stall" && r.k == kmax && r.simulated) {
       const GridRow* n = find(rows, r, "naive", "stall");
@@ -98,14 +102,15 @@ std::string stall_section(const std::vector<GridRow>& rows, std::int64_t kmax) {
 // 3: makespan, waiting against falling back (optimized, largest cache).
 std::string fallback_section(const std::vector<GridRow>& rows, std::int64_t cmax) {
   std::string md = fmt::format("\n## 3. When falling back beats waiting (cache {}, optimized)\n\n", cmax);
-  md += "| collective | ranks | counters | at once | makespan stall (us) | makespan fallback (us) | better |\n|---|---|---|---|---|---|---|\n";
+  md += "| collective | ranks | counters | at once | makespan stall (us) | makespan fallback (us) | better "
+        "|\n|---|---|---|---|---|---|---|\n";
   for (const GridRow& r : rows)
     if (r.strategy == "optimized" && r.policy == "fallback" && r.cache == cmax && r.simulated) {
       const GridRow* st = find(rows, r, "optimized", "stall");
       const bool waited = st && st->simulated;
-      md += fmt::format("| {}:{} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.algorithm, r.ranks, r.counters, r.k,
-                        shown(st, [](const GridRow& x) { return us_text(x.makespan); }), us_text(r.makespan),
-                        !waited ? (st && st->never_fits ? "fallback (waiting never ends)" : "-")
+      md += fmt::format("| {}:{} | {} | {} | {} | {} | {} | {} |\n", r.collective, r.algorithm, r.ranks, r.counters,
+                        r.k, shown(st, [](const GridRow& x) { return us_text(x.makespan); }), us_text(r.makespan),
+                        !waited                     ? (st && st->never_fits ? "fallback (waiting never ends)" : "-")
                         : r.makespan < st->makespan ? "fallback"
                         : st->makespan < r.makespan ? "wait"
                                                     : "equal");
@@ -135,8 +140,7 @@ std::string completion_plot(const std::filesystem::path& dir, const GridAxes& ax
       const GridRow* hit = nullptr;
       for (const GridRow& r : rows)
         if (kind == r.collective + ":" + r.algorithm && r.ranks == P && r.strategy == "optimized" &&
-            r.counters == series[i].first && r.cache == cmax && r.policy == series[i].second && r.k == k &&
-            r.simulated)
+            r.counters == series[i].first && r.cache == cmax && r.policy == series[i].second && r.k == k && r.simulated)
           hit = &r;
       if (hit) has[i] = any = true;
       dat += hit ? fmt::format(" {:.3f}", static_cast<double>(hit->mean_completion.ps()) / 1e6) : " ?";

@@ -54,9 +54,10 @@ const params::Table<OffloadScenario>& scenario_table() {
         .nest("", &S::nic, nicmodel::nic_params_table())
         .choice("offload.policy", &S::policy, nicmodel::kPolicyNames,
                 "when counters are short: wait, run in software now, or follow the advice")
-        .custom({"offload.strategy", params::Kind::choice, "counter assignment", "", "", {"naive", "optimized"}},
-                [](S& s, const params::Value& v) { s.strategy = offload::parse_strategy(v.text); },
-                [](const S& s) { return std::string(offload::to_string(s.strategy)); })
+        .custom(
+            {"offload.strategy", params::Kind::choice, "counter assignment", "", "", {"naive", "optimized"}},
+            [](S& s, const params::Value& v) { s.strategy = offload::parse_strategy(v.text); },
+            [](const S& s) { return std::string(offload::to_string(s.strategy)); })
         .nest("workload", &S::workload, w)
         .nest("experiment", &S::experiment, g);
     return t;
@@ -107,16 +108,17 @@ OffloadOutcome outcome_of(const Simulated& sim, NicTotals& totals) {
 }
 
 std::string collectives_csv(const std::vector<Spec>& specs, const std::vector<nicmodel::JobResult>& results) {
-  std::string csv =
-      "name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,path,counters_max_per_nic\n";
+  std::string csv = "name,collective,algorithm,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,path,"
+                    "counters_max_per_nic\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     const Spec& s = specs[i];
-    const std::int64_t cmax =
-        r.counters_per_nic.empty() ? 0 : *std::max_element(r.counters_per_nic.begin(), r.counters_per_nic.end());
+    const std::int64_t cmax = r.counters_per_nic.empty()
+                                  ? 0
+                                  : *std::max_element(r.counters_per_nic.begin(), r.counters_per_nic.end());
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", s.name, s.collective, s.algorithm, s.ranks, s.bytes,
-                       ns_text(r.issue), ns_text(r.start), ns_text(r.done), ns_text(r.stall()),
-                       ns_text(r.completion()), r.offloaded ? "offload" : "software", cmax);
+                       ns_text(r.issue), ns_text(r.start), ns_text(r.done), ns_text(r.stall()), ns_text(r.completion()),
+                       r.offloaded ? "offload" : "software", cmax);
   }
   return csv;
 }
@@ -137,12 +139,13 @@ void draw_run_plots(const std::filesystem::path& dir) {
             "plot 'usage.csv' every ::1 using ($1/1000):2 with steps lw 2 title 'counters, all NICs', "
             "'' every ::1 using ($1/1000):4 with steps lw 2 title 'slots, all NICs', "
             "'' every ::1 using ($1/1000):3 axes x1y2 with steps lw 1 dt 2 title 'counters, busiest NIC'");
-  draw_plot(dir, "completion",
-            "set title 'Completion and stall time per collective (in issue order)'\nset datafile separator ','\n"
-            "set xlabel 'collective (issue order)'\nset ylabel 'time (us)'\nset style fill solid 0.7 border -1\n"
-            "set boxwidth 0.8\nset yrange [0:*]\nset autoscale xfix\nset offsets 1,1,0,0\nset grid ytics\nset key below\n"
-            "plot 'collectives.csv' every ::1 using 0:($10/1000) with boxes title 'completion (issue to done)', "
-            "'' every ::1 using 0:($9/1000) with boxes title 'stall (waiting for counters)'");
+  draw_plot(
+      dir, "completion",
+      "set title 'Completion and stall time per collective (in issue order)'\nset datafile separator ','\n"
+      "set xlabel 'collective (issue order)'\nset ylabel 'time (us)'\nset style fill solid 0.7 border -1\n"
+      "set boxwidth 0.8\nset yrange [0:*]\nset autoscale xfix\nset offsets 1,1,0,0\nset grid ytics\nset key below\n"
+      "plot 'collectives.csv' every ::1 using 0:($10/1000) with boxes title 'completion (issue to done)', "
+      "'' every ::1 using 0:($9/1000) with boxes title 'stall (waiting for counters)'");
 }
 
 std::string summary_json(const std::string& scenario, const Config& cfg, const OffloadOutcome& o, const NicTotals& t) {
@@ -150,7 +153,8 @@ std::string summary_json(const std::string& scenario, const Config& cfg, const O
   j["scenario"] = scenario;
   j["config"] = cfg.echo();
   j["collectives"] = {{"count", o.collectives}, {"offloaded", o.offloaded}, {"software", o.software}};
-  j["completion_ns"] = {{"p50", ns_text(o.completion_p50)}, {"p99", ns_text(o.completion_p99)},
+  j["completion_ns"] = {{"p50", ns_text(o.completion_p50)},
+                        {"p99", ns_text(o.completion_p99)},
                         {"max", ns_text(o.completion_max)}};
   j["stall_ns_total"] = ns_text(o.total_stall);
   j["makespan_ns"] = ns_text(o.makespan);

@@ -14,9 +14,12 @@ Simulated simulate(const nicmodel::NicParams& p, nicmodel::Policy policy, offloa
   for (const Spec& s : specs) {
     std::vector<std::int32_t> nic_of_rank(static_cast<std::size_t>(s.ranks));
     for (int r = 0; r < s.ranks; ++r) nic_of_rank[static_cast<std::size_t>(r)] = r;
-    out.model->add({.name = s.name, .schedule = cache.get(s, strategy), .prepared = cache.prepared(s, strategy),
+    out.model->add({.name = s.name,
+                    .schedule = cache.get(s, strategy),
+                    .prepared = cache.prepared(s, strategy),
                     .nic_of_rank = std::move(nic_of_rank),
-                    .issue = s.issue, .after = s.after});
+                    .issue = s.issue,
+                    .after = s.after});
   }
   out.results = out.model->run();
   return out;

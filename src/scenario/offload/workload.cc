@@ -53,7 +53,9 @@ namespace {
 // workload.file, relative to the scenario file that set it (as given when set by --set).
 std::string workload_file_path(const OffloadScenario::Workload& wl, const Config& cfg) {
   std::string path = wl.file;
-  if (path.empty()) throw InputError(fmt::format("{}: workload.arrival = \"file\" needs workload.file", cfg.origin("workload.arrival")));
+  if (path.empty())
+    throw InputError(
+        fmt::format("{}: workload.arrival = \"file\" needs workload.file", cfg.origin("workload.arrival")));
   const std::string& origin = cfg.origin("workload.file");
   const auto colon = origin.find(':');
   if (origin != "--set" && colon != std::string::npos && std::filesystem::path(path).is_relative())
@@ -62,7 +64,8 @@ std::string workload_file_path(const OffloadScenario::Workload& wl, const Config
 }
 
 // workload.collectives: (collective, algorithm) pairs.
-std::vector<std::pair<std::string, std::string>> collective_kinds(const OffloadScenario::Workload& wl, const Config& cfg) {
+std::vector<std::pair<std::string, std::string>> collective_kinds(const OffloadScenario::Workload& wl,
+                                                                  const Config& cfg) {
   std::vector<std::pair<std::string, std::string>> kinds;
   std::stringstream ss(wl.collectives);
   for (std::string item; std::getline(ss, item, ',');) {

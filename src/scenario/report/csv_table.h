@@ -23,7 +23,8 @@ class CsvTable {
   const std::string& text(std::size_t row, const std::string& col) const { return cells_.at(row).at(column(col)); }
   // The cell as a number; InputError naming file, line and column if it is not one (an
   // empty cell is `empty_as`, or an error when that is NaN).
-  double number(std::size_t row, const std::string& col, double empty_as = std::numeric_limits<double>::quiet_NaN()) const;
+  double number(std::size_t row, const std::string& col,
+                double empty_as = std::numeric_limits<double>::quiet_NaN()) const;
 
  private:
   friend CsvTable read_csv(const std::filesystem::path& p);

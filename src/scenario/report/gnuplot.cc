@@ -32,7 +32,8 @@ void draw_plot(const std::filesystem::path& dir, const std::string& stem, const 
   const int code = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128;
   if (code == 127)
     throw InputError("gnuplot not found: it draws the plots (scripts/install-deps.sh installs gnuplot-nox); the "
-                     "data and " + (dir / script).string() + " are written");
+                     "data and " +
+                     (dir / script).string() + " are written");
   if (code != 0) throw InputError(fmt::format("gnuplot failed on {} (exit {})", (dir / script).string(), code));
 }
 

@@ -2,8 +2,7 @@
 
 namespace fabriclab::scenario {
 
-std::string markdown_table(const std::vector<std::string>& header,
-                           const std::vector<std::vector<std::string>>& rows) {
+std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
   std::string md = "|";
   for (const auto& h : header) md += " " + h + " |";
   md += "\n|";

@@ -9,7 +9,6 @@
 namespace fabriclab::scenario {
 
 // A markdown table: a header row, then rows of cells.
-std::string markdown_table(const std::vector<std::string>& header,
-                           const std::vector<std::vector<std::string>>& rows);
+std::string markdown_table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 
 }  // namespace fabriclab::scenario
