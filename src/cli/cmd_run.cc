@@ -78,6 +78,18 @@ int run_run(const RunArgs& a) {
   if (o.watchdog_storms > 0)
     fmt::print("  PFC watchdog: {} storms, {} packets dropped\n", o.watchdog_storms, o.watchdog_drops);
   int rc = 0;
+  // Collectives left undone when the run ran out of events before its stop time: their
+  // operations wait for what can no longer come.
+  if (!o.deadlock && t.end < cfg.value.sim.stop_time)
+    for (const auto& c : o.collectives)
+      if (!c.result.done()) {
+        std::cerr << fmt::format(
+            "fabriclab: error: collective '{}' (iteration {}) never completed: the run ran out of events at {} "
+            "with its operations waiting (a counter that never reaches an operation's threshold, or a message "
+            "lost on a UC connection)\n",
+            c.name, c.iteration, us(t.end));
+        rc = 1;
+      }
   if (o.deadlock) {
     std::string cycle;
     for (const auto& q : o.deadlock->cycle) cycle += (cycle.empty() ? "" : " -> ") + q;
@@ -104,7 +116,8 @@ Command add_run_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "run", "Simulate a RoCEv2 fabric packet by packet from a scenario file (TOML): topology, NICs, switch buffers, "
              "PFC, ECN, ECMP, traffic and offloaded collectives; writes summary.json, flows.csv, ports.csv (and "
-             "collectives.csv). Exit 1 on a drop on a lossless priority");
+             "collectives.csv). Exit 1 on a drop on a lossless priority, a PFC deadlock or a collective that can never "
+             "complete");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_flag("--parameters", a->parameters, "list every scenario parameter: key, default, range, help");
   sub->add_flag("--quiet", a->quiet, "no progress on stderr");

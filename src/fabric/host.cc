@@ -241,6 +241,9 @@ Packet* Host::make_data(SendQp& s) {
   p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
 
   p->seal();
+  // A connection idle until this new packet: its timeout counts from now, not from the
+  // last ACK of the messages before.
+  if (s.conn != kNone && psn >= s.high && s.una >= s.high) s.last_progress = now;
   if (psn < s.high) {
     if (s.conn == kNone) ++flows_[s.flow].retransmitted;
     else ctx_->message_events->message_retransmitted(p->tag);
@@ -425,15 +428,14 @@ void Host::on_data(Packet* p) {
   }
   const std::uint32_t psn = p->psn;
 
+  if (cfg_.transport == Transport::uc && r.conn) {
+    on_uc_connection_data(r, p);
+    return;
+  }
   if (cfg_.transport == Transport::uc) {
-    if (r.conn && psn != r.expected && has_reth(p->opcode)) {  // the next message after a gap
-      r.broken = false;
-      r.expected = psn;
-    }
     if (!r.broken && psn == r.expected) {
       deliver(r, psn);
       if (++r.expected == r.npkts) qp_complete(r);
-      if (r.conn && is_last(p->opcode)) message_arrived(p->tag);
     } else {
       r.broken = true;  // a gap: the rest of the message is lost
       ++oos_drops_;
@@ -494,6 +496,33 @@ void Host::on_data(Packet* p) {
   } else {
     ++duplicates_;
     send_ack(r, q, r.expected - 1, kAethAck);
+  }
+  ctx_->packets.release(p);
+}
+
+// A UC connection: a packet from the past (late, or a copy) is discarded and changes
+// nothing; after a gap the broken message is dropped to its end, and the next message's
+// first packet starts over (UC has no retransmission: the broken message never arrives).
+void Host::on_uc_connection_data(RecvQp& r, Packet* p) {
+  const std::uint32_t psn = p->psn;
+  if (psn < r.expected) {
+    ++duplicates_;
+  } else {
+    if (psn > r.expected || r.broken) {
+      if (has_reth(p->opcode)) {
+        r.expected = psn;
+        r.broken = false;
+      } else {
+        r.broken = true;
+      }
+    }
+    if (r.broken) {
+      ++oos_drops_;
+    } else {
+      deliver(r, psn);
+      ++r.expected;
+      if (is_last(p->opcode)) message_arrived(p->tag);
+    }
   }
   ctx_->packets.release(p);
 }

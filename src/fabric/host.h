@@ -219,6 +219,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   void send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
   void maybe_send_cnp(RecvQp& r, std::uint32_t qpn);
   void on_data(Packet* p);
+  void on_uc_connection_data(RecvQp& r, Packet* p);
   void on_ack(const Packet& p);
   void deliver(RecvQp& r, std::uint32_t psn);
   void qp_complete(const RecvQp& r);

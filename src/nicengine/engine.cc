@@ -11,7 +11,7 @@ namespace fabriclab::nicengine {
 
 namespace {
 // Storage reserved per connection for messages in flight at once (it grows past this).
-constexpr std::uint32_t kMessagesHint = 64;
+constexpr std::uint32_t kMessagesHint = 8;
 }  // namespace
 
 Engine::Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy policy, std::uint8_t priority)

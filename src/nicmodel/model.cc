@@ -439,6 +439,7 @@ void OffloadModel::release_if_finished(std::uint32_t j) {
 void OffloadModel::issue(std::uint32_t j) {
   if (running_[j]->issued) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' issued twice");
   running_[j]->issued = true;
+  results_[j].issued = true;
   results_[j].issue = sim_->now();
   // Waiting keeps issue order: nothing starts ahead of a job already waiting.
   switch (decide_now(j, /*earlier_waiting=*/!waiting_.empty()).decision) {
@@ -482,6 +483,7 @@ void OffloadModel::start_offloaded(std::uint32_t j) {
   const PreparedSchedule& c = *r.c;
   r.offloaded = true;
   results_[j].start = now;
+  results_[j].started = true;
   results_[j].offloaded = true;
   results_[j].counters_per_nic.resize(r.need.size());
   for (std::size_t n = 0; n < r.need.size(); ++n) results_[j].counters_per_nic[n] = r.need[n].counters;
@@ -499,6 +501,7 @@ void OffloadModel::start_software(std::uint32_t j) {
   Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
   results_[j].start = sim_->now();
+  results_[j].started = true;
   r.offloaded = false;
   r.deps_left = c.deps;
   r.ops_left = static_cast<std::int64_t>(c.steps.size());

@@ -109,6 +109,7 @@ struct JobResult {
   std::string name;
   Time issue, start, done;  // done: the host has seen it complete
   bool offloaded = false;
+  bool issued = false, started = false;        // (a run stopped early may leave either false)
   bool could_never_offload = false;            // needs more than a whole NIC (fallback/advise ran it in software)
   std::vector<std::int64_t> counters_per_nic;  // held while offloaded (by NIC index)
   Time stall() const { return start - issue; }

@@ -166,6 +166,7 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
           const std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
           if (const int l = prefix.empty() && list < 0 ? list_named(key) : -1; l >= 0) {
             const auto* arr = node.as_array();
+            if (arr && arr->empty()) continue;  // `collective = []`: no entries
             if (!arr || !arr->is_array_of_tables())
               throw InputError(
                   fmt::format("{}: key '{}' must be a list of tables, written [[{}]]", place(origin, node), key, key));
@@ -211,7 +212,9 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
       const std::string field = key.substr(dot2 + 1);
       const ParamSpec* s = r.find(field);
       if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(r, field, key)));
-      set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", l, i, key});
+      // Stored as the file's entries are ("collective.1.bytes", whatever "01" was written).
+      const std::string canonical = fmt::format("{}.{}.{}", lists[static_cast<std::size_t>(l)].name, i, field);
+      set.insert_or_assign(canonical, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", l, i, canonical});
       continue;
     }
     const ParamSpec* s = reg.find(key);

@@ -105,6 +105,15 @@ expect run-collectives-same 0 '' -- cmp "$tmp/coll/collectives.csv" "$tmp/coll2/
 expect run-trace-ops 0 'collectives.csv, ops.csv' -- \
   "$fl" run "$examples/collectives.toml" --out "$tmp/coll3" --quiet --trace-ops
 expect run-trace-ops-csv 0 '^allreduce,0,0,0,[a-z_]+,0.000,0.000,[0-9.]+$' -- sed -n 2p "$tmp/coll3/ops.csv"
+# A schedule whose last host_wait waits for one arrival too many: nothing is lost, but the
+# collective can never complete, and the run says so.
+"$fl" counters --collective bcast --algorithm binomial --ranks 2 --strategy optimized --analysis local \
+  --json "$tmp/hang.json" >/dev/null
+sed -i '0,/"threshold": 1/s//"threshold": 2/' "$tmp/hang.json"
+printf '[topology]\nkind = "back_to_back"\n[traffic]\npattern = "none"\n[[collective]]\nschedule = "%s"\n' \
+  "$tmp/hang.json" >"$tmp/hang.toml"
+expect run-collective-hangs 1 "collective 'c0' \(iteration 0\) never completed: the run ran out of events" -- \
+  "$fl" run "$tmp/hang.toml" --out "$tmp/hang" --quiet
 expect run-collective-bad-key 2 'collective.toml:2:14: unknown key .collective.0.algorithmm. \(did you mean .collective.0.algorithm.\?\)' -- \
   sh -c "printf '[[collective]]\nalgorithmm = \"ring\"\n' >'$tmp/collective.toml' && '$fl' run '$tmp/collective.toml' --out '$tmp/x'"
 expect run-lossless-drop 1 'dropped on a lossless priority' -- \

@@ -225,6 +225,34 @@ TEST(Engine, ShortOfCountersTheSecondStallsOrFallsBack) {
   }
 }
 
+TEST(Engine, UcConnectionsIgnoreDuplicatesAndPastPackets) {
+  // UC, every data packet from host 0 duplicated on its link: the copy of each one-packet
+  // message comes right behind it. Each message must arrive once -- a second arrival
+  // would push a counter past its threshold (an early firing) or finish the collective
+  // twice -- so four chained all-to-alls complete with exactly their messages.
+  fabric::NicConfig nic;
+  nic.transport = fabric::Transport::uc;
+  auto net = star(2, us(1), /*direct=*/true, nic);
+  fabric::ImpairmentConfig dup;
+  dup.duplicate = 1.0;
+  net->add_impairment(net->host(0).port(0), dup);
+  Engine e(*net, sharp(), Policy::stall, 3);
+  const auto s = assigned("alltoall", "pairwise", 2, 1024);
+  for (int i = 0; i < 4; ++i)
+    e.add({.name = "a" + std::to_string(i),
+           .schedule = s,
+           .nic_of_rank = linear(2),
+           .issue = {},
+           .after = i == 0 ? -1 : i - 1});
+  const fabric::RunTotals t = net->run(ms(1));
+  EXPECT_TRUE(t.all_finished);
+  for (const auto& r : e.results()) {
+    EXPECT_TRUE(r.done()) << r.job.name;
+    EXPECT_EQ(r.messages, 2u) << r.job.name;  // one block each way
+  }
+  EXPECT_EQ(net->host(1).duplicates(), 4u);  // host 0's four copies, discarded
+}
+
 TEST(Engine, SameRunSameResultsAndPartitionsAreRefused) {
   auto once = [] {
     fabric::NicConfig nic;

@@ -57,6 +57,12 @@ TEST(CollectivesScenario, EntriesAreAListOfTablesWithTheirOwnKeys) {
   EXPECT_EQ(s.config.origin("collective.1.root"), "default");
   EXPECT_EQ(s.config.shown("collective.1.ranks"), "0-3");
   EXPECT_EQ(s.config.echo()["collective.0.strategy"], "optimized");
+  // An entry number written "01" is entry 1, and beats the file as any override does.
+  const FabricSetup z = fabric_parameters().resolve_text(kTwo, "two.toml", {"collective.01.bytes=2KiB"});
+  EXPECT_EQ(z.value.collectives[1].bytes, KiB(2));
+  EXPECT_EQ(z.config.origin("collective.1.bytes"), "--set");
+  // An empty list is no entries.
+  EXPECT_TRUE(fabric_parameters().resolve_text("collective = []\n", "e.toml").value.collectives.empty());
 }
 
 TEST(CollectivesScenario, EntryErrorsNameTheEntryAndItsPlace) {
@@ -76,22 +82,22 @@ TEST(CollectivesScenario, RanksArePlacedOnHosts) {
   ls.leaves = 4;
   ls.hosts_per_leaf = 4;
   using V = std::vector<std::int32_t>;
-  EXPECT_EQ(place_ranks("all", Placement::linear, ls, 4, 1, "c"), (V{0, 1, 2, 3}));
-  EXPECT_EQ(place_ranks("3", Placement::linear, ls, 16, 1, "c"), (V{0, 1, 2}));
-  EXPECT_EQ(place_ranks("5-7", Placement::linear, ls, 16, 1, "c"), (V{5, 6, 7}));
-  EXPECT_EQ(place_ranks("9,2,4", Placement::linear, ls, 16, 1, "c"), (V{9, 2, 4}));
+  EXPECT_EQ(place_ranks("all", Placement::linear, ls, 4, 1, 0, "c"), (V{0, 1, 2, 3}));
+  EXPECT_EQ(place_ranks("3", Placement::linear, ls, 16, 1, 0, "c"), (V{0, 1, 2}));
+  EXPECT_EQ(place_ranks("5-7", Placement::linear, ls, 16, 1, 0, "c"), (V{5, 6, 7}));
+  EXPECT_EQ(place_ranks("9,2,4", Placement::linear, ls, 16, 1, 0, "c"), (V{9, 2, 4}));
   // One per leaf: the first host of each of the 4 leaves, then the second of each.
-  EXPECT_EQ(place_ranks("6", Placement::one_per_leaf, ls, 16, 1, "c"), (V{0, 4, 8, 12, 1, 5}));
-  const V r = place_ranks("8", Placement::random, ls, 16, 7, "c");
-  EXPECT_EQ(r, place_ranks("8", Placement::random, ls, 16, 7, "c"));  // from the seed
+  EXPECT_EQ(place_ranks("6", Placement::one_per_leaf, ls, 16, 1, 0, "c"), (V{0, 4, 8, 12, 1, 5}));
+  const V r = place_ranks("8", Placement::random, ls, 16, 7, 0, "c");
+  EXPECT_EQ(r, place_ranks("8", Placement::random, ls, 16, 7, 0, "c"));  // from the seed
   EXPECT_EQ(std::set<std::int32_t>(r.begin(), r.end()).size(), 8u);
-  EXPECT_NE(r, place_ranks("8", Placement::linear, ls, 16, 7, "c"));
-  EXPECT_EQ(input_error_of([&] { place_ranks("1,1", Placement::linear, ls, 16, 1, "c"); }),
+  EXPECT_NE(r, place_ranks("8", Placement::linear, ls, 16, 7, 0, "c"));
+  EXPECT_EQ(input_error_of([&] { place_ranks("1,1", Placement::linear, ls, 16, 1, 0, "c"); }),
             "c: ranks '1,1': a host is named twice");
-  EXPECT_EQ(input_error_of([&] { place_ranks("17", Placement::linear, ls, 16, 1, "c"); }),
+  EXPECT_EQ(input_error_of([&] { place_ranks("17", Placement::linear, ls, 16, 1, 0, "c"); }),
             "c: ranks '17': expected \"all\", a count 2..16, A-B or a list");
   fabric::TopologySpec one;
-  EXPECT_EQ(input_error_of([&] { place_ranks("4", Placement::one_per_leaf, one, 16, 1, "c"); }),
+  EXPECT_EQ(input_error_of([&] { place_ranks("4", Placement::one_per_leaf, one, 16, 1, 0, "c"); }),
             "c: placement one_per_leaf needs a leaf_spine or fat_tree topology");
 }
 

@@ -77,7 +77,8 @@ std::uint32_t leaves_of(const fabric::TopologySpec& t, const std::string& what) 
 }  // namespace
 
 std::vector<std::int32_t> place_ranks(const std::string& ranks, Placement placement, const fabric::TopologySpec& topo,
-                                      std::uint32_t hosts, std::uint64_t seed, const std::string& what) {
+                                      std::uint32_t hosts, std::uint64_t seed, std::size_t entry,
+                                      const std::string& what) {
   const auto bad = [&](const std::string& why) {
     return InputError(fmt::format("{}: ranks '{}': {}", what, ranks, why));
   };
@@ -103,7 +104,7 @@ std::vector<std::int32_t> place_ranks(const std::string& ranks, Placement placem
     std::vector<std::int32_t> order(hosts);
     std::iota(order.begin(), order.end(), 0);
     if (placement == Placement::random) {
-      RandomStream rng(seed, "collectives/placement/" + what);
+      RandomStream rng(seed, "collectives/placement/" + std::to_string(entry));
       for (std::uint32_t i = hosts - 1; i > 0; --i) std::swap(order[i], order[rng.below(i + 1)]);  // Fisher-Yates
     } else if (placement == Placement::one_per_leaf) {
       const std::uint32_t leaves = leaves_of(topo, what), per = hosts / leaves;
@@ -168,7 +169,7 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
     const CollectiveSpec& c = specs[i];
     const std::string what = fmt::format("{}: collective.{}", origin(i), i);
     const std::string name = c.name.empty() ? fmt::format("c{}", i) : c.name;
-    const std::vector<std::int32_t> on = place_ranks(c.ranks, c.placement, topo, hosts, seed, what);
+    const std::vector<std::int32_t> on = place_ranks(c.ranks, c.placement, topo, hosts, seed, i, what);
     const auto s = schedule_of(c, static_cast<std::int32_t>(on.size()), what);
     const auto prepared = nicmodel::prepare(s);
     std::int64_t max_counters = 0;
@@ -177,9 +178,13 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
     Time issue = c.start;
     const std::size_t first = rows_.size();
     for (std::uint32_t it = 0; it < c.iterations; ++it) {
-      if (it > 0 && c.mean_gap > Time())
-        issue = issue + Time::from_ps(static_cast<std::int64_t>(-std::log(1.0 - gaps.uniform()) *
-                                                                static_cast<double>(c.mean_gap.ps())));
+      if (it > 0 && c.mean_gap > Time()) {
+        const double next = static_cast<double>(issue.ps()) -
+                            std::log(1.0 - gaps.uniform()) * static_cast<double>(c.mean_gap.ps());
+        if (next > 1e18)  // about 11.6 days: past any simulated stop time the loader takes
+          throw InputError(fmt::format("{}: iterations x mean_gap reach past a million seconds", what));
+        issue = Time::from_ps(static_cast<std::int64_t>(next));
+      }
       nicmodel::Job job{.name = c.iterations > 1 ? fmt::format("{}#{}", name, it) : name,
                         .schedule = s,
                         .prepared = prepared,
@@ -241,10 +246,13 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
       "path,counters_max_per_nic,algbw_gbps,busbw_gbps,messages,retransmitted_packets\n";
   for (const CollectiveRow& r : rows) {
     const nicmodel::JobResult& j = r.result.job;
-    std::string start, done, stall, completion, algbw, busbw;
-    if (r.result.job.offloaded || j.start > Time() || r.result.done()) {
+    // Blank: what did not happen before the run ended (not issued, not started, not done).
+    std::string issue, start, done, stall, completion, algbw, busbw, path;
+    if (j.issued) issue = ns_text(j.issue);
+    if (j.started) {
       start = ns_text(j.start);
       stall = ns_text(j.stall());
+      path = j.offloaded ? "offloaded" : "software";
     }
     if (r.result.done()) {
       done = ns_text(j.done);
@@ -254,10 +262,9 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
       algbw = fmt::format("{:.3f}", gbps);
       busbw = fmt::format("{:.3f}", gbps * busbw_factor(r.collective, r.ranks));
     }
-    const std::string path = !r.result.done() && !j.offloaded ? "" : j.offloaded ? "offloaded" : "software";
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.iteration, r.collective,
-                       r.algorithm, r.strategy, r.ranks, r.bytes, ns_text(j.issue), start, done, stall, completion,
-                       path, j.offloaded ? r.max_counters_per_nic : 0, algbw, busbw, r.result.messages,
+                       r.algorithm, r.strategy, r.ranks, r.bytes, issue, start, done, stall, completion, path,
+                       j.offloaded ? r.max_counters_per_nic : 0, algbw, busbw, r.result.messages,
                        r.result.retransmitted);
   }
   return csv;
@@ -286,9 +293,13 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
   j["done"] = completions.size();
   j["offloaded"] = offloaded;
   j["software"] = software;
-  j["completion_p50_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 0.50)));
-  j["completion_p99_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 0.99)));
-  j["completion_max_ns"] = ns_text(Time::from_ps(nearest_rank(completions, 1.0)));
+  const auto percentile = [&](double q) -> nlohmann::ordered_json {
+    if (completions.empty()) return nullptr;  // none done: no completion to rank
+    return ns_text(Time::from_ps(nearest_rank(completions, q)));
+  };
+  j["completion_p50_ns"] = percentile(0.50);
+  j["completion_p99_ns"] = percentile(0.99);
+  j["completion_max_ns"] = percentile(1.0);
   j["stall_total_ns"] = ns_text(stall);
   j["counters_max_per_nic"] = max_counters;
   j["peak_counters_on_a_nic"] = nics.peak_counters_on_a_nic;

@@ -86,7 +86,10 @@ struct CollectiveNics {
   std::uint64_t cache_hits = 0, cache_misses = 0;
 };
 
-// The scenario's collectives, attached to `net` (before its run).
+// The scenario's collectives, attached to `net` (before its run). Every collective that
+// cannot start offloaded follows offload::decide(): nothing starts ahead of one already
+// waiting for counters, so under `fallback` a collective issued behind a waiting one runs
+// in software even if its own NICs have room.
 class ScenarioCollectives {
  public:
   // `origin(i)`: where entry i was declared ("file.toml:12:1"), for errors.
@@ -106,9 +109,12 @@ class ScenarioCollectives {
   std::vector<CollectiveRow> rows_;  // without results
 };
 
-// The hosts of a `ranks` text ("all", "N", "A-B", "a,b,...") placed by `placement`.
+// The hosts of entry `entry`'s `ranks` text ("all", "N", "A-B", "a,b,...") placed by
+// `placement` (random: drawn from the run's seed and the entry's number); `what` names
+// the entry in errors.
 std::vector<std::int32_t> place_ranks(const std::string& ranks, Placement placement, const fabric::TopologySpec& topo,
-                                      std::uint32_t hosts, std::uint64_t seed, const std::string& what);
+                                      std::uint32_t hosts, std::uint64_t seed, std::size_t entry,
+                                      const std::string& what);
 
 // nccl-tests' bus bandwidth factor for n ranks (allreduce 2(n-1)/n; allgather,
 // reduce_scatter and alltoall (n-1)/n; bcast and reduce 1; barrier 0: no bandwidth).

@@ -81,13 +81,20 @@ fabric::RunTotals run_with_progress(Network& net, const FabricScenario& s, const
 }
 
 // Where [[collective]] entry i was set: the first of its keys not left at its default.
+// Where [[collective]] entry i was set: its earliest key in the file ("f.toml:12:1"), or
+// "--set" when only overrides set it.
 std::string entry_origin(const Config& cfg, std::size_t i) {
-  std::string best;
+  std::string best = "--set";
+  std::pair<long, long> at{-1, -1};
   for (const auto& f : collective_table().fields()) {
     const std::string& o = cfg.origin(fmt::format("collective.{}.{}", i, f.spec.key));
-    if (o != "default" && (best.empty() || o < best)) best = o;
+    if (o == "default" || o == "--set") continue;
+    // "FILE:LINE:COLUMN"
+    const auto c2 = o.rfind(':'), c1 = o.rfind(':', c2 - 1);
+    const std::pair<long, long> here{std::stol(o.substr(c1 + 1, c2 - c1 - 1)), std::stol(o.substr(c2 + 1))};
+    if (at.first < 0 || here < at) at = here, best = o;
   }
-  return best.empty() ? "default" : best;
+  return best;
 }
 
 // The outcome's counts beyond the run's totals.
