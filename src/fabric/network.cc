@@ -209,6 +209,15 @@ void Network::flow_finished(std::uint32_t flow) {
     flows_[d].started = at;
     for (const auto& [h, q] : send_qps_[d]) hosts_[h]->start_send_qp(q, at);
   }
+  if (flow_observer_) flow_observer_->flow_finished(flow);
+}
+
+void Network::start_flow(std::uint32_t id, Time at) {
+  FlowState& f = flows_.at(id);
+  if (!prepared_ || f.spec.start != Time::max() || !f.spec.after.empty() || f.started != Time::max())
+    throw std::logic_error("Network::start_flow: flow " + std::to_string(id) + " is not a held flow of a prepared run");
+  f.started = at;
+  for (const auto& [h, q] : send_qps_[id]) hosts_[h]->start_send_qp(q, at);
 }
 
 RunTotals Network::run(Time stop) {

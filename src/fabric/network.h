@@ -92,6 +92,11 @@ class Network final : private FlowEvents {
   // flows added before this one.
   std::uint32_t add_flow(const FlowSpec& f);
   const FlowTable& flows() const { return flows_; }
+  // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
+  void start_flow(std::uint32_t id, Time at);
+  // Told of every flow that finishes, after the network has started the flows waiting on
+  // it (an undivided run; before run()).
+  void set_flow_observer(FlowEvents* observer) { flow_observer_ = observer; }
 
   // A connection from host `src` to host `dst` on `priority`: one QP each way that carries
   // messages posted during the run (post()), reported to `events` (set_message_events);
@@ -209,6 +214,7 @@ class Network final : private FlowEvents {
   };
   std::vector<Conn> conns_;
   MessageEvents* message_events_ = nullptr;
+  FlowEvents* flow_observer_ = nullptr;
   std::uint64_t held_ = 0, released_ = 0;
 
   struct Monitor final : EventHandler {

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
 
@@ -50,6 +51,10 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents 
   // get, which the fabric does not model; see OffloadModel::add for the rest).
   void add(nicmodel::Job job);
 
+  // During the run: issue a held collective (Job::held) at `at`.
+  void issue_at(std::uint32_t job, Time at) { model_.issue_at(job, at); }
+  // Called when a collective's host has seen it complete (set before the run).
+  void on_seen_complete(std::function<void(std::uint32_t job)> f) { on_seen_complete_ = std::move(f); }
   // Before the run: keep every operation's times (OffloadModel::op_times).
   void trace_ops() { model_.trace_ops(); }
   // After the run: one per collective, in the order added.
@@ -61,6 +66,10 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents 
   void send(std::uint32_t job, offload::OpId op, std::int32_t from_nic, std::int32_t to_nic,
             std::int64_t bytes) override;
   void finished(std::uint32_t job) override;
+  void seen_complete(std::uint32_t job) override {
+    if (on_seen_complete_) on_seen_complete_(job);
+  }
+  std::function<void(std::uint32_t)> on_seen_complete_;
   void message_arrived(std::uint32_t tag) override;
   void message_completed(std::uint32_t tag) override;
   void message_retransmitted(std::uint32_t tag) override;

@@ -297,8 +297,16 @@ void OffloadModel::add(Job job) {
                      std::to_string(r.need[d.nic].slots) + " slots on NIC " + std::to_string(d.nic) + ", which has " +
                      std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
                      ": it could never start (use the fallback policy)");
+  if (added.held && added.after >= 0) throw InputError(what + ": a held job cannot also follow another");
+  if (added.held) return;
   if (added.after >= 0) issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
   else sim_->schedule_at(added.issue, *this, tag(kIssue, j));
+}
+
+void OffloadModel::issue_at(std::uint32_t j, Time at) {
+  if (j >= jobs_.size() || !jobs_[j].held || running_[j]->issued)
+    throw std::logic_error("NIC model: issue_at for a job that is not held, or issued already");
+  sim_->schedule_at(at, *this, tag(kIssue, j));
 }
 
 std::int32_t OffloadModel::nic_of(std::uint32_t j, offload::Rank r) const {
@@ -676,6 +684,7 @@ void OffloadModel::complete(std::uint32_t j) {
   }
   for (std::uint32_t next : issued_after_[j])
     sim_->schedule_at(std::max(now, jobs_[next].issue), *this, tag(kIssue, next));
+  if (transport_) transport_->seen_complete(j);
   // Its state stays until its last operation is done: operations the host does not wait
   // for (a send's local completion) may still be on their way, and the NICs process them
   // like any other.

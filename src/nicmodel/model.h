@@ -93,6 +93,8 @@ class Transport {
                     std::int64_t bytes) = 0;
   // Job `job` has completed and none of its operations is left in flight.
   virtual void finished(std::uint32_t job) = 0;
+  // Job `job`'s host has seen it complete (its result's `done`).
+  virtual void seen_complete(std::uint32_t /*job*/) {}
 };
 
 struct Job {
@@ -103,6 +105,7 @@ struct Job {
   Time issue;
   std::int32_t after = -1;            // >= 0: issued when that (earlier) job completes, not before `issue`
   std::optional<Policy> policy = {};  // when short of counters (default: the model's)
+  bool held = false;                  // issued by the caller (OffloadModel::issue_at), not at `issue`
 };
 
 struct JobResult {
@@ -130,6 +133,8 @@ class OffloadModel final : public EventHandler {
   void add(Job job);
   // Runs every job to completion; std::logic_error if one never completes (a model bug).
   std::vector<JobResult> run();
+  // A held job's issue, at `at` (not before now); std::logic_error for any other job.
+  void issue_at(std::uint32_t j, Time at);
   // With a transport: its reports (see Transport::send), and the results so far (a job
   // not done has done == Time()).
   void message_arrived(std::uint32_t job, offload::OpId op);

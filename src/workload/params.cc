@@ -12,6 +12,9 @@ const params::Table<TrafficSpec>& traffic_table() {
         .integer("priority", &T::priority, "priority (802.1p) of every flow (patterns)", 0, 7)
         .integer("qps_per_flow", &T::qps_per_flow, "QPs per flow; the bytes are split among them", 1, 65536)
         .integer("training.iterations", &T::iterations, "training: data-parallel iterations", 1, 1000)
+        .text("training.algorithm", &T::training_algorithm,
+              "training: \"flows\" (the allreduce as a ring of flows) or a planner allreduce algorithm (ring, "
+              "recursive_doubling, rabenseifner, ...) run offloaded by the NICs ([[collective]]'s engine)")
         .bytes("training.distribution_bytes", &T::distribution_bytes,
                "training: bytes each GPU receives before computing (0B = no distribution phase)")
         .time("training.compute", &T::compute, "training: compute time between a GPU's data and its allreduce", "0ps",

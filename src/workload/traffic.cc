@@ -73,9 +73,26 @@ TrainingLayout training_layout(const TrafficSpec& t, std::uint32_t hosts) {
   return l;
 }
 
+bool training_on_engine(const TrafficSpec& t) {
+  return t.pattern == Pattern::training && t.training_algorithm != "flows";
+}
+
 std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t n) {
   if (n < 2) throw InputError("traffic.pattern = \"training\" needs at least two hosts (GPUs)");
   if (t.iterations == 0) throw InputError("traffic.training.iterations must be at least 1");
+  if (training_on_engine(t)) {  // the distribution only: the allreduce is a collective
+    std::vector<fabric::FlowSpec> out;
+    if (t.distribution_bytes.count() <= 0) return out;
+    for (std::uint32_t it = 0; it < t.iterations; ++it)
+      for (std::uint32_t i = 0; i < n; ++i)
+        out.push_back({.src = (i + n / 2) % n,
+                       .dst = i,
+                       .bytes = static_cast<std::uint64_t>(t.distribution_bytes.count()),
+                       .start = it == 0 ? t.start : Time::max(),  // started when the allreduce before is done
+                       .priority = t.priority,
+                       .qps = t.qps_per_flow});
+    return out;
+  }
   const auto bytes = static_cast<std::uint64_t>(t.bytes.count());
   if (bytes < n)
     throw InputError("traffic.bytes " + to_string(t.bytes) + ": an allreduce over " + std::to_string(n) +

@@ -15,6 +15,10 @@
 //                in which GPU i sends a chunk of bytes/n to GPU i+1 once it has received
 //                the previous step's chunk from GPU i-1 and sent its own. An iteration's
 //                distribution to GPU i waits for the last allreduce step into GPU i.
+//                With `training.algorithm` set to one of the planner's allreduce
+//                algorithms, only the distribution flows are made here -- iteration
+//                t > 0's held (start = never) -- and the allreduce runs as an offloaded
+//                collective (scenario/fabric/collectives.h), which starts them.
 #pragma once
 
 #include <cstdint>
@@ -44,7 +48,8 @@ struct TrafficSpec {
   std::uint32_t incast_receiver = 0;
   std::uint32_t incast_senders = 0;  // 0: every other host
   std::string flows_file;
-  std::uint32_t iterations = 2;  // training
+  std::uint32_t iterations = 2;              // training
+  std::string training_algorithm = "flows";  // "flows": the ring of flows; else the planner's allreduce
   Bytes distribution_bytes = Bytes::from_count(8'000'000);
   Time compute;
 };
@@ -62,6 +67,10 @@ struct TrainingLayout {
   }
 };
 TrainingLayout training_layout(const TrafficSpec& t, std::uint32_t hosts);
+// True when the training pattern's allreduce runs on the NIC engine (training.algorithm
+// names a planner algorithm): make_flows gives only the distribution flows, GPU i's of
+// iteration t at t * GPUs + i.
+bool training_on_engine(const TrafficSpec& t);
 
 Pattern parse_pattern(const std::string& name);  // throws InputError
 std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hosts, std::uint64_t seed);

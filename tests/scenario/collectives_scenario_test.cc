@@ -12,6 +12,7 @@
 #include "offload/collectives.h"
 #include "offload/schedule_io.h"
 #include "scenario/fabric/fabric_scenario.h"
+#include "scenario/report/csv_table.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -246,6 +247,54 @@ pattern = "none"
             }),
             "c.toml:8:12: collective.0: " + file + " has 4 ranks, but 3 hosts are given (ranks = ...)");
   std::filesystem::remove_all(dir);
+}
+
+TEST(CollectivesScenario, TrainingRunsThePlannersAllreduceBetweenItsDistributions) {
+  // Two iterations on 8 GPUs: iteration t's allreduce (a planner ring, offloaded) is
+  // issued `compute` after the last of its distribution flows is placed, and iteration 1's
+  // distribution starts when allreduce 0 is done. Read back from flows.csv and
+  // collectives.csv.
+  const char* scenario = R"(
+[topology]
+kind = "single_switch"
+hosts = 8
+[traffic]
+pattern = "training"
+bytes = "1MiB"
+training.iterations = 2
+training.distribution_bytes = "256KB"
+training.compute = "5us"
+training.algorithm = "ring"
+)";
+  const auto dir = std::filesystem::temp_directory_path() / "fabriclab_training_engine_test";
+  const FabricOutcome o = run_fabric(fabric_parameters().resolve_text(scenario, "t.toml"),
+                                     {.scenario = "t.toml", .out_dir = dir.string()});
+  ASSERT_EQ(o.collectives.size(), 2u);
+  EXPECT_EQ(o.flows, 16u);  // the distributions only
+  const CsvTable flows = read_csv(dir / "flows.csv"), coll = read_csv(dir / "collectives.csv");
+  const auto last_finish = [&](std::size_t first) {
+    double t = 0;
+    for (std::size_t f = first; f < first + 8; ++f) t = std::max(t, flows.number(f, "finish_ns"));
+    return t;
+  };
+  for (std::size_t it = 0; it < 2; ++it) {
+    SCOPED_TRACE(it);
+    EXPECT_EQ(coll.text(it, "name"), "allreduce");
+    EXPECT_EQ(coll.text(it, "algorithm"), "ring");
+    EXPECT_EQ(coll.text(it, "path"), "offloaded");
+    EXPECT_NEAR(coll.number(it, "issue_ns"), last_finish(8 * it) + 5000, 1e-3);
+  }
+  for (std::size_t f = 8; f < 16; ++f) EXPECT_NEAR(flows.number(f, "start_ns"), coll.number(0, "done_ns"), 1e-3);
+  std::filesystem::remove_all(dir);
+
+  // Without a distribution the allreduces follow one another, `compute` apart.
+  const FabricOutcome chained = run_fabric(fabric_parameters().resolve_text(scenario, "t.toml",
+                                                                            {"traffic.training.distribution_bytes=0B"}),
+                                           {.scenario = "t.toml", .out_dir = ""});
+  ASSERT_EQ(chained.flows, 0u);
+  EXPECT_EQ(chained.collectives[0].result.job.issue, us(5));
+  EXPECT_EQ(chained.collectives[1].result.job.issue, chained.collectives[0].result.job.done + us(5));
+  EXPECT_TRUE(chained.collectives[1].result.done());
 }
 
 }  // namespace

@@ -211,6 +211,73 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
   }
 }
 
+void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nicmodel::NicParams& nic,
+                                       fabric::Network& net) {
+  const auto gpus = static_cast<std::int32_t>(net.host_count());
+  offload::BuildOptions b;
+  b.ranks = gpus;
+  b.bytes = t.bytes.count();
+  std::shared_ptr<const offload::Schedule> s;
+  try {
+    s = std::make_shared<const offload::Schedule>(offload::assign_counters(
+        offload::build_schedule("allreduce", t.training_algorithm, b), offload::Strategy::optimized));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("traffic.training.algorithm: {}", e.what()));
+  }
+  const auto prepared = nicmodel::prepare(s);
+  std::int64_t max_counters = 0;
+  for (const auto& need : offload::needs_per_rank(*s)) max_counters = std::max(max_counters, need.counters);
+  std::vector<std::int32_t> all(static_cast<std::size_t>(gpus));
+  std::iota(all.begin(), all.end(), 0);
+  training_ = {&net,
+               static_cast<std::uint32_t>(rows_.size()),
+               t.iterations,
+               static_cast<std::uint32_t>(gpus),
+               t.distribution_bytes.count() > 0,
+               t.compute,
+               std::vector<std::uint32_t>(t.iterations, 0)};
+  for (std::uint32_t it = 0; it < t.iterations; ++it) {
+    training_.left[it] = training_.distribution ? training_.gpus : 0;
+    try {
+      engine_->add({.name = fmt::format("allreduce#{}", it),
+                    .schedule = s,
+                    .prepared = prepared,
+                    .nic_of_rank = all,
+                    .issue = {},
+                    .held = true});
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("traffic.training.algorithm = {}: {} (nic.counters is {})", t.training_algorithm,
+                                   e.what(), nic.counters));
+    }
+    rows_.push_back(
+        {"allreduce", "allreduce", t.training_algorithm, "optimized", it, gpus, t.bytes.count(), max_counters, {}});
+  }
+  net.set_flow_observer(this);
+  engine_->on_seen_complete([this](std::uint32_t job) { training_done(job); });
+  if (!training_.distribution) engine_->issue_at(training_.first, t.start + t.compute);
+}
+
+// A distribution flow of the training pattern finished: the last of its iteration issues
+// that iteration's allreduce.
+void ScenarioCollectives::flow_finished(std::uint32_t flow) {
+  const std::uint32_t it = flow / training_.gpus;
+  if (it >= training_.iterations || --training_.left[it] > 0) return;
+  engine_->issue_at(training_.first + it, training_.net->sim().now() + training_.compute);
+}
+
+// An iteration's allreduce is done: the next iteration's distribution starts (or, without
+// one, its allreduce after the compute time).
+void ScenarioCollectives::training_done(std::uint32_t job) {
+  if (job < training_.first || job + 1 >= training_.first + training_.iterations) return;
+  const std::uint32_t next = job - training_.first + 1;
+  const Time now = training_.net->sim().now();
+  if (!training_.distribution) {
+    engine_->issue_at(training_.first + next, now + training_.compute);
+    return;
+  }
+  for (std::uint32_t i = 0; i < training_.gpus; ++i) training_.net->start_flow(next * training_.gpus + i, now);
+}
+
 std::vector<CollectiveRow> ScenarioCollectives::rows() const {
   std::vector<CollectiveRow> out = rows_;
   const auto results = engine_->results();

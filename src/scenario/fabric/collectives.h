@@ -30,6 +30,7 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "workload/traffic.h"
 
 namespace fabriclab::scenario {
 
@@ -90,12 +91,18 @@ struct CollectiveNics {
 // cannot start offloaded follows offload::decide(): nothing starts ahead of one already
 // waiting for counters, so under `fallback` a collective issued behind a waiting one runs
 // in software even if its own NICs have room.
-class ScenarioCollectives {
+class ScenarioCollectives final : private fabric::FlowEvents {
  public:
   // `origin(i)`: where entry i was declared ("file.toml:12:1"), for errors.
   ScenarioCollectives(const std::vector<CollectiveSpec>& specs, const CollectivesConfig& cfg,
                       const nicmodel::NicParams& nic, const fabric::TopologySpec& topo, std::uint64_t seed,
                       fabric::Network& net, const std::function<std::string(std::size_t)>& origin);
+  // The training pattern's allreduce on the engine (workload::training_on_engine), after
+  // the entries: one held collective per iteration over every host, issued `compute`
+  // after the last of its iteration's distribution flows has finished (without a
+  // distribution: after the allreduce before, or at the start); its completion starts
+  // the next iteration's distribution flows. Rows named "allreduce".
+  void add_training(const workload::TrafficSpec& t, const nicmodel::NicParams& nic, fabric::Network& net);
   // After the run.
   std::vector<CollectiveRow> rows() const;
   CollectiveNics nics() const;
@@ -105,8 +112,18 @@ class ScenarioCollectives {
   std::string ops_csv() const;
 
  private:
+  void flow_finished(std::uint32_t flow) override;
+  void training_done(std::uint32_t job);
+
   std::unique_ptr<nicengine::Engine> engine_;
   std::vector<CollectiveRow> rows_;  // without results
+  struct Training {
+    fabric::Network* net = nullptr;
+    std::uint32_t first = 0, iterations = 0, gpus = 0;  // its jobs: [first, first + iterations)
+    bool distribution = false;
+    Time compute;
+    std::vector<std::uint32_t> left;  // per iteration: distribution flows not finished
+  } training_;
 };
 
 // The hosts of entry `entry`'s `ranks` text ("all", "N", "A-B", "a,b,...") placed by

@@ -69,7 +69,8 @@ const params::Table<FabricScenario>& scenario_table() {
 
 const Parameters<FabricScenario>& fabric_parameters() {
   static const Parameters<FabricScenario> p = [] {
-    Parameters<FabricScenario> q(scenario_table());
+    const FabricScenario defaults;  // named: GCC 12 misreads a temporary's strings as uninitialized
+    Parameters<FabricScenario> q(scenario_table(), defaults);
     q.list("collective", &FabricScenario::collectives, collective_table());
     return q;
   }();

@@ -120,10 +120,11 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   auto net = build_network(setup);
   const FabricScenario& s = setup.value;
   std::unique_ptr<ScenarioCollectives> collectives;
-  if (!s.collectives.empty())
+  if (!s.collectives.empty() || workload::training_on_engine(s.traffic))
     collectives = std::make_unique<ScenarioCollectives>(s.collectives, s.collective_traffic, s.offload, s.topology,
                                                         s.sim.seed, *net,
                                                         [&](std::size_t i) { return entry_origin(setup.config, i); });
+  if (workload::training_on_engine(s.traffic)) collectives->add_training(s.traffic, s.offload, *net);
   if (collectives && s.output.ops) collectives->trace_ops();
   if (!opt.out_dir.empty()) {
     std::error_code ec;
