@@ -93,6 +93,22 @@ TEST(Experiment, TrainingReportsBusBandwidthByTheNcclConvention) {
     }
   }
   EXPECT_TRUE(fs::exists(out / "busbw.png"));
+  EXPECT_FALSE(fs::exists(out / "step_fct.png"));  // the shipped allreduce is offloaded: no steps as flows
+}
+
+// The same with the allreduce as a ring of flows (traffic.training.algorithm = flows).
+TEST(Experiment, TrainingWithTheRingOfFlows) {
+  const fs::path out = temp("exp_training_flows");
+  const ExperimentOutcome o = run("training", out,
+                                  {"topology.leaves=2", "topology.spines=2", "traffic.bytes=4MiB",
+                                   "traffic.training.distribution_bytes=1MB", "traffic.training.algorithm=flows"});
+  const double s = 4.0 * 1024 * 1024, n = 16;
+  const double floor_us = 2 * (n - 1) / n * s * 8 / 100e9 * 1e6;
+  for (const auto& v : o.results.at("variants"))
+    for (const auto& it : v.at("iterations")) {
+      EXPECT_TRUE(it.at("finished").get<bool>());
+      EXPECT_GE(it.at("allreduce_us").get<double>(), floor_us);
+    }
   EXPECT_TRUE(fs::exists(out / "step_fct.png"));
 }
 

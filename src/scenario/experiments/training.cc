@@ -38,6 +38,8 @@ struct Setup {
   double s_bytes = 0;      // the allreduce's bytes
   double factor = 0;       // busbw / algbw = 2(n-1)/n
   double link_gbytes = 0;  // a GPU's link, GB/s
+  std::string algorithm;   // traffic.training.algorithm: "flows", or the planner's run offloaded
+  bool engine() const { return algorithm != "flows"; }
 };
 
 Setup setup_of(const Config& base, const std::vector<Ran>& runs) {
@@ -53,10 +55,28 @@ Setup setup_of(const Config& base, const std::vector<Ran>& runs) {
   s.s_bytes = static_cast<double>(base.bytes("traffic.bytes").count());
   s.factor = 2.0 * (n - 1) / n;
   s.link_gbytes = static_cast<double>(base.rate("topology.host_rate").bps()) / 8e9;
+  s.algorithm = base.text("traffic.training.algorithm");
   return s;
 }
 
 void describe(const Config& base, const Setup& s, Report& r) {
+  if (s.engine()) {
+    r.varied = fmt::format(
+        "The congestion control of every NIC: none (PFC only), DCQCN with NVIDIA's ConnectX defaults, and DCQCN "
+        "with the paper's values. Everything else is the scenario's: {} GPUs (one per host) on a {} topology, {} "
+        "iterations, each a distribution phase ({} to every GPU from the GPU half the cluster away) and then an "
+        "allreduce of {} by the planner's `{}` algorithm, offloaded: every NIC runs its triggered operations "
+        "(counters from `nic.counters`), each put an RDMA WRITE through the fabric.",
+        s.n, base.text("topology.kind"), s.l.iterations, base.shown("traffic.training.distribution_bytes"),
+        base.shown("traffic.bytes"), s.algorithm);
+    r.measured =
+        "Per iteration: its time (first distribution flow started to the allreduce seen complete), the "
+        "distribution phase, the allreduce (issued `training.compute` after the last GPU had its data, to its "
+        "completion, from collectives.csv), and its bandwidth by the nccl-tests convention: algbw = bytes / time, "
+        "busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes/s). A GPU's link carries at most " +
+        f2(s.link_gbytes) + " GB/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN marks.";
+    return;
+  }
   r.varied = fmt::format(
       "The congestion control of every NIC: none (PFC only), DCQCN with NVIDIA's ConnectX defaults, and DCQCN "
       "with the paper's values. Everything else is the scenario's: {} GPUs (one per host) on a {} topology, {} "
@@ -81,6 +101,30 @@ struct Iteration {
   bool done = true;
   double iter_ns = 0, dist_ns = 0, ar_ns = 0, algbw = 0, busbw = 0;
 };
+
+// Offloaded: the distribution flows (GPU i's of iteration t at t * n + i) and the
+// iteration's row of collectives.csv.
+Iteration engine_iteration_of(const Setup& s, const CsvTable& f, const CsvTable& c, std::uint32_t it) {
+  Iteration x;
+  double first = 1e300, dist_end = 0;
+  if (s.l.distribution)
+    for (std::uint32_t i = 0; i < s.n; ++i) {
+      const double st = f.number(it * s.n + i, "start_ns", -1), fin = f.number(it * s.n + i, "finish_ns", -1);
+      if (st < 0 || fin < 0) x.done = false;
+      first = std::min(first, st);
+      dist_end = std::max(dist_end, fin);
+    }
+  const double issue = c.number(it, "issue_ns", -1), done = c.number(it, "done_ns", -1);
+  if (issue < 0 || done < 0) x.done = false;
+  if (!x.done) return {false};
+  if (!s.l.distribution) first = issue;
+  x.iter_ns = done - first;
+  x.dist_ns = s.l.distribution ? dist_end - first : 0;
+  x.ar_ns = done - issue;
+  x.algbw = s.s_bytes / x.ar_ns;  // bytes per ns = GB/s
+  x.busbw = x.algbw * s.factor;
+  return x;
+}
 
 Iteration iteration_of(const Setup& s, const CsvTable& f, std::uint32_t it) {
   const workload::TrainingLayout& l = s.l;
@@ -126,8 +170,9 @@ Tables tabulate(const Setup& s, const std::vector<Ran>& runs) {
   for (const Ran& run : runs) {
     t.busbw_dat += run.v.label;
     nlohmann::ordered_json iters = nlohmann::ordered_json::array();
+    const CsvTable coll = s.engine() ? read_csv(run.dir / "collectives.csv") : CsvTable{};
     for (std::uint32_t it = 0; it < s.l.iterations; ++it) {
-      const Iteration x = iteration_of(s, run.flows, it);
+      const Iteration x = s.engine() ? engine_iteration_of(s, run.flows, coll, it) : iteration_of(s, run.flows, it);
       const bool done = x.done;
       t.csv += fmt::format("{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.3f},{}\n", run.v.label, it + 1, us_of_ns(x.iter_ns),
                            us_of_ns(x.dist_ns), us_of_ns(x.ar_ns), x.algbw, x.busbw, done ? 1 : 0);
@@ -181,15 +226,17 @@ std::string write_step_fct(const Setup& s, const std::vector<Ran>& runs, const f
 }
 
 void draw_plots(const Setup& s, std::size_t runs, const std::string& cdf_plot, const fs::path& out) {
+  const std::string what = s.engine() ? fmt::format("Offloaded allreduce ({})", s.algorithm) : "Ring allreduce";
   std::vector<std::string> series;
   for (std::uint32_t it = 0; it < s.l.iterations; ++it) series.push_back(fmt::format("iteration {}", it + 1));
   const double link = s.link_gbytes;
   draw_plot(
       out, "busbw",
-      histogram(fmt::format("Ring allreduce bus bandwidth, {} GPUs", s.n), "busbw (GB/s)", "busbw.dat", series, runs,
+      histogram(fmt::format("{} bus bandwidth, {} GPUs", what, s.n), "busbw (GB/s)", "busbw.dat", series, runs,
                 fmt::format("set yrange [0:{:.2f}]\nset arrow from graph 0, first {:.3f} to graph 1, first {:.3f} "
                             "nohead dt 2 lw 2\nset label 'link rate' at graph 0.02, first {:.3f} offset 0,0.7\n",
                             link * 1.15, link, link, link)));
+  if (s.engine()) return;  // no steps as flows
   draw_plot(out, "step_fct",
             "set title 'Allreduce steps taking at least x (all GPUs, all iterations)'\n"
             "set xlabel 'step completion time (us)'\nset ylabel 'share of steps'\nset logscale xy\n"
@@ -210,8 +257,9 @@ void report(const Config& base, const Setup& s, const Tables& t, Report& r) {
         {v["variant"].get<std::string>(), v["pfc_pause_frames"].dump(), v["cnps"].dump(), v["ecn_marks"].dump()});
   r.body += markdown_table({"variant", "PFC pause frames", "CNPs", "ECN marks"}, totals) + "\n";
   r.body += plot_line("busbw.png", "bus bandwidth per variant and iteration");
-  r.body += plot_line("step_fct.png",
-                      "share of allreduce steps taking at least a given time (the tail that stretches the ring)");
+  if (!s.engine())
+    r.body += plot_line("step_fct.png",
+                        "share of allreduce steps taking at least a given time (the tail that stretches the ring)");
   for (const auto& v : t.jv) {
     const auto& last = v["iterations"].back();
     r.headlines.push_back(fmt::format("{}: allreduce of {} over {} GPUs in {:.1f} us, busbw {:.2f} GB/s (last "
@@ -231,7 +279,7 @@ void analyze_training(const Config& base, const std::vector<Ran>& runs, const fs
   r.results["gpus"] = s.n;
   r.results["allreduce_bytes"] = s.s_bytes;
   r.results["variants"] = t.jv;
-  draw_plots(s, runs.size(), write_step_fct(s, runs, out), out);
+  draw_plots(s, runs.size(), s.engine() ? std::string() : write_step_fct(s, runs, out), out);
   report(base, s, t, r);
 }
 
