@@ -15,6 +15,11 @@ const params::Table<TrafficSpec>& traffic_table() {
         .text("training.algorithm", &T::training_algorithm,
               "training: \"flows\" (the allreduce as a ring of flows) or a planner allreduce algorithm (ring, "
               "recursive_doubling, rabenseifner, ...) run offloaded by the NICs ([[collective]]'s engine)")
+        .bytes("training.alltoall_bytes", &T::alltoall_bytes,
+               "training, with a planner algorithm: an all-to-all after each allreduce (mixture-of-experts exchange), "
+               "bytes per destination (0B = none)")
+        .text("training.alltoall_algorithm", &T::alltoall_algorithm,
+              "training: the all-to-all's algorithm (pairwise, all_at_once)")
         .bytes("training.distribution_bytes", &T::distribution_bytes,
                "training: bytes each GPU receives before computing (0B = no distribution phase)")
         .time("training.compute", &T::compute, "training: compute time between a GPU's data and its allreduce", "0ps",

@@ -80,6 +80,9 @@ bool training_on_engine(const TrafficSpec& t) {
 std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t n) {
   if (n < 2) throw InputError("traffic.pattern = \"training\" needs at least two hosts (GPUs)");
   if (t.iterations == 0) throw InputError("traffic.training.iterations must be at least 1");
+  if (t.alltoall_bytes.count() > 0 && !training_on_engine(t))
+    throw InputError("traffic.training.alltoall_bytes needs traffic.training.algorithm set to a planner algorithm "
+                     "(the all-to-all runs offloaded, after the allreduce)");
   if (training_on_engine(t)) {  // the distribution only: the allreduce is a collective
     std::vector<fabric::FlowSpec> out;
     if (t.distribution_bytes.count() <= 0) return out;

@@ -18,7 +18,10 @@
 //                With `training.algorithm` set to one of the planner's allreduce
 //                algorithms, only the distribution flows are made here -- iteration
 //                t > 0's held (start = never) -- and the allreduce runs as an offloaded
-//                collective (scenario/fabric/collectives.h), which starts them.
+//                collective (scenario/fabric/collectives.h), which starts them; with
+//                `training.alltoall_bytes`, an all-to-all (an expert exchange, block
+//                per destination) follows each allreduce, and the next distribution
+//                waits for it.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +53,8 @@ struct TrafficSpec {
   std::string flows_file;
   std::uint32_t iterations = 2;              // training
   std::string training_algorithm = "flows";  // "flows": the ring of flows; else the planner's allreduce
+  Bytes alltoall_bytes;                      // > 0 (with a planner algorithm): an all-to-all after the allreduce
+  std::string alltoall_algorithm = "pairwise";
   Bytes distribution_bytes = Bytes::from_count(8'000'000);
   Time compute;
 };

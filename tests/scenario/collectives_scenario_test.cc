@@ -287,6 +287,27 @@ training.algorithm = "ring"
   for (std::size_t f = 8; f < 16; ++f) EXPECT_NEAR(flows.number(f, "start_ns"), coll.number(0, "done_ns"), 1e-3);
   std::filesystem::remove_all(dir);
 
+  // With an all-to-all phase: each all-to-all is issued when its allreduce is done, and
+  // the next distribution waits for the all-to-all.
+  const auto dir2 = std::filesystem::temp_directory_path() / "fabriclab_training_a2a_test";
+  const FabricOutcome a2a = run_fabric(fabric_parameters().resolve_text(scenario, "t.toml",
+                                                                        {"traffic.training.alltoall_bytes=4KiB"}),
+                                       {.scenario = "t.toml", .out_dir = dir2.string()});
+  ASSERT_EQ(a2a.collectives.size(), 4u);
+  const CsvTable flows2 = read_csv(dir2 / "flows.csv");
+  for (std::size_t it = 0; it < 2; ++it) {
+    const auto& ar = a2a.collectives[2 * it];
+    const auto& aa = a2a.collectives[2 * it + 1];
+    EXPECT_EQ(ar.name, "allreduce");
+    EXPECT_EQ(aa.name, "alltoall");
+    EXPECT_EQ(aa.algorithm, "pairwise");
+    ASSERT_TRUE(aa.result.done());
+    EXPECT_EQ(aa.result.job.issue, ar.result.job.done);
+  }
+  for (std::size_t f = 8; f < 16; ++f)
+    EXPECT_NEAR(flows2.number(f, "start_ns") * 1000, static_cast<double>(a2a.collectives[1].result.job.done.ps()), 1);
+  std::filesystem::remove_all(dir2);
+
   // Without a distribution the allreduces follow one another, `compute` apart.
   const FabricOutcome chained = run_fabric(fabric_parameters().resolve_text(scenario, "t.toml",
                                                                             {"traffic.training.distribution_bytes=0B"}),

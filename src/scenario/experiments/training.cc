@@ -114,11 +114,19 @@ Iteration engine_iteration_of(const Setup& s, const CsvTable& f, const CsvTable&
       first = std::min(first, st);
       dist_end = std::max(dist_end, fin);
     }
-  const double issue = c.number(it, "issue_ns", -1), done = c.number(it, "done_ns", -1);
+  // The iteration's rows: its allreduce, and an all-to-all after it (training.alltoall_bytes).
+  double issue = -1, done = -1, end = -1;
+  for (std::size_t r = 0; r < c.rows(); ++r) {
+    if (c.number(r, "iteration") != it) continue;
+    const double d = c.number(r, "done_ns", -1);
+    if (d < 0) x.done = false;
+    end = std::max(end, d);
+    if (c.text(r, "name") == "allreduce") issue = c.number(r, "issue_ns", -1), done = d;
+  }
   if (issue < 0 || done < 0) x.done = false;
   if (!x.done) return {false};
   if (!s.l.distribution) first = issue;
-  x.iter_ns = done - first;
+  x.iter_ns = end - first;
   x.dist_ns = s.l.distribution ? dist_end - first : 0;
   x.ar_ns = done - issue;
   x.algbw = s.s_bytes / x.ar_ns;  // bytes per ns = GB/s

@@ -211,46 +211,90 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
   }
 }
 
+namespace {
+
+// A collective over every one of `gpus` hosts, assigned, for the training pattern.
+std::shared_ptr<const offload::Schedule> training_schedule(const char* collective, const std::string& algorithm,
+                                                           std::int64_t bytes, std::int32_t gpus, const char* key) {
+  offload::BuildOptions b;
+  b.ranks = gpus;
+  b.bytes = bytes;
+  try {
+    return std::make_shared<const offload::Schedule>(
+        offload::assign_counters(offload::build_schedule(collective, algorithm, b), offload::Strategy::optimized));
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", key, e.what()));
+  }
+}
+
+std::int64_t max_counters_of(const offload::Schedule& s) {
+  std::int64_t m = 0;
+  for (const auto& need : offload::needs_per_rank(s)) m = std::max(m, need.counters);
+  return m;
+}
+
+}  // namespace
+
 void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nicmodel::NicParams& nic,
                                        fabric::Network& net) {
   const auto gpus = static_cast<std::int32_t>(net.host_count());
-  offload::BuildOptions b;
-  b.ranks = gpus;
-  b.bytes = t.bytes.count();
-  std::shared_ptr<const offload::Schedule> s;
-  try {
-    s = std::make_shared<const offload::Schedule>(offload::assign_counters(
-        offload::build_schedule("allreduce", t.training_algorithm, b), offload::Strategy::optimized));
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("traffic.training.algorithm: {}", e.what()));
-  }
-  const auto prepared = nicmodel::prepare(s);
-  std::int64_t max_counters = 0;
-  for (const auto& need : offload::needs_per_rank(*s)) max_counters = std::max(max_counters, need.counters);
+  const auto ar = training_schedule("allreduce", t.training_algorithm, t.bytes.count(), gpus,
+                                    "traffic.training.algorithm");
+  const bool a2a = t.alltoall_bytes.count() > 0;
+  const auto aa = a2a ? training_schedule("alltoall", t.alltoall_algorithm, t.alltoall_bytes.count(), gpus,
+                                          "traffic.training.alltoall_algorithm")
+                      : nullptr;
+  const auto ar_prepared = nicmodel::prepare(ar);
+  const auto aa_prepared = a2a ? nicmodel::prepare(aa) : nullptr;
   std::vector<std::int32_t> all(static_cast<std::size_t>(gpus));
   std::iota(all.begin(), all.end(), 0);
-  training_ = {&net,
-               static_cast<std::uint32_t>(rows_.size()),
-               t.iterations,
-               static_cast<std::uint32_t>(gpus),
-               t.distribution_bytes.count() > 0,
-               t.compute,
-               std::vector<std::uint32_t>(t.iterations, 0)};
+  training_ = {&net,          static_cast<std::uint32_t>(rows_.size()),
+               t.iterations,  static_cast<std::uint32_t>(gpus),
+               a2a ? 2u : 1u, t.distribution_bytes.count() > 0,
+               t.compute,     std::vector<std::uint32_t>(t.iterations, 0)};
+  const auto add = [&](nicmodel::Job job, const std::string& algorithm) {
+    try {
+      engine_->add(std::move(job));
+    } catch (const InputError& e) {
+      throw InputError(
+          fmt::format("traffic.training ({}): {} (nic.counters is {})", algorithm, e.what(), nic.counters));
+    }
+  };
   for (std::uint32_t it = 0; it < t.iterations; ++it) {
     training_.left[it] = training_.distribution ? training_.gpus : 0;
-    try {
-      engine_->add({.name = fmt::format("allreduce#{}", it),
-                    .schedule = s,
-                    .prepared = prepared,
-                    .nic_of_rank = all,
-                    .issue = {},
-                    .held = true});
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("traffic.training.algorithm = {}: {} (nic.counters is {})", t.training_algorithm,
-                                   e.what(), nic.counters));
-    }
-    rows_.push_back(
-        {"allreduce", "allreduce", t.training_algorithm, "optimized", it, gpus, t.bytes.count(), max_counters, {}});
+    add({.name = fmt::format("allreduce#{}", it),
+         .schedule = ar,
+         .prepared = ar_prepared,
+         .nic_of_rank = all,
+         .issue = {},
+         .held = true},
+        t.training_algorithm);
+    rows_.push_back({"allreduce",
+                     "allreduce",
+                     t.training_algorithm,
+                     "optimized",
+                     it,
+                     gpus,
+                     t.bytes.count(),
+                     max_counters_of(*ar),
+                     {}});
+    if (!a2a) continue;
+    add({.name = fmt::format("alltoall#{}", it),
+         .schedule = aa,
+         .prepared = aa_prepared,
+         .nic_of_rank = all,
+         .issue = {},
+         .after = static_cast<std::int32_t>(rows_.size() - 1)},  // when the allreduce is done
+        t.alltoall_algorithm);
+    rows_.push_back({"alltoall",
+                     "alltoall",
+                     t.alltoall_algorithm,
+                     "optimized",
+                     it,
+                     gpus,
+                     t.alltoall_bytes.count(),
+                     max_counters_of(*aa),
+                     {}});
   }
   net.set_flow_observer(this);
   engine_->on_seen_complete([this](std::uint32_t job) { training_done(job); });
@@ -262,17 +306,20 @@ void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nic
 void ScenarioCollectives::flow_finished(std::uint32_t flow) {
   const std::uint32_t it = flow / training_.gpus;
   if (it >= training_.iterations || --training_.left[it] > 0) return;
-  engine_->issue_at(training_.first + it, training_.net->sim().now() + training_.compute);
+  engine_->issue_at(training_.first + it * training_.per, training_.net->sim().now() + training_.compute);
 }
 
-// An iteration's allreduce is done: the next iteration's distribution starts (or, without
-// one, its allreduce after the compute time).
+// An iteration's last collective is done: the next iteration's distribution starts (or,
+// without one, its allreduce after the compute time).
 void ScenarioCollectives::training_done(std::uint32_t job) {
-  if (job < training_.first || job + 1 >= training_.first + training_.iterations) return;
-  const std::uint32_t next = job - training_.first + 1;
+  if (job < training_.first) return;
+  const std::uint32_t k = job - training_.first;
+  if (k % training_.per != training_.per - 1) return;  // the allreduce, with an all-to-all after it
+  const std::uint32_t next = k / training_.per + 1;
+  if (next >= training_.iterations) return;
   const Time now = training_.net->sim().now();
   if (!training_.distribution) {
-    engine_->issue_at(training_.first + next, now + training_.compute);
+    engine_->issue_at(training_.first + next * training_.per, now + training_.compute);
     return;
   }
   for (std::uint32_t i = 0; i < training_.gpus; ++i) training_.net->start_flow(next * training_.gpus + i, now);

@@ -119,7 +119,8 @@ class ScenarioCollectives final : private fabric::FlowEvents {
   std::vector<CollectiveRow> rows_;  // without results
   struct Training {
     fabric::Network* net = nullptr;
-    std::uint32_t first = 0, iterations = 0, gpus = 0;  // its jobs: [first, first + iterations)
+    std::uint32_t first = 0, iterations = 0, gpus = 0;  // its jobs: [first, first + per * iterations)
+    std::uint32_t per = 1;                              // jobs per iteration: the allreduce (and the all-to-all)
     bool distribution = false;
     Time compute;
     std::vector<std::uint32_t> left;  // per iteration: distribution flows not finished
