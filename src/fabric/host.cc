@@ -428,19 +428,8 @@ void Host::on_data(Packet* p) {
   }
   const std::uint32_t psn = p->psn;
 
-  if (cfg_.transport == Transport::uc && r.conn) {
-    on_uc_connection_data(r, p);
-    return;
-  }
   if (cfg_.transport == Transport::uc) {
-    if (!r.broken && psn == r.expected) {
-      deliver(r, psn);
-      if (++r.expected == r.npkts) qp_complete(r);
-    } else {
-      r.broken = true;  // a gap: the rest of the message is lost
-      ++oos_drops_;
-    }
-    ctx_->packets.release(p);
+    on_uc_data(r, p);
     return;
   }
 
@@ -500,10 +489,11 @@ void Host::on_data(Packet* p) {
   ctx_->packets.release(p);
 }
 
-// A UC connection: a packet from the past (late, or a copy) is discarded and changes
-// nothing; after a gap the broken message is dropped to its end, and the next message's
-// first packet starts over (UC has no retransmission: the broken message never arrives).
-void Host::on_uc_connection_data(RecvQp& r, Packet* p) {
+// UC: a packet from the past (late, or a copy) is discarded and changes nothing; after a
+// gap the broken message is dropped to its end (a flow's one message: the rest of the
+// flow), and on a connection the next message's first packet starts over (UC has no
+// retransmission: the broken message never arrives).
+void Host::on_uc_data(RecvQp& r, Packet* p) {
   const std::uint32_t psn = p->psn;
   if (psn < r.expected) {
     ++duplicates_;
@@ -520,8 +510,8 @@ void Host::on_uc_connection_data(RecvQp& r, Packet* p) {
       ++oos_drops_;
     } else {
       deliver(r, psn);
-      ++r.expected;
-      if (is_last(p->opcode)) message_arrived(p->tag);
+      if (++r.expected == r.npkts) qp_complete(r);  // a flow (a connection's npkts is open-ended)
+      if (r.conn && is_last(p->opcode)) message_arrived(p->tag);
     }
   }
   ctx_->packets.release(p);

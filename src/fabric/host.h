@@ -11,7 +11,7 @@
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
 // places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that,
 // or, with `reorder_timeout`, when the gap at the expected PSN has not filled by then.
-// UC drops the rest of a message after a gap. As the notification point it answers a
+// UC drops the rest of a message after a gap and discards packets from the past. As the notification point it answers a
 // CE-marked packet with a CNP to the sending QP, at most one per `min_time_between_cnps`
 // per QP or per port (`CnpParams`).
 // Connections (open_send_connection / open_recv_connection): a QP that carries RDMA WRITE
@@ -219,7 +219,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   void send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
   void maybe_send_cnp(RecvQp& r, std::uint32_t qpn);
   void on_data(Packet* p);
-  void on_uc_connection_data(RecvQp& r, Packet* p);
+  void on_uc_data(RecvQp& r, Packet* p);
   void on_ack(const Packet& p);
   void deliver(RecvQp& r, std::uint32_t psn);
   void qp_complete(const RecvQp& r);

@@ -185,6 +185,25 @@ TEST(Network, UcLosesTheRestOfAMessageAfterAGap) {
   EXPECT_EQ(net.host(1).out_of_sequence_drops(), 2u);
 }
 
+TEST(Network, UcDiscardsCopiesWithoutBreakingTheMessage) {
+  // Every packet of a 4-packet UC flow is duplicated on the link: each copy arrives right
+  // behind its original, with a PSN the receiver has passed. It is discarded; the flow
+  // completes with its 4 packets placed once.
+  NicConfig nic;
+  nic.transport = Transport::uc;
+  Network net(nic, {}, 1);
+  build_topology(net, spec(TopologyKind::back_to_back));
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}});
+  ImpairmentConfig c;
+  c.duplicate = 1.0;
+  net.add_impairment(net.host(0).port(0), c);
+  const RunTotals t = net.run(ms(1));
+  EXPECT_TRUE(t.all_finished);
+  EXPECT_EQ(net.flows()[0].delivered, 4u * 4096u);
+  EXPECT_EQ(net.host(1).duplicates(), 4u);
+  EXPECT_EQ(net.host(1).out_of_sequence_drops(), 0u);
+}
+
 TEST(Network, ReorderWindowAcceptsPacketsUpToWBeyondTheExpectedOne) {
   // PSN 1 is dropped: PSNs 2..5 arrive 1..4 beyond the expected PSN 1. With W = 3 the
   // receiver places 2, 3, 4 and NAKs at 5 (4 beyond); after the resend of 1 the bitmap

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "scenario/fabric/collectives.h"
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
 #include "scenario/report/markdown.h"
@@ -53,7 +54,7 @@ Setup setup_of(const Config& base, const std::vector<Ran>& runs) {
   t.distribution_bytes = base.bytes("traffic.training.distribution_bytes");
   s.l = workload::training_layout(t, n);
   s.s_bytes = static_cast<double>(base.bytes("traffic.bytes").count());
-  s.factor = 2.0 * (n - 1) / n;
+  s.factor = busbw_factor("allreduce", static_cast<std::int32_t>(n));  // nccl-tests: 2(n-1)/n
   s.link_gbytes = static_cast<double>(base.rate("topology.host_rate").bps()) / 8e9;
   s.algorithm = base.text("traffic.training.algorithm");
   return s;
