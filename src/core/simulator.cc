@@ -18,6 +18,13 @@ void Simulator::scheduled_in_the_past(Time t) const {
                          to_string(now_));
 }
 
+void Simulator::advance_to(Time t) {
+  if (t < now_ || next_time() < t)
+    throw std::logic_error("Simulator: cannot advance the clock from " + to_string(now_) + " to " + to_string(t) +
+                           (next_time() < t ? " past an event due at " + to_string(next_time()) : std::string()));
+  now_ = t;
+}
+
 std::uint64_t Simulator::run(Time until) {
   stopped_ = false;
   std::uint64_t ran = 0;

@@ -49,6 +49,11 @@ class Simulator {
   void stop() { stopped_ = true; }
   std::uint64_t events() const { return executed_; }
   std::size_t pending() const { return queue_.size(); }
+  // When the next event is due (Time::max(): none).
+  Time next_time() const { return queue_.empty() ? Time::max() : queue_.next_time(); }
+  // Moves the clock to `t` (for a driver between runs: every event before `t` has run).
+  // Throws std::logic_error for a time before now or with an event pending before it.
+  void advance_to(Time t);
   std::uint64_t fingerprint() const { return fingerprint_; }
 
  private:

@@ -65,8 +65,10 @@ struct FabricContext {
   Simulator& sim;
   Pool<Packet>& packets;
   Ledger& ledger;
-  std::uint64_t flows_left = 0;   // the run stops when the last flow has been delivered
-  bool stop_at_last_flow = true;  // false in a partition: the network decides at a window's end
+  std::uint64_t flows_left = 0;                    // the run stops when the last flow has been delivered
+                                                   // (and the work held here is done: Network::hold_in)
+  std::uint64_t work_held = 0, work_released = 0;  // Network::hold_in / release_in
+  bool stop_at_last_flow = true;                   // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
   MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)
 };

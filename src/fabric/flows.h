@@ -62,6 +62,24 @@ class MessageEvents {
   virtual void message_retransmitted(std::uint32_t tag) = 0;
 };
 
+// Work that acts across the whole network at instants it chooses (the NIC engine: a
+// collective's offload decision, its completion seen by the host, the next one's
+// issue). The network runs every part up to such an instant, then calls step() while
+// no part runs, so the work sees one consistent state however the run is split.
+//   begin()         once the network is prepared (its parts made, before any event);
+//   next_step(idle) the next instant step() must run at, after every event at or before
+//                   it (Time::max(): none); `idle`: no event is pending and no frame is
+//                   on its way anywhere, so only this work can make anything happen;
+//   step(at)        every part has run every event at or before `at` and none after;
+//                   it may schedule events at `at` or later in any part.
+class Coordinator {
+ public:
+  virtual ~Coordinator() = default;
+  virtual void begin() = 0;
+  virtual Time next_step(bool idle) = 0;
+  virtual void step(Time at) = 0;
+};
+
 // Packets of a connection carry this bit in Packet::flow (with the connection's index):
 // they belong to no flow of the FlowTable.
 inline constexpr std::uint32_t kConnectionFlow = 1u << 31;

@@ -142,7 +142,37 @@ void Network::hold(std::uint64_t n) {
 void Network::release() {
   if (released_ >= held_) throw std::logic_error("Network::release: more work released than was held");
   ++released_;
-  if (--ctx_.flows_left == 0 && ctx_.stop_at_last_flow) sim_.stop();
+  if (n_parts_ == 1) --ctx_.flows_left;  // partitioned: held_ - released_ joins the parts' count
+}
+
+void Network::hold_in(std::uint32_t node, std::uint64_t n) {
+  if (!prepared_ || ran_) throw std::logic_error("Network::hold_in outside the coordinator's begin()");
+  FabricContext& c = ctx_of(node);
+  c.work_held += n;
+  c.flows_left += n;
+}
+
+Time Network::coordinate(Time at) {
+  if (n_parts_ == 1) sim_.advance_to(at);
+  for (auto& part : parts_) part->sim.advance_to(at);
+  coordinator_->step(at);
+  return coordinator_->next_step(idle());
+}
+
+void Network::coordinator_moved() {
+  if (n_parts_ > 1) throw std::logic_error("Network: a partitioned run's coordinator cannot be given work by an event");
+  coordinator_moved_ = true;
+  sim_.stop();
+}
+
+bool Network::idle() const {
+  if (n_parts_ == 1) return sim_.pending() == 0;
+  for (const auto& part : parts_) {
+    if (part->sim.pending() > 0) return false;
+    for (const Outbox& o : part->out)
+      if (!o.window[0].frames.empty() || !o.window[1].frames.empty()) return false;
+  }
+  return true;
 }
 
 void Network::prepare() {
@@ -152,8 +182,6 @@ void Network::prepare() {
   for (auto& h : hosts_)
     if (h->port_count() != 1)
       throw InputError("host " + h->name() + " has " + std::to_string(h->port_count()) + " links (expected 1)");
-  if (n_parts_ > 1 && (!conns_.empty() || held_ > 0))
-    throw InputError("collectives on the fabric need an undivided run (sim.partitions = 1)");
   if (!conns_.empty() && !message_events_)
     throw std::logic_error("Network: connections without a MessageEvents handler");
   if (n_parts_ > 1) partition();
@@ -190,7 +218,10 @@ void Network::prepare() {
   ctx_.message_events = message_events_;
   ctx_.flows_left = flows_.size() + held_;
   if (n_parts_ > 1) {
-    for (auto& part : parts_) part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
+    for (auto& part : parts_) {
+      part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
+      part->ctx.message_events = message_events_;
+    }
     for (const auto& f : flows_)
       ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
   }
@@ -198,6 +229,7 @@ void Network::prepare() {
   monitor_.net = this;
   if (deadlock_interval_ > Time() && !switches_.empty() && n_parts_ == 1)
     sim_.schedule_in(deadlock_interval_, monitor_, 0);  // partitioned: at the ends of windows
+  if (coordinator_) coordinator_->begin();
 }
 
 void Network::flow_finished(std::uint32_t flow) {
@@ -222,6 +254,7 @@ void Network::start_flow(std::uint32_t id, Time at) {
 
 RunTotals Network::run(Time stop) {
   if (n_parts_ > 1) return run_partitioned(stop, stop, {});
+  if (coordinator_) return run(stop, Time::max(), [](Time) {});
   prepare();
   sim_.run(stop);
   return finish();
@@ -307,7 +340,8 @@ RunTotals Network::finish() {
   for (auto& b : boxes_) b->for_each_held(count);
   for (auto& r : reseqs_) r->for_each_held(count);
   for (const auto& f : flows_) t.flows_finished += f.finished();
-  t.all_finished = t.flows_finished == flows_.size() && released_ == held_;
+  t.all_finished = t.flows_finished == flows_.size() && released_ == held_ && ctx_.work_released == ctx_.work_held;
+  for (const auto& part : parts_) t.all_finished = t.all_finished && part->ctx.work_released == part->ctx.work_held;
   t.deadlock = deadlock_.has_value();
 
   const Ledger& l = ledger_;

@@ -110,12 +110,29 @@ class Network final : private FlowEvents {
     const Conn& k = conns_[c];
     hosts_[k.src]->post(k.send_qp, bytes, tag);
   }
-  // Work besides the flows that keeps the run going (collectives on connections): hold(n)
-  // before run(), release() as each piece is done; the run ends when flows and held work
-  // are all done (or at `stop`).
+  // Work besides the flows that keeps the run going (collectives on connections); the run
+  // ends when flows and held work are all done (or at `stop`). Work of the whole network:
+  // hold(n) before run(), release() from the coordinator's step(). Work of one part (a
+  // collective's operations on the NICs there): hold_in(node, n) in the coordinator's
+  // begin(), release_in(node) from an event of node's part.
   void hold(std::uint64_t n);
   void release();
   std::uint64_t held() const { return held_; }
+  void hold_in(std::uint32_t node, std::uint64_t n);
+  void release_in(std::uint32_t node) {
+    FabricContext& c = ctx_of(node);
+    if (c.work_released >= c.work_held) throw std::logic_error("Network::release_in: more released than held");
+    ++c.work_released;
+    if (--c.flows_left == 0 && c.stop_at_last_flow) c.sim.stop();
+  }
+  // The coordinator of work that acts across the network (before run(); see Coordinator).
+  void set_coordinator(Coordinator* c) { coordinator_ = c; }
+  // From an event of an undivided run: the coordinator's next instant may have moved
+  // earlier (an event gave it work); the run asks again after this event.
+  // std::logic_error in a partitioned run, whose windows cannot go back.
+  void coordinator_moved();
+  // The simulator that runs node `id`'s events (once prepared: in a partitioned run, its part's).
+  Simulator& sim_of(std::uint32_t node) { return ctx_of(node).sim; }
 
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
@@ -158,6 +175,11 @@ class Network final : private FlowEvents {
  private:
   void prepare();
   RunTotals finish();
+  FabricContext& ctx_of(std::uint32_t node) { return n_parts_ > 1 ? parts_[part_of_.at(node)]->ctx : ctx_; }
+  // Runs the coordinator's step at `at` (an undivided run, or thread 0 of a partitioned
+  // one while no part runs) and returns its next instant.
+  Time coordinate(Time at);
+  bool idle() const;  // no event pending, no frame crossing between parts
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
@@ -215,6 +237,8 @@ class Network final : private FlowEvents {
   std::vector<Conn> conns_;
   MessageEvents* message_events_ = nullptr;
   FlowEvents* flow_observer_ = nullptr;
+  Coordinator* coordinator_ = nullptr;
+  bool coordinator_moved_ = false;
   std::uint64_t held_ = 0, released_ = 0;
 
   struct Monitor final : EventHandler {
@@ -233,9 +257,23 @@ template <typename F>
 RunTotals Network::run(Time stop, Time slice, F&& progress) {
   if (n_parts_ > 1) return run_partitioned(stop, slice, [&](Time now) { progress(now); });
   prepare();
-  while (ctx_.flows_left > 0 && sim_.pending() > 0 && sim_.now() < stop && !(deadlock_ && !deadlock_keep_running_)) {
-    const Time until = std::min(stop, sim_.now() + slice);
+  // The coordinator's instants cut the slices: its step runs once every event at or
+  // before its instant has.
+  Time due = coordinator_ ? coordinator_->next_step(sim_.pending() == 0) : Time::max();
+  while (ctx_.flows_left > 0 && (sim_.pending() > 0 || due != Time::max()) && sim_.now() < stop &&
+         !(deadlock_ && !deadlock_keep_running_)) {
+    Time until = stop - sim_.now() < slice ? stop : sim_.now() + slice;
+    const bool stepping = due <= until;
+    if (stepping) until = due;
     sim_.run(until);
+    if (coordinator_moved_) {  // an event gave the coordinator earlier work
+      coordinator_moved_ = false;
+      due = coordinator_->next_step(sim_.pending() == 0);
+    } else if (coordinator_ && sim_.next_time() > until && ctx_.flows_left > 0 &&
+               !(deadlock_ && !deadlock_keep_running_)) {
+      if (stepping) due = coordinate(due);
+      else sim_.advance_to(until);  // nothing before it
+    }
     progress(sim_.now());
   }
   return finish();

@@ -122,23 +122,32 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
   const bool look = deadlock_interval_ > Time() && !switches_.empty();
   // Windows on a fixed grid of `grid` from the start (whatever the checks), so that the
-  // order of ties, which the hand-overs set, does not depend on what is observed.
+  // order of ties, which the hand-overs set, does not depend on what is observed; a
+  // window also ends at the coordinator's next instant, which depends only on the run.
   const Time grid = window_ != Time::max() ? window_ : look ? deadlock_interval_ : Time::max();
+  // The coordinator's next instant and, after its step, whether the network was idle:
+  // written by thread 0 while the others wait, read by all after the meeting.
+  Time due = coordinator_ ? coordinator_->next_step(false) : Time::max();
+  bool idle_after_step = false;
   // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
   // sending into this window's outboxes; publish what the decision needs in this
-  // window's slot; meet; when a deadlock check or a progress report is due, thread 0
+  // window's slot; meet; when a deadlock check, a progress report or the coordinator's
+  // step is due (or the parts fell idle with the coordinator still to act), thread 0
   // makes it at the window's end and the threads meet again, so nothing runs meanwhile;
   // take the frames sent to its parts; and decide, as every thread does, from the
   // published slots, whether to go on. Outboxes and slots alternate by window, so a
   // thread may run the next window while a slower one still reads the last. An exception
-  // (in a part, the check or `progress`) is kept and ends the run after the next window
-  // at the latest; every thread still meets the others until then, so none waits for ever.
+  // (in a part, the check, the step or `progress`) is kept and ends the run after the
+  // next window at the latest; every thread still meets the others until then, so none
+  // waits for ever.
   auto loop = [&](std::uint32_t t) {
-    Time from = sim_.now();
+    Time from = sim_.now();  // no event of the next window is earlier
     Time next_progress = from + slice;
     Time next_check = look ? from + deadlock_interval_ : Time::max();
     for (int w = 0;; w ^= 1) {
-      const Time until = grid == Time::max() || stop - from < grid ? stop : from + grid - Time::from_ps(1);
+      Time until = grid == Time::max() || stop - from < grid ? stop : from + grid - Time::from_ps(1);
+      const bool stepping = due <= until;
+      if (stepping) until = due;
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
       for (std::uint32_t q = t; q < parts; q += threads) {
         Part& part = *parts_[q];
@@ -166,7 +175,9 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       }
       const bool check = next_check <= boundary && until < stop;
       const bool report = progress && until >= next_progress;
-      if (check || report) {
+      const bool step = stepping && !failed;  // (from what every thread reads alike)
+      const bool settle = !step && !failed && pending == 0 && due != Time::max();  // only the coordinator can act
+      if (check || report || step || settle) {
         if (t == 0) {
           try {
             if (check && !failed) look_for_deadlock(boundary);  // a part that threw may be half-way
@@ -174,8 +185,15 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
               window_events_ = events;
               progress(until);
             }
+            if (step) {
+              due = coordinate(until);
+              idle_after_step = idle();
+            } else if (settle) {
+              due = coordinator_->next_step(true);
+            }
           } catch (...) {
             if (!parts_[0]->error) parts_[0]->error = std::current_exception();  // thread 0 runs part 0
+            due = Time::max();
           }
         }
         while (check && next_check <= boundary) next_check += deadlock_interval_;
@@ -190,8 +208,16 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
           if (!part.error) part.error = std::current_exception();  // published after the next window
         }
       }
-      if (failed || left == 0 || pending == 0 || until >= stop || (deadlock_ && !deadlock_keep_running_)) return;
-      from = boundary;
+      // The step released whole-network work (parts' own work only changes in their
+      // events) and may have scheduled events.
+      if (step && !idle_after_step) pending = std::max<std::uint64_t>(pending, 1);
+      left += held_ - released_;
+      if (failed || left == 0 || (pending == 0 && due == Time::max()) || until >= stop ||
+          (deadlock_ && !deadlock_keep_running_))
+        return;
+      // After a step, its events at `until` come first; an idle network waits for the
+      // coordinator's next instant.
+      from = step ? until : pending == 0 ? std::max(boundary, std::min(due, stop)) : boundary;
     }
   };
   running_ = true;

@@ -15,12 +15,56 @@ constexpr std::uint32_t kMessagesHint = 8;
 }  // namespace
 
 Engine::Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy policy, std::uint8_t priority)
-    : net_(net),
-      priority_(priority),
-      model_(nic, static_cast<std::int32_t>(net.host_count()), policy, net.sim(), *this) {
+    : net_(net), priority_(priority), model_(nic, static_cast<std::int32_t>(net.host_count()), policy, *this) {
   if (priority > 7) throw InputError("collectives: priority must be 0..7");
   conns_.resize(net.host_count());
   net_.set_message_events(this);
+  net_.set_coordinator(this);
+}
+
+// The network is prepared: the NICs run on their hosts' simulators, and each part holds
+// the run open until its share of every collective is done.
+void Engine::begin() {
+  const auto hosts = static_cast<std::uint32_t>(net_.host_count());
+  const std::uint32_t parts = net_.partitions();
+  std::vector<Simulator*> sims(parts, nullptr);
+  part_of_host_.resize(hosts);
+  host_of_part_.assign(parts, hosts);
+  for (std::uint32_t h = 0; h < hosts; ++h) {
+    const std::uint32_t p = net_.partition_of(net_.host(h).id());
+    part_of_host_[h] = p;
+    sims[p] = &net_.sim_of(net_.host(h).id());
+    if (host_of_part_[p] == hosts) host_of_part_[p] = h;
+  }
+  model_.bind(sims, part_of_host_);
+  for (std::uint32_t j = 0; j < jobs_; ++j)
+    for (std::uint32_t p = 0; p < parts; ++p)
+      if (model_.ops_in_part(j, p) > 0) net_.hold_in(net_.host(host_of_part_[p]).id(), 1);
+  traffic_.assign(parts, std::vector<Traffic>(jobs_));
+  tags_.assign(parts, {});
+  chunks_.clear();
+  chunks_.resize(kChunks);
+  begun_ = true;
+}
+
+std::uint32_t Engine::new_tag(std::uint32_t part) {
+  PartTags& t = tags_[part];
+  if (!t.free.empty()) {
+    const std::uint32_t tag = t.free.back();
+    t.free.pop_back();
+    return tag;
+  }
+  if (t.next == (1u << kChunkBits)) {
+    const std::uint64_t chunk = std::uint64_t{t.chunks} * tags_.size() + part;
+    if (chunk >= kChunks)
+      throw std::logic_error("collectives: more than " + std::to_string(kChunks / tags_.size() << kChunkBits) +
+                             " messages in flight from one part");
+    chunks_[chunk] = std::make_unique<InFlight[]>(std::size_t{1} << kChunkBits);
+    ++t.chunks;
+    t.next = 0;
+  }
+  const std::uint64_t chunk = std::uint64_t{t.chunks - 1} * tags_.size() + part;
+  return static_cast<std::uint32_t>(chunk << kChunkBits | t.next++);
 }
 
 void Engine::add(nicmodel::Job job) {
@@ -32,8 +76,8 @@ void Engine::add(nicmodel::Job job) {
   const std::string name = job.name;
   std::vector<std::int32_t> hosts = job.nic_of_rank;
   model_.add(std::move(job));  // checks the schedule and the rank map
-  traffic_.emplace_back();
-  net_.hold(1);
+  ++jobs_;
+  net_.hold(1);  // until its host sees it complete
   // One connection per pair of hosts that exchange data, shared by every collective.
   std::map<std::pair<std::uint32_t, std::uint32_t>, bool> pairs;
   for (const offload::Op& o : s.ops()) {
@@ -60,47 +104,58 @@ std::uint32_t Engine::connection(std::uint32_t src, std::uint32_t dst) const {
 }
 
 void Engine::send(std::uint32_t job, offload::OpId op, std::int32_t from_nic, std::int32_t to_nic, std::int64_t bytes) {
-  std::uint32_t tag;
-  if (!free_.empty()) {
-    tag = free_.back();
-    free_.pop_back();
-  } else {
-    tag = static_cast<std::uint32_t>(in_flight_.size());
-    in_flight_.emplace_back();
-  }
-  in_flight_[tag] = {job, op, 2};
-  Traffic& t = traffic_[job];
+  const auto from = static_cast<std::uint32_t>(from_nic), to = static_cast<std::uint32_t>(to_nic);
+  const std::uint32_t part = part_of_host_[from];
+  const std::uint32_t tag = new_tag(part);
+  in_flight(tag) = {job, op, static_cast<std::uint8_t>(part), static_cast<std::uint8_t>(part_of_host_[to]), 2};
+  Traffic& t = traffic_[part][job];
   ++t.messages;
   t.bytes += static_cast<std::uint64_t>(bytes);
-  net_.post(connection(static_cast<std::uint32_t>(from_nic), static_cast<std::uint32_t>(to_nic)),
-            static_cast<std::uint64_t>(bytes), tag);
+  net_.post(connection(from, to), static_cast<std::uint64_t>(bytes), tag);
 }
 
-void Engine::settle(std::uint32_t tag) {
-  if (--in_flight_[tag].reports_left == 0) free_.push_back(tag);
+void Engine::settle(std::uint32_t tag, std::uint32_t part) {
+  if (--in_flight(tag).reports_left == 0) tags_[part].free.push_back(tag);
 }
 
 void Engine::message_arrived(std::uint32_t tag) {
-  const InFlight m = in_flight_.at(tag);
-  settle(tag);
+  const InFlight m = in_flight(tag);
+  settle(tag, m.to_part);
   model_.message_arrived(m.job, m.op);
 }
 
 void Engine::message_completed(std::uint32_t tag) {
-  const InFlight m = in_flight_.at(tag);
-  settle(tag);
+  const InFlight m = in_flight(tag);
+  settle(tag, m.from_part);
   model_.message_completed(m.job, m.op);
 }
 
-void Engine::message_retransmitted(std::uint32_t tag) { ++traffic_[in_flight_.at(tag).job].retransmitted; }
+void Engine::message_retransmitted(std::uint32_t tag) {
+  const InFlight& m = in_flight(tag);
+  ++traffic_[m.from_part][m.job].retransmitted;
+}
 
-void Engine::finished(std::uint32_t /*job*/) { net_.release(); }
+void Engine::part_done(std::uint32_t /*job*/, std::uint32_t part) {
+  net_.release_in(net_.host(host_of_part_[part]).id());
+}
+
+void Engine::seen_complete(std::uint32_t job, Time at) {
+  net_.release();
+  if (on_seen_complete_) on_seen_complete_(job, at);
+}
 
 std::vector<CollectiveResult> Engine::results() const {
   std::vector<CollectiveResult> out;
   const auto& jobs = model_.results();
-  for (std::size_t j = 0; j < jobs.size(); ++j)
-    out.push_back({jobs[j], traffic_[j].messages, traffic_[j].bytes, traffic_[j].retransmitted});
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    CollectiveResult r{jobs[j], 0, 0, 0};
+    for (const auto& part : traffic_) {  // none before the run
+      r.messages += part[j].messages;
+      r.bytes += part[j].bytes;
+      r.retransmitted += part[j].retransmitted;
+    }
+    out.push_back(std::move(r));
+  }
   return out;
 }
 

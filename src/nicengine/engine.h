@@ -10,10 +10,12 @@
 // completion counter counts at the ACK covering the message's last packet (RC semantics;
 // UC: when it has left). Everything else -- when an operation fires, NIC processing and
 // cache misses, all-or-nothing offload with the stall / fallback / advise policies, the
-// host's poll, the software path's posting -- is the NIC model's, run on the network's
-// simulator. An operation that fires before a dependence has completed stops the run
-// with nicmodel::UnsafeSchedule naming it; every counter must end at its per-iteration
-// value.
+// host's poll, the software path's posting -- is the NIC model's. Each NIC's events run
+// on its host's simulator (a partitioned run: its part's); what acts on the whole model
+// -- issues, offload decisions, completions seen by the host -- runs as the network's
+// coordinator, between windows, so a run gives the same collectives however it is split.
+// An operation that fires before a dependence has completed stops the run with
+// nicmodel::UnsafeSchedule naming it; every counter must end at its per-iteration value.
 //
 //   fabric::Network net(nic, sw, seed);   // hosts, switches, links
 //   nicengine::Engine e(net, nic_params, nicmodel::Policy::stall, /*priority=*/3);
@@ -24,6 +26,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -40,7 +43,7 @@ struct CollectiveResult {
   bool done() const { return job.done != Time(); }
 };
 
-class Engine final : private nicmodel::Transport, private fabric::MessageEvents {
+class Engine final : private nicmodel::Transport, private fabric::MessageEvents, private fabric::Coordinator {
  public:
   // Every host of `net` is a NIC of the model; collective traffic goes on `priority`.
   // The network must not have run yet, and must outlive the engine.
@@ -51,10 +54,15 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents 
   // get, which the fabric does not model; see OffloadModel::add for the rest).
   void add(nicmodel::Job job);
 
-  // During the run: issue a held collective (Job::held) at `at`.
-  void issue_at(std::uint32_t job, Time at) { model_.issue_at(job, at); }
-  // Called when a collective's host has seen it complete (set before the run).
-  void on_seen_complete(std::function<void(std::uint32_t job)> f) { on_seen_complete_ = std::move(f); }
+  // Issue a held collective (Job::held) at `at`: before the run, from on_seen_complete,
+  // or (an undivided run) from an event at or before `at`.
+  void issue_at(std::uint32_t job, Time at) {
+    model_.issue_at(job, at);
+    if (begun_ && !in_step_) net_.coordinator_moved();
+  }
+  // Called when a collective's host has seen it complete, at `at` (set before the run;
+  // it runs while no part of the network does).
+  void on_seen_complete(std::function<void(std::uint32_t job, Time at)> f) { on_seen_complete_ = std::move(f); }
   // Before the run: keep every operation's times (OffloadModel::op_times).
   void trace_ops() { model_.trace_ops(); }
   // After the run: one per collective, in the order added.
@@ -65,35 +73,55 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents 
  private:
   void send(std::uint32_t job, offload::OpId op, std::int32_t from_nic, std::int32_t to_nic,
             std::int64_t bytes) override;
-  void finished(std::uint32_t job) override;
-  void seen_complete(std::uint32_t job) override {
-    if (on_seen_complete_) on_seen_complete_(job);
-  }
-  std::function<void(std::uint32_t)> on_seen_complete_;
+  void part_done(std::uint32_t job, std::uint32_t part) override;
+  void seen_complete(std::uint32_t job, Time at) override;
+  std::function<void(std::uint32_t, Time)> on_seen_complete_;
   void message_arrived(std::uint32_t tag) override;
   void message_completed(std::uint32_t tag) override;
   void message_retransmitted(std::uint32_t tag) override;
+  void begin() override;
+  Time next_step(bool idle) override { return model_.next_step(idle); }
+  void step(Time at) override {
+    in_step_ = true;
+    model_.step(at);
+    in_step_ = false;
+  }
+  bool begun_ = false, in_step_ = false;
   std::uint32_t connection(std::uint32_t src, std::uint32_t dst) const;
-  void settle(std::uint32_t tag);
 
   fabric::Network& net_;
   std::uint8_t priority_;
   nicmodel::OffloadModel model_;
   // Connections by source host: (destination host, connection), sorted.
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> conns_;
-  // Messages in flight, by tag; a tag is reused once its message has both arrived and
-  // completed (free_ holds the reusable ones).
+  std::vector<std::uint32_t> part_of_host_;  // once begun
+  std::vector<std::uint32_t> host_of_part_;  // a host of each part (whose context holds its work)
+  // Messages in flight, by tag, in chunks that never move: a part takes whole chunks
+  // (its k-th is chunk k * parts + part) for new tags, and a tag is reused, by the part
+  // whose event made its message's second report (arrived, completed), once both are in.
+  // The two reports of a message between parts come in different windows, so parts
+  // running at once touch distinct entries.
   struct InFlight {
     std::uint32_t job = 0;
     offload::OpId op = 0;
-    std::uint8_t reports_left = 0;
+    std::uint8_t from_part = 0, to_part = 0, reports_left = 0;
   };
-  std::vector<InFlight> in_flight_;
-  std::vector<std::uint32_t> free_;
+  static constexpr std::uint32_t kChunkBits = 12, kChunks = 1u << 16;
+  std::vector<std::unique_ptr<InFlight[]>> chunks_;  // kChunks slots
+  struct PartTags {
+    std::vector<std::uint32_t> free;
+    std::uint32_t chunks = 0;               // chunks taken
+    std::uint32_t next = 1u << kChunkBits;  // next new entry of the last chunk taken
+  };
+  std::vector<PartTags> tags_;  // per part
+  InFlight& in_flight(std::uint32_t tag) { return chunks_[tag >> kChunkBits][tag & ((1u << kChunkBits) - 1)]; }
+  std::uint32_t new_tag(std::uint32_t part);
+  void settle(std::uint32_t tag, std::uint32_t part);
   struct Traffic {
     std::uint64_t messages = 0, bytes = 0, retransmitted = 0;
   };
-  std::vector<Traffic> traffic_;  // per job
+  std::vector<std::vector<Traffic>> traffic_;  // per part, per job
+  std::size_t jobs_ = 0;
 };
 
 }  // namespace fabriclab::nicengine

@@ -16,7 +16,8 @@ using offload::OpId;
 using offload::OpKind;
 
 namespace {
-enum Kind : std::uint64_t { kIssue = 1, kNicDone = 2, kDeliver = 3, kPosted = 4, kComplete = 5 };
+// A NIC's events (the model's own: issues and completions happen in step()).
+enum Kind : std::uint64_t { kNicDone = 2, kDeliver = 3, kPosted = 4 };
 std::uint64_t tag(Kind k, std::uint64_t job, std::uint64_t x = 0) { return k << 60 | job << 40 | x; }
 bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cntr_add; }
 }  // namespace
@@ -69,6 +70,8 @@ struct PreparedSchedule {
   std::vector<CounterId> counter_orig;               // per counter: its id in the schedule
   std::vector<std::int64_t> final_value;             // per counter: its value once every op is done
   std::vector<offload::NicResources> need_per_rank;  // counters and slots held while offloaded
+  std::vector<std::int64_t> ops_per_rank;
+  std::vector<offload::Rank> counter_rank;  // per counter: the rank that owns it
   std::int64_t host_waits = 0;
 };
 
@@ -85,9 +88,7 @@ struct OffloadModel::Running {
   std::vector<std::uint8_t> done;           // offloaded: per op (checked before an op fires)
   std::vector<std::int32_t> deps_left;      // software path
   std::vector<offload::NicResources> need;  // per NIC: held while offloaded
-  std::int64_t host_waits_left = 0, ops_left = 0;
-  bool completing = false;
-  bool issued = false, completed = false, finished = false;
+  bool queued = false, issued = false, completed = false;
 };
 
 OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p), policy_(policy) {
@@ -97,14 +98,12 @@ OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy) : p_(p
   if (p.counters < 1 || p.slots < 1 || p.cache_entries < 1)
     throw InputError("NIC model: counters, slots and cache entries must be at least 1");
   for (std::int32_t i = 0; i < nics; ++i)
-    nics_.push_back(Nic{NicPool(p.counters, p.slots), CounterCache(p.cache_entries), {}, 0, false});
-  host_free_.assign(static_cast<std::size_t>(nics), Time());
+    nics_.push_back(std::make_unique<Nic>(*this, i, NicPool(p.counters, p.slots), CounterCache(p.cache_entries)));
   free_.assign(static_cast<std::size_t>(nics), {});
 }
 
-OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy, Simulator& sim, Transport& transport)
+OffloadModel::OffloadModel(NicParams p, std::int32_t nics, Policy policy, Transport& transport)
     : OffloadModel(p, nics, policy) {
-  sim_ = &sim;
   transport_ = &transport;
 }
 
@@ -244,6 +243,10 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
     if (b != e && c->fires[b].threshold <= 0) c->fire_at_zero.push_back(counter[k]);
   }
   c->need_per_rank = offload::needs_per_rank(s);
+  c->ops_per_rank.assign(static_cast<std::size_t>(s.ranks()), 0);
+  for (const PreparedSchedule::Step& st : c->steps) ++c->ops_per_rank[at(st.rank)];
+  c->counter_rank.resize(counters);
+  for (std::size_t k = 0; k < counters; ++k) c->counter_rank[k] = s.counter_owner(c->counter_orig[k]);
   return c;
 }
 
@@ -260,6 +263,7 @@ void OffloadModel::add(Job job) {
                        ")");
   if (job.prepared && job.prepared->of.get() != &s)
     throw InputError(what + ": its prepared schedule is another schedule's");
+  if (bound_) throw std::logic_error("NIC model: add() after bind()");
   if (jobs_.size() >= (std::size_t{1} << 20)) throw InputError(what + ": the NIC model takes at most 2^20 collectives");
   std::shared_ptr<const PreparedSchedule>& known = prepared_[&s];
   if (!known) known = job.prepared ? job.prepared : prepare(job.schedule);
@@ -299,14 +303,46 @@ void OffloadModel::add(Job job) {
                      ": it could never start (use the fallback policy)");
   if (added.held && added.after >= 0) throw InputError(what + ": a held job cannot also follow another");
   if (added.held) return;
-  if (added.after >= 0) issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
-  else sim_->schedule_at(added.issue, *this, tag(kIssue, j));
+  if (added.after >= 0) {
+    issued_after_[static_cast<std::size_t>(added.after)].push_back(j);
+    return;
+  }
+  running_.back()->queued = true;
+  issues_.push_back({added.issue, issue_seq_++, j});
+  std::push_heap(issues_.begin(), issues_.end(), std::greater<>{});
 }
 
 void OffloadModel::issue_at(std::uint32_t j, Time at) {
-  if (j >= jobs_.size() || !jobs_[j].held || running_[j]->issued)
+  if (j >= jobs_.size() || !jobs_[j].held || running_[j]->queued)
     throw std::logic_error("NIC model: issue_at for a job that is not held, or issued already");
-  sim_->schedule_at(at, *this, tag(kIssue, j));
+  if (at < last_step_)
+    throw std::logic_error("NIC model: issue_at " + to_string(at) + ", before the last step at " +
+                           to_string(last_step_));
+  running_[j]->queued = true;
+  issues_.push_back({at, issue_seq_++, j});
+  std::push_heap(issues_.begin(), issues_.end(), std::greater<>{});
+}
+
+void OffloadModel::bind(std::vector<Simulator*> sims, std::vector<std::uint32_t> part_of_nic) {
+  if (bound_) throw std::logic_error("NIC model: bound twice");
+  if (sims.empty() || part_of_nic.size() != nics_.size())
+    throw std::logic_error("NIC model: bind() needs a simulator and a part for every NIC");
+  for (std::size_t n = 0; n < nics_.size(); ++n) {
+    if (part_of_nic[n] >= sims.size() || !sims[part_of_nic[n]])
+      throw std::logic_error("NIC model: bind(): NIC " + std::to_string(n) + " has no simulator");
+    nics_[n]->part = part_of_nic[n];
+    nics_[n]->sim = sims[part_of_nic[n]];
+  }
+  sims_ = std::move(sims);
+  tally_.assign(sims_.size(), std::vector<Tally>(jobs_.size()));
+  part_ops_.assign(jobs_.size(), std::vector<std::int64_t>(sims_.size(), 0));
+  for (std::uint32_t j = 0; j < jobs_.size(); ++j) {
+    const PreparedSchedule& c = *running_[j]->c;
+    for (std::size_t k = 0; k < c.ops_per_rank.size(); ++k)
+      part_ops_[j][nics_[static_cast<std::size_t>(nic_of(j, static_cast<offload::Rank>(k)))]->part] +=
+          c.ops_per_rank[k];
+  }
+  bound_ = true;
 }
 
 std::int32_t OffloadModel::nic_of(std::uint32_t j, offload::Rank r) const {
@@ -348,61 +384,127 @@ std::vector<OffloadModel::OpTimes> OffloadModel::op_times(std::uint32_t j) const
 }
 
 std::vector<JobResult> OffloadModel::run() {
-  if (transport_) throw std::logic_error("NIC model: with a transport, its simulator runs the model");
-  sim_->run();
-  if (completed_ != jobs_.size()) {
-    for (std::size_t j = 0; j < jobs_.size(); ++j)
-      if (results_[j].done == Time() && !running_[j]->completing)
-        throw std::logic_error("NIC model: job '" + jobs_[j].name + "' never completed (a hang in the model)");
+  if (transport_) throw std::logic_error("NIC model: with a transport, its driver runs the model");
+  if (!bound_) bind({&own_sim_}, std::vector<std::uint32_t>(nics_.size(), 0));
+  for (;;) {
+    const Time due = next_step(own_sim_.pending() == 0);
+    own_sim_.run(due);
+    if (due == Time::max()) break;
+    step(due);
   }
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    if (!running_[j]->completed)
+      throw std::logic_error("NIC model: job '" + jobs_[j].name + "' never completed (a hang in the model)");
   return results_;
 }
 
-void OffloadModel::on_event(std::uint64_t t) {
+Time OffloadModel::next_poll(std::uint32_t j, Time after) const {
+  const Time start = results_[j].start;
+  return start + p_.host_poll * ((after - start).ps() / p_.host_poll.ps() + 1);
+}
+
+Time OffloadModel::seen_at(std::uint32_t j) const {
+  const Running& r = *running_[j];
+  std::int64_t done = 0;
+  Time last = results_[j].start;
+  for (const auto& part : tally_) {
+    const Tally& t = part[j];
+    done += r.offloaded ? t.waits_done : t.ops_done;
+    last = std::max(last, r.offloaded ? t.last_wait : t.last_op);
+  }
+  const std::int64_t all = r.offloaded ? r.c->host_waits : static_cast<std::int64_t>(r.c->steps.size());
+  return done < all ? Time::max() : next_poll(j, last);
+}
+
+Time OffloadModel::next_step(bool idle) const {
+  Time due = issues_.empty() ? Time::max() : issues_.front().at;
+  for (std::uint32_t j : active_) {
+    const Time seen = seen_at(j);
+    if (seen != Time::max()) due = std::min(due, seen);
+    else if (!idle) due = std::min(due, next_poll(j, last_step_));  // it may be done by then
+  }
+  return due;
+}
+
+void OffloadModel::step(Time at) {
+  if (!bound_) throw std::logic_error("NIC model: step() before bind()");
+  if (at < last_step_)
+    throw std::logic_error("NIC model: a step at " + to_string(at) + " after one at " + to_string(last_step_));
+  for (Simulator* s : sims_) s->advance_to(at);
+  last_step_ = at;
+  // Completions first, in job order (each gives resources back and may start or issue
+  // others), then the issues due, until nothing more is due now.
+  for (;;) {
+    due_.clear();
+    for (std::uint32_t j : active_) {
+      const Time seen = seen_at(j);
+      if (seen < at)
+        throw std::logic_error("NIC model: job '" + jobs_[j].name + "' was seen complete at " + to_string(seen) +
+                               " with no step then");
+      if (seen == at) due_.push_back(j);
+    }
+    for (std::uint32_t j : due_) complete(j, at);
+    bool issued = false;
+    while (!issues_.empty() && issues_.front().at <= at) {
+      std::pop_heap(issues_.begin(), issues_.end(), std::greater<>{});
+      const Issue i = issues_.back();
+      issues_.pop_back();
+      if (i.at < at)
+        throw std::logic_error("NIC model: job '" + jobs_[i.job].name + "' was due at " + to_string(i.at) +
+                               " with no step then");
+      issue(i.job, at);
+      issued = true;
+    }
+    if (due_.empty() && !issued) break;
+  }
+  // Jobs seen complete whose last operations are done: their arrays go back.
+  std::erase_if(draining_, [&](std::uint32_t j) {
+    Running& r = *running_[j];
+    std::int64_t done = 0;
+    for (const auto& part : tally_) done += part[j].ops_done;
+    if (done != static_cast<std::int64_t>(r.c->steps.size())) return false;
+    std::vector<Running::Counter>().swap(r.counter);
+    std::vector<std::uint8_t>().swap(r.done);
+    std::vector<std::int32_t>().swap(r.deps_left);
+    return true;
+  });
+}
+
+void OffloadModel::nic_event(Nic& nic, std::uint64_t t) {
   const auto kind = static_cast<Kind>(t >> 60);
   const auto j = static_cast<std::uint32_t>((t >> 40) & 0xfffff);
-  const std::uint64_t x = t & ((1ull << 40) - 1);
+  const auto op = static_cast<OpId>(t & ((1ull << 40) - 1));
   switch (kind) {
-    case kIssue: issue(j); return;
     case kNicDone: {
-      Nic& nic = nics_[x];
-      const auto [job, op] = nic.fifo[nic.head++];
+      const auto [job, done] = nic.fifo[nic.head++];
       nic.busy = false;
-      finish_op(job, op);
-      nic_next(static_cast<std::int32_t>(x));
-      release_if_finished(job);
+      finish_op(job, done, nic);
+      nic_next(nic);
       return;
     }
-    case kDeliver:
-      deliver(j, static_cast<OpId>(x));
-      release_if_finished(j);
-      return;
+    case kDeliver: deliver(j, op, nic); return;
     case kPosted:
       // Software path: the host has posted a data operation; its message is on the way.
-      fired(j, static_cast<OpId>(x));
-      send(j, static_cast<OpId>(x));
-      return;
-    case kComplete:
-      complete(j);
-      release_if_finished(j);
+      fired(j, op, nic.sim->now());
+      send(j, op, nic);
       return;
   }
   throw std::logic_error("NIC model: unknown event");
 }
 
 // A data operation's message: through the transport to another NIC, or timed here.
-void OffloadModel::send(std::uint32_t j, OpId op) {
+void OffloadModel::send(std::uint32_t j, OpId op, Nic& nic) {
   const PreparedSchedule::Step& st = running_[j]->c->steps[static_cast<std::size_t>(op)];
   if (!transport_) {
-    sim_->schedule_in(message_time(st.bytes), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
+    nic.sim->schedule_in(message_time(st.bytes), nic, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
     return;
   }
-  const std::int32_t from = nic_of(j, st.rank), to = nic_of(j, st.peer);
-  if (from == to) {  // within one NIC (a local atomic): no wire
-    sim_->schedule_in(Time(), *this, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
+  const std::int32_t to = nic_of(j, st.peer);
+  if (to == nic.index) {  // within one NIC (a local atomic): no wire
+    nic.sim->schedule_in(Time(), nic, tag(kDeliver, j, static_cast<std::uint64_t>(op)));
     return;
   }
-  transport_->send(j, op, from, to, st.bytes);
+  transport_->send(j, op, nic.index, to, st.bytes);
 }
 
 void OffloadModel::message_arrived(std::uint32_t j, OpId send) {
@@ -410,50 +512,48 @@ void OffloadModel::message_arrived(std::uint32_t j, OpId send) {
   const PreparedSchedule& c = *r.c;
   if (r.offloaded) {
     if (const OpId a = c.steps[static_cast<std::size_t>(send)].arrival; a >= 0) enqueue(j, a);
-  } else {
-    for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1];
-         ++k)
-      if (c.steps[static_cast<std::size_t>(c.children[k])].kind == OpKind::arrival) software_done(j, c.children[k]);
+    return;
   }
-  release_if_finished(j);
+  for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1];
+       ++k)
+    if (const OpId ch = c.children[k]; c.steps[static_cast<std::size_t>(ch)].kind == OpKind::arrival)
+      software_done(j, ch, nic_of_op(j, ch));
 }
 
 void OffloadModel::message_completed(std::uint32_t j, OpId send) {
   Running& r = *running_.at(j);
-  if (r.offloaded) {
-    const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(send)];
-    r.done[static_cast<std::size_t>(send)] = 1;
-    completed(j, send);
-    --r.ops_left;
-    if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1);
-  } else {
-    software_done(j, send);
+  Nic& nic = nic_of_op(j, send);
+  if (!r.offloaded) {
+    software_done(j, send, nic);
+    return;
   }
-  release_if_finished(j);
+  const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(send)];
+  r.done[static_cast<std::size_t>(send)] = 1;
+  completed(j, send, nic.sim->now());
+  if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1, nic);
+  op_done(j, nic);
 }
 
-void OffloadModel::release_if_finished(std::uint32_t j) {
-  Running& r = *running_[j];
-  if (!r.completed || r.ops_left != 0 || r.finished) return;
-  r.finished = true;
-  if (r.offloaded) check_final_counters(j);
-  if (transport_) transport_->finished(j);
-  // Nothing of it is left in flight: give its arrays back (the pool may hold many jobs).
-  std::vector<Running::Counter>().swap(r.counter);
-  std::vector<std::uint8_t>().swap(r.done);
-  std::vector<std::int32_t>().swap(r.deps_left);
+// One more of job j's operations is done on `nic` (after all it does): when it is the
+// last of the NICs of its part, that part's counters are checked and the transport told.
+void OffloadModel::op_done(std::uint32_t j, Nic& nic) {
+  Tally& t = tally_[nic.part][j];
+  t.last_op = nic.sim->now();
+  if (++t.ops_done != part_ops_[j][nic.part]) return;
+  if (running_[j]->offloaded) check_final_counters(j, nic.part);
+  if (transport_) transport_->part_done(j, nic.part);
 }
 
-void OffloadModel::issue(std::uint32_t j) {
+void OffloadModel::issue(std::uint32_t j, Time now) {
   if (running_[j]->issued) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' issued twice");
   running_[j]->issued = true;
   results_[j].issued = true;
-  results_[j].issue = sim_->now();
+  results_[j].issue = now;
   // Waiting keeps issue order: nothing starts ahead of a job already waiting.
   switch (decide_now(j, /*earlier_waiting=*/!waiting_.empty()).decision) {
-    case offload::Decision::offload: start_offloaded(j); return;
+    case offload::Decision::offload: start_offloaded(j, now); return;
     case offload::Decision::wait: waiting_.push_back(j); return;
-    case offload::Decision::software: start_software(j); return;
+    case offload::Decision::software: start_software(j, now); return;
     case offload::Decision::refuse: break;
   }
   throw std::logic_error("NIC model: job '" + jobs_[j].name +
@@ -462,101 +562,104 @@ void OffloadModel::issue(std::uint32_t j) {
 
 offload::OffloadDecision OffloadModel::decide_now(std::uint32_t j, bool earlier_waiting) {
   for (std::size_t n = 0; n < nics_.size(); ++n)
-    free_[n] = {nics_[n].pool.counters() - nics_[n].pool.counters_in_use(),
-                nics_[n].pool.slots() - nics_[n].pool.slots_in_use()};
+    free_[n] = {nics_[n]->pool.counters() - nics_[n]->pool.counters_in_use(),
+                nics_[n]->pool.slots() - nics_[n]->pool.slots_in_use()};
   return offload::decide(running_[j]->need, free_, idle(), when_short(jobs_[j].policy.value_or(policy_)),
                          earlier_waiting);
 }
 
-void OffloadModel::record_usage() {
-  Usage u{sim_->now(), 0, 0, 0};
-  for (const Nic& n : nics_) {
-    u.counters += n.pool.counters_in_use();
-    u.max_counters_on_a_nic = std::max(u.max_counters_on_a_nic, n.pool.counters_in_use());
-    u.slots += n.pool.slots_in_use();
+void OffloadModel::record_usage(Time now) {
+  Usage u{now, 0, 0, 0};
+  for (const auto& n : nics_) {
+    u.counters += n->pool.counters_in_use();
+    u.max_counters_on_a_nic = std::max(u.max_counters_on_a_nic, n->pool.counters_in_use());
+    u.slots += n->pool.slots_in_use();
   }
   if (!usage_.empty() && usage_.back().time == u.time) usage_.back() = u;
   else usage_.push_back(u);
 }
 
-// Takes its counters and slots on every NIC (decide_now() said they are free) and starts
-// its operations.
-void OffloadModel::start_offloaded(std::uint32_t j) {
-  Running& r = *running_[j];
-  const Time now = sim_->now();
-  for (std::size_t n = 0; n < nics_.size(); ++n)
-    if ((r.need[n].counters || r.need[n].slots) && !nics_[n].pool.try_acquire(now, r.need[n].counters, r.need[n].slots))
-      throw std::logic_error("NIC model: job '" + jobs_[j].name + "' started without its resources free");
-  record_usage();
-  const PreparedSchedule& c = *r.c;
-  r.offloaded = true;
+// Its result, trace and place among the jobs whose completion the steps look for.
+void OffloadModel::started(std::uint32_t j, Time now) {
   results_[j].start = now;
   results_[j].started = true;
+  active_.insert(std::lower_bound(active_.begin(), active_.end(), j), j);
+  start_trace(j);
+}
+
+// Takes its counters and slots on every NIC (decide_now() said they are free) and starts
+// its operations.
+void OffloadModel::start_offloaded(std::uint32_t j, Time now) {
+  Running& r = *running_[j];
+  for (std::size_t n = 0; n < nics_.size(); ++n)
+    if ((r.need[n].counters || r.need[n].slots) &&
+        !nics_[n]->pool.try_acquire(now, r.need[n].counters, r.need[n].slots))
+      throw std::logic_error("NIC model: job '" + jobs_[j].name + "' started without its resources free");
+  record_usage(now);
+  const PreparedSchedule& c = *r.c;
+  r.offloaded = true;
   results_[j].offloaded = true;
   results_[j].counters_per_nic.resize(r.need.size());
   for (std::size_t n = 0; n < r.need.size(); ++n) results_[j].counters_per_nic[n] = r.need[n].counters;
   r.counter.resize(c.fire_begin.size() - 1);
   for (std::size_t k = 0; k < r.counter.size(); ++k) r.counter[k] = {0, c.fire_begin[k], c.fire_begin[k + 1]};
   r.done.assign(c.steps.size(), 0);
-  r.host_waits_left = c.host_waits;
-  r.ops_left = static_cast<std::int64_t>(c.steps.size());
-  start_trace(j);
+  started(j, now);
   for (OpId id : c.start_ops) enqueue(j, id);
-  for (CounterId k : c.fire_at_zero) add_to_counter(j, k, 0);  // threshold 0
+  for (CounterId k : c.fire_at_zero)  // threshold 0
+    add_to_counter(j, k, 0, *nics_[static_cast<std::size_t>(nic_of(j, c.counter_rank[static_cast<std::size_t>(k)]))]);
 }
 
-void OffloadModel::start_software(std::uint32_t j) {
+void OffloadModel::start_software(std::uint32_t j, Time now) {
   Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
-  results_[j].start = sim_->now();
-  results_[j].started = true;
   r.offloaded = false;
   r.deps_left = c.deps;
-  r.ops_left = static_cast<std::int64_t>(c.steps.size());
-  start_trace(j);
-  for (OpId id : c.software_roots) software_ready(j, id);
+  started(j, now);
+  for (OpId id : c.software_roots) software_ready(j, id, nic_of_op(j, id));
 }
 
 // Software path: every dependence of `id` is done. The host posts a data operation;
 // counter adds and host waits are joins, done when ready.
-void OffloadModel::software_ready(std::uint32_t j, OpId id) {
+void OffloadModel::software_ready(std::uint32_t j, OpId id, Nic& nic) {
   const PreparedSchedule::Step& st = running_[j]->c->steps[static_cast<std::size_t>(id)];
   if (offload::is_data_op(st.kind)) {
     // The host behind the rank's NIC posts for every collective in software there.
-    Time& free = host_free_[static_cast<std::size_t>(nic_of(j, st.rank))];
-    free = std::max(free, sim_->now()) + p_.host_op_time;
-    sim_->schedule_at(free, *this, tag(kPosted, j, static_cast<std::uint64_t>(id)));
+    nic.host_free = std::max(nic.host_free, nic.sim->now()) + p_.host_op_time;
+    nic.sim->schedule_at(nic.host_free, nic, tag(kPosted, j, static_cast<std::uint64_t>(id)));
     return;
   }
-  software_done(j, id);
+  software_done(j, id, nic);
 }
 
-void OffloadModel::software_done(std::uint32_t j, OpId op) {
+void OffloadModel::software_done(std::uint32_t j, OpId op, Nic& nic) {
   Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
-  // The last operation: done (checked here, not after the children below, which recurse
-  // and would see the count at zero too).
-  if (trace_ && traces_[j].fired[static_cast<std::size_t>(op)] == Time::max()) fired(j, op);  // an arrival, a join
-  completed(j, op);
-  if (--r.ops_left == 0) sim_->schedule_in(Time(), *this, tag(kComplete, j));
+  const Time now = nic.sim->now();
+  if (trace_ && traces_[j].fired[static_cast<std::size_t>(op)] == Time::max()) fired(j, op, now);  // an arrival, a join
+  completed(j, op, now);
+  op_done(j, nic);
+  // Its successors on its rank (an arrival elsewhere is done by its message).
   for (auto k = c.child_begin[static_cast<std::size_t>(op)]; k < c.child_begin[static_cast<std::size_t>(op) + 1]; ++k) {
     const OpId ch = c.children[k];
-    if (--r.deps_left[static_cast<std::size_t>(ch)] == 0 &&
-        c.steps[static_cast<std::size_t>(ch)].kind != OpKind::arrival)
-      software_ready(j, ch);
+    if (c.steps[static_cast<std::size_t>(ch)].kind != OpKind::arrival &&
+        --r.deps_left[static_cast<std::size_t>(ch)] == 0)
+      software_ready(j, ch, nic);
   }
+}
+
+OffloadModel::Nic& OffloadModel::nic_of_op(std::uint32_t j, OpId op) {
+  return *nics_[static_cast<std::size_t>(nic_of(j, running_[j]->c->steps[static_cast<std::size_t>(op)].rank))];
 }
 
 void OffloadModel::enqueue(std::uint32_t j, OpId op) {
-  const std::int32_t n = nic_of(j, running_[j]->c->steps[static_cast<std::size_t>(op)].rank);
-  Nic& nic = nics_[static_cast<std::size_t>(n)];
-  fired(j, op);
+  Nic& nic = nic_of_op(j, op);
+  fired(j, op, nic.sim->now());
   nic.fifo.push_back({j, op});
-  if (!nic.busy) nic_next(n);
+  if (!nic.busy) nic_next(nic);
 }
 
-void OffloadModel::nic_next(std::int32_t n) {
-  Nic& nic = nics_[static_cast<std::size_t>(n)];
+void OffloadModel::nic_next(Nic& nic) {
   if (nic.busy) return;
   if (nic.head == nic.fifo.size()) {
     nic.fifo.clear();
@@ -575,54 +678,60 @@ void OffloadModel::nic_next(std::int32_t n) {
   touch(st.trigger);
   touch(st.touch);
   nic.busy = true;
-  sim_->schedule_in(cost, *this, tag(kNicDone, 0, static_cast<std::uint64_t>(n)));
+  nic.sim->schedule_in(cost, nic, tag(kNicDone, 0, 0));
 }
 
-// Every operation of an offloaded job is done: each counter must have ended at its
-// per-iteration value with every operation it triggers fired.
-void OffloadModel::check_final_counters(std::uint32_t j) const {
+// Every operation of an offloaded job on the NICs of `part` is done: each of their
+// counters must have ended at its per-iteration value with every operation it triggers
+// fired.
+void OffloadModel::check_final_counters(std::uint32_t j, std::uint32_t part) const {
   const Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
-  for (std::size_t k = 0; k < r.counter.size(); ++k)
+  for (std::size_t k = 0; k < r.counter.size(); ++k) {
+    if (nics_[static_cast<std::size_t>(nic_of(j, c.counter_rank[k]))]->part != part) continue;
     if (r.counter[k].value != c.final_value[k] || r.counter[k].next != r.counter[k].end)
       throw std::logic_error("NIC model: job '" + jobs_[j].name + "': counter " + std::to_string(c.counter_orig[k]) +
                              " ended at " + std::to_string(r.counter[k].value) + ", expected " +
                              std::to_string(c.final_value[k]) +
                              (r.counter[k].next != r.counter[k].end ? ", with operations it triggers not fired" : ""));
+  }
 }
 
-void OffloadModel::finish_op(std::uint32_t j, OpId op) {
+void OffloadModel::finish_op(std::uint32_t j, OpId op, Nic& nic) {
   Running& r = *running_[j];
   const PreparedSchedule::Step& st = r.c->steps[static_cast<std::size_t>(op)];
   if (offload::is_data_op(st.kind)) {
-    send(j, op);
+    send(j, op, nic);
     return;
   }
   r.done[static_cast<std::size_t>(op)] = 1;
-  completed(j, op);
-  --r.ops_left;
-  if (st.inc != kNoCounter) add_to_counter(j, st.inc, st.add);
+  completed(j, op, nic.sim->now());
+  if (st.inc != kNoCounter) add_to_counter(j, st.inc, st.add, nic);
+  op_done(j, nic);
 }
 
-void OffloadModel::deliver(std::uint32_t j, OpId send) {
+// A timed message (or a local one) has landed: `nic` is the sender's.
+void OffloadModel::deliver(std::uint32_t j, OpId send, Nic& nic) {
   Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
   if (!r.offloaded) {  // software: the send and its arrival are done
-    software_done(j, send);
+    software_done(j, send, nic);
     for (auto k = c.child_begin[static_cast<std::size_t>(send)]; k < c.child_begin[static_cast<std::size_t>(send) + 1];
          ++k)
-      if (c.steps[static_cast<std::size_t>(c.children[k])].kind == OpKind::arrival) software_done(j, c.children[k]);
+      if (const OpId ch = c.children[k]; c.steps[static_cast<std::size_t>(ch)].kind == OpKind::arrival)
+        software_done(j, ch, nic_of_op(j, ch));
     return;
   }
   const PreparedSchedule::Step& st = c.steps[static_cast<std::size_t>(send)];
   r.done[static_cast<std::size_t>(send)] = 1;
-  completed(j, send);
-  --r.ops_left;
+  completed(j, send, nic.sim->now());
   if (st.arrival >= 0) enqueue(j, st.arrival);
-  if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1);
+  if (st.inc != kNoCounter) add_to_counter(j, st.inc, 1, nic);
+  op_done(j, nic);
 }
 
-void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v) {
+// `nic` holds counter k (its rank's NIC).
+void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v, Nic& nic) {
   Running& r = *running_[j];
   const PreparedSchedule& c = *r.c;
   Running::Counter& ctr = r.counter[static_cast<std::size_t>(k)];
@@ -631,26 +740,26 @@ void OffloadModel::add_to_counter(std::uint32_t j, CounterId k, std::int64_t v) 
     const PreparedSchedule::Fire f = c.fires[ctr.next++];
     // A verified assignment never fires early; a schedule from a file may.
     for (auto e = c.dep_begin[static_cast<std::size_t>(f.op)]; e < c.dep_begin[static_cast<std::size_t>(f.op) + 1]; ++e)
-      if (const OpId d = c.dep_list[e]; !r.done[static_cast<std::size_t>(d)]) fired_early(j, f.op, k, f.threshold, d);
+      if (const OpId d = c.dep_list[e]; !r.done[static_cast<std::size_t>(d)])
+        fired_early(j, f.op, k, f.threshold, d, nic.sim->now());
     if (!f.host_wait) {
       enqueue(j, f.op);
       continue;
     }
+    // A host wait met: the host sees the job complete at its first poll after the last.
+    const Time now = nic.sim->now();
     r.done[static_cast<std::size_t>(f.op)] = 1;
-    fired(j, f.op);
-    completed(j, f.op);
-    --r.ops_left;
-    if (--r.host_waits_left == 0 && !r.completing) {
-      // The host sees it at its next poll.
-      r.completing = true;
-      const Time since = sim_->now() - results_[j].start;
-      const std::int64_t polls = (since.ps() + p_.host_poll.ps() - 1) / p_.host_poll.ps();
-      sim_->schedule_at(results_[j].start + p_.host_poll * polls, *this, tag(kComplete, j));
-    }
+    fired(j, f.op, now);
+    completed(j, f.op, now);
+    Tally& t = tally_[nic.part][j];
+    ++t.waits_done;
+    t.last_wait = now;
+    op_done(j, nic);
   }
 }
 
-void OffloadModel::fired_early(std::uint32_t j, OpId op, CounterId k, std::int64_t threshold, OpId dep) const {
+void OffloadModel::fired_early(std::uint32_t j, OpId op, CounterId k, std::int64_t threshold, OpId dep,
+                               Time now) const {
   const PreparedSchedule& c = *running_[j]->c;
   const auto& st = c.steps[static_cast<std::size_t>(op)];
   const auto& dt = c.steps[static_cast<std::size_t>(dep)];
@@ -658,44 +767,48 @@ void OffloadModel::fired_early(std::uint32_t j, OpId op, CounterId k, std::int64
                                    "before its dependence op {} ({}, "
                                    "rank {}) had completed: the schedule's counter assignment is unsafe",
                                    jobs_[j].name, c.orig[static_cast<std::size_t>(op)], offload::to_string(st.kind),
-                                   st.rank, c.counter_orig[static_cast<std::size_t>(k)], threshold,
-                                   to_string(sim_->now()), c.orig[static_cast<std::size_t>(dep)],
-                                   offload::to_string(dt.kind), dt.rank));
+                                   st.rank, c.counter_orig[static_cast<std::size_t>(k)], threshold, to_string(now),
+                                   c.orig[static_cast<std::size_t>(dep)], offload::to_string(dt.kind), dt.rank));
 }
 
-void OffloadModel::complete(std::uint32_t j) {
+// The host sees job j complete (a step): its resources go back, and what waited for
+// them or for it starts.
+void OffloadModel::complete(std::uint32_t j, Time now) {
   Running& r = *running_[j];
-  if (results_[j].done != Time() || r.completed)
-    throw std::logic_error("NIC model: job '" + jobs_[j].name + "' completed twice");
+  if (r.completed) throw std::logic_error("NIC model: job '" + jobs_[j].name + "' completed twice");
   r.completed = true;
-  const Time now = sim_->now();
   results_[j].done = now;
   makespan_ = std::max(makespan_, now);
   ++completed_;
+  active_.erase(std::lower_bound(active_.begin(), active_.end(), j));
+  draining_.push_back(j);
   if (r.offloaded) {
     // Its counters leave the pools and the caches (every counter an op of it touched on a
     // NIC belongs to a rank there, so those NICs are the ones it holds counters on).
     const std::uint64_t first = static_cast<std::uint64_t>(j) << 32, last = first | 0xffffffffull;
     for (std::size_t n = 0; n < nics_.size(); ++n) {
-      if (r.need[n].counters || r.need[n].slots) nics_[n].pool.release(now, r.need[n].counters, r.need[n].slots);
-      if (r.need[n].counters) nics_[n].cache.erase_range(first, last);
+      if (r.need[n].counters || r.need[n].slots) nics_[n]->pool.release(now, r.need[n].counters, r.need[n].slots);
+      if (r.need[n].counters) nics_[n]->cache.erase_range(first, last);
     }
-    record_usage();
+    record_usage(now);
   }
-  for (std::uint32_t next : issued_after_[j])
-    sim_->schedule_at(std::max(now, jobs_[next].issue), *this, tag(kIssue, next));
-  if (transport_) transport_->seen_complete(j);
+  for (std::uint32_t next : issued_after_[j]) {
+    running_[next]->queued = true;
+    issues_.push_back({std::max(now, jobs_[next].issue), issue_seq_++, next});
+    std::push_heap(issues_.begin(), issues_.end(), std::greater<>{});
+  }
+  if (transport_) transport_->seen_complete(j, now);
   // Its state stays until its last operation is done: operations the host does not wait
   // for (a send's local completion) may still be on their way, and the NICs process them
   // like any other.
-  start_waiting();
+  start_waiting(now);
 }
 
-void OffloadModel::start_waiting() {
+void OffloadModel::start_waiting(Time now) {
   // In issue order, while the first waiting job fits (the ones behind it keep waiting).
   std::size_t k = 0;
   for (; k < waiting_.size() && decide_now(waiting_[k], false).decision == offload::Decision::offload; ++k)
-    start_offloaded(waiting_[k]);
+    start_offloaded(waiting_[k], now);
   waiting_.erase(waiting_.begin(), waiting_.begin() + static_cast<std::ptrdiff_t>(k));
 }
 

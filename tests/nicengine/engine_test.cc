@@ -5,6 +5,7 @@
 // against the timed NIC model where the fabric adds only latency.
 #include "nicengine/engine.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -31,7 +32,7 @@ std::shared_ptr<const offload::Schedule> assigned(const char* coll, const char* 
 }
 
 // The model's defaults, but a host that polls every picosecond: a collective is seen done
-// exactly when its last host_wait is met.
+// at the first poll after its last host_wait is met, one picosecond later.
 NicParams sharp() {
   NicParams p;
   p.host_poll = Time::from_ps(1);
@@ -67,7 +68,7 @@ TEST(Engine, OnePutBetweenBackToBackHosts) {
   //   +335.84 ns serialization (4198 wire bytes) + 1 us: placed at rank 1 at 1385.84 ns
   //   rank 1's NIC processes the arrival: 50 ns + a miss 100 ns -> its wait met at 1535.84
   //   the ACK (90 wire bytes: 7.2 ns) + 1 us back: the root's completion at 2393.04 ns,
-  //   which is the root's host_wait and the collective's end.
+  //   which is the root's host_wait: the host sees the end 1 ps later.
   auto net = star(2, us(1), /*direct=*/true);
   Engine e(*net, sharp(), Policy::stall, 3);
   e.add({.name = "b", .schedule = assigned("bcast", "binomial", 2, 4096), .nic_of_rank = linear(2), .issue = {}});
@@ -78,7 +79,7 @@ TEST(Engine, OnePutBetweenBackToBackHosts) {
   EXPECT_TRUE(r[0].job.offloaded);
   const std::int64_t arrival = 50'000 + wire_ps(66 + 16 + 4096 + 20) + 1'000'000;
   EXPECT_EQ(arrival, 1'385'840);
-  EXPECT_EQ(r[0].job.done.ps(), arrival + wire_ps(66 + 4 + 20) + 1'000'000);
+  EXPECT_EQ(r[0].job.done.ps(), arrival + wire_ps(66 + 4 + 20) + 1'000'000 + 1);
   EXPECT_EQ(r[0].messages, 1u);
   EXPECT_EQ(r[0].bytes, 4096u);
   EXPECT_EQ(r[0].retransmitted, 0u);
@@ -94,7 +95,8 @@ TEST(Engine, RecursiveDoublingRoundsByHand) {
   //   the round-2 counter reaches 2; its atomic to the far partner (a hit: 50 ns) leaves
   //   at 2430.16 and is placed at 4610.32. Counter 0 gathers: the local atomic of round 2,
   //   round 2's arrival, and the two sends' ACKs (90 wire bytes: 7.2 ns per hop): the last,
-  //   round 2's, returns at 4610.32 + 14.4 + 2000 = 6624.72 ns, which ends the collective.
+  //   round 2's, returns at 4610.32 + 14.4 + 2000 = 6624.72 ns, which ends the collective
+  //   (seen 1 ps later).
   auto net = star(4, us(1));
   Engine e(*net, sharp(), Policy::stall, 3);
   e.add({.name = "rd",
@@ -106,8 +108,8 @@ TEST(Engine, RecursiveDoublingRoundsByHand) {
   ASSERT_TRUE(r[0].done());
   const std::int64_t hop2 = 2 * wire_ps(66 + 16 + 1024 + 20) + 2'000'000;
   const std::int64_t round2_sent = 50'000 + hop2 + 150'000 + 50'000;
-  EXPECT_EQ(r[0].job.done.ps(), round2_sent + hop2 + 2 * wire_ps(90) + 2'000'000);
-  EXPECT_EQ(r[0].job.done.ps(), 6'624'720);
+  EXPECT_EQ(r[0].job.done.ps(), round2_sent + hop2 + 2 * wire_ps(90) + 2'000'000 + 1);
+  EXPECT_EQ(r[0].job.done.ps(), 6'624'721);
   EXPECT_EQ(r[0].messages, 8u);  // two rounds of 4 messages on the wire
 }
 
@@ -190,15 +192,15 @@ TEST(Engine, AThresholdOneTooLowIsCaughtWhenItFires) {
     FAIL() << "an early firing went unnoticed";
   } catch (const nicmodel::UnsafeSchedule& x) {
     const std::string what = x.what();
-    EXPECT_NE(what.find("op " + std::to_string(planted) + " (atomic, rank 0) fired"), std::string::npos) << what;
+    EXPECT_NE(what.find(fmt::format("op {} (atomic, rank 0) fired", planted)), std::string::npos) << what;
     EXPECT_NE(what.find("threshold 1"), std::string::npos) << what;
   }
 }
 
 TEST(Engine, ShortOfCountersTheSecondStallsOrFallsBack) {
   // Two broadcasts on 2 back-to-back hosts with one counter per NIC: the second, issued
-  // at 100 ns, waits for the first's counters (seen at 2393.04 ns, as above) under stall,
-  // and under fallback goes to software at once.
+  // at 100 ns, waits for the first's counters (seen at 2393.04 ns + 1 ps, as above) under
+  // stall, and under fallback goes to software at once.
   const auto s = assigned("bcast", "binomial", 2, 4096);
   for (Policy policy : {Policy::stall, Policy::fallback}) {
     NicParams p = sharp();
@@ -210,17 +212,18 @@ TEST(Engine, ShortOfCountersTheSecondStallsOrFallsBack) {
     net->run(ms(1));
     const auto r = e.results();
     ASSERT_TRUE(r[0].done() && r[1].done());
-    EXPECT_EQ(r[0].job.done.ps(), 2'393'040);
+    EXPECT_EQ(r[0].job.done.ps(), 2'393'041);
     if (policy == Policy::stall) {
       EXPECT_TRUE(r[1].job.offloaded);
       EXPECT_EQ(r[1].job.start, r[0].job.done);
-      EXPECT_EQ(r[1].job.done.ps(), 2 * 2'393'040);
+      EXPECT_EQ(r[1].job.done.ps(), 2 * 2'393'041);
     } else {
       // Software: the host posts the put (1 us), the same message and ACK follow; the
-      // connection is shared, but A's message left long before.
+      // connection is shared, but A's message left long before. The host sees its last
+      // operation (the put's completion) at its next poll, 1 ps later.
       EXPECT_FALSE(r[1].job.offloaded);
       EXPECT_EQ(r[1].job.start, ns(100));
-      EXPECT_EQ(r[1].job.done.ps(), 100'000 + 1'000'000 + (2'393'040 - 50'000));
+      EXPECT_EQ(r[1].job.done.ps(), 100'000 + 1'000'000 + (2'393'040 - 50'000) + 1);
     }
   }
 }
@@ -239,7 +242,7 @@ TEST(Engine, UcConnectionsIgnoreDuplicatesAndPastPackets) {
   Engine e(*net, sharp(), Policy::stall, 3);
   const auto s = assigned("alltoall", "pairwise", 2, 1024);
   for (int i = 0; i < 4; ++i)
-    e.add({.name = "a" + std::to_string(i),
+    e.add({.name = fmt::format("a{}", i),
            .schedule = s,
            .nic_of_rank = linear(2),
            .issue = {},
@@ -253,33 +256,58 @@ TEST(Engine, UcConnectionsIgnoreDuplicatesAndPastPackets) {
   EXPECT_EQ(net->host(1).duplicates(), 4u);  // host 0's four copies, discarded
 }
 
-TEST(Engine, SameRunSameResultsAndPartitionsAreRefused) {
-  auto once = [] {
-    fabric::NicConfig nic;
-    nic.congestion_control = "dcqcn";
-    auto net = star(8, us(1), false, nic);
-    Engine e(*net, NicParams{}, Policy::stall, 3);
-    e.add(
-        {.name = "ring", .schedule = assigned("allreduce", "ring", 8, 1 << 20), .nic_of_rank = linear(8), .issue = {}});
-    e.add({.name = "a2a",
-           .schedule = assigned("alltoall", "pairwise", 8, 8 << 10),
-           .nic_of_rank = linear(8),
-           .issue = us(3)});
-    net->run(ms(10));
-    return std::make_pair(net->fingerprint(), e.results()[1].job.done);
-  };
-  const auto a = once(), b = once();
-  EXPECT_EQ(a, b);
-  EXPECT_GT(a.second, us(3));
-
-  auto net = star(4, us(1));
-  net->set_partitions(2, 1);
+// One run of a ring allreduce and an all-to-all issued while it runs, on 8 hosts with
+// DCQCN, undivided or split into `parts` run by `threads`.
+struct Outcome {
+  std::vector<CollectiveResult> results;
+  std::uint64_t fingerprint;
+  bool all_finished;
+};
+Outcome ring_and_alltoall(std::uint32_t parts, std::uint32_t threads) {
+  fabric::NicConfig nic;
+  nic.congestion_control = "dcqcn";
+  auto net = star(8, us(1), false, nic);
+  if (parts > 1) net->set_partitions(parts, threads);
   Engine e(*net, NicParams{}, Policy::stall, 3);
-  e.add({.name = "rd",
-         .schedule = assigned("allreduce", "recursive_doubling", 4, 1024),
-         .nic_of_rank = linear(4),
-         .issue = {}});
-  EXPECT_THROW(net->run(ms(1)), InputError);
+  e.add({.name = "ring", .schedule = assigned("allreduce", "ring", 8, 1 << 20), .nic_of_rank = linear(8), .issue = {}});
+  e.add({.name = "a2a",
+         .schedule = assigned("alltoall", "pairwise", 8, 8 << 10),
+         .nic_of_rank = linear(8),
+         .issue = us(3)});
+  const fabric::RunTotals t = net->run(ms(10));
+  return {e.results(), net->fingerprint(), t.all_finished};
+}
+
+void expect_same(const std::vector<CollectiveResult>& a, const std::vector<CollectiveResult>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    SCOPED_TRACE(a[j].job.name);
+    EXPECT_EQ(a[j].job.issue, b[j].job.issue);
+    EXPECT_EQ(a[j].job.start, b[j].job.start);
+    EXPECT_EQ(a[j].job.done, b[j].job.done);
+    EXPECT_EQ(a[j].job.offloaded, b[j].job.offloaded);
+    EXPECT_EQ(a[j].messages, b[j].messages);
+    EXPECT_EQ(a[j].bytes, b[j].bytes);
+    EXPECT_EQ(a[j].retransmitted, b[j].retransmitted);
+  }
+}
+
+TEST(Engine, SameRunSameResultsHoweverItIsSplit) {
+  const Outcome a = ring_and_alltoall(1, 1), b = ring_and_alltoall(1, 1);
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  expect_same(a.results, b.results);
+  ASSERT_TRUE(a.all_finished);
+  EXPECT_GT(a.results[1].job.done, us(3));
+  // Split in two (the switch goes with one half): the parts' NICs run on their own
+  // simulators, issues and completions between windows. The same collectives, and the
+  // same run event for event with one thread or two.
+  const Outcome one = ring_and_alltoall(2, 1), two = ring_and_alltoall(2, 2);
+  EXPECT_TRUE(one.all_finished);
+  expect_same(a.results, one.results);
+  expect_same(one.results, two.results);
+  EXPECT_EQ(one.fingerprint, two.fingerprint);
+  const Outcome four = ring_and_alltoall(4, 2);
+  expect_same(a.results, four.results);
 }
 
 }  // namespace

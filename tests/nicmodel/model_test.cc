@@ -63,7 +63,8 @@ TEST(OffloadModel, SecondCollectiveStallsUntilTheFirstIsSeenComplete) {
 
 TEST(OffloadModel, FallbackRunsInSoftwareAtOnce) {
   // B cannot get a counter at 0.5 us and goes to software: the root's host posts the put
-  // in 1 us (1.5 us), the message takes 1327.68 ns: done at 2827.68 ns.
+  // in 1 us (1.5 us), the message takes 1327.68 ns: done at 2827.68 ns, which the host
+  // sees at its first poll after it, every 1 us from B's start: 3.5 us.
   OffloadModel m(params(1), 2, Policy::fallback);
   const auto s = assigned("bcast", "binomial", 2, 4096);
   m.add({.name = "A", .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
@@ -72,7 +73,7 @@ TEST(OffloadModel, FallbackRunsInSoftwareAtOnce) {
   EXPECT_TRUE(r[0].offloaded);
   EXPECT_FALSE(r[1].offloaded);
   EXPECT_EQ(r[1].stall(), Time());
-  EXPECT_EQ(r[1].done.ps(), 2'827'680);
+  EXPECT_EQ(r[1].done, ns(3500));
 }
 
 TEST(OffloadModel, ManyConcurrentCollectivesAllCompleteWithinThePool) {
@@ -135,8 +136,8 @@ TEST(OffloadModel, SoftwarePathCompletesOnceWhenTheLastOpsFinishTogether) {
   // Each round a rank's host posts two atomics, 1 us apiece: to its partner, then into its
   // own result; a message takes 1 us + 1024 B at 100G = 1.08192 us. Round two starts when
   // the self-atomic posted at 2 us has landed (3.08192 us), posts at 4.08192 and 5.08192,
-  // and its last atomic lands at 6.16384 us.
-  EXPECT_EQ(r[0].done.ps(), 6'163'840);
+  // and its last atomic lands at 6.16384 us; the host's next poll is at 7 us.
+  EXPECT_EQ(r[0].done, us(7));
 }
 
 TEST(OffloadModel, LateLocalCompletionsAfterTheHostSawTheEnd) {
@@ -162,15 +163,15 @@ namespace {
 
 TEST(OffloadModel, CollectivesInSoftwareShareTheirHosts) {
   // A takes the only counter; B and C, issued with it, run in software, and the host
-  // behind NIC 0 posts B's put (done posting at 1 us) and then C's (at 2 us): C lands at
-  // 2 us + 1327.68 ns.
+  // behind NIC 0 posts B's put (done posting at 1 us) and then C's (at 2 us): B lands at
+  // 1 us + 1327.68 ns, C at 2 us + 1327.68 ns, and each is seen at the next whole us.
   OffloadModel m(params(1), 2, Policy::fallback);
   const auto s = assigned("bcast", "binomial", 2, 4096);
   for (const char* name : {"A", "B", "C"}) m.add({.name = name, .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
   const auto r = m.run();
   EXPECT_TRUE(r[0].offloaded);
-  EXPECT_EQ(r[1].done.ps(), 1'000'000 + 1'327'680);
-  EXPECT_EQ(r[2].done.ps(), 2'000'000 + 1'327'680);
+  EXPECT_EQ(r[1].done, us(3));
+  EXPECT_EQ(r[2].done, us(4));
 }
 
 }  // namespace
@@ -224,8 +225,8 @@ std::shared_ptr<const offload::Schedule> root_counter_add() {
 TEST(OffloadModel, SoftwarePathPostsTheChildOfARootCounterAddOnce) {
   // Two copies, in software (one counter per NIC is too few). A is a free join, so each
   // P is ready at 0 and rank 0's host posts them one after the other: the first lands at
-  // 1 us + 1327.68 ns, the second at 2 us + 1327.68 ns. Posting a P twice would push the
-  // second copy back by a microsecond.
+  // 1 us + 1327.68 ns, the second at 2 us + 1327.68 ns, seen at the 3 and 4 us polls.
+  // Posting a P twice would push the second copy back by a microsecond.
   OffloadModel m(params(1), 2, Policy::fallback);
   const auto s = root_counter_add();
   m.add({.name = "x", .schedule = s, .nic_of_rank = {0, 1}, .issue = {}});
@@ -233,8 +234,8 @@ TEST(OffloadModel, SoftwarePathPostsTheChildOfARootCounterAddOnce) {
   const auto r = m.run();
   EXPECT_FALSE(r[0].offloaded);
   EXPECT_FALSE(r[1].offloaded);
-  EXPECT_EQ(r[0].done.ps(), 1'000'000 + 1'327'680);
-  EXPECT_EQ(r[1].done.ps(), 2'000'000 + 1'327'680);
+  EXPECT_EQ(r[0].done, us(3));
+  EXPECT_EQ(r[1].done, us(4));
 }
 
 TEST(OffloadModel, OffloadedRootCounterAddFiresItsPut) {

@@ -110,6 +110,15 @@ void split_into_parts(const FabricSetup& setup, Network& net) {
     for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
       if (!cfg.text(key).empty()) refuse(key);
     if (s.output.timeseries_interval > Time()) refuse("output.timeseries_interval");
+    // Its distribution flows start when an iteration's collectives are seen complete, and
+    // the next allreduce when they finish, with no delay a window could hold.
+    if (workload::training_on_engine(s.traffic) && s.traffic.distribution_bytes.count() > 0)
+      throw InputError(
+          fmt::format("{}: traffic.training.distribution_bytes = {} is not supported with sim.partitions = "
+                      "{} (set at {}): its flows start when collectives complete, and the next allreduce "
+                      "when they are placed; set it to 0B or use sim.partitions = 1",
+                      cfg.origin("traffic.training.distribution_bytes"),
+                      cfg.shown("traffic.training.distribution_bytes"), parts, cfg.origin("sim.partitions")));
     for (std::uint32_t id = 0; id < net.flows().size(); ++id)
       if (!net.flows()[id].spec.after.empty())
         throw InputError(fmt::format("{}: sim.partitions = {}: flow {} starts when others finish (traffic.pattern "

@@ -296,8 +296,8 @@ void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nic
                      max_counters_of(*aa),
                      {}});
   }
-  net.set_flow_observer(this);
-  engine_->on_seen_complete([this](std::uint32_t job) { training_done(job); });
+  if (training_.distribution) net.set_flow_observer(this);
+  engine_->on_seen_complete([this](std::uint32_t job, Time at) { training_done(job, at); });
   if (!training_.distribution) engine_->issue_at(training_.first, t.start + t.compute);
 }
 
@@ -311,13 +311,12 @@ void ScenarioCollectives::flow_finished(std::uint32_t flow) {
 
 // An iteration's last collective is done: the next iteration's distribution starts (or,
 // without one, its allreduce after the compute time).
-void ScenarioCollectives::training_done(std::uint32_t job) {
+void ScenarioCollectives::training_done(std::uint32_t job, Time now) {
   if (job < training_.first) return;
   const std::uint32_t k = job - training_.first;
   if (k % training_.per != training_.per - 1) return;  // the allreduce, with an all-to-all after it
   const std::uint32_t next = k / training_.per + 1;
   if (next >= training_.iterations) return;
-  const Time now = training_.net->sim().now();
   if (!training_.distribution) {
     engine_->issue_at(training_.first + next * training_.per, now + training_.compute);
     return;

@@ -113,7 +113,7 @@ class ScenarioCollectives final : private fabric::FlowEvents {
 
  private:
   void flow_finished(std::uint32_t flow) override;
-  void training_done(std::uint32_t job);
+  void training_done(std::uint32_t job, Time now);
 
   std::unique_ptr<nicengine::Engine> engine_;
   std::vector<CollectiveRow> rows_;  // without results
