@@ -17,6 +17,8 @@ packages=(
   libfabric-bin       # fi_info, to see the providers installed
   zlib1g-dev          # CRC-32 (ECMP hashing, RoCEv2 ICRC)
   libpcap-dev         # fabriclab run: pcap files of chosen ports
+  libopenmpi-dev      # sweeps across machines (mpirun fabriclab sweep ...)
+  openmpi-bin         # mpirun
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames

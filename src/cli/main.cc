@@ -6,8 +6,12 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "scenario/batch/ranks.h"
 
 int main(int argc, char** argv) {
+  // MPI when an MPI launcher started this process (mpirun, srun), else nothing at all.
+  const fabriclab::scenario::MpiSession mpi(argc, argv);
+  const int rank = fabriclab::scenario::mpi_rank(), ranks = fabriclab::scenario::mpi_size();
   CLI::App app{"fabriclab: plan, verify and run triggered-operation collectives on scarce NIC "
                "counters; simulate RoCEv2 fabrics packet by packet"};
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
@@ -28,14 +32,23 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (rank > 0) return e.get_exit_code() == 0 ? 0 : 2;  // rank 0 says it
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
   try {
-    for (const auto& c : commands)
-      if (c.app->parsed()) return c.run();
+    for (const auto& c : commands) {
+      if (!c.app->parsed()) continue;
+      if (ranks > 1 && c.app->get_name() != "sweep")
+        throw fabriclab::InputError("fabriclab " + c.app->get_name() +
+                                    " runs on one process; of the commands, only "
+                                    "`sweep` spreads over MPI ranks (started here with " +
+                                    std::to_string(ranks) + "): run it without mpirun");
+      return c.run();
+    }
   } catch (const fabriclab::InputError& e) {
-    std::cerr << "fabriclab: error: " << e.what() << '\n';
+    // Under MPI every rank meets the same bad input: rank 0 says it.
+    if (rank == 0) std::cerr << "fabriclab: error: " << e.what() << '\n';
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "fabriclab: error: out of memory: the problem is too large for this machine\n";

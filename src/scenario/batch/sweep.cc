@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/random.h"
+#include "fabric/topology.h"
+#include "scenario/batch/ranks.h"
 #include "scenario/batch/workers.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/files.h"
@@ -195,34 +198,113 @@ void claim_directory(const fs::path& dir, const SweepOptions& opt, const std::ve
   }
 }
 
-// Runs the points whose summary.json is not complete yet; returns each point's exit
-// status (0 for those skipped).
+// A point's work, roughly, to hand the biggest out first: hosts x the bytes each sends
+// (its traffic's and its collectives'), at most what its links carry until stop_time.
+double estimated_work(const FabricScenario& s) {
+  double bytes = static_cast<double>(s.traffic.bytes.count());
+  for (const CollectiveSpec& c : s.collectives) bytes += static_cast<double>(c.bytes.count()) * c.iterations;
+  const double carried = static_cast<double>(s.sim.stop_time.ps()) * 1e-12 *
+                         static_cast<double>(s.topology.host_link.rate.bps()) / 8;
+  return static_cast<double>(fabric::host_count(s.topology)) * std::min(bytes, carried);
+}
+
+// DIR/points.log, one line per event, appended as it happens (rank 0 only): "started
+// POINT rank R on HOST" and "ended POINT status S". What it says about the points still
+// to run names those an earlier run lost (killed, or a rank that died).
+class Journal {
+ public:
+  explicit Journal(const fs::path& path) : path_(path) {}
+  // The points started and never ended in earlier runs: point -> "rank R on HOST".
+  std::map<std::string, std::string> lost() const {
+    std::map<std::string, std::string> running;
+    std::ifstream in(path_);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream words(line);
+      std::string what, point;
+      words >> what >> point;
+      if (what == "started") {
+        std::string rest;
+        std::getline(words, rest);
+        running[point] = rest.empty() ? rest : rest.substr(1);
+      } else if (what == "ended") {
+        running.erase(point);
+      }
+    }
+    return running;
+  }
+  void add(const std::string& line) {
+    std::ofstream out(path_, std::ios::app);
+    out << line << '\n';
+  }
+
+ private:
+  fs::path path_;
+};
+
+// Runs the points whose summary.json is not complete yet, over every rank (the biggest
+// first); returns each point's exit status on rank 0 (0 for those skipped), nothing on
+// the others.
 std::vector<int> run_pending(const fs::path& dir, const SweepOptions& opt, const std::vector<Vary>& varies,
                              const std::vector<Point>& points, bool seed_varied, SweepOutcome& out) {
-  std::vector<std::vector<std::string>> pending;
-  std::vector<std::string> dirs;
-  std::vector<std::size_t> index;
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const fs::path pd = dir / "points" / points[i].id;
-    if (complete_summary(pd / "summary.json")) {
-      ++out.skipped;
-      continue;
-    }
-    std::vector<std::string> o;
+  const bool root = mpi_rank() == 0;
+  const auto overrides = [&](std::size_t i) {
+    std::vector<std::string> o = opt.sets;
     for (std::size_t k = 0; k < varies.size(); ++k) o.push_back(varies[k].key + "=" + points[i].values[k]);
     if (!seed_varied) o.push_back(fmt::format("sim.seed={}", points[i].seed));
-    pending.push_back(std::move(o));
-    dirs.push_back(pd.string());
-    index.push_back(i);
+    return o;
+  };
+  std::vector<std::size_t> order;  // rank 0: the points to run, biggest first
+  Journal journal(dir / "points.log");
+  if (root) {
+    std::vector<double> work(points.size(), 0);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (complete_summary(dir / "points" / points[i].id / "summary.json")) {
+        ++out.skipped;
+        continue;
+      }
+      order.push_back(i);
+      work[i] = estimated_work(fabric_parameters().resolve(opt.scenario, overrides(i)).value);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+    if (opt.progress && out.skipped > 0)
+      std::fprintf(stderr, "sweep: %zu of %zu points already done, %zu to run\n", out.skipped, out.points,
+                   order.size());
+    const auto lost = journal.lost();
+    for (std::size_t i : order)
+      if (const auto it = lost.find(points[i].id); it != lost.end() && opt.progress)
+        std::fprintf(stderr,
+                     "sweep: %s was running (%s) when an earlier run stopped, and did not finish: running it "
+                     "again\n",
+                     points[i].id.c_str(), it->second.c_str());
   }
-  if (opt.progress && out.skipped > 0)
-    std::fprintf(stderr, "sweep: %zu of %zu points already done, %zu to run\n", out.skipped, out.points,
-                 pending.size());
-  const std::vector<int> status = run_scenario_points(opt.scenario, opt.sets, pending, dirs, opt.jobs, "sweep",
-                                                      opt.progress);
-  out.ran = pending.size();
+  Progress::Options po = Progress::on_stderr("sweep", static_cast<double>(order.size()), "points",
+                                             !opt.progress || !root);
+  po.period_seconds = 0;
+  Progress report(std::move(po));
+  std::size_t finished = 0;
+  const std::vector<int> status = run_across_ranks(
+      points.size(), order, opt.jobs,
+      [&](std::size_t i) {
+        const FabricSetup cfg = fabric_parameters().resolve(opt.scenario, overrides(i));
+        const fs::path pd = dir / "points" / points[i].id;
+        const FabricOutcome o = run_fabric(cfg, {.scenario = opt.scenario, .out_dir = pd.string(), .progress = false});
+        return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
+      },
+      [&](std::size_t i, int rank, const std::string& host) {
+        journal.add(fmt::format("started {} rank {} on {}", points[i].id, rank, host));
+      },
+      [&](std::size_t i, int code) {
+        journal.add(fmt::format("ended {} status {}", points[i].id, code));
+        report.update(static_cast<double>(++finished), fmt::format("{} {}", points[i].id,
+                                                                   code == 0   ? "done"
+                                                                   : code == 1 ? "done: lossless drop or deadlock"
+                                                                               : "FAILED"));
+      });
+  if (!root) return {};
+  out.ran = order.size();
   std::vector<int> status_of(points.size(), 0);
-  for (std::size_t j = 0; j < index.size(); ++j) status_of[index[j]] = status[j];
+  for (std::size_t i : order) status_of[i] = status[i];
   return status_of;
 }
 
@@ -289,20 +371,36 @@ std::string sweep_csv(const std::vector<Vary>& varies, const std::vector<Point>&
 }  // namespace
 
 SweepOutcome run_sweep(const SweepOptions& opt) {
-  if (opt.out_dir.empty()) throw InputError("sweep: --out DIR is required");
-  const std::vector<Vary> varies = parse_varies(opt.vary);
-  const Config base = fabric_parameters().resolve(opt.scenario, opt.sets).config;
-  const auto seed_it = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
-  const bool seed_varied = seed_it != varies.end();
-  const std::ptrdiff_t seed_at = seed_varied ? seed_it - varies.begin() : -1;  // sim.seed's --vary, if any
-  check_values(opt, varies);
-  const std::vector<Point> points = points_of(varies, base, seed_varied);
+  // Under MPI, rank 0 checks everything and claims the directory; the others go on only
+  // if it could (its error is the run's: they exit 2 without repeating it).
+  const bool root = mpi_rank() == 0;
+  std::string error;
+  std::vector<Vary> varies;
+  std::vector<Point> points;
+  bool seed_varied = false;
+  std::ptrdiff_t seed_at = -1;  // sim.seed's --vary, if any
+  try {
+    if (opt.out_dir.empty()) throw InputError("sweep: --out DIR is required");
+    varies = parse_varies(opt.vary);
+    const Config base = fabric_parameters().resolve(opt.scenario, opt.sets).config;
+    const auto seed_it = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
+    seed_varied = seed_it != varies.end();
+    seed_at = seed_varied ? seed_it - varies.begin() : -1;
+    if (root) check_values(opt, varies);
+    points = points_of(varies, base, seed_varied);
+    if (root) claim_directory(fs::path(opt.out_dir), opt, varies, points, seed_varied);
+  } catch (const InputError& e) {
+    error = e.what();
+  }
+  error = broadcast_from_root(error);
+  if (!error.empty()) throw InputError(error);
   const fs::path dir(opt.out_dir);
-  claim_directory(dir, opt, varies, points, seed_varied);
 
   SweepOutcome out;
+  out.root = root;
   out.points = points.size();
   const std::vector<int> status = run_pending(dir, opt, varies, points, seed_varied, out);
+  if (!root) return out;
   const Metrics m = collect(dir, points, status, out);
   out.csv = (dir / "sweep.csv").string();
   write_file(out.csv, sweep_csv(varies, points, seed_at, m));

@@ -13,7 +13,14 @@
 // drawn from the scenario's sim.seed and the point's values (so adding a value to a list
 // keeps the other points' seeds), unless sim.seed itself is varied. A point whose
 // summary.json is complete is not run again: an interrupted sweep resumes where it
-// stopped; a directory holding a different sweep is refused.
+// stopped, naming the points that were running then (DIR/points.log); a directory
+// holding a different sweep is refused.
+//
+// Launched by mpirun or srun, every rank runs `fabriclab sweep` with the same arguments:
+// rank 0 hands the points out, the biggest first (hosts x bytes, roughly), to a free
+// worker process of any rank (--jobs per rank) as it asks, and writes sweep.json,
+// points.log and sweep.csv -- the same rows in the same order as on one machine. The
+// points' directories must be on a file system every rank sees.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +55,7 @@ struct SweepOptions {
 };
 
 struct SweepOutcome {
+  bool root = true;  // false on the MPI ranks other than 0, which write and report nothing
   std::size_t points = 0, ran = 0, skipped = 0;
   std::vector<std::string> failed;  // points whose run failed (bad input, internal error)
   std::vector<std::string> unsafe;  // points with a lossless drop or a PFC deadlock

@@ -1,5 +1,7 @@
 #include "scenario/batch/workers.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <map>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -17,7 +18,9 @@
 namespace fabriclab::scenario {
 
 namespace {
-[[noreturn]] void child(std::size_t i, const std::function<int(std::size_t)>& task) {
+[[noreturn]] void child(std::size_t i, const std::function<int(std::size_t)>& task, pid_t parent) {
+  // Die with the parent: a sweep killed (or a rank of it) leaves no point writing on.
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(128 + SIGKILL);
   int code = 3;
   try {
     code = task(i);
@@ -37,36 +40,50 @@ namespace {
 }
 }  // namespace
 
-std::vector<int> run_in_workers(std::size_t n, unsigned jobs, const std::function<int(std::size_t)>& task,
-                                const std::function<void(std::size_t, int)>& done) {
-  if (jobs == 0) jobs = 1;
-  std::vector<int> status(n, -1);
-  std::map<pid_t, std::size_t> running;
-  std::size_t next = 0;
+bool Workers::start(std::size_t i) {
   std::fflush(stdout);
   std::fflush(stderr);
-  while (next < n || !running.empty()) {
-    while (next < n && running.size() < jobs) {
-      const pid_t pid = fork();
-      if (pid < 0) {
-        if (running.empty()) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
-        break;  // out of processes for now: wait for one
-      }
-      if (pid == 0) child(next, task);
-      running.emplace(pid, next++);
-    }
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) {
+    if (running_.empty()) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    return false;  // out of processes for now: wait for one
+  }
+  if (pid == 0) child(i, task_, parent);
+  running_.emplace(pid, i);
+  return true;
+}
+
+std::optional<std::pair<std::size_t, int>> Workers::reap(bool block) {
+  while (!running_.empty()) {
     int ws = 0;
-    const pid_t pid = waitpid(-1, &ws, 0);
+    const pid_t pid = waitpid(-1, &ws, block ? 0 : WNOHANG);
+    if (pid == 0) return std::nullopt;
     if (pid < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;  // not ours
+    const auto it = running_.find(pid);
+    if (it == running_.end()) continue;  // not ours
     const std::size_t i = it->second;
-    running.erase(it);
-    status[i] = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 3;
-    if (done) done(i, status[i]);
+    running_.erase(it);
+    return std::make_pair(i, WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 3);
+  }
+  return std::nullopt;
+}
+
+std::vector<int> run_in_workers(std::size_t n, unsigned jobs, const std::function<int(std::size_t)>& task,
+                                const std::function<void(std::size_t, int)>& done) {
+  if (jobs == 0) jobs = 1;
+  std::vector<int> status(n, -1);
+  Workers w(task);
+  std::size_t next = 0;
+  while (next < n || w.running() > 0) {
+    while (next < n && w.running() < jobs && w.start(next)) ++next;
+    const auto r = w.reap(/*block=*/true);
+    if (!r) continue;
+    status[r->first] = r->second;
+    if (done) done(r->first, r->second);
   }
   return status;
 }

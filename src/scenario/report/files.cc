@@ -10,10 +10,27 @@
 namespace fabriclab::scenario {
 
 void write_file(const std::filesystem::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-  out.close();  // a failed flush (disk full) shows only here
-  if (!out) throw InputError(fmt::format("{}: cannot write", p.string()));
+  // Into a temporary file beside it, then renamed over it: a run killed meanwhile leaves
+  // the old file or the new one, never a torn one.
+  std::filesystem::path tmp = p;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    out.close();  // a failed flush (disk full) shows only here
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(tmp, ignored);
+      throw InputError(fmt::format("{}: cannot write", p.string()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, p, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw InputError(fmt::format("{}: cannot write: {}", p.string(), ec.message()));
+  }
 }
 
 std::string read_text(const std::filesystem::path& p) {

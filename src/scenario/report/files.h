@@ -13,7 +13,9 @@
 
 namespace fabriclab::scenario {
 
-// Throws InputError naming the file when it cannot be written (or read).
+// Throws InputError naming the file when it cannot be written (or read). Written whole
+// (through FILE.tmp, renamed): a reader, or a run killed meanwhile, sees the old file or
+// the new one.
 void write_file(const std::filesystem::path& p, const std::string& text);
 std::string read_text(const std::filesystem::path& p);
 // InputError naming the file if it is missing or not JSON.

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Sweeps over MPI ranks (Open MPI's mpirun, as CI runs it: as root, oversubscribed),
+# end to end: the same sweep.csv byte for byte as on one machine; a rank killed in the
+# middle, then the same command again: the points it was running are named, none is
+# lost, the table is again the same; without mpirun nothing changes; other commands
+# refuse to run over several ranks. Usage: FABRICLAB=path/to/fabriclab mpi_test.sh EXAMPLES_DIR
+set -u
+examples=$1
+fl=${FABRICLAB:?set FABRICLAB}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+mpirun=(mpirun --oversubscribe)
+
+# Six points of about a second each (60 MB flows on the leaf-spine example); two vary
+# traffic.bytes upward, so "biggest first" hands those out first.
+sweep=(sweep "$examples/leaf-spine.toml" --set traffic.bytes=60MB --vary switch.buffer=4MiB,8MiB,16MiB
+  --vary nic.congestion_control=none,dcqcn --quiet)
+
+expect one-machine 0 'sweep: 6 points \(6 run now, 0 done before\)' -- "$fl" "${sweep[@]}" --out "$tmp/one" --jobs 2
+expect three-ranks 0 'sweep: 6 points \(6 run now, 0 done before\)' -- \
+  "${mpirun[@]}" -n 3 "$fl" "${sweep[@]}" --out "$tmp/mpi" --jobs 1
+expect same-table 0 '' -- cmp "$tmp/one/sweep.csv" "$tmp/mpi/sweep.csv"
+expect every-rank-ran 0 'rank 2 on' -- cat "$tmp/mpi/points.log"
+expect no-tmp-left 1 '' -- bash -c "ls '$tmp/mpi' '$tmp/mpi/points/p0000' | grep -q '\.tmp$'"
+
+# Kill rank 1 while it runs a point: the job ends (mpirun takes the others down).
+(
+  "${mpirun[@]}" -n 2 "$fl" "${sweep[@]}" --out "$tmp/killed" --jobs 1 >"$tmp/killed.out" 2>&1
+  echo $? >"$tmp/killed.rc"
+) &
+job=$!
+rank1=""
+for _ in $(seq 1 200); do
+  sleep 0.05
+  grep -q 'rank 1 on' "$tmp/killed/points.log" 2>/dev/null || continue
+  for pid in $(pgrep -f "[f]abriclab sweep .*$tmp/killed"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+      # The rank itself, not a point it forked (those share its environment): its
+      # parent is the launcher, not fabriclab.
+      parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+      [ "$(ps -o comm= -p "$parent")" != fabriclab ] && rank1=$pid
+    fi
+  done
+  [ -n "$rank1" ] && break
+done
+if [ -n "$rank1" ]; then
+  kill -9 "$rank1"
+  wait "$job"
+  expect killed-job-failed 0 '^[1-9]' -- cat "$tmp/killed.rc"
+  sleep 0.5  # the points the dead rank forked die with it
+  expect nothing-left-running 1 '' -- pgrep -f "[f]abriclab sweep .*$tmp/killed"
+  expect resumed-names-lost 0 'p000[0-9] was running \(rank 1 on [^)]*\) when an earlier run stopped' -- \
+    "${mpirun[@]}" -n 2 "$fl" sweep "$examples/leaf-spine.toml" --set traffic.bytes=60MB \
+    --vary switch.buffer=4MiB,8MiB,16MiB --vary nic.congestion_control=none,dcqcn --out "$tmp/killed" --jobs 1
+  expect resumed-same-table 0 '' -- cmp "$tmp/one/sweep.csv" "$tmp/killed/sweep.csv"
+else
+  echo "FAIL kill-rank: rank 1 never started a point"
+  failed=$((failed + 1))
+  wait "$job"
+fi
+
+# Again, complete: nothing runs.
+expect rerun-skips 0 'sweep: 6 points \(0 run now, 6 done before\)' -- \
+  "${mpirun[@]}" -n 2 "$fl" "${sweep[@]}" --out "$tmp/mpi" --jobs 1
+# Bad input: said once, by rank 0, and the job exits 2.
+expect bad-input 2 "fabriclab: error: --vary: unknown key 'nope'" -- \
+  "${mpirun[@]}" -n 2 "$fl" sweep "$examples/incast.toml" --vary nope=1,2 --out "$tmp/bad"
+expect bad-input-once 0 '^1$' -- bash -c "$(printf '%q ' "${mpirun[@]}") -n 2 '$fl' sweep '$examples/incast.toml' \
+  --vary nope=1,2 --out '$tmp/bad' 2>&1 | grep -c 'unknown key'"
+# Only sweep spreads over ranks.
+expect run-refused 2 'fabriclab run runs on one process; of the commands, only `sweep` spreads over MPI ranks' -- \
+  "${mpirun[@]}" -n 2 "$fl" run "$examples/incast.toml"
+# One rank under mpirun is an ordinary run.
+expect one-rank-run 0 'flows delivered' -- "${mpirun[@]}" -n 1 "$fl" run "$examples/incast.toml" --out "$tmp/r"
+finish
