@@ -18,6 +18,7 @@ struct ExperimentArgs {
 
 int run_experiment_command(const ExperimentArgs& a) {
   const scenario::ExperimentOutcome o = scenario::run_experiment(a.opt);
+  if (!o.root) return 0;  // another MPI rank: rank 0 reports
   fmt::print("experiment {}: {}/report.md\n", a.opt.name, o.dir);
   for (const auto& h : o.headlines) fmt::print("  {}\n", h);
   if (o.unsafe) {

@@ -23,6 +23,10 @@ expect one-machine 0 'sweep: 6 points \(6 run now, 0 done before\)' -- "$fl" "${
 expect three-ranks 0 'sweep: 6 points \(6 run now, 0 done before\)' -- \
   "${mpirun[@]}" -n 3 "$fl" "${sweep[@]}" --out "$tmp/mpi" --jobs 1
 expect same-table 0 '' -- cmp "$tmp/one/sweep.csv" "$tmp/mpi/sweep.csv"
+for n in 2 4; do
+  expect "ranks-$n" 0 'sweep: 6 points \(6 run now' -- "${mpirun[@]}" -n $n "$fl" "${sweep[@]}" --out "$tmp/mpi$n" --jobs 1
+  expect "same-table-$n" 0 '' -- cmp "$tmp/one/sweep.csv" "$tmp/mpi$n/sweep.csv"
+done
 expect every-rank-ran 0 'rank 2 on' -- cat "$tmp/mpi/points.log"
 expect no-tmp-left 1 '' -- bash -c "ls '$tmp/mpi' '$tmp/mpi/points/p0000' | grep -q '\.tmp$'"
 
@@ -62,6 +66,13 @@ else
   wait "$job"
 fi
 
+# An experiment's variants over two ranks: the same results and report as on one machine.
+expect experiment-one 0 'experiment ecmp-vs-spray' -- bash -c "cd '$examples/..' && '$fl' experiment ecmp-vs-spray \
+  --out '$tmp/e1' --quiet"
+expect experiment-ranks 0 'experiment ecmp-vs-spray' -- bash -c "cd '$examples/..' && $(printf '%q ' "${mpirun[@]}") \
+  -n 2 '$fl' experiment ecmp-vs-spray --out '$tmp/e2' --quiet"
+for f in results.csv report.md; do expect "experiment-same-$f" 0 '' -- cmp "$tmp/e1/$f" "$tmp/e2/$f"; done
+
 # Again, complete: nothing runs.
 expect rerun-skips 0 'sweep: 6 points \(0 run now, 6 done before\)' -- \
   "${mpirun[@]}" -n 2 "$fl" "${sweep[@]}" --out "$tmp/mpi" --jobs 1
@@ -71,7 +82,7 @@ expect bad-input 2 "fabriclab: error: --vary: unknown key 'nope'" -- \
 expect bad-input-once 0 '^1$' -- bash -c "$(printf '%q ' "${mpirun[@]}") -n 2 '$fl' sweep '$examples/incast.toml' \
   --vary nope=1,2 --out '$tmp/bad' 2>&1 | grep -c 'unknown key'"
 # Only sweep spreads over ranks.
-expect run-refused 2 'fabriclab run runs on one process; of the commands, only `sweep` spreads over MPI ranks' -- \
+expect run-refused 2 'fabriclab run runs on one process; of the commands, only `sweep` and `experiment` spread' -- \
   "${mpirun[@]}" -n 2 "$fl" run "$examples/incast.toml"
 # One rank under mpirun is an ordinary run.
 expect one-rank-run 0 'flows delivered' -- "${mpirun[@]}" -n 1 "$fl" run "$examples/incast.toml" --out "$tmp/r"

@@ -24,24 +24,52 @@ namespace fabriclab::scenario {
 
 namespace fs = std::filesystem;
 
+namespace {
+// A point's work, roughly, to hand the biggest out first: hosts x the bytes each sends
+// (its traffic's and its collectives'), at most what its links carry until stop_time.
+double estimated_work(const FabricScenario& s) {
+  double bytes = static_cast<double>(s.traffic.bytes.count());
+  for (const CollectiveSpec& c : s.collectives) bytes += static_cast<double>(c.bytes.count()) * c.iterations;
+  const double carried = static_cast<double>(s.sim.stop_time.ps()) * 1e-12 *
+                         static_cast<double>(s.topology.host_link.rate.bps()) / 8;
+  return static_cast<double>(fabric::host_count(s.topology)) * std::min(bytes, carried);
+}
+
+}  // namespace
+
 std::vector<int> run_scenario_points(const std::string& scenario, const std::vector<std::string>& sets,
                                      const std::vector<std::vector<std::string>>& points,
                                      const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,
                                      bool progress) {
+  const bool root = mpi_rank() == 0;
+  const auto overrides = [&](std::size_t i) {
+    std::vector<std::string> all = sets;
+    all.insert(all.end(), points[i].begin(), points[i].end());
+    return all;
+  };
+  // The biggest first (over MPI ranks: rank 0 hands them out).
+  std::vector<std::size_t> order;
+  if (root) {
+    std::vector<double> work(points.size());
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      work[i] = estimated_work(fabric_parameters().resolve(scenario, overrides(i)).value);
+      order.push_back(i);
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+  }
   // On a terminal one line, rewritten; in a log a line per finished point.
-  Progress::Options po = Progress::on_stderr(label, static_cast<double>(points.size()), "points", !progress);
+  Progress::Options po = Progress::on_stderr(label, static_cast<double>(points.size()), "points", !progress || !root);
   po.period_seconds = 0;
   Progress report(std::move(po));
   std::size_t finished = 0;
-  return run_in_workers(
-      points.size(), jobs,
+  return run_across_ranks(
+      points.size(), order, jobs,
       [&](std::size_t i) {
-        std::vector<std::string> all = sets;
-        all.insert(all.end(), points[i].begin(), points[i].end());
-        const FabricSetup cfg = fabric_parameters().resolve(scenario, all);
+        const FabricSetup cfg = fabric_parameters().resolve(scenario, overrides(i));
         const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dirs[i], .progress = false});
         return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
       },
+      {},
       [&](std::size_t i, int status) {
         report.update(static_cast<double>(++finished), fmt::format("{} {}", fs::path(dirs[i]).filename().string(),
                                                                    status == 0   ? "done"
@@ -196,16 +224,6 @@ void claim_directory(const fs::path& dir, const SweepOptions& opt, const std::ve
   } else {
     write_file(manifest_path, manifest.dump(2) + "\n");
   }
-}
-
-// A point's work, roughly, to hand the biggest out first: hosts x the bytes each sends
-// (its traffic's and its collectives'), at most what its links carry until stop_time.
-double estimated_work(const FabricScenario& s) {
-  double bytes = static_cast<double>(s.traffic.bytes.count());
-  for (const CollectiveSpec& c : s.collectives) bytes += static_cast<double>(c.bytes.count()) * c.iterations;
-  const double carried = static_cast<double>(s.sim.stop_time.ps()) * 1e-12 *
-                         static_cast<double>(s.topology.host_link.rate.bps()) / 8;
-  return static_cast<double>(fabric::host_count(s.topology)) * std::min(bytes, carried);
 }
 
 // DIR/points.log, one line per event, appended as it happens (rank 0 only): "started

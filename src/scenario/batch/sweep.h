@@ -32,9 +32,10 @@
 namespace fabriclab::scenario {
 
 // Runs `fabric_parameters()` scenarios: the file with each entry of `points` (a list of
-// key=value overrides after `sets`) into dirs[i], `jobs` at a time, progress per finished
-// point on stderr when `progress`. Returns each point's status: 0 ok, 1 a lossless drop or
-// a PFC deadlock, 2 bad input (message on stderr), 3 internal error.
+// key=value overrides after `sets`) into dirs[i], `jobs` at a time, the biggest first
+// (over MPI ranks too: run_across_ranks), progress per finished point on stderr when
+// `progress`. Returns each point's status: 0 ok, 1 a lossless drop or a PFC deadlock, 2
+// bad input (message on stderr), 3 internal error; on MPI ranks other than 0, nothing.
 std::vector<int> run_scenario_points(const std::string& scenario, const std::vector<std::string>& sets,
                                      const std::vector<std::vector<std::string>>& points,
                                      const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "scenario/batch/ranks.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/experiments/experiment.h"
 #include "scenario/fabric/fabric_scenario.h"
@@ -64,12 +65,17 @@ std::vector<Ran> run_variants(const ExperimentOptions& opt, const std::string& s
     points.push_back(v.sets);
     dirs.push_back((out / "variants" / v.label).string());
   }
-  std::error_code ec;
-  fs::create_directories(out / "variants", ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create: {}", out.string(), ec.message()));
+  std::string error;
+  if (mpi_rank() == 0) {  // the others run variants only once it is there
+    std::error_code ec;
+    fs::create_directories(out / "variants", ec);
+    if (ec) error = fmt::format("{}: cannot create: {}", out.string(), ec.message());
+  }
+  if (!(error = broadcast_from_root(error)).empty()) throw InputError(error);
   const std::vector<int> status = run_scenario_points(scenario, opt.sets, points, dirs, opt.jobs,
                                                       "experiment " + opt.name, opt.progress);
   std::vector<Ran> runs;
+  if (mpi_rank() != 0) return runs;  // rank 0 reads them and reports
   for (std::size_t i = 0; i < variants.size(); ++i) {
     if (status[i] >= 2)
       throw InputError(fmt::format("experiment {}: variant {} failed (exit {}; its message is above)", opt.name,
@@ -121,6 +127,9 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   const std::vector<Variant> variants = def.variants(base);
   std::vector<std::string> unsafe;
   const std::vector<Ran> runs = run_variants(opt, scenario, out, variants, unsafe);
+  ExperimentOutcome o;
+  o.root = mpi_rank() == 0;
+  if (!o.root) return o;  // another MPI rank: rank 0 writes and reports
 
   Report r;
   r.title = def.title;
@@ -131,7 +140,6 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   r.results["headlines"] = r.headlines;
   write_file(out / "results.json", r.results.dump(2) + "\n");
 
-  ExperimentOutcome o;
   o.dir = out.string();
   o.unsafe = !unsafe.empty();
   o.headlines = r.headlines;

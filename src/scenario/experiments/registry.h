@@ -28,6 +28,7 @@ struct ExperimentOptions {
 };
 
 struct ExperimentOutcome {
+  bool root = true;  // false on the MPI ranks other than 0, which only ran variants
   std::string dir;
   std::vector<std::string> headlines;
   nlohmann::ordered_json results;  // what results.json holds
