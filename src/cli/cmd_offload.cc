@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "cli/commands.h"
+#include "scenario/batch/ranks.h"
 #include "core/error.h"
 #include "scenario/offload/offload_scenario.h"
 
@@ -36,9 +37,14 @@ int run_offload_cmd(const OffloadArgs& a) {
                               : a.out;
   if (!cfg.value.experiment.concurrency.empty()) {
     const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out, a.jobs, a.quiet);
+    if (scenario::mpi_rank() != 0) return 0;  // rank 0 reports
     fmt::print("{}: {} grid points; outputs: {}/experiment.csv, report.md, completion_*.png\n", a.scenario, n, out);
     return 0;
   }
+  if (scenario::mpi_size() > 1)
+    throw InputError(fmt::format("offload: one simulation runs on one process (started here over {} MPI ranks); only "
+                                 "its experiment grids (experiment.concurrency) spread over ranks",
+                                 scenario::mpi_size()));
   const auto o = scenario::run_offload(cfg, a.scenario, out);
   auto us = [](Time t) { return fmt::format("{:.3f} us", static_cast<double>(t.ps()) / 1e6); };
   fmt::print("{}: {} collectives, {} offloaded, {} in software; makespan {}\n", a.scenario, o.collectives, o.offloaded,

@@ -39,10 +39,11 @@ int main(int argc, char** argv) {
   try {
     for (const auto& c : commands) {
       if (!c.app->parsed()) continue;
-      if (ranks > 1 && c.app->get_name() != "sweep" && c.app->get_name() != "experiment")
-        throw fabriclab::InputError("fabriclab " + c.app->get_name() +
-                                    " runs on one process; of the commands, only `sweep` and `experiment` spread "
-                                    "over MPI ranks (started here with " +
+      const std::string name = c.app->get_name();
+      if (ranks > 1 && name != "sweep" && name != "experiment" && name != "offload")
+        throw fabriclab::InputError("fabriclab " + name +
+                                    " runs on one process; of the commands, only `sweep`, `experiment` and "
+                                    "`offload` grids spread over MPI ranks (started here with " +
                                     std::to_string(ranks) + "): run it without mpirun");
       return c.run();
     }

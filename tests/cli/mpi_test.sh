@@ -73,6 +73,15 @@ expect experiment-ranks 0 'experiment ecmp-vs-spray' -- bash -c "cd '$examples/.
   -n 2 '$fl' experiment ecmp-vs-spray --out '$tmp/e2' --quiet"
 for f in results.csv report.md; do expect "experiment-same-$f" 0 '' -- cmp "$tmp/e1/$f" "$tmp/e2/$f"; done
 
+# An offload grid over two ranks: the same table; a single offload simulation is refused.
+grid=(offload "$examples/offload-concurrency.toml" --quiet --set experiment.concurrency=1,4 --set experiment.ranks=16
+  --set experiment.counters=16,128 --set experiment.cache_entries=8 --set experiment.collectives=allreduce:ring,bcast:binomial)
+expect offload-grid-one 0 '32 grid points' -- "$fl" "${grid[@]}" --out "$tmp/o1"
+expect offload-grid-ranks 0 '32 grid points' -- "${mpirun[@]}" -n 2 "$fl" "${grid[@]}" --out "$tmp/o2" --jobs 1
+expect offload-grid-same 0 '' -- cmp "$tmp/o1/experiment.csv" "$tmp/o2/experiment.csv"
+expect offload-single-refused 2 'only its experiment grids \(experiment.concurrency\) spread over ranks' -- \
+  "${mpirun[@]}" -n 2 "$fl" offload "$examples/offload.toml" --out "$tmp/o3"
+
 # Again, complete: nothing runs.
 expect rerun-skips 0 'sweep: 6 points \(0 run now, 6 done before\)' -- \
   "${mpirun[@]}" -n 2 "$fl" "${sweep[@]}" --out "$tmp/mpi" --jobs 1
@@ -82,7 +91,7 @@ expect bad-input 2 "fabriclab: error: --vary: unknown key 'nope'" -- \
 expect bad-input-once 0 '^1$' -- bash -c "$(printf '%q ' "${mpirun[@]}") -n 2 '$fl' sweep '$examples/incast.toml' \
   --vary nope=1,2 --out '$tmp/bad' 2>&1 | grep -c 'unknown key'"
 # Only sweep spreads over ranks.
-expect run-refused 2 'fabriclab run runs on one process; of the commands, only `sweep` and `experiment` spread' -- \
+expect run-refused 2 'fabriclab run runs on one process; of the commands, only `sweep`, `experiment` and `offload` grids' -- \
   "${mpirun[@]}" -n 2 "$fl" run "$examples/incast.toml"
 # One rank under mpirun is an ordinary run.
 expect one-rank-run 0 'flows delivered' -- "${mpirun[@]}" -n 1 "$fl" run "$examples/incast.toml" --out "$tmp/r"

@@ -15,6 +15,7 @@
 #include "nicmodel/model.h"
 #include "offload/advice.h"
 #include "offload/assignment.h"
+#include "scenario/batch/ranks.h"
 #include "scenario/batch/workers.h"
 #include "scenario/offload/offload_scenario.h"
 #include "scenario/offload/simulation.h"
@@ -230,18 +231,25 @@ TaskResult task_result(const Task& t, std::size_t index, int status, const std::
 // task order.
 std::vector<TaskResult> run_tasks(const std::vector<Task>& tasks, ScheduleCache& cache, const std::string& out_dir,
                                   unsigned jobs, bool quiet) {
-  std::error_code ec;
+  // Over MPI ranks, rank 0 makes the scratch directory, hands the points out and reads
+  // them back; the others run points only.
+  const bool root = mpi_rank() == 0;
   const std::filesystem::path scratch = std::filesystem::path(out_dir) / ".points";
-  std::filesystem::remove_all(scratch, ec);
-  std::filesystem::create_directories(scratch, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create {}: {}", out_dir, scratch.string(), ec.message()));
+  std::string error;
+  if (root) {
+    std::error_code ec;
+    std::filesystem::remove_all(scratch, ec);
+    std::filesystem::create_directories(scratch, ec);
+    if (ec) error = fmt::format("{}: cannot create {}: {}", out_dir, scratch.string(), ec.message());
+  }
+  if (!(error = broadcast_from_root(error)).empty()) throw InputError(error);
   struct RemovedOnExit {  // however this ends
     std::filesystem::path path;
     ~RemovedOnExit() {
       std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
     }
-  } scratch_guard{scratch};
+  } scratch_guard{root ? scratch : std::filesystem::path()};
   std::vector<std::size_t> order(tasks.size());
   for (std::size_t t = 0; t < order.size(); ++t) order[t] = t;
   std::stable_sort(order.begin(), order.end(),
@@ -250,29 +258,29 @@ std::vector<TaskResult> run_tasks(const std::vector<Task>& tasks, ScheduleCache&
   double total_cost = 0, done_cost = 0;
   for (const Task& t : tasks) total_cost += static_cast<double>(t.cost);
   std::size_t finished = 0;
-  Progress::Options po = Progress::on_stderr("offload experiment", total_cost, "", quiet);
+  Progress::Options po = Progress::on_stderr("offload experiment", total_cost, "", quiet || !root);
   po.show = [&](double) { return fmt::format("{} of {} simulations", finished, order.size()); };
   Progress progress(std::move(po));
-  const auto statuses = run_in_workers(
-      order.size(), jobs,
-      [&](std::size_t i) {
-        const TaskResult r = simulate_task(tasks[order[i]], cache);
-        write_file(scratch / std::to_string(order[i]),
+  const auto statuses = run_across_ranks(
+      tasks.size(), order, jobs,
+      [&](std::size_t t) {
+        const TaskResult r = simulate_task(tasks[t], cache);
+        write_file(scratch / std::to_string(t),
                    fmt::format("{} {} {} {} {} {} {}\n", r.makespan, r.stall, r.mean_completion, r.max_concurrent,
                                r.software, r.hits, r.misses));
         return 0;
       },
-      [&](std::size_t i, int) {
+      {},
+      [&](std::size_t t, int) {
         ++finished;
-        done_cost += static_cast<double>(tasks[order[i]].cost);
+        done_cost += static_cast<double>(tasks[t].cost);
         progress.update(done_cost);
       });
   progress.finish();
+  if (!root) return {};
   std::vector<TaskResult> results(tasks.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const std::size_t t = order[i];
-    results[t] = task_result(tasks[t], t, statuses[i], scratch / std::to_string(t));
-  }
+  for (std::size_t t = 0; t < tasks.size(); ++t)
+    results[t] = task_result(tasks[t], t, statuses[t], scratch / std::to_string(t));
   return results;
 }
 
@@ -336,7 +344,9 @@ std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string&
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
-  fill_rows(plan, run_tasks(plan.tasks, cache, out_dir, jobs, quiet));
+  const std::vector<TaskResult> results = run_tasks(plan.tasks, cache, out_dir, jobs, quiet);
+  if (mpi_rank() != 0) return plan.rows.size();  // rank 0 writes the outputs
+  fill_rows(plan, results);
   const std::filesystem::path dir(out_dir);
   write_file(dir / "experiment.csv", experiment_csv(plan.rows));
   write_grid_report(dir, scenario, setup.config, axes, plan.rows);
