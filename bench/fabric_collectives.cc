@@ -1,6 +1,7 @@
 // Offloaded collectives on the packet-level fabric at scale: a ring allreduce on every
 // host of a leaf-spine (1:1, 100G links of 1 us, PFC and ECN on), run by the NIC engine:
-//   fabric_collectives [HOSTS [BYTES]]     defaults: 1024 hosts (32 leaves x 32), 64MiB
+//   fabric_collectives [HOSTS [BYTES [PARTITIONS]]]   defaults: 1024 hosts (32 leaves x 32),
+//                                                     64MiB, undivided (one thread per part)
 // HOSTS is 32 x leaves (16 spines, 2 uplinks per pair). Prints the set-up (schedule built,
 // counters assigned, connections opened) and run wall times, operations, packet-hops per
 // second, the peak RSS, the collective's busbw, and the heap allocations over the second
@@ -22,8 +23,9 @@ using namespace fabriclab;
 int main(int argc, char** argv) {
   const int hosts = argc > 1 ? std::atoi(argv[1]) : 1024;
   const std::string bytes = argc > 2 ? argv[2] : "64MiB";
-  if (hosts < 64 || hosts % 32 != 0) {
-    std::fprintf(stderr, "usage: fabric_collectives [HOSTS (a multiple of 32, >= 64) [BYTES]]\n");
+  const int parts = argc > 3 ? std::atoi(argv[3]) : 1;
+  if (hosts < 64 || hosts % 32 != 0 || parts < 1 || parts > 64) {
+    std::fprintf(stderr, "usage: fabric_collectives [HOSTS (a multiple of 32, >= 64) [BYTES [PARTITIONS (1..64)]]]\n");
     return 2;
   }
   const std::string toml = fmt::format(R"(
@@ -49,7 +51,8 @@ bytes = "{}"
                                        hosts / 32, bytes);
   const auto cfg = scenario::fabric_parameters().resolve_text(toml, "bench",
                                                               {"sim.stop_time=10s", "nic.counters=1000000",
-                                                               "nic.slots=100000000"});  // every counter the ring holds
+                                                               "nic.slots=100000000",  // every counter the ring holds
+                                                               fmt::format("sim.partitions={}", parts)});
   // The run's half-way point is unknown in advance: sample every slice, keep the counts
   // at the slices nearest a quarter and three quarters of the end.
   std::vector<std::pair<Time, std::uint64_t>> samples;
@@ -70,10 +73,11 @@ bytes = "{}"
     allocs = fmt::format("allocations from {:.0f} to {:.0f} us: {}", static_cast<double>(a.first.ps()) / 1e6,
                          static_cast<double>(b.first.ps()) / 1e6, b.second - a.second);
   }
-  fmt::print("ring allreduce {} on {} hosts: set-up {:.2f} s, run {:.2f} s wall, {} simulated; {} messages, "
-             "{} packet-hops ({:.2f} M hops/s), {} events; busbw {:.2f} Gb/s; peak RSS {:.0f} MiB; {}\n",
-             bytes, hosts, total - o.wall_seconds, o.wall_seconds, to_string(r.result.job.completion()),
-             r.result.messages, o.totals.packet_hops, static_cast<double>(o.totals.packet_hops) / o.wall_seconds / 1e6,
-             o.totals.events, busbw, static_cast<double>(ru.ru_maxrss) / 1024.0, allocs);
+  fmt::print(
+      "ring allreduce {} on {} hosts, {} part(s): set-up {:.2f} s, run {:.2f} s wall, {} simulated; {} messages, "
+      "{} packet-hops ({:.2f} M hops/s), {} events; busbw {:.2f} Gb/s; peak RSS {:.0f} MiB; {}\n",
+      bytes, hosts, parts, total - o.wall_seconds, o.wall_seconds, to_string(r.result.job.completion()),
+      r.result.messages, o.totals.packet_hops, static_cast<double>(o.totals.packet_hops) / o.wall_seconds / 1e6,
+      o.totals.events, busbw, static_cast<double>(ru.ru_maxrss) / 1024.0, allocs);
   return r.result.done() ? 0 : 1;
 }
