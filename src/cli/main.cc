@@ -1,5 +1,9 @@
 // fabriclab: the command-line entry point. Subcommands live in cmd_*.cc.
 #include <CLI/CLI.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <iostream>
 #include <new>
 #include <vector>
@@ -8,10 +12,37 @@
 #include "core/error.h"
 #include "scenario/batch/ranks.h"
 
+namespace {
+
+// libfabric's PSM provider, loaded with the binary, installs signal handlers that turn
+// SIGINT, SIGTERM and even a crash into exit 1 -- the code of "unsafe" and "a drop on a
+// lossless priority". fabriclab's own: an interruption says so and exits 128 + its number
+// (130, 143); a crash dies of its signal, as it would without any handler. Worker
+// processes inherit them; they also die with their parent (scenario/batch/workers.h).
+extern "C" void on_interrupt(int sig) {
+  static const char kInt[] = "\nfabriclab: interrupted (SIGINT)\n";
+  static const char kTerm[] = "\nfabriclab: terminated (SIGTERM)\n";
+  if (sig == SIGINT) (void)!write(STDERR_FILENO, kInt, sizeof kInt - 1);
+  else (void)!write(STDERR_FILENO, kTerm, sizeof kTerm - 1);
+  _exit(128 + sig);
+}
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, SIG_DFL);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   // MPI when an MPI launcher started this process (mpirun, srun), else nothing at all.
   const fabriclab::scenario::MpiSession mpi(argc, argv);
   const int rank = fabriclab::scenario::mpi_rank(), ranks = fabriclab::scenario::mpi_size();
+  install_signal_handlers();
   CLI::App app{"fabriclab: plan, verify and run triggered-operation collectives on scarce NIC "
                "counters; simulate RoCEv2 fabrics packet by packet"};
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);

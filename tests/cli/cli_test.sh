@@ -241,4 +241,23 @@ expect sweep-csv 0 '^p0003,dcqcn,4MiB,[0-9]+,ok,' -- cat "$tmp/sweep/sweep.csv"
 expect sweep-mixed 2 'holds a different sweep' -- \
   "$fl" sweep "$examples/incast.toml" --vary switch.buffer=2MiB --out "$tmp/sweep"
 
+# Interrupted: a message and 128 + the signal (130, 143), never a verdict's exit code.
+for sig in INT TERM; do
+  "$fl" run "$data/../../examples/leaf-spine.toml" --set traffic.bytes=2GB --out "$tmp/sig" >"$tmp/sig.out" 2>&1 &
+  pid=$!
+  sleep 1
+  kill -s "$sig" "$pid"
+  wait "$pid"
+  rc=$?
+  want=$([ "$sig" = INT ] && echo 130 || echo 143)
+  what=$([ "$sig" = INT ] && echo 'interrupted \(SIGINT\)' || echo 'terminated \(SIGTERM\)')
+  if [ "$rc" -ne "$want" ] || ! grep -Eq "^fabriclab: $what$" "$tmp/sig.out"; then
+    echo "FAIL signal-$sig: exit $rc (want $want), output:"
+    sed 's/^/    /' "$tmp/sig.out" | head -5
+    failed=$((failed + 1))
+  else
+    passed=$((passed + 1))
+  fi
+done
+
 finish
