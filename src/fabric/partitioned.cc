@@ -145,9 +145,11 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
     Time next_progress = from + slice;
     Time next_check = look ? from + deadlock_interval_ : Time::max();
     for (int w = 0;; w ^= 1) {
+      // `due` is read here only, before the meeting: thread 0 may change it after.
+      const Time due_now = due;
       Time until = grid == Time::max() || stop - from < grid ? stop : from + grid - Time::from_ps(1);
-      const bool stepping = due <= until;
-      if (stepping) until = due;
+      const bool stepping = due_now <= until;
+      if (stepping) until = due_now;
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
       for (std::uint32_t q = t; q < parts; q += threads) {
         Part& part = *parts_[q];
@@ -176,7 +178,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       const bool check = next_check <= boundary && until < stop;
       const bool report = progress && until >= next_progress;
       const bool step = stepping && !failed;  // (from what every thread reads alike)
-      const bool settle = !step && !failed && pending == 0 && due != Time::max();  // only the coordinator can act
+      const bool settle = !step && !failed && pending == 0 && due_now != Time::max();  // only the coordinator can act
       if (check || report || step || settle) {
         if (t == 0) {
           try {

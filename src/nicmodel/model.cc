@@ -666,7 +666,8 @@ void OffloadModel::nic_next(Nic& nic) {
     nic.head = 0;
     return;
   }
-  const auto [j, op] = nic.fifo[nic.head];
+  const std::uint32_t j = nic.fifo[nic.head].first;  // (not a structured binding: the lambda below captures it)
+  const OpId op = nic.fifo[nic.head].second;
   const PreparedSchedule::Step& st = running_[j]->c->steps[static_cast<std::size_t>(op)];
   // The counters this operation reads or writes here: its trigger, and for an arrival or
   // a counter add the counter it increments.

@@ -2,6 +2,7 @@
 // key declared once; --set reaches an entry as collective.N.KEY), ranks placed on hosts,
 // and a whole run whose collectives.csv row is checked against a timeline by hand.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -318,7 +319,7 @@ training.algorithm = "ring"
 // one picosecond from different parts can queue the other way round, which moves a
 // queue's maximum by a frame; see docs/fabric.md.)
 TEST(CollectivesScenario, PartitionedRunsGiveTheSameCollectives) {
-  const auto dir = std::filesystem::temp_directory_path() / "fabriclab_collectives_parts";
+  const auto dir = std::filesystem::temp_directory_path() / ("fabriclab_collectives_parts_" + std::to_string(getpid()));
   const std::string example = std::string(FABRICLAB_EXAMPLES) + "/collectives.toml";
   const auto run = [&](const std::string& name, std::vector<std::string> set) {
     const FabricOutcome o = run_fabric(resolve(fabric_parameters(), example, set),
@@ -352,9 +353,10 @@ training.distribution_bytes = "0B"
 training.algorithm = "recursive_doubling"
 training.alltoall_bytes = "4KiB"
 )";
-  const auto whole = run_fabric(fabric_parameters().resolve_text(training, "t.toml"), {.scenario = "t.toml"});
+  const auto whole = run_fabric(fabric_parameters().resolve_text(training, "t.toml"),
+                                {.scenario = "t.toml", .out_dir = ""});
   const auto split = run_fabric(fabric_parameters().resolve_text(training, "t.toml", {"sim.partitions=2"}),
-                                {.scenario = "t.toml"});
+                                {.scenario = "t.toml", .out_dir = ""});
   ASSERT_EQ(whole.collectives.size(), 6u);
   ASSERT_EQ(split.collectives.size(), 6u);
   for (std::size_t j = 0; j < 6; ++j) {
