@@ -83,8 +83,11 @@ Command add_advise_command(CLI::App& app) {
                 "collectives in start order, each collective:algorithm:ranks[:bytes] (e.g. "
                 "allreduce:ring:64 bcast:binomial:64)")
       ->required();
-  c->add_option("--counters", args->counters, "free counters per NIC")->capture_default_str();
-  c->add_option("--slots", args->slots, "free triggered-operation slots per NIC (default: unlimited)");
+  c->add_option("--counters", args->counters, "free counters per NIC")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  c->add_option("--slots", args->slots, "free triggered-operation slots per NIC (default: unlimited)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   c->add_flag("--no-wait", args->no_wait, "a collective that does not fit now runs in software instead of waiting");
   c->add_option("--strategy", args->strategy, "naive or optimized")->capture_default_str();
   return {c, [args]() { return run_advise(*args); }};

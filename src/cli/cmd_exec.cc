@@ -317,10 +317,13 @@ Command add_exec_command(CLI::App& app) {
   c->add_option("--datatype", args->datatype, "double, int64 or float")->capture_default_str();
   c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
   c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
-  c->add_option("--budget", args->budget, "counters per rank the plan may use (default: the provider's cntr_cnt)");
+  c->add_option("--budget", args->budget, "counters per rank the plan may use (default: the provider's cntr_cnt)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   c->add_option("--fallback", args->fallback, "over budget: software (the host posts the operations) or refuse")
       ->capture_default_str();
-  c->add_option("--iterations", args->iterations, "runs of the collective, each verified")->capture_default_str();
+  c->add_option("--iterations", args->iterations, "runs of the collective, each verified")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   c->add_option("--timeout", args->timeout, "seconds without progress after which the watchdog ends the run")
       ->capture_default_str();
   c->add_option("--provider", args->provider, "libfabric provider")->capture_default_str();

@@ -61,11 +61,14 @@ Command add_verify_command(CLI::App& app) {
   c->add_option("--analysis", args->analysis, "global (exact; falls back to local above 60000 operations) or local")
       ->capture_default_str();
   c->add_option("--seed", args->seed, "first seed of the random adversary")->capture_default_str();
-  c->add_option("--runs", args->runs, "random adversarial runs")->capture_default_str();
+  c->add_option("--runs", args->runs, "random adversarial runs")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000'000));
   c->add_option("--states", args->states,
                 "state limit of the exhaustive search (0 skips it); it runs on schedules of "
                 "up to 200 operations")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   return {c, [args]() { return run_verify(*args); }};
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/input.h"
 #include "offload/json_fields.h"
 
 namespace fabriclab::offload {
@@ -287,13 +288,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   return s;
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text_file(const std::string& path) { return read_input(path, "schedule file", kScheduleBytes); }
 
 Schedule read_schedule_json(const std::string& path) { return schedule_from_json_text(read_text_file(path), path); }
 

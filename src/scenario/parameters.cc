@@ -10,6 +10,7 @@
 #include <toml++/toml.h>
 
 #include "core/error.h"
+#include "core/input.h"
 
 namespace fabriclab::scenario {
 
@@ -227,12 +228,6 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
   return out;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open for reading", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text(const std::string& path) { return read_input(path, "scenario", kScenarioBytes); }
 
 }  // namespace fabriclab::scenario

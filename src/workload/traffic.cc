@@ -3,9 +3,11 @@
 #include <charconv>
 #include <fstream>
 #include <numeric>
+#include <sstream>
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/input.h"
 #include "core/random.h"
 
 namespace fabriclab::workload {
@@ -168,8 +170,7 @@ fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& w
 }  // namespace
 
 std::vector<fabric::FlowSpec> read_flows_csv(const std::string& path, std::uint32_t hosts) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the flows file");
+  std::istringstream in(read_input(path, "flows file", kTableBytes));
   csv::Reader reader(in, path, {.comments = true, .trim = true});
   reader.expect_header({"src", "dst", "bytes", "start", "priority", "qps"});
   std::vector<fabric::FlowSpec> out;

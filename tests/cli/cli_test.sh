@@ -83,7 +83,7 @@ expect plan-ambiguous 2 'call 2 \(host_wait on rank 1\): threshold 1 on counter 
 # Bad files: exit 2 with the place named.
 printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 2,\n  "ops": [ }\n' >"$tmp/bad.json"
 expect malformed-json 2 'bad.json:4:12: malformed JSON' -- "$fl" verify "$tmp/bad.json"
-expect missing-file 2 'nope.json: cannot open for reading' -- "$fl" verify "$tmp/nope.json"
+expect missing-file 2 'nope.json: cannot open the schedule file: No such file or directory' -- "$fl" verify "$tmp/nope.json"
 
 # fabriclab run: the shipped scenarios, overrides, and what a bad scenario gets.
 examples="$data/../../examples"
@@ -124,7 +124,7 @@ expect run-bad-unit 2 "'5furlongs' is not a time" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set topology.link_delay=5furlongs
 printf '[topology]\nkind = "torus"\n' >"$tmp/torus.toml"
 expect run-bad-choice 2 'torus.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/torus.toml" --out "$tmp/x"
-expect run-missing 2 'nope.toml: cannot open for reading' -- "$fl" run "$tmp/nope.toml"
+expect run-missing 2 'nope.toml: cannot open the scenario: No such file or directory' -- "$fl" run "$tmp/nope.toml"
 expect run-pcap-bad-node 2 "output.pcap: no node 'sw9'" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw9:0
 expect run-pcap-bad-port 2 "output.pcap: 'sw0:17': expected NODE:PORT, sw0 has ports 0..16" -- \
@@ -240,6 +240,33 @@ expect sweep-resume 0 '^sweep: 4 points \(0 run now, 4 done before\)' -- \
 expect sweep-csv 0 '^p0003,dcqcn,4MiB,[0-9]+,ok,' -- cat "$tmp/sweep/sweep.csv"
 expect sweep-mixed 2 'holds a different sweep' -- \
   "$fl" sweep "$examples/incast.toml" --vary switch.buffer=2MiB --out "$tmp/sweep"
+
+# Bounded input: a device, a directory or an oversized file is refused before it is read;
+# a named pipe is read on purpose.
+ex="$data/../../examples"
+expect input-device 2 '^fabriclab: error: /dev/zero: the scenario is a character device; expected a file$' -- \
+  "$fl" run /dev/zero
+expect input-directory 2 'error: \.: the scenario is a directory; expected a file' -- "$fl" run .
+truncate -s 17M "$tmp/big.toml"
+expect input-too-big 2 'big.toml: the scenario is 17 MiB, more than the 16 MiB a scenario may be' -- \
+  "$fl" run "$tmp/big.toml"
+expect input-flows-device 2 '/dev/zero: the flows file is a character device; expected a file' -- \
+  "$fl" run "$ex/incast.toml" --set traffic.pattern=flows --set traffic.flows_file=/dev/zero
+expect input-schedule-device 2 '/dev/zero: the schedule file is a character device; expected a file' -- \
+  "$fl" verify /dev/zero
+mkfifo "$tmp/pipe.toml"
+(cat "$ex/incast.toml" >"$tmp/pipe.toml" &)
+expect input-pipe 0 'flows delivered' -- "$fl" run "$tmp/pipe.toml" --out "$tmp/pipe-out"
+
+# Negative or empty where they mean nothing: refused, naming the option.
+expect verify-runs-negative 2 '^--runs: Value -1 not in range 0 to' -- "$fl" verify "$data/doc_example.json" --runs -1
+expect advise-slots-negative 2 '^--slots: Value -1 not in range 0 to' -- "$fl" advise --slots -1 allreduce:ring:8
+expect exec-budget-negative 2 '^--budget: Value -1 not in range 0 to' -- \
+  "$fl" exec --collective allreduce --algorithm ring --ranks 2 --budget -1
+expect sweep-empty-value 2 "--vary switch.buffer: an empty value in '1MiB,,2MiB'" -- \
+  "$fl" sweep "$ex/incast.toml" --vary switch.buffer=1MiB,,2MiB --out "$tmp/sw"
+expect sweep-repeated-value 2 "--vary switch.buffer: value '1MiB' is given twice" -- \
+  "$fl" sweep "$ex/incast.toml" --vary switch.buffer=1MiB,1MiB --out "$tmp/sw"
 
 # Interrupted: a message and 128 + the signal (130, 143), never a verdict's exit code.
 for sig in INT TERM; do

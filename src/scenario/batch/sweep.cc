@@ -116,6 +116,15 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
     if (!fabric_parameters().registry().find(v.key))
       throw InputError(fmt::format("--vary: unknown key '{}' (fabriclab run --parameters lists them)", v.key));
     if (v.values.empty()) throw InputError(fmt::format("--vary {}: no values", v.key));
+    // Every item counts: an empty one is a typo, a repeated one would run a point twice.
+    const std::string list = t.substr(eq + 1);
+    if (static_cast<std::size_t>(std::count(list.begin(), list.end(), ',')) + 1 != v.values.size())
+      throw InputError(
+          fmt::format("--vary {}: an empty value in '{}' (values are separated by single commas)", v.key, list));
+    for (std::size_t i = 0; i < v.values.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (v.values[k] == v.values[i])
+          throw InputError(fmt::format("--vary {}: value '{}' is given twice", v.key, v.values[i]));
     for (const Vary& o : out)
       if (o.key == v.key) throw InputError(fmt::format("--vary {}: given twice", v.key));
     out.push_back(std::move(v));

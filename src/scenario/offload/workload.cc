@@ -9,6 +9,7 @@
 
 #include "core/csv.h"
 #include "core/error.h"
+#include "core/input.h"
 #include "core/params.h"
 #include "core/random.h"
 
@@ -38,8 +39,7 @@ Spec spec_of(const std::vector<std::string>& f, const std::string& where) {
 }  // namespace
 
 std::vector<Spec> read_workload_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open the workload file");
+  std::istringstream in(read_input(path, "workload file", kTableBytes));
   csv::Reader reader(in, path, {.comments = true});
   reader.expect_header({"name", "collective", "algorithm", "ranks", "bytes", "issue"});
   std::vector<Spec> out;
