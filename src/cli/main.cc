@@ -60,6 +60,20 @@ int main(int argc, char** argv) {
       fabriclab::cli::add_sweep_command(app),
   };
   // clang-format on
+  // An unknown command is named (CLI11 would only say that one is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const auto& c : commands) {
+      found = found || c.app->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + c.app->get_name();
+    }
+    if (!found) {
+      if (rank == 0)
+        std::cerr << "fabriclab: error: unknown command '" << argv[1] << "' (expected one of: " << known << ")\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
