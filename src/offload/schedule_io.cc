@@ -113,6 +113,16 @@ nlohmann::ordered_json parse_json(const std::string& text, const std::string& or
     auto pos = msg.find("syntax error");
     throw InputError(fmt::format("{}:{}:{}: malformed JSON: {}", origin, line, col,
                                  pos == std::string::npos ? msg : msg.substr(pos)));
+  } catch (const json::out_of_range& e) {
+    // A number beyond what a double holds ("1e400"): the library names the token, not
+    // where it is; its first place in the text is where the parser met it.
+    const std::string msg = e.what();
+    const auto a = msg.find('\''), b = a == std::string::npos ? a : msg.find('\'', a + 1);
+    const std::string token = b == std::string::npos ? std::string() : msg.substr(a + 1, b - a - 1);
+    const std::size_t at = token.empty() ? std::string::npos : text.find(token);
+    if (at == std::string::npos) throw InputError(fmt::format("{}: a number is out of range: {}", origin, msg));
+    const auto [line, col] = line_column(text, at);
+    throw InputError(fmt::format("{}:{}:{}: the number {} is out of range", origin, line, col, token));
   }
 }
 }  // namespace detail

@@ -259,6 +259,10 @@ mkfifo "$tmp/pipe.toml"
 (cat "$ex/incast.toml" >"$tmp/pipe.toml" &)
 expect input-pipe 0 'flows delivered' -- "$fl" run "$tmp/pipe.toml" --out "$tmp/pipe-out"
 
+# A number no double holds, in a schedule file: located, not an internal error.
+printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 1e400,\n  "ops": []\n}\n' >"$tmp/huge.json"
+expect json-number-out-of-range 2 'huge.json:3:12: the number 1e400 is out of range' -- "$fl" verify "$tmp/huge.json"
+
 # Negative or empty where they mean nothing: refused, naming the option.
 expect verify-runs-negative 2 '^--runs: Value -1 not in range 0 to' -- "$fl" verify "$data/doc_example.json" --runs -1
 expect advise-slots-negative 2 '^--slots: Value -1 not in range 0 to' -- "$fl" advise --slots -1 allreduce:ring:8
