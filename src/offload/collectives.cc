@@ -89,6 +89,14 @@ const Entry& find_entry(std::string_view collective, std::string_view algorithm)
   throw InputError(fmt::format("unknown algorithm '{}' for {} (expected one of: {})", algorithm, collective, names));
 }
 
+}  // namespace
+
+void check_algorithm(std::string_view collective, std::string_view algorithm) {
+  (void)find_entry(collective, algorithm);
+}
+
+namespace {
+
 // Operations the DAG will hold, from the algorithm's shape: rings and all-to-all are
 // quadratic in P, the rest O(P log P). An upper bound for the others.
 std::int64_t projected_ops(const AlgorithmInfo& a, std::int64_t p) {

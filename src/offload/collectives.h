@@ -47,6 +47,8 @@ struct AlgorithmInfo {
 
 // Every (collective, algorithm) pair the planner builds, in a stable order.
 const std::vector<AlgorithmInfo>& algorithms();
+// InputError listing the names when (collective, algorithm) is not a built-in one.
+void check_algorithm(std::string_view collective, std::string_view algorithm);
 
 // Limits of what the builders build: P up to 2^20, 1 TiB messages, and 2^25 operations
 // (about P = 2900 for ring allreduce; the analyses need a few hundred bytes per op).

@@ -263,6 +263,13 @@ expect input-pipe 0 'flows delivered' -- "$fl" run "$tmp/pipe.toml" --out "$tmp/
 printf '{\n  "format": "fabriclab.schedule/1",\n  "ranks": 1e400,\n  "ops": []\n}\n' >"$tmp/huge.json"
 expect json-number-out-of-range 2 'huge.json:3:12: the number 1e400 is out of range' -- "$fl" verify "$tmp/huge.json"
 
+# An unknown collective in an offload workload names the key or the file's line.
+expect offload-unknown-collective 2 "^fabriclab: error: --set: workload.collectives: unknown collective 'bogus'" -- \
+  "$fl" offload "$ex/offload.toml" --set workload.collectives=bogus:ring --out "$tmp/o"
+printf 'name,collective,algorithm,ranks,bytes,issue\nx,allreduce,tree,4,1KiB,0ns\n' >"$tmp/wl.csv"
+expect offload-file-unknown-algorithm 2 "wl.csv:2: unknown algorithm 'tree' for allreduce" -- \
+  "$fl" offload "$ex/offload.toml" --set workload.arrival=file --set "workload.file=$tmp/wl.csv" --out "$tmp/o"
+
 # Negative or empty where they mean nothing: refused, naming the option.
 expect verify-runs-negative 2 '^--runs: Value -1 not in range 0 to' -- "$fl" verify "$data/doc_example.json" --runs -1
 expect advise-slots-negative 2 '^--slots: Value -1 not in range 0 to' -- "$fl" advise --slots -1 allreduce:ring:8

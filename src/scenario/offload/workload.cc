@@ -10,6 +10,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input.h"
+#include "offload/collectives.h"
 #include "core/params.h"
 #include "core/random.h"
 
@@ -23,6 +24,11 @@ Spec spec_of(const std::vector<std::string>& f, const std::string& where) {
   s.name = f[0];
   s.collective = f[1];
   s.algorithm = f[2];
+  try {
+    offload::check_algorithm(s.collective, s.algorithm);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", where, e.what()));
+  }
   const auto ranks = params::parse_integer(f[3]);
   if (!ranks || *ranks < 2 || *ranks > 1'000'000)
     throw InputError(fmt::format("{}: column ranks: expected an integer >= 2, got '{}'", where, f[3]));
@@ -74,6 +80,11 @@ std::vector<std::pair<std::string, std::string>> collective_kinds(const OffloadS
       throw InputError(fmt::format("{}: workload.collectives: '{}': expected COLLECTIVE:ALGORITHM",
                                    cfg.origin("workload.collectives"), item));
     kinds.emplace_back(item.substr(0, colon), item.substr(colon + 1));
+    try {
+      offload::check_algorithm(kinds.back().first, kinds.back().second);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: workload.collectives: {}", cfg.origin("workload.collectives"), e.what()));
+    }
   }
   if (kinds.empty()) throw InputError("workload.collectives is empty");
   return kinds;
