@@ -196,6 +196,11 @@ expect pcap-priority 0 '^3920 24 3$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pca
 cnps=$(sed -n 's/.*"cnps_sent": \([0-9]*\).*/\1/p' "$tmp/cnp/summary.json")
 expect pcap-cnp 0 "^$cnps 48 6\$" -- bash -c "tshark -r '$tmp/cnp/h0-p0.pcap' -Y 'infiniband.bth.opcode == 0x81' \
   -T fields -e ip.dsfield.dscp -e vlan.priority 2>/dev/null | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+# Every CNP sets BECN (BTH byte 4, bit 6; RoCEv2 Annex A17), and no other frame does:
+# the frames with BECN, and those that are also CNPs, both number the CNPs sent.
+expect pcap-cnp-becn 0 "^$cnps $cnps\$" -- bash -c "echo \$(tshark -r '$tmp/cnp/h0-p0.pcap' \
+  -Y 'udp.payload[4:1] == 40' 2>/dev/null | wc -l) \$(tshark -r '$tmp/cnp/h0-p0.pcap' \
+  -Y 'udp.payload[4:1] == 40 && infiniband.bth.opcode == 0x81' 2>/dev/null | wc -l)"
 expect run-dcqcn 0 '"preset": "paper"' -- bash -c "'$fl' run '$examples/incast.toml' --out '$tmp/dcqcn' \
   --set nic.congestion_control=dcqcn --set nic.roce_rp.preset=paper >/dev/null && cat '$tmp/dcqcn/summary.json'"
 expect run-dcqcn-bad-preset 2 "nic.roce_rp.preset.*nvidia, paper" -- \

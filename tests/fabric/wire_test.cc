@@ -119,6 +119,7 @@ TEST(Wire, CnpFrameFields) {
   EXPECT_EQ(ip[1] & 3, kEcnNotEct);
   const std::uint8_t* bth = ip + 28;
   EXPECT_EQ(bth[0], 0x81);
+  EXPECT_EQ(bth[4], 0x40);  // FECN 0, BECN 1 (RoCEv2 Annex A17: a CNP sets BECN), reserved 0
   EXPECT_EQ(bth[5] << 16 | bth[6] << 8 | bth[7], 5 + 0x100);
   for (int i = 12; i < 28; ++i) EXPECT_EQ(bth[i], 0) << i;
   const std::uint8_t* icrc = b + 74;
