@@ -291,7 +291,9 @@ expect sweep-repeated-value 2 "--vary switch.buffer: value '1MiB' is given twice
 for sig in INT TERM; do
   "$fl" run "$data/../../examples/leaf-spine.toml" --set traffic.bytes=2GB --out "$tmp/sig" >"$tmp/sig.out" 2>&1 &
   pid=$!
-  sleep 1
+  # Once it runs (the earlier summary is gone: the sanitizer build starts slowly).
+  for _ in $(seq 1 300); do [ -e "$tmp/sig/summary.json" ] || break; sleep 0.1; done
+  sleep 0.5
   kill -s "$sig" "$pid"
   wait "$pid"
   rc=$?
