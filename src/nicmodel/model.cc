@@ -390,6 +390,7 @@ std::vector<JobResult> OffloadModel::run() {
     const Time due = next_step(own_sim_.pending() == 0);
     own_sim_.run(due);
     if (due == Time::max()) break;
+    own_sim_.advance_to(due);
     step(due);
   }
   for (std::size_t j = 0; j < jobs_.size(); ++j)
@@ -430,7 +431,9 @@ void OffloadModel::step(Time at) {
   if (!bound_) throw std::logic_error("NIC model: step() before bind()");
   if (at < last_step_)
     throw std::logic_error("NIC model: a step at " + to_string(at) + " after one at " + to_string(last_step_));
-  for (Simulator* s : sims_) s->advance_to(at);
+  for (Simulator* s : sims_)  // its driver brought every clock to `at` (Simulator::advance_to)
+    if (s->now() != at)
+      throw std::logic_error("NIC model: a step at " + to_string(at) + " with a simulator at " + to_string(s->now()));
   last_step_ = at;
   // Completions first, in job order (each gives resources back and may start or issue
   // others), then the issues due, until nothing more is due now.

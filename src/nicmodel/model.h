@@ -157,7 +157,8 @@ class OffloadModel final {
   // that waits on an operation then never completes). Call while no simulator runs.
   Time next_step(bool idle) const;
   // Every simulator has run every event at or before `at` (next_step()'s instant), none
-  // after, and none runs: issues, completions and what they start, at `at`.
+  // after, its clock is at `at` (Simulator::advance_to), and none runs: issues,
+  // completions and what they start, at `at`.
   void step(Time at);
   // A held job's issue, at `at` (before the run, or from a step at or before `at`);
   // std::logic_error for any other job.

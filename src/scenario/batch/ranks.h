@@ -40,14 +40,14 @@ std::string mpi_host();
 std::string broadcast_from_root(const std::string& text);
 
 // Runs tasks order[0], order[1], ... over every rank, each rank running up to `jobs` at
-// once in worker processes (run_in_workers' rules: a task's return value is its exit
-// status, an escaping InputError exits 2, a signal 128 + its number). Rank 0 hands the
+// once in worker processes (Workers' rules: a task's return value is its exit status,
+// an escaping InputError exits 2, a signal 128 + its number). Rank 0 hands the
 // tasks out in that order, one to each free worker of any rank as it asks (its own
 // included), so a rank that finishes early takes the next. Every rank calls it. On rank
 // 0, started(task, rank, host) runs as a task is handed out and done(task, status) as it
 // ends (in completion order), and the result is every task's status, indexed by task (-1
 // for one not in `order`); other ranks return an empty vector. Without MPI (or one rank)
-// it is run_in_workers in that order.
+// it runs them here, in that order.
 std::vector<int> run_across_ranks(std::size_t n, const std::vector<std::size_t>& order, unsigned jobs,
                                   const std::function<int(std::size_t)>& task,
                                   const std::function<void(std::size_t, int, const std::string&)>& started,

@@ -35,6 +35,30 @@ double estimated_work(const FabricScenario& s) {
   return static_cast<double>(fabric::host_count(s.topology)) * std::min(bytes, carried);
 }
 
+// The points `which` (indices), the biggest first by estimated_work, equals in order.
+template <typename Overrides>
+std::vector<std::size_t> biggest_first(const std::string& scenario, std::vector<std::size_t> which,
+                                       const Overrides& overrides) {
+  std::vector<std::pair<double, std::size_t>> work;
+  for (std::size_t i : which)
+    work.emplace_back(estimated_work(fabric_parameters().resolve(scenario, overrides(i)).value), i);
+  std::stable_sort(work.begin(), work.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t k = 0; k < work.size(); ++k) which[k] = work[k].second;
+  return which;
+}
+
+// One point run into `dir` (in a worker process): its exit status.
+int run_point(const std::string& scenario, const std::vector<std::string>& overrides, const std::string& dir) {
+  const FabricSetup cfg = fabric_parameters().resolve(scenario, overrides);
+  const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dir, .progress = false});
+  return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
+}
+
+// What the progress line says of a point that ended with `status`.
+const char* ended(int status) {
+  return status == 0 ? "done" : status == 1 ? "done: lossless drop or deadlock" : "FAILED";
+}
+
 }  // namespace
 
 std::vector<int> run_scenario_points(const std::string& scenario, const std::vector<std::string>& sets,
@@ -50,12 +74,9 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
   // The biggest first (over MPI ranks: rank 0 hands them out).
   std::vector<std::size_t> order;
   if (root) {
-    std::vector<double> work(points.size());
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      work[i] = estimated_work(fabric_parameters().resolve(scenario, overrides(i)).value);
-      order.push_back(i);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+    std::vector<std::size_t> all(points.size());
+    std::iota(all.begin(), all.end(), std::size_t{0});
+    order = biggest_first(scenario, std::move(all), overrides);
   }
   // On a terminal one line, rewritten; in a log a line per finished point.
   Progress::Options po = Progress::on_stderr(label, static_cast<double>(points.size()), "points", !progress || !root);
@@ -63,18 +84,10 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
   Progress report(std::move(po));
   std::size_t finished = 0;
   return run_across_ranks(
-      points.size(), order, jobs,
-      [&](std::size_t i) {
-        const FabricSetup cfg = fabric_parameters().resolve(scenario, overrides(i));
-        const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dirs[i], .progress = false});
-        return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
-      },
-      {},
+      points.size(), order, jobs, [&](std::size_t i) { return run_point(scenario, overrides(i), dirs[i]); }, {},
       [&](std::size_t i, int status) {
-        report.update(static_cast<double>(++finished), fmt::format("{} {}", fs::path(dirs[i]).filename().string(),
-                                                                   status == 0   ? "done"
-                                                                   : status == 1 ? "done: lossless drop or deadlock"
-                                                                                 : "FAILED"));
+        report.update(static_cast<double>(++finished),
+                      fmt::format("{} {}", fs::path(dirs[i]).filename().string(), ended(status)));
       });
 }
 
@@ -284,16 +297,12 @@ std::vector<int> run_pending(const fs::path& dir, const SweepOptions& opt, const
   std::vector<std::size_t> order;  // rank 0: the points to run, biggest first
   Journal journal(dir / "points.log");
   if (root) {
-    std::vector<double> work(points.size(), 0);
+    std::vector<std::size_t> pending;
     for (std::size_t i = 0; i < points.size(); ++i) {
-      if (complete_summary(dir / "points" / points[i].id / "summary.json")) {
-        ++out.skipped;
-        continue;
-      }
-      order.push_back(i);
-      work[i] = estimated_work(fabric_parameters().resolve(opt.scenario, overrides(i)).value);
+      if (complete_summary(dir / "points" / points[i].id / "summary.json")) ++out.skipped;
+      else pending.push_back(i);
     }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return work[a] > work[b]; });
+    order = biggest_first(opt.scenario, std::move(pending), overrides);
     if (opt.progress && out.skipped > 0)
       std::fprintf(stderr, "sweep: %zu of %zu points already done, %zu to run\n", out.skipped, out.points,
                    order.size());
@@ -312,21 +321,13 @@ std::vector<int> run_pending(const fs::path& dir, const SweepOptions& opt, const
   std::size_t finished = 0;
   const std::vector<int> status = run_across_ranks(
       points.size(), order, opt.jobs,
-      [&](std::size_t i) {
-        const FabricSetup cfg = fabric_parameters().resolve(opt.scenario, overrides(i));
-        const fs::path pd = dir / "points" / points[i].id;
-        const FabricOutcome o = run_fabric(cfg, {.scenario = opt.scenario, .out_dir = pd.string(), .progress = false});
-        return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
-      },
+      [&](std::size_t i) { return run_point(opt.scenario, overrides(i), (dir / "points" / points[i].id).string()); },
       [&](std::size_t i, int rank, const std::string& host) {
         journal.add(fmt::format("started {} rank {} on {}", points[i].id, rank, host));
       },
       [&](std::size_t i, int code) {
         journal.add(fmt::format("ended {} status {}", points[i].id, code));
-        report.update(static_cast<double>(++finished), fmt::format("{} {}", points[i].id,
-                                                                   code == 0   ? "done"
-                                                                   : code == 1 ? "done: lossless drop or deadlock"
-                                                                               : "FAILED"));
+        report.update(static_cast<double>(++finished), fmt::format("{} {}", points[i].id, ended(code)));
       });
   if (!root) return {};
   out.ran = order.size();

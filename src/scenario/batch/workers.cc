@@ -72,20 +72,4 @@ std::optional<std::pair<std::size_t, int>> Workers::reap(bool block) {
   return std::nullopt;
 }
 
-std::vector<int> run_in_workers(std::size_t n, unsigned jobs, const std::function<int(std::size_t)>& task,
-                                const std::function<void(std::size_t, int)>& done) {
-  if (jobs == 0) jobs = 1;
-  std::vector<int> status(n, -1);
-  Workers w(task);
-  std::size_t next = 0;
-  while (next < n || w.running() > 0) {
-    while (next < n && w.running() < jobs && w.start(next)) ++next;
-    const auto r = w.reap(/*block=*/true);
-    if (!r) continue;
-    status[r->first] = r->second;
-    if (done) done(r->first, r->second);
-  }
-  return status;
-}
-
 }  // namespace fabriclab::scenario

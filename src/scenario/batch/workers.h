@@ -4,8 +4,11 @@
 // the others down, and nothing is shared but the files each task writes. A worker dies
 // with the process that forked it (a killed sweep leaves no point running on its own).
 //
-//   auto status = run_in_workers(points.size(), 2, [&](std::size_t i) { return run_point(i); },
-//                                [&](std::size_t i, int code) { report(i, code); });
+//   Workers w([&](std::size_t i) { return run_point(i); });
+//   w.start(0);
+//   if (auto r = w.reap(/*block=*/true)) report(r->first, r->second);
+//
+// scenario/batch/ranks.h runs a list of tasks this way, here or over MPI ranks.
 #pragma once
 
 #include <sys/types.h>
@@ -19,14 +22,10 @@
 
 namespace fabriclab::scenario {
 
-// task(i) runs in a child process; its return value is the child's exit status. An
-// InputError escaping it prints "point i: message" and exits 2, another exception exits
-// 3, a signal reports 128 + its number. `done(i, status)` runs in this process as each
-// child is reaped (in completion order). Returns every status, indexed by task.
-std::vector<int> run_in_workers(std::size_t n, unsigned jobs, const std::function<int(std::size_t)>& task,
-                                const std::function<void(std::size_t, int)>& done = {});
-
-// The worker processes of one caller, one task each: start() forks, reap() collects.
+// The worker processes of one caller, one task each: start() forks a child that runs
+// task(i) and exits with its return value (an InputError escaping it prints "point i:
+// message" and exits 2, another exception exits 3); reap() collects a child's status (a
+// signal: 128 + its number).
 class Workers {
  public:
   explicit Workers(std::function<int(std::size_t)> task) : task_(std::move(task)) {}
