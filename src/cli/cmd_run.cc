@@ -53,7 +53,7 @@ int run_run(const RunArgs& a) {
   const auto o = scenario::run_fabric(cfg, {.scenario = a.scenario, .out_dir = out, .progress = !a.quiet});
   const auto& t = o.totals;
   auto us = [](Time x) { return fmt::format("{:.3f} us", static_cast<double>(x.ps()) / 1e6); };
-  fmt::print("{}: {} of {} flows delivered in {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
+  fmt::print("{}: {} of {} flows delivered, {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
   fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct_p50), us(o.fct_p99), us(o.fct_max),
              o.retransmitted);
   fmt::print("  {} drops ({} on lossless priorities), {} ECN marks, {} CNPs, {} PFC frames\n", o.drops,

@@ -1,6 +1,8 @@
 // Pending-event sets for the simulator, ordered by (time, sequence number): events at
 // the same time leave in the order they were scheduled, so identical inputs give
-// identical runs. Three designs, benchmarked in bench/event_queue_benchmark.cc:
+// identical runs. The calendar and the lanes also take events numbered by the caller
+// (the simulator's tie keys, Simulator): ties then leave in the order of those numbers,
+// whatever the order of pushing. Three designs, benchmarked in bench/event_queue_benchmark.cc:
 //
 // - QuadHeap: an implicit 4-ary min-heap in one vector (shallower than a binary heap,
 //   and a node's four children share a cache line or two).
@@ -315,33 +317,38 @@ class LaneQueue {
  public:
   static constexpr int kLanes = 8;
 
-  // Inline: a delay the memo knows goes straight to its lane; the rest is out of line.
-  void push(Time t, Payload p) {
+  void push(Time t, Payload p) { push(t, next_seq_++, std::move(p)); }
+  // An event numbered `seq` by the caller: ties leave in `seq` order. Inline: a delay the
+  // memo knows goes straight to its lane -- unless it ties with the lane's last event and
+  // is numbered below it (one lane holds its events in order), when it goes to the
+  // calendar; the rest is out of line.
+  void push(Time t, std::uint64_t seq, Payload p) {
     if (t < now_) [[unlikely]]
       throw std::logic_error("event scheduled in the past");
     const std::int64_t delay = (t - now_).ps();
     const Memo& m = memo_[memo_slot(delay)];
     if (m.delay == delay) [[likely]] {
-      to_lane(m.lane, {t, next_seq_++, std::move(p)});
+      to_lane_in_order(m.lane, {t, seq, std::move(p)});
       return;
     }
-    push_slow(delay, {t, next_seq_++, std::move(p)});
+    push_slow(delay, {t, seq, std::move(p)});
   }
 
-  // For events that arrive in batches mostly in time order (the frames handed from one
-  // partition of a parallel run to another, one window at a time): while `t` is no
-  // earlier than the last event pushed here, the event joins a lane of its own,
-  // whatever its delay; otherwise it is pushed as usual. Order is as with push().
-  void push_in_order(Time t, Payload p) {
+  // For events that arrive in batches mostly in order (the frames handed from one
+  // partition of a parallel run to another, one window at a time): while the event is
+  // no earlier than the last one pushed here, it joins a lane of its own, whatever its
+  // delay; otherwise it is pushed as usual. Order is as with push().
+  void push_in_order(Time t, std::uint64_t seq, Payload p) {
     if (t < now_) [[unlikely]]
       throw std::logic_error("event scheduled in the past");
     Lane& lane = lanes_[kOrdered];
-    if (!lane.empty() && t < lane.back().time) {
-      push(t, std::move(p));
+    if (!lane.empty() && earlier(t, seq, lane.back().time, lane.back().seq)) {
+      push(t, seq, std::move(p));
       return;
     }
-    to_lane(kOrdered, {t, next_seq_++, std::move(p)});
+    to_lane(kOrdered, {t, seq, std::move(p)});
   }
+  void push_in_order(Time t, Payload p) { push_in_order(t, next_seq_++, std::move(p)); }
 
   LaneQueue() = default;
   // A lane points into its own storage: not copyable.
@@ -388,6 +395,9 @@ class LaneQueue {
   // Pushes that went to a lane and to the calendar (for benchmarks and tuning).
   std::uint64_t lane_pushes() const { return lane_pushes_; }
   std::uint64_t calendar_pushes() const { return calendar_pushes_; }
+  // Of those, events a lane would have taken but for their number (a tie numbered below
+  // the lane's last event).
+  std::uint64_t tie_detours() const { return tie_detours_; }
 
  private:
   // A FIFO ring of events, doubling when full (Payload must be default-constructible;
@@ -490,6 +500,17 @@ class LaneQueue {
     return static_cast<std::uint64_t>(delay) * 0x9e3779b97f4a7c15ull >> 59;
   }
 
+  // To lane k if the event is no earlier than its last, else to the calendar.
+  void to_lane_in_order(int k, Event<Payload> e) {
+    const Lane& lane = lanes_[k];
+    if (!lane.empty() && e.before(lane.back())) [[unlikely]] {
+      ++tie_detours_;
+      to_calendar(std::move(e));
+      return;
+    }
+    to_lane(k, std::move(e));
+  }
+
   void to_lane(int k, Event<Payload> e) {
     ++size_;
     ++uses_[k];
@@ -524,7 +545,7 @@ class LaneQueue {
       uses_[k] = 0;
     }
     memo_[memo_slot(delay)] = {delay, k};
-    to_lane(k, std::move(e));
+    to_lane_in_order(k, std::move(e));
   }
 
   void to_calendar(Event<Payload> e) {
@@ -551,7 +572,7 @@ class LaneQueue {
   std::array<Memo, kMemoSlots> memo_{};
   std::array<std::int64_t, 64> recent_ = {};  // delays lately sent to the calendar, by hash
   std::size_t size_ = 0;
-  std::uint64_t next_seq_ = 0, lane_pushes_ = 0, calendar_pushes_ = 0;
+  std::uint64_t next_seq_ = 0, lane_pushes_ = 0, calendar_pushes_ = 0, tie_detours_ = 0;
   Time now_;
 
   static std::array<std::int64_t, kLanes> filled_delays() {

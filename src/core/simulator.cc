@@ -1,6 +1,7 @@
 #include "core/simulator.h"
 
 #include <stdexcept>
+#include <string>
 
 namespace fabriclab {
 
@@ -13,9 +14,20 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t x) {
 }
 }  // namespace
 
+void EventHandler::set_tie_source(std::uint32_t s) {
+  if (s >= Simulator::kTieSources)
+    throw std::logic_error("EventHandler: tie source " + std::to_string(s) + " is not below 2^24");
+  tie_source_ = s;
+}
+
 void Simulator::scheduled_in_the_past(Time t) const {
   throw std::logic_error("Simulator: an event was scheduled at " + to_string(t) + ", before the current time " +
                          to_string(now_));
+}
+
+void Simulator::add_sources(std::uint32_t up_to) {
+  for (auto s = static_cast<std::uint32_t>(counters_.size()); s <= up_to; ++s)
+    counters_.push_back(std::uint64_t{s} << kTieCountBits);
 }
 
 void Simulator::advance_to(Time t) {
@@ -28,19 +40,28 @@ void Simulator::advance_to(Time t) {
 std::uint64_t Simulator::run(Time until) {
   stopped_ = false;
   std::uint64_t ran = 0;
+  // Outside events the simulator's own source acts (also when a handler throws).
+  struct Restore {
+    std::uint32_t& source;
+    ~Restore() { source = 0; }
+  } restore{source_};
   while (!queue_.empty() && !stopped_) {
     if (queue_.next_time() > until) {
       now_ = until;
       break;
     }
-    auto e = queue_.pop();
+    const auto e = queue_.pop();
     now_ = e.time;
-    fingerprint_ = mix(mix(mix(fingerprint_, static_cast<std::uint64_t>(e.time.ps())),
-                           e.payload.handler->fingerprint_id_),
-                       e.payload.tag);
+    EventHandler& h = *e.payload.handler;
+    select_source(h.tie_source_);
     ++executed_;
     ++ran;
-    e.payload.handler->on_event(e.payload.tag);
+    h.on_event(e.payload.tag);
+    // The simulator's own keys are counted per simulator, so they differ between splits:
+    // only a node's key enters the fingerprint.
+    const std::uint64_t key = e.seq >> kTieCountBits != 0 ? e.seq : 0;
+    fingerprint_ += mix(mix(0xcbf29ce484222325ull ^ static_cast<std::uint64_t>(now_.ps()), key),
+                        e.payload.tag * 0x100000001b3ull ^ source_);
   }
   return ran;
 }

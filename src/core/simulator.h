@@ -1,16 +1,34 @@
 // The discrete-event simulator loop: a clock, the pending events (PendingEvents, ordered
-// by (time, sequence)), and a fingerprint of the trajectory -- a hash of every executed
-// event's (time, handler, tag) -- so that a test can pin a run and catch any unintended
-// change of behaviour. A component is an EventHandler; `tag` tells its own kinds of
-// wake-up apart, so no std::function sits on the per-event path.
+// by time), and a fingerprint of the trajectory, so that a test can pin a run and catch
+// any unintended change of behaviour. A component is an EventHandler; `tag` tells its own
+// kinds of wake-up apart, so no std::function sits on the per-event path.
 //
 //   struct Port : EventHandler { void on_event(std::uint64_t tag) override { ... } };
 //   Simulator sim;
 //   sim.schedule_in(ns(10), port, kEndOfPacket);
 //   sim.run(us(100));
+//
+// Ties. Events due at one instant run in the order of their tie keys, not in the order
+// they were scheduled, so that a run split into parts (each with its own simulator, the
+// frames between them handed over in batches) orders every part's ties exactly as the
+// undivided run does. A key is drawn when the event is scheduled, from the counter of
+// the *tie source* acting at that moment: the source of the handler whose event is
+// running (EventHandler::set_tie_source: in the fabric, the node it belongs to), or 0
+// -- the simulator's own -- outside events and for handlers that never set one. A key is
+// (source << 40 | the source's count), unique, and depends only on what that source did
+// before, which by induction is the same in every split of the run. An event that acts
+// for another source (a frame arriving acts for the receiving node, though the sending
+// port schedules it) says so with act_for(). Events scheduled from one source leave in
+// the order they were scheduled, so a simulation whose handlers share one source (or set
+// none) runs its ties first come, first served.
+//
+// Pending events leave in (time, key) order; one scheduled for now with a key below the
+// running event's runs next. Within one part of a split run that order is the undivided
+// run's order restricted to the part: parts act on each other only a link delay later.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/event_queue.h"
 #include "core/units.h"
@@ -22,26 +40,42 @@ class EventHandler {
   virtual ~EventHandler() = default;
   virtual void on_event(std::uint64_t tag) = 0;
 
+  // Events scheduled while this handler's events run draw their tie keys from source `s`
+  // (below 2^24; 0 = the simulator's own).
+  void set_tie_source(std::uint32_t s);
+  std::uint32_t tie_source() const { return tie_source_; }
+
  private:
   friend class Simulator;
-  std::uint32_t fingerprint_id_ = 0;  // assigned on first schedule, in schedule order
+  std::uint32_t tie_source_ = 0;
 };
 
 class Simulator {
  public:
+  static constexpr std::uint32_t kTieSources = 1u << 24;
+  static constexpr int kTieCountBits = 40;
+
   Time now() const { return now_; }
   // Throws std::logic_error for a time before now.
   void schedule_at(Time t, EventHandler& h, std::uint64_t tag = 0) {
-    admit(t, h);
-    queue_.push(t, {&h, tag});
+    if (t < now_) [[unlikely]]
+      scheduled_in_the_past(t);
+    queue_.push(t, draw_key(), {&h, tag});
   }
   void schedule_in(Time delay, EventHandler& h, std::uint64_t tag = 0) { schedule_at(now_ + delay, h, tag); }
-  // schedule_at for a batch of wake-ups in time order (PendingEvents::push_in_order):
-  // the same order of execution, a cheaper push.
-  void schedule_in_order(Time t, EventHandler& h, std::uint64_t tag = 0) {
-    admit(t, h);
-    queue_.push_in_order(t, {&h, tag});
+  // The next tie key of the source acting now, for an event scheduled elsewhere (a frame
+  // handed to another part of a split run, which schedules it with schedule_drawn).
+  std::uint64_t draw_key() { return counters_[source_]++; }
+  // An event whose key was drawn by another simulator's source (draw_key), in a batch of
+  // such events mostly in time order (PendingEvents::push_in_order: a cheaper push).
+  void schedule_drawn(Time t, EventHandler& h, std::uint64_t tag, std::uint64_t key) {
+    if (t < now_) [[unlikely]]
+      scheduled_in_the_past(t);
+    queue_.push_in_order(t, key, {&h, tag});
   }
+  // From inside a handler: the rest of this event acts for `h`'s tie source.
+  void act_for(const EventHandler& h) { select_source(h.tie_source_); }
+
   // Runs the events due at or before `until`, in order; returns how many ran. The clock
   // ends at `until` if events remain beyond it, else at the last event.
   std::uint64_t run(Time until = Time::max());
@@ -51,29 +85,37 @@ class Simulator {
   std::size_t pending() const { return queue_.size(); }
   // When the next event is due (Time::max(): none).
   Time next_time() const { return queue_.empty() ? Time::max() : queue_.next_time(); }
+  // Events that ties sent from a lane of the pending set to its calendar (for benchmarks).
+  std::uint64_t tie_detours() const { return queue_.tie_detours(); }
   // Moves the clock to `t` (for a driver between runs: every event before `t` has run).
   // Throws std::logic_error for a time before now or with an event pending before it.
   void advance_to(Time t);
+  // A hash of every executed event's time, tie key (of a source other than 0), the tie
+  // source it acted for and its tag, summed in no order: two runs that executed the same events have
+  // the same fingerprint, however they were split (each part's simulator holds a share;
+  // add them).
   std::uint64_t fingerprint() const { return fingerprint_; }
 
  private:
-  [[noreturn]] void scheduled_in_the_past(Time t) const;
-  // What every schedule checks first: not in the past; the handler numbered on first use.
-  void admit(Time t, EventHandler& h) {
-    if (t < now_) [[unlikely]]
-      scheduled_in_the_past(t);
-    if (h.fingerprint_id_ == 0) [[unlikely]]
-      h.fingerprint_id_ = next_handler_id_++;
-  }
   struct Wakeup {
-    EventHandler* handler;
-    std::uint64_t tag;
+    EventHandler* handler = nullptr;
+    std::uint64_t tag = 0;
   };
-  PendingEvents<Wakeup> queue_;
+
+  [[noreturn]] void scheduled_in_the_past(Time t) const;
+  void select_source(std::uint32_t s) {
+    if (s >= counters_.size()) [[unlikely]]
+      add_sources(s);
+    source_ = s;
+  }
+  void add_sources(std::uint32_t up_to);
+
+  PendingEvents<Wakeup> queue_;                // numbered by tie key
+  std::vector<std::uint64_t> counters_ = {0};  // per tie source: its next key
+  std::uint32_t source_ = 0;                   // acting now
   Time now_;
   std::uint64_t executed_ = 0;
-  std::uint64_t fingerprint_ = 0xcbf29ce484222325ull;
-  std::uint32_t next_handler_id_ = 1;
+  std::uint64_t fingerprint_ = 0;
   bool stopped_ = false;
 };
 

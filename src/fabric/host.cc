@@ -72,7 +72,8 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.priority = priority;
   s.start = start;
   const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q}, cfg_);
+  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q, tie_source()},
+                                 cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
@@ -108,7 +109,8 @@ std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, st
   s.start = Time();
   s.conn = static_cast<std::uint32_t>(conns_.size());
   const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q}, cfg_);
+  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q, tie_source()},
+                                 cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
@@ -413,6 +415,7 @@ void Host::qp_complete(const RecvQp& r) {
   if (++f.qps_done < f.spec.qps) return;
   f.finish = ctx_->sim.now();
   if (ctx_->flow_events) ctx_->flow_events->flow_finished(r.flow);
+  ctx_->last_done = ctx_->sim.now();
   if (--ctx_->flows_left == 0 && ctx_->stop_at_last_flow) ctx_->sim.stop();
 }
 

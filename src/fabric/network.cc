@@ -142,6 +142,7 @@ void Network::hold(std::uint64_t n) {
 void Network::release() {
   if (released_ >= held_) throw std::logic_error("Network::release: more work released than was held");
   ++released_;
+  last_release_ = stepping_at_;
   if (n_parts_ == 1) --ctx_.flows_left;  // partitioned: held_ - released_ joins the parts' count
 }
 
@@ -150,11 +151,13 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
   FabricContext& c = ctx_of(node);
   c.work_held += n;
   c.flows_left += n;
+  held_in_ += n;
 }
 
 Time Network::coordinate(Time at) {
   if (n_parts_ == 1) sim_.advance_to(at);
   for (auto& part : parts_) part->sim.advance_to(at);
+  stepping_at_ = at;
   coordinator_->step(at);
   return coordinator_->next_step(idle());
 }
@@ -184,6 +187,17 @@ void Network::prepare() {
       throw InputError("host " + h->name() + " has " + std::to_string(h->port_count()) + " links (expected 1)");
   if (!conns_.empty() && !message_events_)
     throw std::logic_error("Network: connections without a MessageEvents handler");
+  // Ties at one instant are ordered by node (Simulator: tie keys), so that a split run
+  // orders them as the undivided one: each node, its ports and its QPs' congestion
+  // control draw their keys from the node's source, its id + 1 (0 is the simulator's).
+  auto tie = [](Node& node, EventHandler& self) {
+    self.set_tie_source(node.id() + 1);
+    for (std::size_t i = 0; i < node.port_count(); ++i) node.port(i).set_tie_source(node.id() + 1);
+  };
+  for (auto& h : hosts_) tie(*h, *h);
+  for (auto& s : switches_) tie(*s, *s);
+  for (Node* n : nodes_)
+    for (std::size_t i = 0; i < n->port_count(); ++i) tail_ = std::max(tail_, n->port(i).delay());
   if (n_parts_ > 1) partition();
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
@@ -226,9 +240,6 @@ void Network::prepare() {
       ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
   }
   for (auto& s : switches_) s->start();
-  monitor_.net = this;
-  if (deadlock_interval_ > Time() && !switches_.empty() && n_parts_ == 1)
-    sim_.schedule_in(deadlock_interval_, monitor_, 0);  // partitioned: at the ends of windows
   if (coordinator_) coordinator_->begin();
 }
 
@@ -254,10 +265,16 @@ void Network::start_flow(std::uint32_t id, Time at) {
 
 RunTotals Network::run(Time stop) {
   if (n_parts_ > 1) return run_partitioned(stop, stop, {});
-  if (coordinator_) return run(stop, Time::max(), [](Time) {});
+  if (coordinator_ || looks_for_deadlocks()) return run(stop, Time::max(), [](Time) {});
   prepare();
   sim_.run(stop);
+  run_tail(stop);
   return finish();
+}
+
+void Network::run_tail(Time stop) {
+  if (ctx_.flows_left > 0 || work() == 0 || sim_.now() >= stop) return;
+  sim_.run(std::min(stop, std::max(ctx_.last_done, last_release_) + tail_));
 }
 
 std::uint64_t Network::events() const {
@@ -269,9 +286,8 @@ std::uint64_t Network::events() const {
 }
 
 std::uint64_t Network::fingerprint() const {
-  if (n_parts_ == 1 || parts_.empty()) return sim_.fingerprint();
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const auto& part : parts_) h = (h ^ part->sim.fingerprint()) * 0x100000001b3ull;
+  std::uint64_t h = sim_.fingerprint();  // the parts' shares add up to the undivided run's
+  for (const auto& part : parts_) h += part->sim.fingerprint();
   return h;
 }
 
@@ -288,15 +304,6 @@ void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
   deadlock_keep_running_ = keep_running;
 }
 
-void Network::check_deadlock() {
-  look_for_deadlock(sim_.now());
-  if (deadlock_ && !deadlock_keep_running_) {
-    sim_.stop();
-    return;
-  }
-  sim_.schedule_in(deadlock_interval_, monitor_, 0);
-}
-
 void Network::look_for_deadlock(Time now) {
   if (deadlock_) return;  // one report; a watchdog that may break it keeps the run going
   deadlock_ = find_pfc_deadlock(switches_, static_cast<std::uint32_t>(hosts_.size()), now, deadlock_persist_);
@@ -309,13 +316,15 @@ RunTotals Network::finish() {
   t.events = events();
   t.peak_packets = packets_.peak();
   if (!parts_.empty()) {
-    // Frames still crossing between parts are on their links; the clock ends at the
-    // latest part's, as an undivided run's ends at `stop` or its last event.
+    // Frames still crossing between parts are on their links. As an undivided run's, the
+    // clock ends where the last window did if events remain, else at the last event.
     for (std::uint32_t q = 0; q < parts_.size(); ++q)
       for (int w : {0, 1}) hand_over(q, w);
     t.peak_packets = 0;
+    bool pending = stopped_by_deadlock();  // (which ends the run at its check)
+    for (const auto& part : parts_) pending = pending || part->sim.pending() > 0;
     for (const auto& part : parts_) {
-      t.end = std::max(t.end, part->sim.now());
+      t.end = std::max(t.end, pending ? ran_until_ : part->sim.now());
       t.peak_packets += part->packets.peak();
       ledger_ += part->ledger;
     }

@@ -123,6 +123,7 @@ class Network final : private FlowEvents {
     FabricContext& c = ctx_of(node);
     if (c.work_released >= c.work_held) throw std::logic_error("Network::release_in: more released than held");
     ++c.work_released;
+    c.last_done = c.sim.now();
     if (--c.flows_left == 0 && c.stop_at_last_flow) c.sim.stop();
   }
   // The coordinator of work that acts across the network (before run(); see Coordinator).
@@ -205,6 +206,7 @@ class Network final : private FlowEvents {
   // slower one still reads the last).
   struct Seen {
     std::uint64_t flows_left = 0, pending = 0, events = 0, sent = 0;
+    Time last_done;
     bool failed = false;
   };
   struct Part {
@@ -220,6 +222,13 @@ class Network final : private FlowEvents {
   std::vector<std::unique_ptr<Part>> parts_;  // before the nodes: they release into its pools
   std::vector<std::uint32_t> part_of_;        // per node
   Time window_ = Time::max();
+  // A run that ends by finishing its work goes on for the longest link delay after the
+  // last piece was done (the tail), so that its end does not depend on how it was split:
+  // a part cannot stop at another's last delivery, but every window is shorter than this.
+  Time tail_;
+  Time stepping_at_;  // the coordinator's step being made (release() is done then)
+  Time last_release_;
+  Time ran_until_;                   // partitioned: the last window's end
   bool running_ = false;             // partitioned: the threads are running
   std::uint64_t window_events_ = 0;  // partitioned: events as of the last window's end
   std::vector<std::unique_ptr<Host>> hosts_;
@@ -239,15 +248,16 @@ class Network final : private FlowEvents {
   FlowEvents* flow_observer_ = nullptr;
   Coordinator* coordinator_ = nullptr;
   bool coordinator_moved_ = false;
-  std::uint64_t held_ = 0, released_ = 0;
+  std::uint64_t held_ = 0, released_ = 0, held_in_ = 0;
 
-  struct Monitor final : EventHandler {
-    Network* net = nullptr;
-    void on_event(std::uint64_t) override { net->check_deadlock(); }
-  };
-  void check_deadlock();
+  // Deadlock checks are made between slices (undivided) or windows (partitioned) at
+  // multiples of the interval, once every event before the check's instant has run.
+  bool looks_for_deadlocks() const { return deadlock_interval_ > Time() && !switches_.empty(); }
+  bool stopped_by_deadlock() const { return deadlock_ && !deadlock_keep_running_; }
+  // Undivided: once the work is done, the events up to the tail's end (Network::tail_).
+  void run_tail(Time stop);
+  std::uint64_t work() const { return flows_.size() + held_ + held_in_; }
   void look_for_deadlock(Time now);
-  Monitor monitor_;
   Time deadlock_interval_, deadlock_persist_;
   bool deadlock_keep_running_ = false;
   std::optional<DeadlockReport> deadlock_;
@@ -260,22 +270,33 @@ RunTotals Network::run(Time stop, Time slice, F&& progress) {
   // The coordinator's instants cut the slices: its step runs once every event at or
   // before its instant has.
   Time due = coordinator_ ? coordinator_->next_step(sim_.pending() == 0) : Time::max();
+  Time next_check = looks_for_deadlocks() ? sim_.now() + deadlock_interval_ : Time::max();
   while (ctx_.flows_left > 0 && (sim_.pending() > 0 || due != Time::max()) && sim_.now() < stop &&
-         !(deadlock_ && !deadlock_keep_running_)) {
+         !stopped_by_deadlock()) {
     Time until = stop - sim_.now() < slice ? stop : sim_.now() + slice;
+    const bool checking = next_check <= until;
+    if (checking) until = next_check - Time::from_ps(1);
     const bool stepping = due <= until;
     if (stepping) until = due;
     sim_.run(until);
     if (coordinator_moved_) {  // an event gave the coordinator earlier work
       coordinator_moved_ = false;
       due = coordinator_->next_step(sim_.pending() == 0);
-    } else if (coordinator_ && sim_.next_time() > until && ctx_.flows_left > 0 &&
-               !(deadlock_ && !deadlock_keep_running_)) {
+    } else if (sim_.next_time() > until && ctx_.flows_left > 0) {  // everything up to `until` has run
+      if (checking && next_check == until + Time::from_ps(1)) {
+        look_for_deadlock(next_check);
+        next_check += deadlock_interval_;
+        if (stopped_by_deadlock()) {
+          sim_.advance_to(until + Time::from_ps(1));  // the run ends at the check
+          break;
+        }
+      }
       if (stepping) due = coordinate(due);
-      else sim_.advance_to(until);  // nothing before it
+      else if (coordinator_) sim_.advance_to(until);  // nothing before it
     }
     progress(sim_.now());
   }
+  if (!stopped_by_deadlock()) run_tail(stop);
   return finish();
 }
 

@@ -111,7 +111,7 @@ void Network::partition() {
 void Network::hand_over(std::uint32_t to, int window) {
   for (auto& from : parts_) {
     auto& frames = from->out[to].window[window].frames;
-    for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.packet);
+    for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.key, c.packet);
     frames.clear();
   }
 }
@@ -120,11 +120,15 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
   prepare();
   const std::uint32_t parts = n_parts_, threads = n_threads_;
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
-  const bool look = deadlock_interval_ > Time() && !switches_.empty();
-  // Windows on a fixed grid of `grid` from the start (whatever the checks), so that the
-  // order of ties, which the hand-overs set, does not depend on what is observed; a
-  // window also ends at the coordinator's next instant, which depends only on the run.
-  const Time grid = window_ != Time::max() ? window_ : look ? deadlock_interval_ : Time::max();
+  const bool look = looks_for_deadlocks();
+  // Windows on a fixed grid of `grid` from the start (whatever the checks); a window also
+  // ends at the coordinator's next instant. No window is longer than the tail, so that
+  // the window where the work is found done ends before the tail does.
+  const Time grid = std::min(window_ != Time::max() ? window_
+                             : look                 ? deadlock_interval_
+                                                    : Time::max(),
+                             std::max(tail_, Time::from_ps(1)));
+  const bool has_work = work() > 0;
   // The coordinator's next instant and, after its step, whether the network was idle:
   // written by thread 0 while the others wait, read by all after the meeting.
   Time due = coordinator_ ? coordinator_->next_step(false) : Time::max();
@@ -144,10 +148,13 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
     Time from = sim_.now();  // no event of the next window is earlier
     Time next_progress = from + slice;
     Time next_check = look ? from + deadlock_interval_ : Time::max();
+    Time end = stop;    // the tail's end once the work is done
+    bool tail = false;  // the work is done: the coordinator has nothing left to do
     for (int w = 0;; w ^= 1) {
       // `due` is read here only, before the meeting: thread 0 may change it after.
-      const Time due_now = due;
-      Time until = grid == Time::max() || stop - from < grid ? stop : from + grid - Time::from_ps(1);
+      const Time due_now = tail ? Time::max() : due;
+      Time until = grid == Time::max() || end - from < grid ? end : from + grid - Time::from_ps(1);
+      if (!tail && next_check <= until) until = next_check - Time::from_ps(1);  // the check sees the events before it
       const bool stepping = due_now <= until;
       if (stepping) until = due_now;
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
@@ -162,20 +169,24 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
           }
         }
         Seen& seen = part.seen[w];
-        seen = {part.ctx.flows_left, part.sim.pending(), part.sim.events(), 0, part.error != nullptr};
+        seen = {part.ctx.flows_left, part.sim.pending(),   part.sim.events(), 0,
+                part.ctx.last_done,  part.error != nullptr};
         for (const Outbox& o : part.out) seen.sent += o.window[w].frames.size();
       }
       sync.arrive_and_wait();
       std::uint64_t left = 0, pending = 0, events = 0;
+      Time last_done;
       bool failed = false;
       for (const auto& part : parts_) {
         const Seen& seen = part->seen[w];
         left += seen.flows_left;
+        last_done = std::max(last_done, seen.last_done);
         pending += seen.pending + seen.sent;
         events += seen.events;
         failed = failed || seen.failed;
       }
-      const bool check = next_check <= boundary && until < stop;
+      // As the undivided run: no check at the end of the run, nor once the work is done.
+      const bool check = !tail && next_check == boundary && until < end && left + (held_ - released_) > 0;
       const bool report = progress && until >= next_progress;
       const bool step = stepping && !failed;  // (from what every thread reads alike)
       const bool settle = !step && !failed && pending == 0 && due_now != Time::max();  // only the coordinator can act
@@ -198,7 +209,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
             due = Time::max();
           }
         }
-        while (check && next_check <= boundary) next_check += deadlock_interval_;
+        if (check) next_check += deadlock_interval_;
         if (report) next_progress = until + slice;
         sync.arrive_and_wait();
       }
@@ -214,9 +225,14 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       // events) and may have scheduled events.
       if (step && !idle_after_step) pending = std::max<std::uint64_t>(pending, 1);
       left += held_ - released_;
-      if (failed || left == 0 || (pending == 0 && due == Time::max()) || until >= stop ||
-          (deadlock_ && !deadlock_keep_running_))
+      if (left == 0 && has_work && !tail) {
+        tail = true;
+        end = std::min(stop, std::max(last_done, last_release_) + tail_);
+      }
+      if (failed || (pending == 0 && (tail || due == Time::max())) || until >= end || stopped_by_deadlock()) {
+        if (t == 0) ran_until_ = stopped_by_deadlock() ? boundary : until;  // a deadlock ends the run at its check
         return;
+      }
       // After a step, its events at `until` come first; an idle network waits for the
       // coordinator's next instant.
       from = step ? until : pending == 0 ? std::max(boundary, std::min(due, stop)) : boundary;

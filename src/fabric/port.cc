@@ -86,7 +86,7 @@ void Port::on_event(std::uint64_t tag) {
       if (sent.pfc) ++pfc_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
       if (cut_) [[unlikely]] {  // the peer is in another partition: it takes a copy
-        cut_->current->push_back({ctx_->sim.now() + delay_, peer_, *p});
+        cut_->current->push_back({ctx_->sim.now() + delay_, peer_, ctx_->sim.draw_key(), *p});
         ctx_->packets.release(p);
       } else {
         // Every frame's arrival is due one propagation delay from now: the simulator's
@@ -102,16 +102,21 @@ void Port::on_event(std::uint64_t tag) {
       return;
     }
     case kArrive: {
+      // A frame's last bit reaches the peer: on a local link this port, the sender, holds
+      // the event and the frame (and acts for the receiving node); on a cut link the
+      // receiving port holds both (the same tag, so that a split run's events are the
+      // undivided run's, fingerprint included).
+      if (cut_) [[unlikely]] {
+        Packet* p = crossed_.front();
+        crossed_.pop();
+        receive_frame(p);
+        return;
+      }
       Packet* p = link_.front();
       link_.pop();
       if (link_.size() > 0) __builtin_prefetch(link_.front());  // it arrives next: warm it up
+      ctx_->sim.act_for(*peer_);
       deliver(p);
-      return;
-    }
-    case kCrossed: {
-      Packet* p = crossed_.front();
-      crossed_.pop();
-      receive_frame(p);
       return;
     }
     case kWake:
@@ -143,11 +148,11 @@ void Port::deliver(Packet* p) {
 
 void Port::deliver_now(Packet* p) { peer_->receive_frame(p); }
 
-void Port::accept_crossing(Time at, const Packet& p) {
+void Port::accept_crossing(Time at, std::uint64_t key, const Packet& p) {
   Packet* copy = ctx_->packets.acquire(p);
   copy->next = nullptr;  // the original's queue link means nothing here
   crossed_.push(copy);
-  ctx_->sim.schedule_in_order(at, *this, kCrossed);  // from one part over one delay: in time order
+  ctx_->sim.schedule_drawn(at, *this, kArrive, key);  // from one part over one delay: in time order
 }
 
 void Port::receive_frame(Packet* p) {

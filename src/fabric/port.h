@@ -32,6 +32,7 @@ class Port;
 struct Crossing {
   Time at;  // when its last bit reaches `to`
   Port* to;
+  std::uint64_t key;  // the arrival's tie key, drawn by the sending node
   Packet packet;
 };
 // The frames one partition sends another: the window being run appends to `current`,
@@ -65,8 +66,8 @@ class alignas(64) Port final : public EventHandler {
   // takes them after the window with accept_crossing. nullptr = a local link.
   void set_cut(Outbox* out) { cut_ = out; }
   // The receiving end of a cut link: `p` (copied into this partition's pool) arrives at
-  // `at` (no earlier than now).
-  void accept_crossing(Time at, const Packet& p);
+  // `at` (no earlier than now), its event keyed `key` among ties.
+  void accept_crossing(Time at, std::uint64_t key, const Packet& p);
 
   Node& owner() { return owner_; }
   const Node& owner() const { return owner_; }
@@ -136,7 +137,7 @@ class alignas(64) Port final : public EventHandler {
   void on_event(std::uint64_t tag) override;
 
  private:
-  enum : std::uint64_t { kTxDone = 0, kArrive = 1, kWake = 2, kCrossed = 3 };
+  enum : std::uint64_t { kTxDone = 0, kArrive = 1, kWake = 2 };
   static std::array<Time, 8> filled(Time t) {
     std::array<Time, 8> a;
     a.fill(t);
@@ -209,7 +210,7 @@ class alignas(64) Port final : public EventHandler {
   std::array<Time, 8> pause_until_{};
   Time wake_pending_ = Time::max();  // earliest kWake scheduled and not yet run
 
-  LinkRing crossed_;  // frames from a cut link, each with its kCrossed pending
+  LinkRing crossed_;  // frames from a cut link, each with its kArrive pending
 
   std::array<Time, 8> pause_start_{};
   std::array<Time, 8> last_pfc_rx_ = filled(Time::max());

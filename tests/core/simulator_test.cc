@@ -49,11 +49,13 @@ struct Recorder : EventHandler {
   void on_event(std::uint64_t tag) override { *out += name + std::to_string(tag); }
 };
 
-TEST(Simulator, SameTimeEventsRunInScheduleOrderAndFingerprintTheTrajectory) {
+TEST(Simulator, SameTimeEventsFromOneSourceRunInScheduleOrderAndFingerprintTheTrajectory) {
   auto run = [](bool swap) {
     Simulator sim;
     std::string out;
     Recorder x(out, 'x'), y(out, 'y');
+    x.set_tie_source(1);
+    y.set_tie_source(2);
     sim.schedule_at(ns(3), swap ? y : x, 1);
     sim.schedule_at(ns(3), swap ? x : y, 2);
     sim.schedule_at(ns(1), x, 3);
@@ -61,8 +63,65 @@ TEST(Simulator, SameTimeEventsRunInScheduleOrderAndFingerprintTheTrajectory) {
     return std::pair{out, sim.fingerprint()};
   };
   EXPECT_EQ(run(false).first, "x3x1y2");
+  EXPECT_EQ(run(true).first, "x3y1x2");
   EXPECT_EQ(run(false).second, run(false).second);  // deterministic
   EXPECT_NE(run(false).second, run(true).second);   // a different trajectory
+}
+
+// Schedules, when it runs, one event for each of `targets` at `at` (from its own source).
+struct Fanout : EventHandler {
+  Simulator* sim;
+  std::vector<EventHandler*> targets;
+  Time at;
+  EventHandler* acts_for = nullptr;
+  Fanout(Simulator& s, std::vector<EventHandler*> t, Time a) : sim(&s), targets(std::move(t)), at(a) {}
+  void on_event(std::uint64_t tag) override {
+    if (acts_for) sim->act_for(*acts_for);
+    for (EventHandler* h : targets) sim->schedule_at(at, *h, tag);
+  }
+};
+
+TEST(Simulator, TiesRunInTheOrderOfTheirSourcesNotOfScheduling) {
+  // Two sources schedule for 5 ns; source 2 runs first (at 1 ns) and source 1 later (at
+  // 2 ns), yet at 5 ns source 1's events come first: keys are (source, the source's
+  // count), whatever the order of scheduling -- the order a split run, whose parts
+  // schedule independently, can reproduce. The simulator's own source (0) comes first.
+  Simulator sim;
+  std::string out;
+  Recorder a(out, 'a'), b(out, 'b'), c(out, 'c');
+  Fanout one(sim, {&a, &b}, ns(5)), two(sim, {&c, &a}, ns(5));
+  one.set_tie_source(1);
+  two.set_tie_source(2);
+  sim.schedule_at(ns(2), one, 1);
+  sim.schedule_at(ns(1), two, 2);
+  sim.schedule_at(ns(5), b, 0);  // the simulator's own key
+  sim.run();
+  EXPECT_EQ(out, "b0a1b1c2a2");
+  EXPECT_EQ(sim.events(), 7u);
+}
+
+TEST(Simulator, AnEventActingForAnotherDrawsThatSourcesKeys) {
+  // `two` acts for source 1 (as a frame's arrival acts for the receiving node): its
+  // events draw source 1's keys, after those `one` drew before, so they run after one's.
+  Simulator sim;
+  std::string out;
+  Recorder a(out, 'a'), b(out, 'b');
+  Fanout one(sim, {&a}, ns(5)), two(sim, {&b}, ns(5)), helper(sim, {}, ns(0));
+  one.set_tie_source(3);
+  two.set_tie_source(1);
+  helper.set_tie_source(3);
+  two.acts_for = &helper;
+  sim.schedule_at(ns(2), two, 2);
+  sim.schedule_at(ns(1), one, 1);
+  sim.run();
+  EXPECT_EQ(out, "a1b2");  // without act_for, two's source 1 would come first: "b2a1"
+}
+
+TEST(Simulator, TieSourcesAreBelowTwoToThe24) {
+  std::string out;
+  Recorder r(out, 'r');
+  EXPECT_NO_THROW(r.set_tie_source((1u << 24) - 1));
+  EXPECT_THROW(r.set_tie_source(1u << 24), std::logic_error);
 }
 
 struct Stopper : EventHandler {

@@ -61,6 +61,7 @@ struct CcContext {
   BitRate line;
   RateListener* listener = nullptr;
   std::uint32_t qp = 0;
+  std::uint32_t tie_source = 0;  // the host's (Simulator: its events order ties as the host's do)
 };
 
 struct CcPolicy {

@@ -17,7 +17,9 @@ const std::vector<CcPolicy>& cc_policies() {
        }},
       {"dcqcn", [](const NicConfig& nic) { nic.dcqcn.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
-         return std::make_unique<Dcqcn>(nic.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
+         auto cc = std::make_unique<Dcqcn>(nic.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
+         cc->set_tie_source(ctx.tie_source);
+         return cc;
        }},
   };
   return policies;
