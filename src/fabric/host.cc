@@ -43,7 +43,7 @@ void Host::finalize() {
   xoff_at_ = cfg_.rx_buffer.count() - headroom;
   if (pfc_.active()) check_pause_refresh(pfc_, max_frame_bytes(cfg_.mtu), p.rate(), "host " + name());
   if (pfc_.active() && xoff_at_ <= 0)
-    throw InputError("host " + name() + ": nic.rx_buffer " + to_string(cfg_.rx_buffer) +
+    throw InputError("host " + name() + ": nic.rx_buffer = " + to_string(cfg_.rx_buffer) +
                      " is smaller than its PFC headroom (" + to_string(Bytes::from_count(headroom)) + ")");
 }
 

@@ -142,8 +142,8 @@ void Network::hold(std::uint64_t n) {
 void Network::release() {
   if (released_ >= held_) throw std::logic_error("Network::release: more work released than was held");
   ++released_;
-  last_release_ = stepping_at_;
-  if (n_parts_ == 1) --ctx_.flows_left;  // partitioned: held_ - released_ joins the parts' count
+  last_release_ = n_parts_ == 1 ? sim_.now() : stepping_at_;  // (undivided: advanced to the step)
+  if (n_parts_ == 1) --ctx_.flows_left;                       // partitioned: held_ - released_ joins the parts' count
 }
 
 void Network::hold_in(std::uint32_t node, std::uint64_t n) {
@@ -176,6 +176,11 @@ bool Network::idle() const {
       if (!o.window[0].frames.empty() || !o.window[1].frames.empty()) return false;
   }
   return true;
+}
+
+void Network::check_buffers() {
+  for (auto& s : switches_) s->finalize();
+  for (auto& h : hosts_) h->finalize();
 }
 
 void Network::prepare() {
@@ -274,7 +279,7 @@ RunTotals Network::run(Time stop) {
 
 void Network::run_tail(Time stop) {
   if (ctx_.flows_left > 0 || work() == 0 || sim_.now() >= stop) return;
-  sim_.run(std::min(stop, std::max(ctx_.last_done, last_release_) + tail_));
+  sim_.run(std::max(sim_.now(), std::min(stop, std::max(ctx_.last_done, last_release_) + tail_)));
 }
 
 std::uint64_t Network::events() const {

@@ -135,6 +135,11 @@ class Network final : private FlowEvents {
   // The simulator that runs node `id`'s events (once prepared: in a partitioned run, its part's).
   Simulator& sim_of(std::uint32_t node) { return ctx_of(node).sim; }
 
+  // Checks what the nodes' buffers must hold (a switch's reserves and PFC headroom, a
+  // NIC's PFC headroom), as run() does, but before the flows are built: InputError
+  // naming the node and the key. Once the topology is complete.
+  void check_buffers();
+
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
   RunTotals run(Time stop);

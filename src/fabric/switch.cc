@@ -63,10 +63,11 @@ void Switch::finalize() {
   const std::int64_t reserves = static_cast<std::int64_t>(port_count()) * 8 * cfg_.reserve.count();
   shared_size_ = cfg_.buffer.count() - reserves - headroom_total;
   if (shared_size_ <= 0)
-    throw InputError("switch " + name() + ": buffer " + to_string(cfg_.buffer) + " does not hold the reserves (" +
-                     to_string(Bytes::from_count(reserves)) + ") and PFC headroom (" +
-                     to_string(Bytes::from_count(headroom_total)) + ") of its " + std::to_string(port_count()) +
-                     " ports");
+    throw InputError("switch " + name() + ": switch.buffer = " + to_string(cfg_.buffer) +
+                     " does not hold the reserves (switch.mmu.reserve = " + to_string(cfg_.reserve) +
+                     " per port and priority group: " + to_string(Bytes::from_count(reserves)) +
+                     ") and the PFC headroom (" + to_string(Bytes::from_count(headroom_total)) + ") of its " +
+                     std::to_string(port_count()) + " ports");
 }
 
 void Switch::emit_counters(std::size_t port, PortCounters& c) const {

@@ -160,9 +160,16 @@ TEST(FabricScenario, BufferTooSmallForHeadroomIsRefused) {
   // SONiC's formula per port at 100G with 1 us of cable: 2 x 4178 (largest frame) +
   // 2 x 12500 (bytes on the cable) + 1536 (MAC/PHY) + 3840 (peer response) = 38732 B,
   // for the one lossless priority of each of 17 ports: 658444 B.
+  // Refused where the network is built, before its flows, at the key's place.
   const FabricSetup c = resolve_text(fabric_parameters(), "[switch]\nbuffer = \"64KiB\"\n", "small.toml");
-  EXPECT_EQ(testing::input_error_of([&] { run_fabric(c, {}); }),
-            "switch sw0: buffer 64KiB does not hold the reserves (0B) and PFC headroom (658.444KB) of its 17 ports");
+  EXPECT_EQ(testing::input_error_of([&] { build_network(c); }),
+            "small.toml:2:10: switch sw0: switch.buffer = 64KiB does not hold the reserves (switch.mmu.reserve = 0B "
+            "per port and priority group: 0B) and the PFC headroom (658.444KB) of its 17 ports");
+  // A NIC's: 2 x 4178 + 2 x 12500 + 1536 + 3840 = 38732 B of headroom in 32 KiB.
+  const FabricSetup n = resolve_text(fabric_parameters(), "[nic]\nrx_buffer = \"32KiB\"\nrx_rate = \"50Gbps\"\n",
+                                     "nic.toml");
+  EXPECT_EQ(testing::input_error_of([&] { build_network(n); }),
+            "nic.toml:2:13: host h0: nic.rx_buffer = 32KiB is smaller than its PFC headroom (38.732KB)");
 }
 
 }  // namespace

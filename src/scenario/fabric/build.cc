@@ -145,6 +145,17 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup) {
                                  cfg.shown("switch.wred.green_min_threshold")));
   auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
   fabric::build_topology(*net, s.topology);
+  // A buffer too small for its reserves and headroom, before the flows (which can take
+  // seconds and gigabytes at scale) are built; located at the key the message names.
+  try {
+    net->check_buffers();
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    for (const char* key : {"switch.buffer", "nic.rx_buffer"})
+      if (what.find(key) != std::string::npos && cfg.origin(key) != "default")
+        throw InputError(cfg.origin(key) + ": " + what);
+    throw;
+  }
   if (s.sw.pfc.enabled && s.deadlock.every > Time())
     net->detect_deadlocks(s.deadlock.every, s.deadlock.after,
                           s.sw.watchdog && s.sw.wd_action != fabric::WatchdogAction::alert);
