@@ -132,6 +132,24 @@ TEST(EventQueue, LaneQueueServesRecurringDelaysFromLanes) {
   EXPECT_GT(q.lane_pushes(), 100000u);
 }
 
+TEST(EventQueue, LaneQueueOrdersTiesByTheCallersNumbers) {
+  // Numbered pushes (the simulator's tie keys): ties leave by number whatever the order
+  // of pushing. The first two make the delay's lane (seen twice); a tie numbered below
+  // the lane's last event cannot join it and goes to the calendar, and still leaves first.
+  LaneQueue<int> q;
+  q.push(ns(5), 100, 1);
+  q.push(ns(5), 200, 2);  // the lane for 5 ns
+  q.push(ns(5), 150, 3);  // below 200: to the calendar
+  q.push(ns(5), 300, 4);  // after 200: the lane
+  q.push(ns(5), 50, 5);   // below all
+  q.push_in_order(ns(5), 120, 6);
+  q.push_in_order(ns(5), 110, 7);  // below the ordered lane's last: pushed as usual
+  EXPECT_EQ(q.tie_detours(), 3u);
+  std::vector<int> order;
+  while (!q.empty()) order.push_back(q.pop().payload);
+  EXPECT_EQ(order, (std::vector<int>{5, 1, 7, 6, 3, 2, 4}));
+}
+
 TEST(EventQueue, SameTimeEventsLeaveInScheduleOrder) {
   CalendarQueue<int> c;
   QuadHeap<int> h;
