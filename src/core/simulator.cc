@@ -28,6 +28,7 @@ void Simulator::scheduled_in_the_past(Time t) const {
 void Simulator::add_sources(std::uint32_t up_to) {
   for (auto s = static_cast<std::uint32_t>(counters_.size()); s <= up_to; ++s)
     counters_.push_back(std::uint64_t{s} << kTieCountBits);
+  sources_ = static_cast<std::uint32_t>(counters_.size());
 }
 
 void Simulator::advance_to(Time t) {
@@ -42,9 +43,9 @@ std::uint64_t Simulator::run(Time until) {
   std::uint64_t ran = 0;
   // Outside events the simulator's own source acts (also when a handler throws).
   struct Restore {
-    std::uint32_t& source;
-    ~Restore() { source = 0; }
-  } restore{source_};
+    Simulator& sim;
+    ~Restore() { sim.counter_ = sim.counters_.data(); }
+  } restore{*this};
   while (!queue_.empty() && !stopped_) {
     if (queue_.next_time() > until) {
       now_ = until;
@@ -61,7 +62,7 @@ std::uint64_t Simulator::run(Time until) {
     // only a node's key enters the fingerprint.
     const std::uint64_t key = e.seq >> kTieCountBits != 0 ? e.seq : 0;
     fingerprint_ += mix(mix(0xcbf29ce484222325ull ^ static_cast<std::uint64_t>(now_.ps()), key),
-                        e.payload.tag * 0x100000001b3ull ^ source_);
+                        e.payload.tag * 0x100000001b3ull ^ acting());
   }
   return ran;
 }

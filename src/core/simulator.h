@@ -65,7 +65,7 @@ class Simulator {
   void schedule_in(Time delay, EventHandler& h, std::uint64_t tag = 0) { schedule_at(now_ + delay, h, tag); }
   // The next tie key of the source acting now, for an event scheduled elsewhere (a frame
   // handed to another part of a split run, which schedules it with schedule_drawn).
-  std::uint64_t draw_key() { return counters_[source_]++; }
+  std::uint64_t draw_key() { return (*counter_)++; }
   // An event whose key was drawn by another simulator's source (draw_key), in a batch of
   // such events mostly in time order (PendingEvents::push_in_order: a cheaper push).
   void schedule_drawn(Time t, EventHandler& h, std::uint64_t tag, std::uint64_t key) {
@@ -104,15 +104,17 @@ class Simulator {
 
   [[noreturn]] void scheduled_in_the_past(Time t) const;
   void select_source(std::uint32_t s) {
-    if (s >= counters_.size()) [[unlikely]]
+    if (s >= sources_) [[unlikely]]
       add_sources(s);
-    source_ = s;
+    counter_ = counters_.data() + s;
   }
   void add_sources(std::uint32_t up_to);
 
   PendingEvents<Wakeup> queue_;                // numbered by tie key
   std::vector<std::uint64_t> counters_ = {0};  // per tie source: its next key
-  std::uint32_t source_ = 0;                   // acting now
+  std::uint32_t sources_ = 1;                  // counters_.size()
+  std::uint64_t* counter_ = counters_.data();  // the acting source's
+  std::uint32_t acting() const { return static_cast<std::uint32_t>(counter_ - counters_.data()); }
   Time now_;
   std::uint64_t executed_ = 0;
   std::uint64_t fingerprint_ = 0;
