@@ -338,8 +338,18 @@ TEST(ScheduleIo, RejectsNumbersBeyondWhatCountersAndTablesHold) {
 TEST(ScheduleIo, CounterSummaryInTheFileMustMatch) {
   std::string t = tiny();
   t.insert(t.size() - 1, R"(, "counters": {"per_rank": [1, 2], "max": 2, "total": 3})");
-  EXPECT_EQ(error_of(t), "t.json: counters: per_rank [1,2] does not match the counters the operations name "
-                         "([1,1])");
+  EXPECT_EQ(error_of(t), "t.json: counters: per_rank[1] = 2 does not match the 1 counter(s) rank 1's operations name");
+  // A long array is not echoed: the first difference, or the count, is named.
+  std::string big = tiny();
+  std::string ones = "[1";
+  for (int i = 0; i < 100'000; ++i) ones += ",1";
+  big.insert(big.size() - 1, R"(, "counters": {"per_rank": )" + ones + "]}");
+  EXPECT_EQ(error_of(big), "t.json: counters: per_rank has 100001 entries for 2 ranks");
+  std::string odd = tiny();
+  odd.insert(odd.size() - 1, R"(, "counters": {"per_rank": [{"a": "0123456789012345678901234567890123456789"}, 1]})");
+  EXPECT_EQ(error_of(odd),
+            "t.json: counters: per_rank[0] = {\"a\":\"0123456789012345678901234567890123... does not match the 1 "
+            "counter(s) rank 0's operations name");
 }
 
 TEST(ScheduleIo, DotShowsRanksTriggersAndArrivalEdges) {
