@@ -111,6 +111,14 @@ std::uint32_t Network::add_flow(const FlowSpec& f) {
   if (flows_.size() >= kConnectionFlow) throw InputError(what + ": too many flows (at most 2^31)");
   if (f.bytes == 0) throw InputError(what + ": must carry at least one byte");
   if (f.qps == 0) throw InputError(what + ": needs at least one QP");
+  // A QP numbers its packets with 24-bit PSNs: the largest share must fit (checked here,
+  // before the run builds anything for the flows).
+  const std::uint64_t share = f.bytes / f.qps + (f.bytes % f.qps != 0 ? 1 : 0);
+  if (const std::uint64_t packets = (share + nic_.mtu - 1) / nic_.mtu; packets > kPsnMask)
+    throw InputError(fmt::format("{}: {} bytes over {} QP(s) make {} packets of nic.mtu = {} bytes on a QP, more "
+                                 "than its 24-bit PSNs number ({}); use more QPs (traffic.qps_per_flow, or the "
+                                 "flow list's qps column)",
+                                 what, f.bytes, f.qps, packets, nic_.mtu, kPsnMask));
   if (f.priority > 7) throw InputError(what + ": priority must be 0..7");
   if (f.start < Time()) throw InputError(what + ": start must not be negative");
   if (f.after_delay < Time()) throw InputError(what + ": after_delay must not be negative");

@@ -79,6 +79,19 @@ TEST(Network, DependenceOnALaterFlowIsRefused) {
             "flow 1: waits for flow 1, which is not listed before it");
 }
 
+TEST(Network, AQpsShareMustFitItsPsns) {
+  // 24-bit PSNs: at most 2^24 - 1 = 16777215 packets of 4096 bytes on a QP.
+  OneFlow f(4096);
+  const std::uint64_t most = 16'777'215ull * 4096;
+  EXPECT_NO_THROW(f.net.add_flow({.src = 0, .dst = 1, .bytes = most, .start = {}}));
+  EXPECT_EQ(testing::input_error_of([&] { f.net.add_flow({.src = 0, .dst = 1, .bytes = most + 1, .start = {}}); }),
+            "flow 2: 68719472641 bytes over 1 QP(s) make 16777216 packets of nic.mtu = 4096 bytes on a QP, more "
+            "than its 24-bit PSNs number (16777215); use more QPs (traffic.qps_per_flow, or the flow list's qps "
+            "column)");
+  // Two QPs share it: 34359736321 and 34359736320 bytes, 8388608 packets each at most.
+  EXPECT_NO_THROW(f.net.add_flow({.src = 0, .dst = 1, .bytes = most + 1, .start = {}, .qps = 2}));
+}
+
 TEST(Network, SwitchStoresAndForwards) {
   // h0 -> sw0 -> h1: the switch starts forwarding FIRST when its last bit is in; MIDDLE
   // arrives while FIRST is still leaving (kMiddle < kFirst) and waits for the port.
