@@ -276,8 +276,9 @@ RunTotals Network::run(Time stop, Time slice, F&& progress) {
   // before its instant has.
   Time due = coordinator_ ? coordinator_->next_step(sim_.pending() == 0) : Time::max();
   Time next_check = looks_for_deadlocks() ? sim_.now() + deadlock_interval_ : Time::max();
-  while (ctx_.flows_left > 0 && (sim_.pending() > 0 || due != Time::max()) && sim_.now() < stop &&
-         !stopped_by_deadlock()) {
+  // A run with no work at all runs until nothing is pending, as one without checks does.
+  const auto working = [&] { return ctx_.flows_left > 0 || work() == 0; };
+  while (working() && (sim_.pending() > 0 || due != Time::max()) && sim_.now() < stop && !stopped_by_deadlock()) {
     Time until = stop - sim_.now() < slice ? stop : sim_.now() + slice;
     const bool checking = next_check <= until;
     if (checking) until = next_check - Time::from_ps(1);
@@ -287,7 +288,7 @@ RunTotals Network::run(Time stop, Time slice, F&& progress) {
     if (coordinator_moved_) {  // an event gave the coordinator earlier work
       coordinator_moved_ = false;
       due = coordinator_->next_step(sim_.pending() == 0);
-    } else if (sim_.next_time() > until && ctx_.flows_left > 0) {  // everything up to `until` has run
+    } else if (sim_.next_time() > until && working()) {  // everything up to `until` has run
       if (checking && next_check == until + Time::from_ps(1)) {
         look_for_deadlock(next_check);
         next_check += deadlock_interval_;

@@ -186,7 +186,8 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         failed = failed || seen.failed;
       }
       // As the undivided run: no check at the end of the run, nor once the work is done.
-      const bool check = !tail && next_check == boundary && until < end && left + (held_ - released_) > 0;
+      const bool check = !tail && next_check == boundary && until < end &&
+                         (left + (held_ - released_) > 0 || !has_work);
       const bool report = progress && until >= next_progress;
       const bool step = stepping && !failed;  // (from what every thread reads alike)
       const bool settle = !step && !failed && pending == 0 && due_now != Time::max();  // only the coordinator can act

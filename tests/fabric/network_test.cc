@@ -473,6 +473,34 @@ TEST(PartitionedRun, IsTheUndividedRunEventForEvent) {
   }
 }
 
+TEST(PartitionedRun, ANetworkWithoutWorkRunsToTheStopSplitOrNot) {
+  // No flows, a watchdog polling every 100 us and deadlock checks every 30 us: the run
+  // goes on to `stop` (the polls are pending), checks and all, split or not.
+  auto make = [] {
+    SwitchConfig sw;
+    sw.watchdog = true;
+    sw.wd_poll = us(100);
+    auto net = std::make_unique<Network>(NicConfig{}, sw, 1);
+    TopologySpec t;
+    t.kind = TopologyKind::leaf_spine;
+    t.leaves = 2;
+    t.spines = 1;
+    t.hosts_per_leaf = 2;
+    build_topology(*net, t);
+    net->detect_deadlocks(us(30), us(500));
+    return net;
+  };
+  auto whole = make();
+  const RunTotals w = whole->run(ms(1));
+  EXPECT_EQ(w.end, ms(1));
+  EXPECT_EQ(w.events, 3u * 10);  // 3 switches, polls at 100, 200, ..., 1000 us
+  auto split = make();
+  const PartRun s = partitioned(*split, 2, 2, ms(1));
+  EXPECT_EQ(s.totals.end, ms(1));
+  EXPECT_EQ(s.totals.events, w.events);
+  EXPECT_EQ(s.fingerprint, whole->fingerprint());
+}
+
 TEST(PartitionedRun, LookingForDeadlocksChangesNothing) {
   // Checks every 7.3 us, not a multiple of the 1 us window: the windows also end at the
   // checks, which changes nothing, since the order of ties does not depend on where
