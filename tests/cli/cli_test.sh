@@ -307,5 +307,22 @@ for sig in INT TERM; do
     passed=$((passed + 1))
   fi
 done
+# The same for an experiment: an earlier one's results.json (written last) goes first.
+mkdir -p "$tmp/xsig"
+echo stale >"$tmp/xsig/results.json"
+"$fl" experiment collectives --scenario "$ex/collectives.toml" --out "$tmp/xsig" --jobs 1 --quiet >"$tmp/xsig.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 300); do [ -e "$tmp/xsig/results.json" ] || break; sleep 0.1; done
+sleep 0.5
+kill -s INT "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" -ne 130 ] || [ -e "$tmp/xsig/results.json" ]; then
+  echo "FAIL experiment-interrupted: exit $rc (want 130), results.json $([ -e "$tmp/xsig/results.json" ] && echo left || echo gone)"
+  sed 's/^/    /' "$tmp/xsig.out" | head -5
+  failed=$((failed + 1))
+else
+  passed=$((passed + 1))
+fi
 
 finish

@@ -126,6 +126,7 @@ ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   const Config base = fabric_parameters().resolve(scenario, opt.sets).config;
   const std::vector<Variant> variants = def.variants(base);
   std::vector<std::string> unsafe;
+  if (mpi_rank() == 0) prepare_outputs(out, "results.json");  // written last
   const std::vector<Ran> runs = run_variants(opt, scenario, out, variants, unsafe);
   ExperimentOutcome o;
   o.root = mpi_rank() == 0;

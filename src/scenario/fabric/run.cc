@@ -126,15 +126,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
                                                         [&](std::size_t i) { return entry_origin(setup.config, i); });
   if (workload::training_on_engine(s.traffic)) collectives->add_training(s.traffic, s.offload, *net);
   if (collectives && s.output.ops) collectives->trace_ops();
-  if (!opt.out_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(opt.out_dir, ec);
-    if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", opt.out_dir, ec.message()));
-    // summary.json is written last and marks a complete run: an earlier run's goes now,
-    // so that a run interrupted here cannot leave that one looking current.
-    std::filesystem::remove(std::filesystem::path(opt.out_dir) / "summary.json", ec);
-    if (ec) throw InputError(fmt::format("{}: cannot replace the earlier summary.json: {}", opt.out_dir, ec.message()));
-  }
+  if (!opt.out_dir.empty()) prepare_outputs(opt.out_dir, "summary.json");  // written last
   const Observers obs = opt.out_dir.empty() ? Observers{} : attach_observers(setup, *net, opt.out_dir);
   const auto t0 = std::chrono::steady_clock::now();
   FabricOutcome o;

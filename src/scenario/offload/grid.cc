@@ -341,9 +341,7 @@ std::size_t run_offload_experiment(const OffloadSetup& setup, const std::string&
   const GridAxes axes = grid_axes(setup);
   ScheduleCache cache;
   Plan plan = plan_grid(setup, axes, cache);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
+  if (mpi_rank() == 0) prepare_outputs(out_dir, "report.md");  // written last
   const std::vector<TaskResult> results = run_tasks(plan.tasks, cache, out_dir, jobs, quiet);
   if (mpi_rank() != 0) return plan.rows.size();  // rank 0 writes the outputs
   fill_rows(plan, results);

@@ -9,6 +9,14 @@
 
 namespace fabriclab::scenario {
 
+void prepare_outputs(const std::filesystem::path& dir, const std::string& mark) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create the output directory: {}", dir.string(), ec.message()));
+  std::filesystem::remove(dir / mark, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot replace the earlier {}: {}", dir.string(), mark, ec.message()));
+}
+
 void write_file(const std::filesystem::path& p, const std::string& text) {
   // Into a temporary file beside it, then renamed over it: a run killed meanwhile leaves
   // the old file or the new one, never a torn one.

@@ -20,6 +20,11 @@ void write_file(const std::filesystem::path& p, const std::string& text);
 std::string read_text(const std::filesystem::path& p);
 // InputError naming the file if it is missing or not JSON.
 nlohmann::json read_json(const std::filesystem::path& p);
+// Creates `dir` and removes `mark` from it: the file a command writes last, which marks
+// its outputs complete (run: summary.json; experiment: results.json; an offload grid:
+// report.md), so that a command interrupted later cannot leave an earlier one's outputs
+// looking current. InputError naming the directory or the file.
+void prepare_outputs(const std::filesystem::path& dir, const std::string& mark);
 
 // A time as our CSV and JSON outputs write it: nanoseconds with three decimals ("1671.680").
 std::string ns_text(Time t);
