@@ -105,6 +105,15 @@ TEST(FabricScenario, PartitionedRunRefusesWhatActsAcrossParts) {
             // 17 hosts: the first step's 17 flows start at once, flow 17 waits for them
             "a.toml:2:14: sim.partitions = 2: flow 17 starts when others finish (traffic.pattern = training), which a "
             "partitioned run does not support");
+  // Refused where the network is built, by key, not in the run.
+  EXPECT_EQ(testing::input_error_of(
+                [&] { build_network(resolve_text(fabric_parameters(), "[sim]\npartitions = 64\n", "h.toml")); }),
+            "h.toml:2:14: sim.partitions = 64 needs a host per part at least; the topology has 17");
+  EXPECT_EQ(
+      testing::input_error_of([&] {
+        build_network(resolve_text(fabric_parameters(), parts + "[topology]\nlink_delay = \"0ps\"\n", "d.toml"));
+      }),
+      "d.toml:2:14: sim.partitions = 2 needs a delay on every link (topology.link_delay = 0ps, set at d.toml:4:14)");
 }
 
 TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {

@@ -125,6 +125,15 @@ void split_into_parts(const FabricSetup& setup, Network& net) {
                                      "= {}), which a partitioned run does not support",
                                      cfg.origin("sim.partitions"), parts, id,
                                      params::name_of(workload::kPatternNames, s.traffic.pattern)));
+    if (net.host_count() < parts)
+      throw InputError(fmt::format("{}: sim.partitions = {} needs a host per part at least; the topology has {}",
+                                   cfg.origin("sim.partitions"), parts, net.host_count()));
+    // Parts meet every link delay (the window): a link without one would never let them part.
+    if (s.topology.host_link.delay <= Time() || s.topology.fabric_link.delay <= Time())
+      throw InputError(fmt::format("{}: sim.partitions = {} needs a delay on every link (topology.link_delay = {}, "
+                                   "set at {})",
+                                   cfg.origin("sim.partitions"), parts, cfg.shown("topology.link_delay"),
+                                   cfg.origin("topology.link_delay")));
     const std::uint32_t threads = s.sim.threads == 0 ? parts : s.sim.threads;
     if (threads > parts)
       throw InputError(fmt::format("{}: sim.threads = {}: at most one thread per part (sim.partitions = {})",
