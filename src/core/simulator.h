@@ -58,8 +58,7 @@ class Simulator {
   Time now() const { return now_; }
   // Throws std::logic_error for a time before now.
   void schedule_at(Time t, EventHandler& h, std::uint64_t tag = 0) {
-    if (t < now_) [[unlikely]]
-      scheduled_in_the_past(t);
+    admit(t);
     queue_.push(t, draw_key(), {&h, tag});
   }
   void schedule_in(Time delay, EventHandler& h, std::uint64_t tag = 0) { schedule_at(now_ + delay, h, tag); }
@@ -69,8 +68,7 @@ class Simulator {
   // An event whose key was drawn by another simulator's source (draw_key), in a batch of
   // such events mostly in time order (PendingEvents::push_in_order: a cheaper push).
   void schedule_drawn(Time t, EventHandler& h, std::uint64_t tag, std::uint64_t key) {
-    if (t < now_) [[unlikely]]
-      scheduled_in_the_past(t);
+    admit(t);
     queue_.push_in_order(t, key, {&h, tag});
   }
   // From inside a handler: the rest of this event acts for `h`'s tie source.
@@ -91,9 +89,9 @@ class Simulator {
   // Throws std::logic_error for a time before now or with an event pending before it.
   void advance_to(Time t);
   // A hash of every executed event's time, tie key (of a source other than 0), the tie
-  // source it acted for and its tag, summed in no order: two runs that executed the same events have
-  // the same fingerprint, however they were split (each part's simulator holds a share;
-  // add them).
+  // source it acted for and its tag, summed in no order: two runs that executed the same
+  // events have the same fingerprint, however they were split (each part's simulator
+  // holds a share; add them).
   std::uint64_t fingerprint() const { return fingerprint_; }
 
  private:
@@ -103,18 +101,24 @@ class Simulator {
   };
 
   [[noreturn]] void scheduled_in_the_past(Time t) const;
+  void admit(Time t) const {
+    if (t < now_) [[unlikely]]
+      scheduled_in_the_past(t);
+  }
   void select_source(std::uint32_t s) {
     if (s >= sources_) [[unlikely]]
       add_sources(s);
     counter_ = counters_.data() + s;
   }
   void add_sources(std::uint32_t up_to);
+  std::uint32_t acting() const { return static_cast<std::uint32_t>(counter_ - counters_.data()); }
 
   PendingEvents<Wakeup> queue_;                // numbered by tie key
   std::vector<std::uint64_t> counters_ = {0};  // per tie source: its next key
-  std::uint32_t sources_ = 1;                  // counters_.size()
+  // counters_.size(), kept: comparing with it at every event is 1.2 % fewer instructions
+  // at fat_tree_128 than computing the size (callgrind, 488.6 M against 494.3 M).
+  std::uint32_t sources_ = 1;
   std::uint64_t* counter_ = counters_.data();  // the acting source's
-  std::uint32_t acting() const { return static_cast<std::uint32_t>(counter_ - counters_.data()); }
   Time now_;
   std::uint64_t executed_ = 0;
   std::uint64_t fingerprint_ = 0;

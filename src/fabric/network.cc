@@ -150,8 +150,7 @@ void Network::hold(std::uint64_t n) {
 void Network::release() {
   if (released_ >= held_) throw std::logic_error("Network::release: more work released than was held");
   ++released_;
-  last_release_ = n_parts_ == 1 ? sim_.now() : stepping_at_;  // (undivided: advanced to the step)
-  if (n_parts_ == 1) --ctx_.flows_left;                       // partitioned: held_ - released_ joins the parts' count
+  if (n_parts_ == 1) --ctx_.flows_left;  // partitioned: held_ - released_ joins the parts' count
 }
 
 void Network::hold_in(std::uint32_t node, std::uint64_t n) {
@@ -165,8 +164,9 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
 Time Network::coordinate(Time at) {
   if (n_parts_ == 1) sim_.advance_to(at);
   for (auto& part : parts_) part->sim.advance_to(at);
-  stepping_at_ = at;
+  const std::uint64_t released = released_;
   coordinator_->step(at);
+  if (released_ != released) last_release_ = at;  // (release() is called from the step)
   return coordinator_->next_step(idle());
 }
 

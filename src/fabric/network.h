@@ -231,8 +231,7 @@ class Network final : private FlowEvents {
   // last piece was done (the tail), so that its end does not depend on how it was split:
   // a part cannot stop at another's last delivery, but every window is shorter than this.
   Time tail_;
-  Time stepping_at_;  // the coordinator's step being made (release() is done then)
-  Time last_release_;
+  Time last_release_;                // the last step that released whole-network work
   Time ran_until_;                   // partitioned: the last window's end
   bool running_ = false;             // partitioned: the threads are running
   std::uint64_t window_events_ = 0;  // partitioned: events as of the last window's end

@@ -392,19 +392,26 @@ TEST(PartitionedRun, FatTreeSplitsByPodsWithHalfTheCores) {
   }
 }
 
+// A network of `sw` switches on a leaf-spine of that shape (one uplink per pair).
+std::unique_ptr<Network> leaf_spine(const SwitchConfig& sw, std::uint64_t seed, std::uint32_t leaves,
+                                    std::uint32_t spines, std::uint32_t hosts_per_leaf) {
+  auto net = std::make_unique<Network>(NicConfig{}, sw, seed);
+  TopologySpec t;
+  t.kind = TopologyKind::leaf_spine;
+  t.leaves = leaves;
+  t.spines = spines;
+  t.hosts_per_leaf = hosts_per_leaf;
+  build_topology(*net, t);
+  return net;
+}
+
 // A loaded leaf-spine (an incast and a permutation on the lossless priority, ECN on):
 // one thread or two give the same run, event for event.
 std::unique_ptr<Network> busy_leaf_spine() {
   SwitchConfig sw;
   sw.buffer = MiB(2);
   sw.ecn = true;
-  auto net = std::make_unique<Network>(NicConfig{}, sw, 3);
-  TopologySpec t;
-  t.kind = TopologyKind::leaf_spine;
-  t.leaves = 4;
-  t.spines = 2;
-  t.hosts_per_leaf = 4;
-  build_topology(*net, t);
+  auto net = leaf_spine(sw, 3, 4, 2, 4);
   for (std::uint32_t h = 1; h < 16; h += 2)
     net->add_flow({.src = h, .dst = 0, .bytes = 300'000, .start = {}, .priority = 3});
   for (std::uint32_t h = 2; h < 16; h += 2)
@@ -480,13 +487,7 @@ TEST(PartitionedRun, ANetworkWithoutWorkRunsToTheStopSplitOrNot) {
     SwitchConfig sw;
     sw.watchdog = true;
     sw.wd_poll = us(100);
-    auto net = std::make_unique<Network>(NicConfig{}, sw, 1);
-    TopologySpec t;
-    t.kind = TopologyKind::leaf_spine;
-    t.leaves = 2;
-    t.spines = 1;
-    t.hosts_per_leaf = 2;
-    build_topology(*net, t);
+    auto net = leaf_spine(sw, 1, 2, 1, 2);
     net->detect_deadlocks(us(30), us(500));
     return net;
   };
