@@ -17,11 +17,12 @@ packages=(
   libfabric-bin       # fi_info, to see the providers installed
   zlib1g-dev          # CRC-32 (ECMP hashing, RoCEv2 ICRC)
   libpcap-dev         # fabriclab run: pcap files of chosen ports
-  libopenmpi-dev      # sweeps across machines (mpirun fabriclab sweep ...)
+  libopenmpi-dev      # sweeps and split runs across machines (mpirun fabriclab sweep|run ...)
   openmpi-bin         # mpirun
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
+  time                # GNU time: each process's peak RSS in bench/ranks_scale.sh
   clang-format        # the format test and `make format` (.clang-format)
   # plots of experiments (fabriclab offload, fabriclab experiment)
   gnuplot-nox

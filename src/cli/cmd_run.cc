@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "scenario/batch/ranks.h"
 #include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::cli {
@@ -21,6 +22,7 @@ struct RunArgs {
   bool parameters = false;
   bool quiet = false;
   bool trace_ops = false;
+  double rank_timeout = 300;
 };
 
 void print_parameters() {
@@ -50,7 +52,15 @@ int run_run(const RunArgs& a) {
   const std::string out = a.out.empty()
                               ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string()
                               : a.out;
-  const auto o = scenario::run_fabric(cfg, {.scenario = a.scenario, .out_dir = out, .progress = !a.quiet});
+  if (!(a.rank_timeout > 0) || a.rank_timeout > 86400)
+    throw InputError(fmt::format("run: --rank-timeout {} is outside (0, 86400] seconds", a.rank_timeout));
+  // Under mpirun with several ranks, the run is split over them; rank 0 says what happened.
+  fabric::Exchange* ranks = scenario::mpi_size() > 1 ? &scenario::mpi_exchange(a.rank_timeout) : nullptr;
+  const auto o = scenario::run_fabric(cfg,
+                                      {.scenario = a.scenario, .out_dir = out, .progress = !a.quiet, .ranks = ranks});
+  // The other ranks of a split run leave the report, and the exit code, to rank 0: a rank
+  // that exits non-zero first has the launcher end the job, rank 0 with it, mid-report.
+  if (ranks && ranks->rank() != 0) return 0;
   const auto& t = o.totals;
   auto us = [](Time x) { return fmt::format("{:.3f} us", static_cast<double>(x.ps()) / 1e6); };
   fmt::print("{}: {} of {} flows delivered, {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
@@ -75,6 +85,20 @@ int run_run(const RunArgs& a) {
   fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}\n", out,
              o.collectives.empty() ? "" : ", collectives.csv",
              o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv");
+  if (!o.rank_stats.empty()) {
+    // Each rank's windows, the frames it sent to other ranks, and its time in the windows'
+    // exchanges (mostly waiting for the slowest rank).
+    std::uint64_t frames = 0;
+    double longest = 0;
+    for (const auto& r : o.rank_stats) {
+      frames += r.frames_out;
+      longest = std::max(longest, r.exchange_seconds);
+    }
+    const double windows = static_cast<double>(std::max<std::uint64_t>(o.rank_stats[0].windows, 1));
+    fmt::print("  on {} MPI ranks: {} windows, {:.1f} frames between ranks per window, at most {:.2f} s of a rank "
+               "in the windows' exchanges\n",
+               o.rank_stats.size(), o.rank_stats[0].windows, static_cast<double>(frames) / windows, longest);
+  }
   if (o.watchdog_storms > 0)
     fmt::print("  PFC watchdog: {} storms, {} packets dropped\n", o.watchdog_storms, o.watchdog_drops);
   int rc = 0;
@@ -126,6 +150,9 @@ Command add_run_command(CLI::App& app) {
   sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
   sub->add_option("--seed", a->seed, "seed of the random streams (sets sim.seed)")->check(CLI::NonNegativeNumber);
   sub->add_option("--set", a->sets, "override a parameter: key=value (repeatable)");
+  sub->add_option("--rank-timeout", a->rank_timeout,
+                  "under mpirun: seconds a rank waits for another at a window's end before it ends the run naming "
+                  "it (default 300)");
   return {sub, [a] { return run_run(*a); }};
 }
 

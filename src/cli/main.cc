@@ -85,13 +85,19 @@ int main(int argc, char** argv) {
     for (const auto& c : commands) {
       if (!c.app->parsed()) continue;
       const std::string name = c.app->get_name();
-      if (ranks > 1 && name != "sweep" && name != "experiment" && name != "offload")
+      if (ranks > 1 && name != "run" && name != "sweep" && name != "experiment" && name != "offload")
         throw fabriclab::InputError("fabriclab " + name +
-                                    " runs on one process; of the commands, only `sweep`, `experiment` and "
-                                    "`offload` grids spread over MPI ranks (started here with " +
+                                    " runs on one process; of the commands, `run` splits over MPI ranks and "
+                                    "`sweep`, `experiment` and `offload` grids spread over them (started here with " +
                                     std::to_string(ranks) + "): run it without mpirun");
       return c.run();
     }
+  } catch (const fabriclab::RankFailure& e) {
+    // A run split over the ranks failed in one of them: every rank knows, rank 0 says it
+    // and exits with the code (the others exit 0 so that the launcher lets it finish).
+    if (rank > 0) return 0;
+    std::cerr << "fabriclab: " << (e.exit_code() == 2 ? "error: " : "internal error: ") << e.what() << '\n';
+    return e.exit_code();
   } catch (const fabriclab::InputError& e) {
     // Under MPI every rank meets the same bad input: rank 0 says it.
     if (rank == 0) std::cerr << "fabriclab: error: " << e.what() << '\n';

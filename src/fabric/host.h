@@ -49,6 +49,13 @@ namespace fabriclab::fabric {
 enum class Transport : std::uint8_t { rc, uc };
 inline constexpr params::EnumNames<Transport, 2> kTransportNames{{{Transport::rc, "rc"}, {Transport::uc, "uc"}}};
 
+// A NIC's transport statistics (Host::counters()).
+struct HostCounters {
+  std::uint64_t naks_sent = 0, out_of_sequence_drops = 0, duplicates = 0, ce_marked_received = 0, cnps_sent = 0,
+                cnps_received = 0, reordered_accepted = 0, reorder_give_ups = 0, timeouts = 0, rx_buffer_drops = 0,
+                misdelivered = 0;
+};
+
 struct NicConfig {
   std::uint32_t mtu = 4096;  // payload bytes per packet
   Transport transport = Transport::rc;
@@ -116,7 +123,11 @@ class Host final : public Node, public EventHandler, public RateListener {
     }
   }
 
-  // Receiver statistics.
+  // Receiver statistics, one by one and together.
+  HostCounters counters() const {
+    return {naks_sent_,    oos_drops_, duplicates_, ce_received_, cnps_sent_,   cnps_received_,
+            ooo_accepted_, give_ups_,  timeouts_,   rx_drops_,    misdelivered_};
+  }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
   std::uint64_t duplicates() const { return duplicates_; }

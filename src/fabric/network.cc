@@ -293,12 +293,14 @@ void Network::run_tail(Time stop) {
 std::uint64_t Network::events() const {
   if (n_parts_ == 1 || parts_.empty()) return sim_.events();
   if (running_) return window_events_;  // for `progress`, on the thread that calls it
+  if (agreed_) return total_events_;
   std::uint64_t e = 0;
   for (const auto& part : parts_) e += part->sim.events();
   return e;
 }
 
 std::uint64_t Network::fingerprint() const {
+  if (agreed_) return total_fingerprint_;
   std::uint64_t h = sim_.fingerprint();  // the parts' shares add up to the undivided run's
   for (const auto& part : parts_) h += part->sim.fingerprint();
   return h;
@@ -319,7 +321,180 @@ void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
 
 void Network::look_for_deadlock(Time now) {
   if (deadlock_) return;  // one report; a watchdog that may break it keeps the run going
-  deadlock_ = find_pfc_deadlock(switches_, static_cast<std::uint32_t>(hosts_.size()), now, deadlock_persist_);
+  const auto first = static_cast<std::uint32_t>(hosts_.size());
+  if (!exchange_) {
+    deadlock_ = find_pfc_deadlock(switches_, first, now, deadlock_persist_);
+    return;
+  }
+  // Over several processes: each collects its switches' paused queues, every one puts
+  // them all together in the undivided order and finds the same cycle.
+  const auto mine = paused_queues(switches_, first, now, deadlock_persist_,
+                                  [&](std::size_t i) { return runs_here(static_cast<std::uint32_t>(first + i)); });
+  std::vector<std::byte> bytes;
+  ByteWriter w(bytes);
+  w.put(static_cast<std::uint64_t>(mine.size()));
+  for (const PausedQueue& q : mine) {
+    w.put(q.sw);
+    w.put(q.port);
+    w.put(q.prio);
+    w.put(static_cast<std::uint64_t>(q.upstream.size()));
+    for (const auto& [node, port] : q.upstream) {
+      w.put(node);
+      w.put(port);
+    }
+  }
+  ByRank all;
+  exchange_->all_gather(bytes, all, "a deadlock check");
+  std::vector<PausedQueue> queues;
+  for (int r = 0; r < exchange_->size(); ++r) {
+    ByteReader in(all.of(r));
+    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+      PausedQueue q{in.get<std::uint32_t>(), in.get<std::uint16_t>(), in.get<std::uint8_t>(), {}};
+      for (auto u = in.get<std::uint64_t>(); u > 0; --u) {
+        const auto node = in.get<std::uint32_t>();
+        q.upstream.emplace_back(node, in.get<std::uint16_t>());
+      }
+      queues.push_back(std::move(q));
+    }
+  }
+  std::sort(queues.begin(), queues.end(), [](const PausedQueue& a, const PausedQueue& b) {
+    return std::tie(a.sw, a.port, a.prio) < std::tie(b.sw, b.port, b.prio);
+  });
+  deadlock_ = find_cycle(queues, switches_, first, now);
+}
+
+PortCounters Network::port_counters_at_end(std::uint32_t node, std::size_t port) const {
+  if (!gathered_ports_.empty()) return gathered_ports_.at(port_base_.at(node) + port);
+  return port_counters(*nodes_.at(node), port, end_);
+}
+
+HostCounters Network::host_counters(std::uint32_t h) const {
+  if (!gathered_hosts_.empty()) return gathered_hosts_.at(h);
+  return hosts_.at(h)->counters();
+}
+
+WatchdogCounts Network::watchdog_counts(std::uint32_t sw, std::size_t port) const {
+  if (!gathered_watchdog_.empty()) return gathered_watchdog_.at(port_base_.at(hosts_.size() + sw) + port);
+  return {switches_.at(sw)->storms(port), switches_.at(sw)->watchdog_drops(port)};
+}
+
+void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now) {
+  // Every process's share of what the run's totals add up from.
+  struct Share {
+    Ledger ledger;
+    std::uint64_t events, fingerprint, packet_hops, in_flight_packets, in_flight_bytes, peak, flows_finished;
+    Time last_now;
+    bool pending;
+    RankStats stats;
+  };
+  const Share mine{ledger_,
+                   t.events,
+                   fingerprint(),
+                   t.packet_hops,
+                   t.in_flight_data_packets,
+                   t.in_flight_data_bytes,
+                   t.peak_packets,
+                   t.flows_finished,
+                   last_now,
+                   pending,
+                   rank_stats_};
+  std::vector<std::byte> bytes;
+  ByteWriter(bytes).put(mine);
+  ByRank all;
+  exchange_->all_gather(bytes, all, "the end of the run (totals)");
+  ledger_ = {};
+  t = RunTotals{.end = t.end};
+  std::uint64_t fp = 0;
+  pending = false;
+  all_rank_stats_.clear();
+  for (int r = 0; r < exchange_->size(); ++r) {
+    const Share s = ByteReader(all.of(r)).get<Share>();
+    ledger_ += s.ledger;
+    t.events += s.events;
+    fp += s.fingerprint;
+    t.packet_hops += s.packet_hops;
+    t.in_flight_data_packets += s.in_flight_packets;
+    t.in_flight_data_bytes += s.in_flight_bytes;
+    t.peak_packets += s.peak;
+    t.flows_finished += s.flows_finished;
+    last_now = std::max(last_now, s.last_now);
+    pending = pending || s.pending;
+    all_rank_stats_.push_back(s.stats);
+  }
+  total_events_ = t.events;
+  total_fingerprint_ = fp;
+  agreed_ = true;
+}
+
+WatchdogCounts Network::own_watchdog(std::uint32_t node, std::size_t port) const {
+  const Switch& sw = *switches_[node - hosts_.size()];
+  return {sw.storms(port), sw.watchdog_drops(port)};
+}
+
+void Network::gather_results() {
+  port_base_.assign(nodes_.size() + 1, 0);
+  for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
+  // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
+  // sender's retransmissions, the receiver's delivery).
+  ByRank out, in;
+  out.clear(exchange_->size());
+  if (exchange_->rank() != 0) {  // (rank 0 sends itself nothing)
+    ByteWriter w(out.data);
+    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+      if (!runs_here(n)) continue;
+      w.put(n);
+      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(port_counters(*nodes_[n], i, end_));
+      if (n < hosts_.size()) w.put(hosts_[n]->counters());
+      else
+        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(own_watchdog(n, i));
+    }
+    w.put(~std::uint32_t{0});
+    for (std::uint32_t id = 0; id < flows_.size(); ++id) {
+      const FlowState& f = flows_[id];
+      if (runs_here(f.spec.src)) w.put(f.retransmitted);
+      if (runs_here(f.spec.dst)) {
+        w.put(f.delivered);
+        w.put(f.qps_done);
+        w.put(f.finish);
+      }
+    }
+  }
+  for (int r = 0; r < exchange_->size(); ++r) out.next_rank();  // all of it for rank 0
+  exchange_->all_to_all(out, in, "the end of the run (outputs to rank 0)");
+  if (exchange_->rank() != 0) return;
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) {
+      gathered_ports_.push_back(port_counters(*nodes_[n], i, end_));
+      gathered_watchdog_.push_back(n < hosts_.size() ? WatchdogCounts{} : own_watchdog(n, i));
+    }
+  for (const auto& h : hosts_) gathered_hosts_.push_back(h->counters());
+  for (int r = 1; r < exchange_->size(); ++r) {
+    ByteReader rd(in.of(r));
+    const auto owner = [&](std::uint32_t node) {
+      const std::uint64_t q = part_of_[node], size = static_cast<std::uint64_t>(exchange_->size());
+      return static_cast<std::uint64_t>(r) * n_parts_ / size <= q &&
+             q < (static_cast<std::uint64_t>(r) + 1) * n_parts_ / size;
+    };
+    for (auto n = rd.get<std::uint32_t>(); n != ~std::uint32_t{0}; n = rd.get<std::uint32_t>()) {
+      if (n >= nodes_.size() || !owner(n))
+        throw std::logic_error(fmt::format("rank {} sent the counters of node {}", r, n));
+      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+        gathered_ports_[port_base_[n] + i] = rd.get<PortCounters>();
+      if (n < hosts_.size()) gathered_hosts_[n] = rd.get<HostCounters>();
+      else
+        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+          gathered_watchdog_[port_base_[n] + i] = rd.get<WatchdogCounts>();
+    }
+    for (FlowState& f : flows_) {
+      if (owner(f.spec.src)) f.retransmitted = rd.get<std::uint64_t>();
+      if (owner(f.spec.dst)) {
+        f.delivered = rd.get<std::uint64_t>();
+        f.qps_done = rd.get<std::uint32_t>();
+        f.finish = rd.get<Time>();
+      }
+    }
+    if (!rd.done()) throw std::logic_error(fmt::format("rank {} sent more than its nodes' counters", r));
+  }
 }
 
 RunTotals Network::finish() {
@@ -328,18 +503,22 @@ RunTotals Network::finish() {
   t.end = sim_.now();
   t.events = events();
   t.peak_packets = packets_.peak();
+  // Partitioned: whether events remain, and the last part's clock (over several
+  // processes, this one's parts' until agree_on_totals).
+  bool pending = false;
+  Time last_now;
   if (!parts_.empty()) {
-    // Frames still crossing between parts are on their links. As an undivided run's, the
-    // clock ends where the last window did if events remain, else at the last event.
-    for (std::uint32_t q = 0; q < parts_.size(); ++q)
+    // Frames still crossing between parts are on their links.
+    for (std::uint32_t q = first_part_; q < end_part_; ++q)
       for (int w : {0, 1}) hand_over(q, w);
     t.peak_packets = 0;
-    bool pending = stopped_by_deadlock();  // (which ends the run at its check)
-    for (const auto& part : parts_) pending = pending || part->sim.pending() > 0;
-    for (const auto& part : parts_) {
-      t.end = std::max(t.end, pending ? ran_until_ : part->sim.now());
-      t.peak_packets += part->packets.peak();
-      ledger_ += part->ledger;
+    pending = stopped_by_deadlock();  // (which ends the run at its check)
+    for (std::uint32_t q = first_part_; q < end_part_; ++q) {
+      const Part& part = *parts_[q];
+      pending = pending || part.sim.pending() > 0;
+      last_now = std::max(last_now, part.sim.now());
+      t.peak_packets += part.packets.peak();
+      ledger_ += part.ledger;
     }
   }
   std::uint64_t found = 0;
@@ -361,7 +540,17 @@ RunTotals Network::finish() {
   for_each_in_turns(queues, [&](const Packet* p) { count(*p); });
   for (auto& b : boxes_) b->for_each_held(count);
   for (auto& r : reseqs_) r->for_each_held(count);
-  for (const auto& f : flows_) t.flows_finished += f.finished();
+  // Finished flows are counted where they are received (another process's are pristine here).
+  for (const auto& f : flows_) t.flows_finished += f.finished() && runs_here(f.spec.dst);
+  // Each process's own packets are in its own pools, queues and links.
+  if (found != packets_alive())
+    throw std::logic_error("packet leak: " + std::to_string(packets_alive()) + " packets alive, " +
+                           std::to_string(found) + " in queues and on links");
+  if (exchange_) agree_on_totals(t, pending, last_now);
+  // As an undivided run's, the clock ends where the last window did if events remain,
+  // else at the last event.
+  if (!parts_.empty()) t.end = std::max(t.end, pending ? ran_until_ : last_now);
+  end_ = t.end;
   t.all_finished = t.flows_finished == flows_.size() && released_ == held_ && ctx_.work_released == ctx_.work_held;
   for (const auto& part : parts_) t.all_finished = t.all_finished && part->ctx.work_released == part->ctx.work_held;
   t.deadlock = deadlock_.has_value();
@@ -378,9 +567,7 @@ RunTotals Network::finish() {
         " / " + std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
         std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
         std::to_string(t.in_flight_data_bytes));
-  if (found != packets_alive())
-    throw std::logic_error("packet leak: " + std::to_string(packets_alive()) + " packets alive, " +
-                           std::to_string(found) + " in queues and on links");
+  if (exchange_) gather_results();
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
   for (auto& h : hosts_) h->drain();

@@ -14,9 +14,12 @@
 // simulator, packet pool and ledger, run in lock-step windows as long as the smallest
 // delay of a link between parts (conservative synchronization: a frame sent in one
 // window cannot arrive before the next). Frames crossing a cut are handed over at the
-// window's end, in a fixed order, so a partitioned run is deterministic and gives the
-// same result with one thread or several; ties between events at one picosecond may
-// order differently than in an undivided run, so its fingerprint is its own.
+// window's end; every event carries a tie key drawn by the node acting (core/simulator.h),
+// so a partitioned run executes the undivided run's events, in the same order within
+// each part, whatever the threads: the same outputs and fingerprint. The parts may also
+// be spread over processes (MPI ranks, through an Exchange): each runs a block of them
+// and the exchange carries the frames, the windows' decisions, the deadlock checks and,
+// at the end, what the outputs read, to rank 0.
 #pragma once
 
 #include <array>
@@ -33,6 +36,7 @@
 #include "core/simulator.h"
 #include "fabric/context.h"
 #include "fabric/deadlock.h"
+#include "fabric/exchange.h"
 #include "fabric/flows.h"
 #include "fabric/host.h"
 #include "fabric/port.h"
@@ -56,6 +60,14 @@ struct RunTotals {
                                    // parts' peaks; frames being handed over are in neither)
   bool all_finished = false;
   bool deadlock = false;  // the run stopped on a PFC deadlock (see Network::deadlock())
+};
+
+// A run over several processes, as this process saw it: its windows, the frames its
+// parts sent into other processes' parts, and the wall time it spent in the windows'
+// exchanges (waiting for the slowest process, then moving the bytes).
+struct RankStats {
+  std::uint64_t windows = 0, frames_out = 0, bytes_out = 0;
+  double exchange_seconds = 0;
 };
 
 class Network final : private FlowEvents {
@@ -155,6 +167,15 @@ class Network final : private FlowEvents {
   // inside a window runs at its end, while no part runs; flows with `after`, link
   // elements and port taps are refused (they would act across parts within a window).
   void set_partitions(std::uint32_t partitions, std::uint32_t threads);
+  // The same over the processes `exchange` joins (every one builds the same network and
+  // calls run()): process r runs parts [r * partitions / size, (r + 1) * partitions /
+  // size) with `threads` threads (at most the smallest block). The outcome is the same
+  // on every process (totals, ledger, deadlock); rank 0 alone holds what the outputs
+  // read of the nodes and flows (holds_results()). A failure in any process ends the run
+  // in every one with a RankFailure naming it. Collectives (a coordinator) are refused.
+  void set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange);
+  // Once finished over several processes: every rank's RankStats, by rank (else empty).
+  const std::vector<RankStats>& rank_stats() const { return all_rank_stats_; }
   std::uint32_t partitions() const { return n_parts_; }
   // The part node `id` runs in, and the window (after run() has prepared the network).
   std::uint32_t partition_of(std::uint32_t node) const { return n_parts_ > 1 ? part_of_.at(node) : 0; }
@@ -176,6 +197,13 @@ class Network final : private FlowEvents {
   const Ledger& ledger() const { return ledger_; }
   // What port `port` of `node` counted, with what its node counted for it, up to `end`.
   static PortCounters port_counters(const Node& node, std::size_t port, Time end);
+  // What the outputs read once the run has finished: every node's, read from the nodes
+  // or, on rank 0 of a run over several processes, gathered from the ranks that ran
+  // them. False on the other ranks, which hold only their own.
+  bool holds_results() const { return !exchange_ || exchange_->rank() == 0; }
+  PortCounters port_counters_at_end(std::uint32_t node, std::size_t port) const;
+  HostCounters host_counters(std::uint32_t h) const;
+  WatchdogCounts watchdog_counts(std::uint32_t sw, std::size_t port) const;
   std::size_t packets_alive() const;
 
  private:
@@ -192,7 +220,20 @@ class Network final : private FlowEvents {
   void partition();
   RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
   void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
-  void release_switch_queues();                  // every packet queued in a switch, back to its pool
+  // Over several processes: this one's parts' published `seen` and the frames they sent
+  // into other processes' parts, out; theirs, in (into the parts' places here).
+  void exchange_window(int window);
+  // Over several processes, at the end: the totals every rank agrees on, and what rank 0
+  // needs for the outputs; a failure in any rank, thrown in every one.
+  void agree_on_totals(RunTotals& t, bool& pending, Time& last_now);
+  // This process runs node `node` (always, but over several processes).
+  bool runs_here(std::uint32_t node) const {
+    return !exchange_ || (part_of_[node] >= first_part_ && part_of_[node] < end_part_);
+  }
+  void gather_results();
+  WatchdogCounts own_watchdog(std::uint32_t node, std::size_t port) const;  // switch `node`'s, read here
+  void rethrow_any_failure();
+  void release_switch_queues();  // every packet queued in a switch, back to its pool
 
   Simulator sim_;
   Pool<Packet> packets_{"Packet", 4096};
@@ -224,8 +265,22 @@ class Network final : private FlowEvents {
     std::array<Seen, 2> seen;
   };
   std::uint32_t n_parts_ = 1, n_threads_ = 1;
-  std::vector<std::unique_ptr<Part>> parts_;  // before the nodes: they release into its pools
-  std::vector<std::uint32_t> part_of_;        // per node
+  Exchange* exchange_ = nullptr;                 // several processes
+  std::uint32_t first_part_ = 0, end_part_ = 0;  // the parts this process runs
+  ByRank mail_out_, mail_in_;
+  RankStats rank_stats_;
+  std::vector<RankStats> all_rank_stats_;
+  // Over several processes, once finished: the run's events and fingerprint, and on rank
+  // 0 every node's counters (ports by port_base_[node] + port).
+  std::uint64_t total_events_ = 0, total_fingerprint_ = 0;
+  bool agreed_ = false;  // (agree_on_totals has run: the totals above are the run's)
+  Time end_;
+  std::vector<std::size_t> port_base_;
+  std::vector<PortCounters> gathered_ports_;
+  std::vector<HostCounters> gathered_hosts_;
+  std::vector<WatchdogCounts> gathered_watchdog_;  // by port_base_ of the switch
+  std::vector<std::unique_ptr<Part>> parts_;       // before the nodes: they release into its pools
+  std::vector<std::uint32_t> part_of_;             // per node
   Time window_ = Time::max();
   // A run that ends by finishing its work goes on for the longest link delay after the
   // last piece was done (the tail), so that its end does not depend on how it was split:

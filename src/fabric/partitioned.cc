@@ -1,9 +1,11 @@
 // Network: a run split into parts with their own simulator, pool and ledger, run by
-// threads in lock-step windows of the smallest link delay between parts.
+// threads in lock-step windows of the smallest link delay between parts, in one process
+// or over several (an Exchange between MPI ranks).
 #include "fabric/network.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 
@@ -23,6 +25,23 @@ void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
                      std::to_string(threads));
   n_parts_ = partitions;
   n_threads_ = threads;
+  exchange_ = nullptr;
+}
+
+void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange) {
+  const auto ranks = static_cast<std::uint32_t>(exchange.size());
+  if (ranks < 2) return set_partitions(partitions, threads);
+  if (partitions < ranks)
+    throw InputError("partitions: " + std::to_string(partitions) + " parts cannot run on " + std::to_string(ranks) +
+                     " processes (at least one part each)");
+  set_partitions(partitions, 1);
+  const std::uint32_t smallest = partitions / ranks;  // the blocks differ by one part at most
+  if (threads < 1 || threads > smallest)
+    throw InputError("threads: expected 1.." + std::to_string(smallest) + " per process (" +
+                     std::to_string(partitions) + " parts on " + std::to_string(ranks) + " processes), got " +
+                     std::to_string(threads));
+  n_threads_ = threads;
+  exchange_ = &exchange;
 }
 
 void Network::partition() {
@@ -38,6 +57,9 @@ void Network::partition() {
       if (n->port(i).tap())
         throw InputError(why + "cannot capture or observe frames at a port (" + n->name() + " port " +
                          std::to_string(i) + ")");
+  if (coordinator_ && exchange_)
+    throw InputError(why + "over " + std::to_string(exchange_->size()) +
+                     " processes cannot run collectives (their coordinator acts on every part at once)");
   if (hosts_.size() < n_parts_)
     throw InputError(why + "needs a host per partition at least (" + std::to_string(hosts_.size()) + " hosts)");
 
@@ -106,6 +128,110 @@ void Network::partition() {
   };
   for (auto& h : hosts_) bind(*h, *h);
   for (auto& sw : switches_) bind(*sw, *sw);
+  first_part_ = 0;
+  end_part_ = n_parts_;
+  if (exchange_) {
+    const auto r = static_cast<std::uint64_t>(exchange_->rank()), size = static_cast<std::uint64_t>(exchange_->size());
+    first_part_ = static_cast<std::uint32_t>(r * n_parts_ / size);
+    end_part_ = static_cast<std::uint32_t>((r + 1) * n_parts_ / size);
+  }
+}
+
+void Network::exchange_window(int window) {
+  const int ranks = exchange_->size(), me = exchange_->rank();
+  const auto block = [&](int r) {
+    return std::pair{static_cast<std::uint32_t>(static_cast<std::uint64_t>(r) * n_parts_ / ranks),
+                     static_cast<std::uint32_t>(static_cast<std::uint64_t>(r + 1) * n_parts_ / ranks)};
+  };
+  // To each other process: what every part here published, then, part by part, the
+  // frames it sent into that process's parts (by destination part, in sending order).
+  mail_out_.clear(ranks);
+  ByteWriter out(mail_out_.data);
+  for (int r = 0; r < ranks; ++r) {
+    if (r != me) {
+      for (std::uint32_t q = first_part_; q < end_part_; ++q) out.put(parts_[q]->seen[window]);
+      const auto [lo, hi] = block(r);
+      for (std::uint32_t q = first_part_; q < end_part_; ++q)
+        for (std::uint32_t to = lo; to < hi; ++to) {
+          auto& frames = parts_[q]->out[to].window[window].frames;
+          out.put(static_cast<std::uint64_t>(frames.size()));
+          for (const Crossing& c : frames) {
+            out.put(c.at);
+            out.put(c.key);
+            out.put(c.to->owner().id());
+            out.put(c.to->index());
+            out.put(c.packet);
+          }
+          rank_stats_.frames_out += frames.size();
+          frames.clear();
+        }
+    }
+    mail_out_.next_rank();
+  }
+  rank_stats_.bytes_out += mail_out_.data.size();
+  ++rank_stats_.windows;
+  const auto t0 = std::chrono::steady_clock::now();
+  exchange_->all_to_all(mail_out_, mail_in_, "the end of a window");
+  rank_stats_.exchange_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Theirs, into their parts' places here: hand_over takes the frames from there.
+  for (int r = 0; r < ranks; ++r) {
+    if (r == me) continue;
+    ByteReader in(mail_in_.of(r));
+    const auto [lo, hi] = block(r);
+    for (std::uint32_t q = lo; q < hi; ++q) parts_[q]->seen[window] = in.get<Seen>();
+    for (std::uint32_t q = lo; q < hi; ++q)
+      for (std::uint32_t to = first_part_; to < end_part_; ++to) {
+        auto& frames = parts_[q]->out[to].window[window].frames;
+        for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+          const auto at = in.get<Time>();
+          const auto key = in.get<std::uint64_t>();
+          const auto node = in.get<std::uint32_t>();
+          const auto port = in.get<std::uint16_t>();
+          if (node >= nodes_.size() || port >= nodes_[node]->port_count())
+            throw std::logic_error(
+                fmt::format("a frame from process {} arrives at node {} port {}, not in the network", r, node, port));
+          frames.push_back({at, &nodes_[node]->port(port), key, in.get<Packet>()});
+        }
+      }
+    if (!in.done()) throw std::logic_error(fmt::format("process {} sent more than a window's frames", r));
+  }
+}
+
+void Network::rethrow_any_failure() {
+  std::exception_ptr mine;
+  for (std::uint32_t q = first_part_; q < end_part_ && !mine; ++q) mine = parts_[q]->error;
+  if (!exchange_) {
+    if (mine) std::rethrow_exception(mine);
+    return;
+  }
+  // Every process learns which failed, and why: the first failing one's message.
+  std::vector<std::byte> bytes;
+  ByteWriter w(bytes);
+  int code = 0;
+  std::string text;
+  if (mine) {
+    try {
+      std::rethrow_exception(mine);
+    } catch (const InputError& e) {
+      code = 2, text = e.what();
+    } catch (const RankFailure& e) {
+      code = e.exit_code(), text = e.what();
+    } catch (const std::exception& e) {
+      code = 3, text = e.what();
+    } catch (...) {
+      code = 3, text = "an unknown exception";
+    }
+  }
+  w.put(code);
+  w.put_text(text);
+  ByRank all;
+  exchange_->all_gather(bytes, all, "the end of the run (any failure)");
+  for (int r = 0; r < exchange_->size(); ++r) {
+    ByteReader in(all.of(r));
+    const int c = in.get<int>();
+    const std::string t = in.get_text();
+    if (c != 0) throw RankFailure(fmt::format("rank {}: {}", r, t), c);
+  }
 }
 
 void Network::hand_over(std::uint32_t to, int window) {
@@ -118,7 +244,7 @@ void Network::hand_over(std::uint32_t to, int window) {
 
 RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
   prepare();
-  const std::uint32_t parts = n_parts_, threads = n_threads_;
+  const std::uint32_t threads = n_threads_;
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
   const bool look = looks_for_deadlocks();
   // Windows on a fixed grid of `grid` from the start (whatever the checks); a window also
@@ -135,7 +261,9 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
   bool idle_after_step = false;
   // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
   // sending into this window's outboxes; publish what the decision needs in this
-  // window's slot; meet; when a deadlock check, a progress report or the coordinator's
+  // window's slot; meet; over several processes, thread 0 exchanges the slots and the
+  // frames with the other processes (exchange_window) and the threads meet again; when a
+  // deadlock check, a progress report or the coordinator's
   // step is due (or the parts fell idle with the coordinator still to act), thread 0
   // makes it at the window's end and the threads meet again, so nothing runs meanwhile;
   // take the frames sent to its parts; and decide, as every thread does, from the
@@ -158,7 +286,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       const bool stepping = due_now <= until;
       if (stepping) until = due_now;
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
-      for (std::uint32_t q = t; q < parts; q += threads) {
+      for (std::uint32_t q = first_part_ + t; q < end_part_; q += threads) {
         Part& part = *parts_[q];
         for (Outbox& o : part.out) o.current = &o.window[w].frames;
         if (!part.error) {
@@ -174,6 +302,17 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         for (const Outbox& o : part.out) seen.sent += o.window[w].frames.size();
       }
       sync.arrive_and_wait();
+      if (exchange_) {  // the other processes' parts' `seen` and frames, into their places here
+        if (t == 0) {
+          try {
+            exchange_window(w);
+          } catch (const std::exception& e) {
+            // The processes no longer agree on what they exchange: nothing can go on.
+            exchange_->abort(std::string("the exchange at the end of a window failed: ") + e.what());
+          }
+        }
+        sync.arrive_and_wait();
+      }
       std::uint64_t left = 0, pending = 0, events = 0;
       Time last_done;
       bool failed = false;
@@ -206,7 +345,8 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
               due = coordinator_->next_step(true);
             }
           } catch (...) {
-            if (!parts_[0]->error) parts_[0]->error = std::current_exception();  // thread 0 runs part 0
+            // Thread 0 runs the process's first part.
+            if (!parts_[first_part_]->error) parts_[first_part_]->error = std::current_exception();
             due = Time::max();
           }
         }
@@ -214,7 +354,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         if (report) next_progress = until + slice;
         sync.arrive_and_wait();
       }
-      for (std::uint32_t q = t; q < parts; q += threads) {
+      for (std::uint32_t q = first_part_ + t; q < end_part_; q += threads) {
         Part& part = *parts_[q];
         try {
           hand_over(q, w);
@@ -262,8 +402,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
     loop(0);
   }
   running_ = false;
-  for (const auto& part : parts_)
-    if (part->error) std::rethrow_exception(part->error);
+  rethrow_any_failure();
   return finish();
 }
 

@@ -42,6 +42,11 @@ enum class WatchdogAction : std::uint8_t { drop, forward, alert };
 inline constexpr params::EnumNames<WatchdogAction, 3> kWatchdogActionNames{
     {{WatchdogAction::drop, "drop"}, {WatchdogAction::forward, "forward"}, {WatchdogAction::alert, "alert"}}};
 
+// A switch port's PFC watchdog: the storms it declared and the packets it dropped.
+struct WatchdogCounts {
+  std::uint64_t storms = 0, drops = 0;
+};
+
 struct SwitchConfig {
   Bytes buffer = Bytes::from_count(32 << 20);  // shared buffer of the whole switch
   Bytes reserve = Bytes::from_count(0);        // per ingress port and priority group

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Sweeps over MPI ranks (Open MPI's mpirun, as CI runs it: as root, oversubscribed),
-# end to end: the same sweep.csv byte for byte as on one machine; a rank killed in the
-# middle, then the same command again: the points it was running are named, none is
-# lost, the table is again the same; without mpirun nothing changes; other commands
-# refuse to run over several ranks. Usage: FABRICLAB=path/to/fabriclab mpi_test.sh EXAMPLES_DIR
+# Sweeps and runs over MPI ranks (Open MPI's mpirun, as CI runs it: as root,
+# oversubscribed), end to end: the same sweep.csv byte for byte as on one machine; a rank
+# killed in the middle, then the same command again: the points it was running are
+# named, none is lost, the table is again the same; a run split over ranks gives the
+# undivided run's outputs, finds its deadlock, and ends naming a rank that hangs or dies;
+# without mpirun nothing changes; other commands refuse to run over several ranks. Usage: FABRICLAB=path/to/fabriclab mpi_test.sh EXAMPLES_DIR
 set -u
 examples=$1
 fl=${FABRICLAB:?set FABRICLAB}
@@ -94,9 +95,89 @@ expect bad-input 2 "fabriclab: error: --vary: unknown key 'nope'" -- \
   "${mpirun[@]}" -n 2 "$fl" sweep "$examples/incast.toml" --vary nope=1,2 --out "$tmp/bad"
 expect bad-input-once 0 '^1$' -- bash -c "$(printf '%q ' "${mpirun[@]}") -n 2 '$fl' sweep '$examples/incast.toml' \
   --vary nope=1,2 --out '$tmp/bad' 2>&1 | grep -c 'unknown key'"
-# Only sweep spreads over ranks.
-expect run-refused 2 'fabriclab run runs on one process; of the commands, only `sweep`, `experiment` and `offload` grids' -- \
-  "${mpirun[@]}" -n 2 "$fl" run "$examples/incast.toml"
+# Other commands stay on one process.
+expect counters-refused 2 'fabriclab counters runs on one process; of the commands, `run` splits over MPI ranks' -- \
+  "${mpirun[@]}" -n 2 "$fl" counters --collective allreduce --algorithm ring --ranks 4
+
+# A run split over ranks: the undivided run's flows.csv and ports.csv byte for byte, and
+# its summary.json but for the wall time and the peak of packets alive (a split run's is
+# the sum of its parts' peaks); with sim.partitions = 4 and two threads on each of two
+# ranks, the threaded run's summary.json too, peak included.
+same_summary() {  # NAME A B [what else to leave out]
+  local skip="wall_seconds${4:+|$4}"
+  expect "$1" 0 '' -- bash -c "diff <(grep -Ev '$skip' '$2') <(grep -Ev '$skip' '$3')"
+}
+split_runs() {  # NAME SCENARIO [--set ...]
+  local name=$1
+  shift
+  expect "$name-one" 0 'flows delivered' -- "$fl" run "$@" --quiet --out "$tmp/$name-one"
+  expect "$name-threads" 0 'flows delivered' -- "$fl" run "$@" --quiet --out "$tmp/$name-4x2" \
+    --set sim.partitions=4 --set sim.threads=2
+  for n in 2 4; do
+    expect "$name-ranks-$n" 0 "on $n MPI ranks: [0-9]+ windows" -- "${mpirun[@]}" -n $n "$fl" run "$@" --quiet \
+      --out "$tmp/$name-r$n"
+    for f in flows.csv ports.csv; do expect "$name-ranks-$n-$f" 0 '' -- cmp "$tmp/$name-one/$f" "$tmp/$name-r$n/$f"; done
+    same_summary "$name-ranks-$n-summary" "$tmp/$name-one/summary.json" "$tmp/$name-r$n/summary.json" \
+      peak_packets_alive
+  done
+  expect "$name-4x2-ranks" 0 'on 2 MPI ranks' -- "${mpirun[@]}" -n 2 "$fl" run "$@" --quiet --out "$tmp/$name-4x2r" \
+    --set sim.partitions=4 --set sim.threads=2
+  for f in flows.csv ports.csv; do expect "$name-4x2-ranks-$f" 0 '' -- cmp "$tmp/$name-one/$f" "$tmp/$name-4x2r/$f"; done
+  same_summary "$name-4x2-ranks-summary" "$tmp/$name-4x2/summary.json" "$tmp/$name-4x2r/summary.json"
+}
+split_runs incast "$examples/incast.toml"
+split_runs leaf-spine "$examples/leaf-spine.toml"
+split_runs spreading "$examples/congestion-spreading.toml"
+split_runs fat-tree "$examples/leaf-spine.toml" --set topology.kind=fat_tree --set topology.k=4
+
+# A PFC deadlock across ranks (five switches in a ring, every host sending two switches
+# clockwise): found at the same check, the same cycle, exit 1 from rank 0.
+printf 'src,dst,bytes,start,priority,qps\n' >"$tmp/ring_flows.csv"
+for s in 0 1 2 3 4; do for k in 0 1; do
+  echo "$((s * 2 + k)),$(( ((s + 2) % 5) * 2 + k)),20MB,0ns,3,1" >>"$tmp/ring_flows.csv"
+done; done
+printf '[topology]\nkind = "ring"\nring_switches = 5\nhosts_per_switch = 2\n[switch]\nbuffer = "1MiB"\n[switch.mmu]\nthreshold = "static"\nstatic_th = "32KiB"\n[traffic]\npattern = "flows"\nflows_file = "ring_flows.csv"\n' >"$tmp/ring.toml"
+cycle='PFC deadlock at 600.000 us: .*sw0 port 2 priority 3 -> sw1 port 3 priority 3 -> .*sw4 port 3 priority 3'
+expect ring-one 1 "$cycle" -- "$fl" run "$tmp/ring.toml" --quiet --out "$tmp/ring-one"
+expect ring-ranks 1 "$cycle" -- "${mpirun[@]}" -n 3 "$fl" run "$tmp/ring.toml" --quiet --out "$tmp/ring-r3"
+for f in flows.csv ports.csv; do expect "ring-ranks-$f" 0 '' -- cmp "$tmp/ring-one/$f" "$tmp/ring-r3/$f"; done
+same_summary ring-ranks-summary "$tmp/ring-one/summary.json" "$tmp/ring-r3/summary.json" peak_packets_alive
+
+# What acts across parts within a window is refused by its key, once, exit 2.
+expect ranks-collectives 2 'collectives.toml:[0-9]+:[0-9]+: \[\[collective\]\] entries are not supported on 2 MPI ranks' -- \
+  "${mpirun[@]}" -n 2 "$fl" run "$examples/collectives.toml" --quiet --out "$tmp/x"
+expect ranks-impairment 2 'reorder.toml:[0-9]+:[0-9]+: impair.link is not supported on 2 MPI ranks \(one part each\); run it without mpirun' -- \
+  "${mpirun[@]}" -n 2 "$fl" run "$examples/reorder.toml" --quiet --out "$tmp/x"
+expect ranks-fewer-parts 2 'sim.partitions = 3: fewer parts than the 4 MPI ranks' -- \
+  "${mpirun[@]}" -n 4 "$fl" run "$examples/incast.toml" --set sim.partitions=3 --quiet --out "$tmp/x"
+
+# A rank that hangs (stopped) or dies (killed) mid-run ends the whole run, naming it;
+# no summary.json is left to pass for a finished run's.
+long=(run "$examples/leaf-spine.toml" --set traffic.bytes=1GB --quiet)
+stop_rank1() {  # SIGNAL OUT: the signal to rank 1 of the run writing OUT, once it runs
+  for _ in $(seq 1 100); do
+    sleep 0.1
+    for pid in $(pgrep -f "[f]abriclab run .*--out $2"); do
+      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+        sleep 1  # well into the run
+        kill "-$1" "$pid"
+        return
+      fi
+    done
+  done
+}
+for sig in STOP KILL; do
+  ("${mpirun[@]}" -n 2 "$fl" "${long[@]}" --rank-timeout 3 --out "$tmp/$sig" >"$tmp/$sig.out" 2>&1; echo $? >"$tmp/$sig.rc") &
+  job=$!
+  stop_rank1 "$sig" "$tmp/$sig"
+  wait "$job"
+  expect "rank-$sig-failed" 0 '^[1-9]' -- cat "$tmp/$sig.rc"
+  expect "rank-$sig-no-summary" 1 '' -- test -e "$tmp/$sig/summary.json"
+  expect "rank-$sig-nothing-left" 1 '' -- pgrep -f "[f]abriclab run .*--out $tmp/$sig"
+done
+expect rank-hung-named 0 'at the end of a window, rank 1 answered nothing for 3 s \(--rank-timeout\): hung or dead' -- \
+  cat "$tmp/STOP.out"
+expect rank-killed-named 0 'process rank 1 .* exited on signal 9' -- cat "$tmp/KILL.out"
 # One rank under mpirun is an ordinary run.
 expect one-rank-run 0 'flows delivered' -- "${mpirun[@]}" -n 1 "$fl" run "$examples/incast.toml" --out "$tmp/r"
 finish

@@ -6,6 +6,11 @@
 // has no RETH: 4182 x 80 = 334560 ps. An ACK is 70 (+20) bytes: 7200 ps.
 #include <gtest/gtest.h>
 
+#include <barrier>
+#include <set>
+#include <thread>
+#include <tuple>
+
 #include "core/error.h"
 #include "error_message.h"
 #include "fabric/network.h"
@@ -593,6 +598,174 @@ TEST(Network, ANicConfigurationOutsideItsDeclarationsIsRefusedOnce) {
   EXPECT_EQ(testing::input_error_of([&] { Network net(nic, SwitchConfig{}, 1); }), "rpg_gd: 0 is below the minimum 1");
   nic.congestion_control = "none";  // the DCQCN values matter only to DCQCN
   EXPECT_NO_THROW(Network(nic, SwitchConfig{}, 1));
+}
+
+// Processes stood in for by threads: each "rank" runs its own copy of the network, and
+// all_to_all meets the others at a barrier, as MPI ranks meet in MpiExchange (which
+// mpi_test.sh runs under mpirun).
+class Loopback {
+ public:
+  explicit Loopback(int ranks)
+      : n_(ranks), slots_(static_cast<std::size_t>(ranks) * static_cast<std::size_t>(ranks)), sync_(ranks) {}
+  class Rank final : public Exchange {
+   public:
+    Rank(Loopback& all, int rank) : all_(all), rank_(rank) {}
+    int rank() const override { return rank_; }
+    int size() const override { return all_.n_; }
+    void all_to_all(const ByRank& out, ByRank& in, const char* /*when*/) override {
+      for (int r = 0; r < all_.n_; ++r)
+        if (r != rank_) all_.slot(rank_, r).assign(out.of(r).begin(), out.of(r).end());
+      all_.sync_.arrive_and_wait();
+      in.clear(all_.n_);
+      for (int r = 0; r < all_.n_; ++r) {
+        if (r != rank_) in.data.insert(in.data.end(), all_.slot(r, rank_).begin(), all_.slot(r, rank_).end());
+        in.next_rank();
+      }
+      all_.sync_.arrive_and_wait();  // every rank has read before the next call writes
+    }
+    [[noreturn]] void abort(const std::string& why) override { throw std::logic_error(why); }
+
+   private:
+    Loopback& all_;
+    int rank_;
+  };
+
+ private:
+  std::vector<std::byte>& slot(int from, int to) { return slots_[static_cast<std::size_t>(from * n_ + to)]; }
+  int n_;
+  std::vector<std::vector<std::byte>> slots_;  // [from][to]
+  std::barrier<> sync_;
+};
+
+// What rank 0 of a run over `ranks` loopback processes reports, and every rank's totals.
+struct RanksRun {
+  std::unique_ptr<Loopback> loop;  // (outlives the networks, which keep their exchange)
+  std::vector<std::unique_ptr<Loopback::Rank>> ex;
+  std::vector<RunTotals> totals;  // by rank
+  std::vector<std::uint64_t> fingerprints;
+  std::vector<std::unique_ptr<Network>> nets;  // rank 0's holds the results
+  std::vector<std::string> errors;             // by rank: what the run threw ("" = nothing)
+};
+template <typename Make>
+RanksRun over_ranks(Make make, int ranks, std::uint32_t parts, std::uint32_t threads, Time stop,
+                    std::function<void(int, Time)> progress = {}) {
+  RanksRun r;
+  r.loop = std::make_unique<Loopback>(ranks);
+  r.totals.resize(static_cast<std::size_t>(ranks));
+  r.fingerprints.resize(static_cast<std::size_t>(ranks));
+  r.errors.resize(static_cast<std::size_t>(ranks));
+  for (int k = 0; k < ranks; ++k) {
+    r.ex.push_back(std::make_unique<Loopback::Rank>(*r.loop, k));
+    r.nets.push_back(make());
+    r.nets.back()->set_partitions(parts, threads, *r.ex.back());
+  }
+  {
+    std::vector<std::jthread> procs;
+    for (int k = 0; k < ranks; ++k)
+      procs.emplace_back([&, k] {
+        const auto i = static_cast<std::size_t>(k);
+        try {
+          r.totals[i] = r.nets[i]->run(stop, us(100), [&](Time now) {
+            if (progress) progress(k, now);
+          });
+          r.fingerprints[i] = r.nets[i]->fingerprint();
+        } catch (const RankFailure& e) {
+          r.errors[i] = std::to_string(e.exit_code()) + " " + e.what();
+        }
+      });
+  }
+  return r;
+}
+
+TEST(RunOverRanks, IsTheUndividedRunOnEveryRankAndRankZeroHoldsEveryCounter) {
+  auto whole = busy_leaf_spine();
+  const RunTotals w = whole->run(ms(50));
+  ASSERT_TRUE(w.all_finished);
+  for (const auto& [ranks, parts, threads] : {std::tuple{2, 2u, 1u}, {3, 3u, 1u}, {2, 4u, 2u}, {3, 4u, 1u}}) {
+    const RanksRun r = over_ranks(busy_leaf_spine, ranks, parts, threads, ms(50));
+    const std::string what = std::to_string(ranks) + " ranks, " + std::to_string(parts) + " parts";
+    for (int k = 0; k < ranks; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      ASSERT_EQ(r.errors[i], "") << what;
+      // The totals every rank agrees on.
+      EXPECT_EQ(r.fingerprints[i], whole->fingerprint()) << what << ", rank " << k;
+      EXPECT_EQ(r.totals[i].events, w.events) << what << ", rank " << k;
+      EXPECT_EQ(r.totals[i].packet_hops, w.packet_hops) << what << ", rank " << k;
+      EXPECT_EQ(r.totals[i].end, w.end) << what << ", rank " << k;
+      EXPECT_EQ(r.totals[i].flows_finished, w.flows_finished) << what << ", rank " << k;
+      EXPECT_TRUE(r.totals[i].all_finished) << what << ", rank " << k;
+      EXPECT_EQ(r.nets[i]->ledger().data_bytes_arrived, whole->ledger().data_bytes_arrived) << what;
+      EXPECT_EQ(r.nets[i]->ledger().control_packets_sent, whole->ledger().control_packets_sent) << what;
+      EXPECT_EQ(r.nets[i]->holds_results(), k == 0);
+    }
+    // What the outputs read, on rank 0: every node's and flow's, as the undivided run left them.
+    const Network& net = *r.nets[0];
+    for (std::size_t f = 0; f < whole->flows().size(); ++f) {
+      EXPECT_EQ(net.flows()[f].finish, whole->flows()[f].finish) << what << ", flow " << f;
+      EXPECT_EQ(net.flows()[f].delivered, whole->flows()[f].delivered) << what << ", flow " << f;
+      EXPECT_EQ(net.flows()[f].retransmitted, whole->flows()[f].retransmitted) << what << ", flow " << f;
+    }
+    for (const Node* n : whole->nodes())
+      for (std::size_t p = 0; p < n->port_count(); ++p) {
+        const PortCounters a = net.port_counters_at_end(n->id(), p), b = Network::port_counters(*n, p, w.end);
+        EXPECT_EQ(std::tuple(a.tx_bytes, a.tx_packets, a.ecn_marks, a.pfc_pause_sent, a.paused, a.max_queue_bytes),
+                  std::tuple(b.tx_bytes, b.tx_packets, b.ecn_marks, b.pfc_pause_sent, b.paused, b.max_queue_bytes))
+            << what << ", " << n->name() << " port " << p;
+      }
+    std::uint64_t cnps = 0, marked = 0;
+    for (std::uint32_t h = 0; h < whole->host_count(); ++h) {
+      EXPECT_EQ(net.host_counters(h).cnps_sent, whole->host(h).cnps_sent()) << what << ", host " << h;
+      cnps += net.host_counters(h).cnps_sent;
+      marked += net.host_counters(h).ce_marked_received;
+    }
+    EXPECT_GT(cnps, 0u) << "congestion, so that the counters say something";
+    EXPECT_GT(marked, 0u);
+  }
+}
+
+TEST(RunOverRanks, FindsTheRingDeadlockOnEveryRank) {
+  // The ring's queues paused in a cycle that spans the ranks: each collects its own
+  // switches' paused queues, every one puts them together and sees the undivided cycle.
+  auto make = [] {
+    auto net = ring_of_five({});
+    net->detect_deadlocks(us(100), us(500));
+    return net;
+  };
+  auto whole = make();
+  const RunTotals w = whole->run(ms(20));
+  ASSERT_TRUE(w.deadlock);
+  const RanksRun r = over_ranks(make, 3, 3, 1, ms(20));
+  std::set<std::uint32_t> parts;
+  for (std::uint32_t s = 0; s < 5; ++s) parts.insert(r.nets[0]->partition_of(r.nets[0]->switch_at(s).id()));
+  EXPECT_EQ(parts.size(), 3u) << "the cycle's switches are on every rank";
+  for (int k = 0; k < 3; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    ASSERT_EQ(r.errors[i], "");
+    ASSERT_TRUE(r.totals[i].deadlock) << "rank " << k;
+    EXPECT_EQ(r.nets[i]->deadlock()->cycle, whole->deadlock()->cycle) << "rank " << k;
+    EXPECT_EQ(r.nets[i]->deadlock()->detected_at, us(600));
+    EXPECT_EQ(r.totals[i].end, us(600));
+    EXPECT_EQ(r.fingerprints[i], whole->fingerprint());
+  }
+}
+
+TEST(RunOverRanks, AFailureInOneRankEndsTheRunInEveryRankNamingIt) {
+  // Rank 1's progress report throws (as a part that meets an impossible state would):
+  // every rank stops after the window and throws the same RankFailure, code 3 (a bug).
+  const RanksRun r = over_ranks(busy_leaf_spine, 3, 3, 1, ms(50), [](int rank, Time now) {
+    if (rank == 1 && now >= us(200)) throw std::logic_error("a counter fired early");
+  });
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(r.errors[static_cast<std::size_t>(k)], "3 rank 1: a counter fired early");
+}
+
+TEST(RunOverRanks, TooFewPartsOrTooManyThreadsAreRefused) {
+  Loopback loop(3);
+  Loopback::Rank rank0(loop, 0);
+  auto net = busy_leaf_spine();
+  EXPECT_EQ(testing::input_error_of([&] { net->set_partitions(2, 1, rank0); }),
+            "partitions: 2 parts cannot run on 3 processes (at least one part each)");
+  EXPECT_EQ(testing::input_error_of([&] { net->set_partitions(5, 2, rank0); }),
+            "threads: expected 1..1 per process (5 parts on 3 processes), got 2");
 }
 
 }  // namespace

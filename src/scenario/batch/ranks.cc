@@ -8,9 +8,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "scenario/batch/workers.h"
 
@@ -25,13 +29,130 @@ enum Tag : int {
   kAsk = 1,     // worker -> 0: a worker process of mine is free (no payload)
   kTask = 2,    // 0 -> worker: the task to run (int64), or -1: none left
   kResult = 3,  // worker -> 0: (task, status) as two int64
+  kParts = 4,   // a split run's exchange (MpiExchange)
 };
 
 void check(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
+// The ranks' exchange for a split run: every pair of ranks trades one message per call,
+// so that a rank that never sends is known by name.
+class MpiExchange final : public fabric::Exchange {
+ public:
+  explicit MpiExchange(double timeout) : timeout_(timeout) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    inbox_.resize(static_cast<std::size_t>(size_));
+  }
+  void set_timeout(double seconds) { timeout_ = seconds; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void all_to_all(const fabric::ByRank& out, fabric::ByRank& in, const char* when) override {
+    sends_.clear();
+    send_to_.clear();
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const auto bytes = out.of(r);
+      if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+        abort(fmt::format("{} bytes for rank {} at {}: more than one MPI message holds", bytes.size(), r, when));
+      sends_.emplace_back();
+      send_to_.push_back(r);
+      check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, r, kParts, MPI_COMM_WORLD,
+                      &sends_.back()),
+            "MPI_Isend");
+    }
+    // Every other rank's message, as it comes; a rank silent past the timeout is named.
+    waiting_.clear();
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_) waiting_.push_back(r);
+    const auto start = std::chrono::steady_clock::now();
+    for (unsigned idle = 0; !waiting_.empty();) {
+      bool got = false;
+      for (std::size_t i = 0; i < waiting_.size();) {
+        int flag = 0;
+        MPI_Status st;
+        check(MPI_Iprobe(waiting_[i], kParts, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
+        if (!flag) {
+          ++i;
+          continue;
+        }
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        auto& box = inbox_[static_cast<std::size_t>(waiting_[i])];
+        box.resize(static_cast<std::size_t>(count));
+        check(MPI_Recv(box.data(), count, MPI_BYTE, waiting_[i], kParts, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
+        got = true;
+      }
+      idle = got ? 0 : idle + 1;
+      if (idle > 0) pause(idle, start, when);
+    }
+    // Then every other rank has taken this one's message (or its turn ends in a timeout).
+    for (unsigned idle = 0;;) {
+      waiting_.clear();
+      for (std::size_t i = 0; i < sends_.size(); ++i) {
+        int done = 0;
+        check(MPI_Test(&sends_[i], &done, MPI_STATUS_IGNORE), "MPI_Test");
+        if (!done) waiting_.push_back(send_to_[i]);
+      }
+      if (waiting_.empty()) break;
+      pause(++idle, start, when);
+    }
+    in.clear(size_);
+    for (int r = 0; r < size_; ++r) {
+      if (r != rank_) {
+        const auto& box = inbox_[static_cast<std::size_t>(r)];
+        in.data.insert(in.data.end(), box.begin(), box.end());
+      }
+      in.next_rank();
+    }
+  }
+
+  [[noreturn]] void abort(const std::string& why) override {
+    std::cerr << fmt::format("fabriclab: error: rank {} ({}): {}\n", rank_, mpi_host(), why) << std::flush;
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    std::_Exit(3);  // (MPI_Abort does not return)
+  }
+
+ private:
+  // Nothing came: spin a little, then yield the core (ranks may share cores), then sleep;
+  // past the timeout, name the ranks still silent and end the job.
+  void pause(unsigned idle, std::chrono::steady_clock::time_point start, const char* when) {
+    if (idle < 64) return;
+    if (idle < 4096) {
+      std::this_thread::yield();
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+    if (idle % 256 != 0) return;
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (waited < timeout_) return;
+    std::string silent;
+    for (int r : waiting_) silent += (silent.empty() ? "" : ", ") + std::to_string(r);
+    abort(fmt::format("at {}, {} {} answered nothing for {:.0f} s (--rank-timeout): hung or dead; ending the run", when,
+                      waiting_.size() > 1 ? "ranks" : "rank", silent, waited));
+  }
+
+  int rank_ = 0, size_ = 1;
+  double timeout_;
+  std::vector<std::vector<std::byte>> inbox_;
+  std::vector<MPI_Request> sends_;
+  std::vector<int> send_to_;  // the rank of each send
+  // The ranks still to send this one their message, then those still to take its own.
+  std::vector<int> waiting_;
+};
+
 }  // namespace
+
+fabric::Exchange& mpi_exchange(double timeout_seconds) {
+  if (!g_mpi) throw std::logic_error("mpi_exchange without MPI");
+  static MpiExchange exchange(timeout_seconds);
+  exchange.set_timeout(timeout_seconds);
+  return exchange;
+}
 
 bool launched_by_mpi() {
   if (const char* force = std::getenv("FABRICLAB_MPI")) return std::string(force) == "1";

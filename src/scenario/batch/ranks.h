@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "fabric/exchange.h"
+
 namespace fabriclab::scenario {
 
 // True when an MPI launcher started this process (see above).
@@ -38,6 +40,13 @@ int mpi_size();
 std::string mpi_host();
 // Rank 0's `text` on every rank (every rank calls it; without MPI, `text`).
 std::string broadcast_from_root(const std::string& text);
+
+// The exchange of a run split over the ranks (fabric::Network::set_partitions), by
+// point-to-point messages between every pair of ranks. A rank that has not sent what
+// it should within `timeout_seconds` is named (with its host and the point of the run)
+// and the job ends there (MPI_Abort, exit 3): a hung rank never hangs the others; a
+// dead one ends the job through the launcher. One per process, for its life.
+fabric::Exchange& mpi_exchange(double timeout_seconds);
 
 // Runs tasks order[0], order[1], ... over every rank, each rank running up to `jobs` at
 // once in worker processes (Workers' rules: a task's return value is its exit status,

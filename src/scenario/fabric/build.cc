@@ -97,43 +97,73 @@ void add_link_elements(const FabricSetup& setup, Network& net) {
 }
 
 // sim.partitions: refused with what would act across parts within a window.
-void split_into_parts(const FabricSetup& setup, Network& net) {
+// Over several processes (`ranks`), sim.partitions parts (at least one per rank; 1 =
+// one per rank), sim.threads threads in each (0 = one per part it runs).
+void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* ranks) {
   const FabricScenario& s = setup.value;
   const Config& cfg = setup.config;
-  if (const std::uint32_t parts = s.sim.partitions; parts > 1) {
+  const std::uint32_t n_ranks = ranks ? static_cast<std::uint32_t>(ranks->size()) : 1;
+  if (n_ranks > 1 && s.sim.partitions > 1 && s.sim.partitions < n_ranks)
+    throw InputError(fmt::format("{}: sim.partitions = {}: fewer parts than the {} MPI ranks of this run (1 = one "
+                                 "part per rank)",
+                                 cfg.origin("sim.partitions"), s.sim.partitions, n_ranks));
+  if (const std::uint32_t parts = n_ranks > 1 && s.sim.partitions == 1 ? n_ranks : s.sim.partitions; parts > 1) {
+    // How the run is split, for the messages.
+    const std::string split = n_ranks > 1 && s.sim.partitions == 1
+                                  ? fmt::format("on {} MPI ranks (one part each)", n_ranks)
+                                  : fmt::format("with sim.partitions = {} (set at {})", parts,
+                                                cfg.origin("sim.partitions"));
+    const std::string instead = n_ranks > 1 ? "run it without mpirun" : "use sim.partitions = 1";
     // What would act across parts within a window: refused here, by its key.
     const auto refuse = [&](const std::string& key) {
-      throw InputError(fmt::format("{}: {} is not supported with sim.partitions = {} (set at {}); "
-                                   "use sim.partitions = 1",
-                                   cfg.origin(key), key, parts, cfg.origin("sim.partitions")));
+      throw InputError(fmt::format("{}: {} is not supported {}; {}", cfg.origin(key), key, split, instead));
     };
     for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
       if (!cfg.text(key).empty()) refuse(key);
     if (s.output.timeseries_interval > Time()) refuse("output.timeseries_interval");
+    // The messages below start with where the split was asked for.
+    const std::string head = n_ranks > 1 && s.sim.partitions == 1
+                                 ? fmt::format("a run on {} MPI ranks", n_ranks)
+                                 : fmt::format("{}: sim.partitions = {}", cfg.origin("sim.partitions"), parts);
     // Its distribution flows start when an iteration's collectives are seen complete, and
     // the next allreduce when they finish, with no delay a window could hold.
     if (workload::training_on_engine(s.traffic) && s.traffic.distribution_bytes.count() > 0)
-      throw InputError(
-          fmt::format("{}: traffic.training.distribution_bytes = {} is not supported with sim.partitions = "
-                      "{} (set at {}): its flows start when collectives complete, and the next allreduce "
-                      "when they are placed; set it to 0B or use sim.partitions = 1",
-                      cfg.origin("traffic.training.distribution_bytes"),
-                      cfg.shown("traffic.training.distribution_bytes"), parts, cfg.origin("sim.partitions")));
+      throw InputError(fmt::format("{}: traffic.training.distribution_bytes = {} is not supported {}: its flows "
+                                   "start when collectives complete, and the next allreduce when they are placed; "
+                                   "set it to 0B or {}",
+                                   cfg.origin("traffic.training.distribution_bytes"),
+                                   cfg.shown("traffic.training.distribution_bytes"), split, instead));
+    // Collectives: their coordinator acts on every part at once, between windows; in one
+    // process only.
+    if (n_ranks > 1 && (!s.collectives.empty() || workload::training_on_engine(s.traffic)))
+      throw InputError(fmt::format(
+          "{}: {} are not supported {}: their NIC engine acts on every part at once, in one process; run it "
+          "without mpirun (sim.partitions splits it over threads)",
+          s.collectives.empty() ? cfg.origin("traffic.pattern") : cfg.origin("collective.0.collective"),
+          s.collectives.empty() ? "collectives on the NIC engine (traffic.pattern = training)"
+                                : "[[collective]] entries",
+          split));
     for (std::uint32_t id = 0; id < net.flows().size(); ++id)
       if (!net.flows()[id].spec.after.empty())
-        throw InputError(fmt::format("{}: sim.partitions = {}: flow {} starts when others finish (traffic.pattern "
-                                     "= {}), which a partitioned run does not support",
-                                     cfg.origin("sim.partitions"), parts, id,
-                                     params::name_of(workload::kPatternNames, s.traffic.pattern)));
+        throw InputError(fmt::format("{}: flow {} starts when others finish (traffic.pattern = {}), which a "
+                                     "partitioned run does not support",
+                                     head, id, params::name_of(workload::kPatternNames, s.traffic.pattern)));
     if (net.host_count() < parts)
-      throw InputError(fmt::format("{}: sim.partitions = {} needs a host per part at least; the topology has {}",
-                                   cfg.origin("sim.partitions"), parts, net.host_count()));
+      throw InputError(fmt::format("{} needs a host per part at least; the topology has {}", head, net.host_count()));
     // Parts meet every link delay (the window): a link without one would never let them part.
     if (s.topology.host_link.delay <= Time() || s.topology.fabric_link.delay <= Time())
-      throw InputError(fmt::format("{}: sim.partitions = {} needs a delay on every link (topology.link_delay = {}, "
-                                   "set at {})",
-                                   cfg.origin("sim.partitions"), parts, cfg.shown("topology.link_delay"),
-                                   cfg.origin("topology.link_delay")));
+      throw InputError(fmt::format("{} needs a delay on every link (topology.link_delay = {}, set at {})", head,
+                                   cfg.shown("topology.link_delay"), cfg.origin("topology.link_delay")));
+    if (n_ranks > 1) {
+      // Threads per rank: the blocks of parts differ by one at most.
+      const std::uint32_t each = parts / n_ranks, threads = s.sim.threads == 0 ? each : s.sim.threads;
+      if (threads > each)
+        throw InputError(fmt::format("{}: sim.threads = {}: at most one thread per part a rank runs ({} parts on {} "
+                                     "MPI ranks: {} each at least)",
+                                     cfg.origin("sim.threads"), threads, parts, n_ranks, each));
+      net.set_partitions(parts, threads, *ranks);
+      return;
+    }
     const std::uint32_t threads = s.sim.threads == 0 ? parts : s.sim.threads;
     if (threads > parts)
       throw InputError(fmt::format("{}: sim.threads = {}: at most one thread per part (sim.partitions = {})",
@@ -144,7 +174,7 @@ void split_into_parts(const FabricSetup& setup, Network& net) {
 
 }  // namespace
 
-std::unique_ptr<Network> build_network(const FabricSetup& setup) {
+std::unique_ptr<Network> build_network(const FabricSetup& setup, fabric::Exchange* ranks) {
   const FabricScenario& s = setup.value;
   const Config& cfg = setup.config;  // where each value was set, for messages
   if (s.sw.wred.kmax <= s.sw.wred.kmin)
@@ -171,7 +201,7 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup) {
   add_flows(setup, *net);
   add_static_routes(setup, *net);
   add_link_elements(setup, *net);
-  split_into_parts(setup, *net);
+  split_into_parts(setup, *net, ranks);
   return net;
 }
 

@@ -83,7 +83,9 @@ const Parameters<FabricScenario>& fabric_parameters();
 nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np);
 
 // The network, its topology and its flows, ready to run.
-std::unique_ptr<fabric::Network> build_network(const FabricSetup& setup);
+// `ranks`: the run is split over the processes it joins (MPI ranks; see
+// fabric::Network::set_partitions), into sim.partitions parts or one per rank.
+std::unique_ptr<fabric::Network> build_network(const FabricSetup& setup, fabric::Exchange* ranks = nullptr);
 
 struct FabricRunOptions {
   std::string scenario;   // the file, for the summary
@@ -94,6 +96,9 @@ struct FabricRunOptions {
   // so the calls drift by a window each: 101 us, 201 us, ...): a benchmark samples its
   // counters there.
   std::function<void(Time)> on_slice = {};
+  // Split the run over the processes this joins (every one calls run_fabric alike);
+  // rank 0 alone writes the outputs and holds the outcome's per-node counts.
+  fabric::Exchange* ranks = nullptr;
 };
 
 struct FabricOutcome {
@@ -109,6 +114,7 @@ struct FabricOutcome {
   std::vector<CollectiveRow> collectives;  // one per collective instance, in scenario order
   CollectiveNics collective_nics;
   double wall_seconds = 0;
+  std::vector<fabric::RankStats> rank_stats;  // a run over processes: each rank's exchanges
 };
 
 FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt);

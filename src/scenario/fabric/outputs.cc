@@ -38,14 +38,14 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
   return flows;
 }
 
-std::string ports_csv(Network& net, Time end, fabric::PortCounters& all) {
+std::string ports_csv(const Network& net, fabric::PortCounters& all) {
   const auto& fields = fabric::port_counter_fields();
   std::string ports = "node,port";
   for (const auto& f : fields) ports += fmt::format(",{}", f.name);
   ports += "\n";
   for (const fabric::Node* n : net.nodes()) {
     for (std::size_t i = 0; i < n->port_count(); ++i) {
-      const fabric::PortCounters c = Network::port_counters(*n, i, end);
+      const fabric::PortCounters c = net.port_counters_at_end(n->id(), i);
       all += c;
       ports += fmt::format("{},{}", n->name(), i);
       for (const auto& f : fields)
@@ -95,20 +95,19 @@ nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::C
 namespace {
 
 // The hosts' transport counters, added up.
-nlohmann::ordered_json transport_json(Network& net) {
-  std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0;
+nlohmann::ordered_json transport_json(const Network& net) {
+  std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0, give_ups = 0;
   for (std::uint32_t h = 0; h < net.host_count(); ++h) {
-    const fabric::Host& x = net.host(h);
-    naks += x.naks_sent();
-    timeouts += x.timeouts();
-    oos += x.out_of_sequence_drops();
-    dups += x.duplicates();
-    rx_drops += x.rx_buffer_drops();
-    misdelivered += x.misdelivered();
-    reordered += x.reordered_accepted();
+    const fabric::HostCounters x = net.host_counters(h);
+    naks += x.naks_sent;
+    timeouts += x.timeouts;
+    oos += x.out_of_sequence_drops;
+    dups += x.duplicates;
+    rx_drops += x.rx_buffer_drops;
+    misdelivered += x.misdelivered;
+    reordered += x.reordered_accepted;
+    give_ups += x.reorder_give_ups;
   }
-  std::uint64_t give_ups = 0;
-  for (std::uint32_t h = 0; h < net.host_count(); ++h) give_ups += net.host(h).reorder_give_ups();
   // clang-format off
   return {{"naks_sent", naks},
           {"reorder_give_ups", give_ups},

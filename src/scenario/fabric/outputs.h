@@ -17,7 +17,7 @@ namespace fabriclab::scenario {
 std::string flows_csv(fabric::Network& net, FabricOutcome& o);
 // ports.csv (PortCounters' fields); `all` gets every port's counts added up. Throws
 // std::logic_error when the ports' drops and the ledger's drops by reason disagree.
-std::string ports_csv(fabric::Network& net, Time end, fabric::PortCounters& all);
+std::string ports_csv(const fabric::Network& net, fabric::PortCounters& all);
 // summary.json; `reorder` when output.reorder_metrics watched ports.
 nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, fabric::Network& net,
                                     const FabricOutcome& o, Time paused_total, const ReorderRecorder* reorder);

@@ -65,7 +65,9 @@ Observers attach_observers(const FabricSetup& setup, Network& net, const std::st
 // The run up to sim.stop_time (or every flow delivered), reporting its progress.
 fabric::RunTotals run_with_progress(Network& net, const FabricScenario& s, const FabricRunOptions& opt) {
   const Time stop = s.sim.stop_time;
-  Progress::Options po = Progress::on_stderr("run " + opt.scenario, static_cast<double>(stop.ps()), "", !opt.progress);
+  const bool root = !opt.ranks || opt.ranks->rank() == 0;  // (one progress line, on rank 0)
+  Progress::Options po = Progress::on_stderr("run " + opt.scenario, static_cast<double>(stop.ps()), "",
+                                             !opt.progress || !root);
   po.upper_bound = true;  // the run ends when every flow is delivered, usually well before
   po.show = [&](double ps) {
     return fmt::format("simulated {} of at most {}, {} events", to_string(Time::from_ps(static_cast<std::int64_t>(ps))),
@@ -103,21 +105,42 @@ void collect(Network& net, FabricOutcome& o) {
   o.lossless_drops = net.ledger().lossless_drops;
   o.flows = net.flows().size();
   o.deadlock = net.deadlock();
+  o.rank_stats = net.rank_stats();
   for (std::uint32_t i = 0; i < net.switch_count(); ++i)
     for (std::size_t p = 0; p < net.switch_at(i).port_count(); ++p) {
-      o.watchdog_storms += net.switch_at(i).storms(p);
-      o.watchdog_drops += net.switch_at(i).watchdog_drops(p);
+      const fabric::WatchdogCounts w = net.watchdog_counts(i, p);
+      o.watchdog_storms += w.storms;
+      o.watchdog_drops += w.drops;
     }
   for (std::uint32_t h = 0; h < net.host_count(); ++h) {
-    o.cnps_sent += net.host(h).cnps_sent();
-    o.cnps_received += net.host(h).cnps_received();
+    const fabric::HostCounters c = net.host_counters(h);
+    o.cnps_sent += c.cnps_sent;
+    o.cnps_received += c.cnps_received;
   }
+}
+
+// Over several ranks, rank 0 alone writes the outputs: every rank learns whether it could
+// prepare the directory, so that none starts a run the others left.
+void prepare_outputs_once(const std::string& dir, fabric::Exchange* ranks) {
+  std::string failed;
+  if (!dir.empty() && (!ranks || ranks->rank() == 0)) try {
+      prepare_outputs(dir, "summary.json");  // written last
+    } catch (const InputError& e) {
+      if (!ranks) throw;
+      failed = e.what();
+    }
+  if (!ranks) return;
+  std::vector<std::byte> bytes;
+  fabric::ByteWriter(bytes).put_text(failed);
+  fabric::ByRank all;
+  ranks->all_gather(bytes, all, "the start of the run (outputs prepared)");
+  if (std::string why = fabric::ByteReader(all.of(0)).get_text(); !why.empty()) throw InputError(why);
 }
 
 }  // namespace
 
 FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) {
-  auto net = build_network(setup);
+  auto net = build_network(setup, opt.ranks);
   const FabricScenario& s = setup.value;
   std::unique_ptr<ScenarioCollectives> collectives;
   if (!s.collectives.empty() || workload::training_on_engine(s.traffic))
@@ -126,20 +149,21 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
                                                         [&](std::size_t i) { return entry_origin(setup.config, i); });
   if (workload::training_on_engine(s.traffic)) collectives->add_training(s.traffic, s.offload, *net);
   if (collectives && s.output.ops) collectives->trace_ops();
-  if (!opt.out_dir.empty()) prepare_outputs(opt.out_dir, "summary.json");  // written last
+  prepare_outputs_once(opt.out_dir, opt.ranks);
   const Observers obs = opt.out_dir.empty() ? Observers{} : attach_observers(setup, *net, opt.out_dir);
   const auto t0 = std::chrono::steady_clock::now();
   FabricOutcome o;
   o.totals = run_with_progress(*net, setup.value, opt);
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   collect(*net, o);
+  if (!net->holds_results()) return o;  // another rank of a split run: rank 0 writes
   if (collectives) {
     o.collectives = collectives->rows();
     o.collective_nics = collectives->nics();
   }
   const std::string flows = flows_csv(*net, o);
   fabric::PortCounters all;
-  const std::string ports = ports_csv(*net, o.totals.end, all);
+  const std::string ports = ports_csv(*net, all);
   o.drops = all.drops;
   o.ecn_marks = all.ecn_marks;
   o.pfc_frames = all.pfc_pause_sent;

@@ -1,0 +1,132 @@
+// The processes of a partitioned run spread over several (MPI ranks): each runs a block
+// of the parts and the Exchange carries between them what crosses: after every window,
+// the frames sent into another process's parts and what every part published for the
+// decision to go on; at deadlock checks, the paused queues; at the end, the totals and
+// the counters the outputs read. The fabric layer names only this interface; the MPI
+// implementation lives with the launcher's other code (scenario/batch/ranks.h).
+//
+//   ByteWriter w(out.begin_rank(1));  ...  w.put(x);
+//   exchange.all_to_all(out, in);      // every rank calls it, in the same order
+//   ByteReader r(in.of(1));  r.get(x);
+//
+// Bytes are copied as they are in memory: every rank runs the same binary on the same
+// kind of machine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace fabriclab::fabric {
+
+// Bytes grouped by rank: rank r's are data[at[r], at[r + 1]).
+struct ByRank {
+  std::vector<std::byte> data;
+  std::vector<std::size_t> at;  // size() + 1 entries once complete
+
+  // Empties it for `ranks` ranks, keeping the capacity (reused every window).
+  void clear(int ranks) {
+    data.clear();
+    at.assign(1, 0);
+    at.reserve(static_cast<std::size_t>(ranks) + 1);
+  }
+  // The next rank's bytes start here: call once per rank, in rank order, then close().
+  void next_rank() { at.push_back(data.size()); }
+  int ranks() const { return static_cast<int>(at.size()) - 1; }
+  std::span<const std::byte> of(int r) const {
+    const auto i = static_cast<std::size_t>(r);
+    return {data.data() + at[i], at[i + 1] - at[i]};
+  }
+};
+
+// Appends plain values to a byte vector.
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::vector<std::byte>& out) : out_(out) {}
+  template <typename T>
+  void put(const T& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const std::size_t at = out_.size();
+    out_.resize(at + sizeof(T));
+    std::memcpy(out_.data() + at, &v, sizeof(T));
+  }
+  void put_text(const std::string& s) {
+    put(static_cast<std::uint64_t>(s.size()));
+    const std::size_t at = out_.size();
+    out_.resize(at + s.size());
+    std::memcpy(out_.data() + at, s.data(), s.size());
+  }
+
+ private:
+  std::vector<std::byte>& out_;
+};
+
+// Reads them back in the order written; reading past the end is a logic_error (the
+// ranks disagree on what they exchange: a bug, not bad input).
+class ByteReader {
+ public:
+  explicit ByteReader(std::span<const std::byte> in) : in_(in) {}
+  template <typename T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T v;
+    std::memcpy(&v, take(sizeof(T)), sizeof(T));
+    return v;
+  }
+  std::string get_text() {
+    const auto n = get<std::uint64_t>();
+    const std::byte* p = take(n);
+    return {reinterpret_cast<const char*>(p), n};
+  }
+  bool done() const { return at_ == in_.size(); }
+
+ private:
+  const std::byte* take(std::size_t n) {
+    if (n > in_.size() - at_) throw std::logic_error("Exchange: a message ends before what it should hold");
+    const std::byte* p = in_.data() + at_;
+    at_ += n;
+    return p;
+  }
+  std::span<const std::byte> in_;
+  std::size_t at_ = 0;
+};
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Every rank calls it at the same point: sends out.of(r) to every other rank r and
+  // fills `in` with what each rank sent this one (in.of(rank()) empty). `when` names the
+  // point for an error (a rank that never answers is named, with it).
+  virtual void all_to_all(const ByRank& out, ByRank& in, const char* when) = 0;
+  // Ends every process at once, saying `why` (from a state the processes cannot agree
+  // their way out of).
+  [[noreturn]] virtual void abort(const std::string& why) = 0;
+  // Every rank's `mine`, by rank (this rank's included).
+  void all_gather(std::span<const std::byte> mine, ByRank& all, const char* when) {
+    ByRank out;
+    out.clear(size());
+    for (int r = 0; r < size(); ++r) {
+      if (r != rank()) out.data.insert(out.data.end(), mine.begin(), mine.end());
+      out.next_rank();
+    }
+    all_to_all(out, all, when);
+    // Put this rank's own bytes in its place.
+    ByRank full;
+    full.clear(size());
+    for (int r = 0; r < size(); ++r) {
+      const auto part = r == rank() ? mine : all.of(r);
+      full.data.insert(full.data.end(), part.begin(), part.end());
+      full.next_rank();
+    }
+    all = std::move(full);
+  }
+};
+
+}  // namespace fabriclab::fabric
