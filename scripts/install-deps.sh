@@ -17,6 +17,7 @@ packages=(
   libfabric-bin       # fi_info, to see the providers installed
   zlib1g-dev          # CRC-32 (ECMP hashing, RoCEv2 ICRC)
   libpcap-dev         # fabriclab run: pcap files of chosen ports
+  libmetis-dev        # a split run's parts for any topology (sim.partitioner = "metis")
   libopenmpi-dev      # sweeps and split runs across machines (mpirun fabriclab sweep|run ...)
   openmpi-bin         # mpirun
   # tests and benchmarks

@@ -50,6 +50,15 @@ namespace fabriclab::fabric {
 // than the persistence time, each holding packets whose ingress group is what pauses
 // the queue before it in the cycle.
 
+// How a partitioned run's nodes are put into parts: `levels` (hosts by index in contiguous
+// blocks, each switch with most of its neighbours nearer the hosts: a fat-tree by pods, a
+// leaf-spine by leaf groups with half the spines) or `metis` (METIS's k-way partition of
+// the graph, each node weighted by its ports, links between two nodes by their number:
+// balanced load and few cut links on any topology).
+enum class Partitioner : std::uint8_t { levels, metis };
+inline constexpr params::EnumNames<Partitioner, 2> kPartitionerNames{
+    {{Partitioner::levels, "levels"}, {Partitioner::metis, "metis"}}};
+
 struct RunTotals {
   Time end;  // simulated time when the run stopped
   std::uint64_t events = 0;
@@ -177,6 +186,7 @@ class Network final : private FlowEvents {
   // Once finished over several processes: every rank's RankStats, by rank (else empty).
   const std::vector<RankStats>& rank_stats() const { return all_rank_stats_; }
   std::uint32_t partitions() const { return n_parts_; }
+  void set_partitioner(Partitioner p);
   // The part node `id` runs in, and the window (after run() has prepared the network).
   std::uint32_t partition_of(std::uint32_t node) const { return n_parts_ > 1 ? part_of_.at(node) : 0; }
   Time window() const { return window_; }
@@ -218,6 +228,8 @@ class Network final : private FlowEvents {
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
   void partition();
+  void partition_by_levels();
+  void partition_by_metis();
   RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
   void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
   // Over several processes: this one's parts' published `seen` and the frames they sent
@@ -265,6 +277,7 @@ class Network final : private FlowEvents {
     std::array<Seen, 2> seen;
   };
   std::uint32_t n_parts_ = 1, n_threads_ = 1;
+  Partitioner partitioner_ = Partitioner::levels;
   Exchange* exchange_ = nullptr;                 // several processes
   std::uint32_t first_part_ = 0, end_part_ = 0;  // the parts this process runs
   ByRank mail_out_, mail_in_;

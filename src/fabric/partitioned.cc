@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
+#include <metis.h>
 
 #include "core/error.h"
 #include "core/spin_barrier.h"
@@ -26,6 +28,11 @@ void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
   n_parts_ = partitions;
   n_threads_ = threads;
   exchange_ = nullptr;
+}
+
+void Network::set_partitioner(Partitioner p) {
+  if (prepared_) throw std::logic_error("Network::set_partitioner after the run was prepared");
+  partitioner_ = p;
 }
 
 void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange) {
@@ -63,6 +70,41 @@ void Network::partition() {
   if (hosts_.size() < n_parts_)
     throw InputError(why + "needs a host per partition at least (" + std::to_string(hosts_.size()) + " hosts)");
 
+  if (partitioner_ == Partitioner::metis) partition_by_metis();
+  else partition_by_levels();
+
+  parts_.clear();
+  for (std::uint32_t q = 0; q < n_parts_; ++q) {
+    parts_.push_back(std::make_unique<Part>());
+    parts_.back()->out.resize(n_parts_);
+  }
+  auto bind = [&](Node& node, auto& concrete) {
+    FabricContext& c = parts_[part_of_[node.id()]]->ctx;
+    concrete.bind(c);
+    for (std::size_t i = 0; i < node.port_count(); ++i) {
+      Port& port = node.port(i);
+      port.bind(c);
+      const std::uint32_t there = part_of_[port.peer()->owner().id()];
+      if (there == part_of_[node.id()]) continue;
+      if (port.delay() <= Time())
+        throw InputError(why + "needs a delay on every link between partitions: " + node.name() + "-" +
+                         port.peer()->owner().name() + " has none");
+      window_ = std::min(window_, port.delay());
+      port.set_cut(&parts_[part_of_[node.id()]]->out[there]);
+    }
+  };
+  for (auto& h : hosts_) bind(*h, *h);
+  for (auto& sw : switches_) bind(*sw, *sw);
+  first_part_ = 0;
+  end_part_ = n_parts_;
+  if (exchange_) {
+    const auto r = static_cast<std::uint64_t>(exchange_->rank()), size = static_cast<std::uint64_t>(exchange_->size());
+    first_part_ = static_cast<std::uint32_t>(r * n_parts_ / size);
+    end_part_ = static_cast<std::uint32_t>((r + 1) * n_parts_ / size);
+  }
+}
+
+void Network::partition_by_levels() {
   // Hosts by index; switches level by level away from the hosts, each to the part most
   // of its nearer neighbours are in, those without a majority spread evenly in id order.
   const std::size_t n = nodes_.size();
@@ -105,36 +147,35 @@ void Network::partition() {
   }
   for (auto& p : part_of_)
     if (p == kNone) p = 0;  // not connected to any host
+}
 
-  parts_.clear();
-  for (std::uint32_t q = 0; q < n_parts_; ++q) {
-    parts_.push_back(std::make_unique<Part>());
-    parts_.back()->out.resize(n_parts_);
-  }
-  auto bind = [&](Node& node, auto& concrete) {
-    FabricContext& c = parts_[part_of_[node.id()]]->ctx;
-    concrete.bind(c);
-    for (std::size_t i = 0; i < node.port_count(); ++i) {
-      Port& port = node.port(i);
-      port.bind(c);
-      const std::uint32_t there = part_of_[port.peer()->owner().id()];
-      if (there == part_of_[node.id()]) continue;
-      if (port.delay() <= Time())
-        throw InputError(why + "needs a delay on every link between partitions: " + node.name() + "-" +
-                         port.peer()->owner().name() + " has none");
-      window_ = std::min(window_, port.delay());
-      port.set_cut(&parts_[part_of_[node.id()]]->out[there]);
+void Network::partition_by_metis() {
+  // The graph as METIS takes it: adjacency lists, parallel links as one edge of their
+  // number, each node weighted by its ports (its share of the run's events, roughly).
+  const auto n = static_cast<idx_t>(nodes_.size());
+  std::vector<idx_t> xadj{0}, adjncy, adjwgt, vwgt;
+  std::map<std::uint32_t, idx_t> links;
+  for (const Node* u : nodes_) {
+    links.clear();
+    for (std::size_t i = 0; i < u->port_count(); ++i) ++links[u->port(i).peer()->owner().id()];
+    for (const auto& [v, count] : links) {
+      adjncy.push_back(static_cast<idx_t>(v));
+      adjwgt.push_back(count);
     }
-  };
-  for (auto& h : hosts_) bind(*h, *h);
-  for (auto& sw : switches_) bind(*sw, *sw);
-  first_part_ = 0;
-  end_part_ = n_parts_;
-  if (exchange_) {
-    const auto r = static_cast<std::uint64_t>(exchange_->rank()), size = static_cast<std::uint64_t>(exchange_->size());
-    first_part_ = static_cast<std::uint32_t>(r * n_parts_ / size);
-    end_part_ = static_cast<std::uint32_t>((r + 1) * n_parts_ / size);
+    xadj.push_back(static_cast<idx_t>(adjncy.size()));
+    vwgt.push_back(static_cast<idx_t>(std::max<std::size_t>(u->port_count(), 1)));
   }
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = 1;  // the same parts every time (the result does not depend on them)
+  idx_t ncon = 1, nparts = static_cast<idx_t>(n_parts_), cut = 0, nv = n;
+  std::vector<idx_t> part(nodes_.size());
+  const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, adjwgt.data(),
+                                     &nparts, nullptr, nullptr, options, &cut, part.data());
+  if (rc != METIS_OK)
+    throw std::runtime_error(fmt::format("METIS could not split the network ({} nodes) into {} parts (error {})",
+                                         nodes_.size(), n_parts_, rc));
+  part_of_.assign(part.begin(), part.end());
 }
 
 void Network::exchange_window(int window) {

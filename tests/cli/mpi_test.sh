@@ -129,6 +129,10 @@ split_runs incast "$examples/incast.toml"
 split_runs leaf-spine "$examples/leaf-spine.toml"
 split_runs spreading "$examples/congestion-spreading.toml"
 split_runs fat-tree "$examples/leaf-spine.toml" --set topology.kind=fat_tree --set topology.k=4
+# METIS's parts instead of pods: the same outputs again.
+expect fat-tree-metis 0 'on 3 MPI ranks' -- "${mpirun[@]}" -n 3 "$fl" run "$examples/leaf-spine.toml" --quiet \
+  --set topology.kind=fat_tree --set topology.k=4 --set sim.partitioner=metis --out "$tmp/fat-tree-metis"
+for f in flows.csv ports.csv; do expect "fat-tree-metis-$f" 0 '' -- cmp "$tmp/fat-tree-one/$f" "$tmp/fat-tree-metis/$f"; done
 
 # A PFC deadlock across ranks (five switches in a ring, every host sending two switches
 # clockwise): found at the same check, the same cycle, exit 1 from rank 0.

@@ -424,6 +424,43 @@ std::unique_ptr<Network> busy_leaf_spine() {
   return net;
 }
 
+// Links between parts, and hosts per part.
+std::pair<std::size_t, std::vector<std::size_t>> cut_and_hosts(const Network& net) {
+  std::size_t cut = 0;
+  std::vector<std::size_t> hosts(net.partitions());
+  for (const Node* n : net.nodes()) {
+    if (n->id() < net.host_count()) ++hosts[net.partition_of(n->id())];
+    for (std::size_t i = 0; i < n->port_count(); ++i)
+      cut += net.partition_of(n->id()) != net.partition_of(n->port(i).peer()->owner().id());
+  }
+  return {cut / 2, hosts};
+}
+
+TEST(PartitionedRun, MetisPartsGiveTheSameRunWithFewCutLinks) {
+  // 4 leaves of 4 hosts, 2 spines: nodes weighted by their ports (16 hosts x 1, leaves x
+  // 6, spines x 4: 48) halve into two leaves with their hosts and one spine (24 each),
+  // which cuts each leaf's link to the other spine: 4 links, as the levels partitioner's
+  // halves do. Whatever the parts, the run is the undivided one.
+  auto whole = busy_leaf_spine();
+  const RunTotals w = whole->run(ms(50));
+  for (std::uint32_t parts : {2u, 3u}) {
+    auto split = busy_leaf_spine();
+    split->set_partitioner(Partitioner::metis);
+    const PartRun s = partitioned(*split, parts, 2, ms(50));
+    EXPECT_EQ(s.fingerprint, whole->fingerprint()) << parts;
+    EXPECT_EQ(s.totals.events, w.events) << parts;
+    EXPECT_EQ(s.finish, partitioned(*busy_leaf_spine(), parts, 1, ms(50)).finish) << parts;
+    if (parts == 2) {
+      const auto [cut, hosts] = cut_and_hosts(*split);
+      EXPECT_EQ(cut, 4u);
+      EXPECT_EQ(hosts, (std::vector<std::size_t>{8, 8}));
+      auto levels = busy_leaf_spine();
+      partitioned(*levels, 2, 1, ms(50));
+      EXPECT_EQ(cut_and_hosts(*levels).first, 4u);
+    }
+  }
+}
+
 TEST(PartitionedRun, OneThreadOrTwoGiveTheSameRun) {
   auto a = busy_leaf_spine(), b = busy_leaf_spine();
   const PartRun one = partitioned(*a, 2, 1, ms(50)), two = partitioned(*b, 2, 2, ms(50));

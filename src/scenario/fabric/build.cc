@@ -154,6 +154,7 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
     if (s.topology.host_link.delay <= Time() || s.topology.fabric_link.delay <= Time())
       throw InputError(fmt::format("{} needs a delay on every link (topology.link_delay = {}, set at {})", head,
                                    cfg.shown("topology.link_delay"), cfg.origin("topology.link_delay")));
+    net.set_partitioner(s.sim.partitioner);
     if (n_ranks > 1) {
       // Threads per rank: the blocks of parts differ by one at most.
       const std::uint32_t each = parts / n_ranks, threads = s.sim.threads == 0 ? each : s.sim.threads;

@@ -43,6 +43,7 @@ struct FabricScenario {
     Time stop_time = Time::from_ps(1'000'000'000'000);  // 1 s
     std::uint32_t partitions = 1;
     std::uint32_t threads = 0;  // 0: one per part
+    fabric::Partitioner partitioner = fabric::Partitioner::levels;
   } sim;
   fabric::TopologySpec topology;
   fabric::NicConfig nic;

@@ -15,8 +15,12 @@ const params::Table<FabricScenario>& scenario_table() {
               "simulated time limit; the run ends earlier when every flow is delivered", "1ns")
         .integer("partitions", &S::Sim::partitions,
                  "split the network into this many parts run in lock-step windows of the smallest link delay "
-                 "between them (1 = undivided; a partitioned run has its own fingerprint, whatever sim.threads)",
+                 "between them (1 = undivided, or one part per rank under mpirun); the outputs are the undivided "
+                 "run's",
                  1, 64)
+        .choice("partitioner", &S::Sim::partitioner, fabric::kPartitionerNames,
+                "how nodes go to parts: levels (hosts in blocks, switches with their nearer neighbours: pods, leaf "
+                "groups) or metis (METIS's graph partition: balanced ports, few cut links, any topology)")
         .integer("threads", &S::Sim::threads, "threads that run the parts (0 = one per part)", 0, 64);
     params::Table<S::DeadlockCheck> deadlock;
     deadlock
