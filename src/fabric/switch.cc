@@ -123,18 +123,15 @@ void Switch::watchdog_poll() {
   }
 }
 
-void Switch::set_routes(const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports) {
-  const std::size_t hosts = begin.empty() ? 0 : begin.size() - 1;
-  routes_.assign(hosts, {});
-  route_ports_.clear();
-  std::map<std::vector<std::uint16_t>, std::uint32_t> shared;  // a list of next hops -> where it is
-  for (std::size_t h = 0; h < hosts; ++h) {
-    std::vector<std::uint16_t> list(ports.begin() + begin[h], ports.begin() + begin[h + 1]);
-    const auto [it, added] = shared.emplace(list, static_cast<std::uint32_t>(route_ports_.size()));
-    if (added) route_ports_.insert(route_ports_.end(), list.begin(), list.end());
-    routes_[h] = {it->second, static_cast<std::uint32_t>(list.size())};
+void Switch::set_routes(const std::vector<std::uint32_t>& group_of_host, const std::vector<std::uint32_t>& begin,
+                        const std::vector<std::uint16_t>& ports) {
+  routes_.resize(group_of_host.size());
+  for (std::size_t h = 0; h < group_of_host.size(); ++h) {
+    const std::uint32_t g = group_of_host[h];
+    routes_[h] = {begin[g], begin[g + 1] - begin[g]};
   }
-  spray_next_.assign(hosts, 0);
+  route_ports_ = ports;
+  spray_next_.assign(group_of_host.size(), 0);
 }
 
 std::int64_t Switch::shared_limit() const {

@@ -90,8 +90,11 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void bind(FabricContext& ctx) { ctx_ = &ctx; }
   // Called when the run starts: arms the watchdog's poll.
   void start();
-  // Equal-cost egress ports toward each host, filled by the network's routing.
-  void set_routes(const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports);
+  // Equal-cost egress ports toward each host, filled by the network's routing: host h
+  // goes by group group_of_host[h], whose ports are ports[begin[g], begin[g + 1]) (one
+  // group for every host behind the same next switches, as a real switch's ECMP groups).
+  void set_routes(const std::vector<std::uint32_t>& group_of_host, const std::vector<std::uint32_t>& begin,
+                  const std::vector<std::uint16_t>& ports);
 
   Packet* next_packet(Port& port) override;
   void transmitted(Port& port, const SentFrame& f) override;
