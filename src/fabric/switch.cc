@@ -125,12 +125,23 @@ void Switch::watchdog_poll() {
 
 void Switch::set_routes(const std::vector<std::uint32_t>& group_of_host, const std::vector<std::uint32_t>& begin,
                         const std::vector<std::uint16_t>& ports) {
+  // Groups with the same ports share one copy (a leaf's uplinks serve every remote leaf):
+  // the lists a packet reads stay few and warm in the cache.
+  const std::size_t groups = begin.size() - 1;
+  std::vector<std::uint32_t> at(groups);
+  route_ports_.clear();
+  std::map<std::vector<std::uint16_t>, std::uint32_t> shared;
+  for (std::size_t g = 0; g < groups; ++g) {
+    std::vector<std::uint16_t> list(ports.begin() + begin[g], ports.begin() + begin[g + 1]);
+    const auto [it, added] = shared.emplace(std::move(list), static_cast<std::uint32_t>(route_ports_.size()));
+    if (added) route_ports_.insert(route_ports_.end(), it->first.begin(), it->first.end());
+    at[g] = it->second;
+  }
   routes_.resize(group_of_host.size());
   for (std::size_t h = 0; h < group_of_host.size(); ++h) {
     const std::uint32_t g = group_of_host[h];
-    routes_[h] = {begin[g], begin[g + 1] - begin[g]};
+    routes_[h] = {at[g], begin[g + 1] - begin[g]};
   }
-  route_ports_ = ports;
   spray_next_.assign(group_of_host.size(), 0);
 }
 
