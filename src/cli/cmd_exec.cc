@@ -6,7 +6,7 @@
 #include <limits>
 #include <numeric>
 
-#include "backends/libfabric/libfabric_nic.h"
+#include "backends/libfabric/module.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "exec/plan.h"
@@ -103,7 +103,7 @@ void check_window(const Schedule& s, const std::string& what) {
 exec::RunOptions run_options(const ExecArgs& a) {
   exec::RunOptions ro;
   ro.provider = a.provider;
-  ro.nic = &backends::open_libfabric_nic;
+  ro.nic = backends::load_libfabric_backend();
   ro.iterations = a.iterations;
   ro.timeout_seconds = a.timeout;
   return ro;

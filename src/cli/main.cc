@@ -14,10 +14,11 @@
 
 namespace {
 
-// libfabric's PSM provider, loaded with the binary, installs signal handlers that turn
-// SIGINT, SIGTERM and even a crash into exit 1 -- the code of "unsafe" and "a drop on a
-// lossless priority". fabriclab's own: an interruption says so and exits 128 + its number
-// (130, 143); a crash dies of its signal, as it would without any handler. Worker
+// libfabric's PSM provider, loaded by `exec` with the libfabric backend, installs signal
+// handlers that turn SIGINT, SIGTERM and even a crash into exit 1 -- the code of "unsafe"
+// and "a drop on a lossless priority". fabriclab's own: an interruption says so and exits
+// 128 + its number (130, 143); a crash dies of its signal, as it would without any
+// handler. Worker
 // processes inherit them; they also die with their parent (scenario/batch/workers.h).
 extern "C" void on_interrupt(int sig) {
   static const char kInt[] = "\nfabriclab: interrupted (SIGINT)\n";

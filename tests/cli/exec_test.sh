@@ -11,6 +11,28 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 
+# The backend is a module beside the binary, loaded by exec alone: other commands start
+# without libfabric, and a binary without it says what is missing.
+expect no-libfabric-linked 0 '' -- bash -c "! ldd '$fl' | grep 'libfabric\.so\|psm'"
+cp "$fl" "$tmp/fabriclab-alone"
+expect backend-missing 2 'cannot load the libfabric backend .*/libfabriclab_libfabric.so: .*scripts/install-deps.sh' -- \
+  "$tmp/fabriclab-alone" exec --collective allreduce --algorithm ring --ranks 2
+expect others-without-backend 0 'operations in the DAG' -- "$tmp/fabriclab-alone" counters --collective allreduce --algorithm ring \
+  --ranks 4
+
+# Loading the backend (and libfabric's PSM provider with it) leaves fabriclab's signal
+# handlers in place: an interrupted exec says so, exits 130 and leaves no rank running.
+"$fl" exec --collective allreduce --algorithm ring --ranks 4 --iterations 1000000 >"$tmp/int.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q '^path:' "$tmp/int.out" && break; sleep 0.1; done
+sleep 0.5
+kill -INT "$pid"
+wait "$pid"
+expect exec-interrupted 0 '^130$' -- echo $?
+expect exec-interrupted-says 0 '^fabriclab: interrupted \(SIGINT\)$' -- cat "$tmp/int.out"
+sleep 0.5
+expect exec-interrupted-no-rank-left 1 '' -- pgrep -f "[f]abriclab exec --collective allreduce --algorithm ring --ranks 4 --iterations 1000000"
+
 algorithms="allreduce:recursive_doubling allreduce:ring allreduce:binomial
 allreduce:rabenseifner bcast:binomial bcast:knomial reduce:binomial
 barrier:dissemination barrier:binomial allgather:ring allgather:recursive_doubling

@@ -1,4 +1,5 @@
 #include "backends/libfabric/libfabric_nic.h"
+#include "backends/libfabric/module.h"
 
 #include <fmt/format.h>
 #include <rdma/fabric.h>
@@ -457,3 +458,7 @@ std::unique_ptr<exec::Nic> open_libfabric_nic(const std::string& provider, offlo
 }
 
 }  // namespace fabriclab::backends
+
+extern "C" fabriclab::exec::NicFactory fabriclab_libfabric_backend() {
+  return &fabriclab::backends::open_libfabric_nic;
+}
