@@ -88,16 +88,18 @@ int run_run(const RunArgs& a) {
   if (!o.rank_stats.empty()) {
     // Each rank's windows, the frames it sent to other ranks, and its time in the windows'
     // exchanges (mostly waiting for the slowest rank).
-    std::uint64_t frames = 0;
+    std::uint64_t frames = 0, bytes = 0;
     double longest = 0;
     for (const auto& r : o.rank_stats) {
       frames += r.frames_out;
+      bytes += r.bytes_out;
       longest = std::max(longest, r.exchange_seconds);
     }
     const double windows = static_cast<double>(std::max<std::uint64_t>(o.rank_stats[0].windows, 1));
-    fmt::print("  on {} MPI ranks: {} windows, {:.1f} frames between ranks per window, at most {:.2f} s of a rank "
-               "in the windows' exchanges\n",
-               o.rank_stats.size(), o.rank_stats[0].windows, static_cast<double>(frames) / windows, longest);
+    fmt::print("  on {} MPI ranks: {} windows, {:.1f} frames ({:.1f} KB) between ranks per window, at most {:.2f} s "
+               "of a rank in the windows' exchanges\n",
+               o.rank_stats.size(), o.rank_stats[0].windows, static_cast<double>(frames) / windows,
+               static_cast<double>(bytes) / windows / 1e3, longest);
   }
   if (o.watchdog_storms > 0)
     fmt::print("  PFC watchdog: {} storms, {} packets dropped\n", o.watchdog_storms, o.watchdog_drops);

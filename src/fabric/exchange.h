@@ -5,9 +5,12 @@
 // the counters the outputs read. The fabric layer names only this interface; the MPI
 // implementation lives with the launcher's other code (scenario/batch/ranks.h).
 //
-//   ByteWriter w(out.begin_rank(1));  ...  w.put(x);
-//   exchange.all_to_all(out, in);      // every rank calls it, in the same order
-//   ByteReader r(in.of(1));  r.get(x);
+//   ByRank out, in;
+//   out.clear(exchange.size());
+//   ByteWriter w(out.data);
+//   for (int r = 0; r < exchange.size(); ++r) { w.put(x_for(r)); out.next_rank(); }
+//   exchange.all_to_all(out, in, "where");  // every rank calls it, in the same order
+//   ByteReader(in.of(1)).get<X>();          // what rank 1 sent this one
 //
 // Bytes are copied as they are in memory: every rank runs the same binary on the same
 // kind of machine.
@@ -37,7 +40,6 @@ struct ByRank {
   }
   // The next rank's bytes start here: call once per rank, in rank order, then close().
   void next_rank() { at.push_back(data.size()); }
-  int ranks() const { return static_cast<int>(at.size()) - 1; }
   std::span<const std::byte> of(int r) const {
     const auto i = static_cast<std::size_t>(r);
     return {data.data() + at[i], at[i + 1] - at[i]};

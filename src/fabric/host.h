@@ -125,8 +125,17 @@ class Host final : public Node, public EventHandler, public RateListener {
 
   // Receiver statistics, one by one and together.
   HostCounters counters() const {
-    return {naks_sent_,    oos_drops_, duplicates_, ce_received_, cnps_sent_,   cnps_received_,
-            ooo_accepted_, give_ups_,  timeouts_,   rx_drops_,    misdelivered_};
+    return {.naks_sent = naks_sent_,
+            .out_of_sequence_drops = oos_drops_,
+            .duplicates = duplicates_,
+            .ce_marked_received = ce_received_,
+            .cnps_sent = cnps_sent_,
+            .cnps_received = cnps_received_,
+            .reordered_accepted = ooo_accepted_,
+            .reorder_give_ups = give_ups_,
+            .timeouts = timeouts_,
+            .rx_buffer_drops = rx_drops_,
+            .misdelivered = misdelivered_};
   }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }

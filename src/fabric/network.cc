@@ -374,8 +374,9 @@ HostCounters Network::host_counters(std::uint32_t h) const {
 }
 
 WatchdogCounts Network::watchdog_counts(std::uint32_t sw, std::size_t port) const {
-  if (!gathered_watchdog_.empty()) return gathered_watchdog_.at(port_base_.at(hosts_.size() + sw) + port);
-  return {switches_.at(sw)->storms(port), switches_.at(sw)->watchdog_drops(port)};
+  const auto node = static_cast<std::uint32_t>(hosts_.size() + sw);
+  if (!gathered_watchdog_.empty()) return gathered_watchdog_.at(port_base_.at(node) + port);
+  return own_watchdog(node, port);
 }
 
 void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now) {
@@ -470,11 +471,8 @@ void Network::gather_results() {
   for (const auto& h : hosts_) gathered_hosts_.push_back(h->counters());
   for (int r = 1; r < exchange_->size(); ++r) {
     ByteReader rd(in.of(r));
-    const auto owner = [&](std::uint32_t node) {
-      const std::uint64_t q = part_of_[node], size = static_cast<std::uint64_t>(exchange_->size());
-      return static_cast<std::uint64_t>(r) * n_parts_ / size <= q &&
-             q < (static_cast<std::uint64_t>(r) + 1) * n_parts_ / size;
-    };
+    const auto [lo, hi] = parts_of_rank(r);
+    const auto owner = [&](std::uint32_t node) { return lo <= part_of_[node] && part_of_[node] < hi; };
     for (auto n = rd.get<std::uint32_t>(); n != ~std::uint32_t{0}; n = rd.get<std::uint32_t>()) {
       if (n >= nodes_.size() || !owner(n))
         throw std::logic_error(fmt::format("rank {} sent the counters of node {}", r, n));

@@ -238,6 +238,8 @@ class Network final : private FlowEvents {
   // Over several processes, at the end: the totals every rank agrees on, and what rank 0
   // needs for the outputs; a failure in any rank, thrown in every one.
   void agree_on_totals(RunTotals& t, bool& pending, Time& last_now);
+  // Over several processes: the parts rank `rank` runs, [first, end).
+  std::pair<std::uint32_t, std::uint32_t> parts_of_rank(int rank) const;
   // This process runs node `node` (always, but over several processes).
   bool runs_here(std::uint32_t node) const {
     return !exchange_ || (part_of_[node] >= first_part_ && part_of_[node] < end_part_);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <tuple>
 #include <stdexcept>
 #include <thread>
 
@@ -95,13 +96,12 @@ void Network::partition() {
   };
   for (auto& h : hosts_) bind(*h, *h);
   for (auto& sw : switches_) bind(*sw, *sw);
-  first_part_ = 0;
-  end_part_ = n_parts_;
-  if (exchange_) {
-    const auto r = static_cast<std::uint64_t>(exchange_->rank()), size = static_cast<std::uint64_t>(exchange_->size());
-    first_part_ = static_cast<std::uint32_t>(r * n_parts_ / size);
-    end_part_ = static_cast<std::uint32_t>((r + 1) * n_parts_ / size);
-  }
+  std::tie(first_part_, end_part_) = exchange_ ? parts_of_rank(exchange_->rank()) : std::pair{0u, n_parts_};
+}
+
+std::pair<std::uint32_t, std::uint32_t> Network::parts_of_rank(int rank) const {
+  const auto r = static_cast<std::uint64_t>(rank), size = static_cast<std::uint64_t>(exchange_->size());
+  return {static_cast<std::uint32_t>(r * n_parts_ / size), static_cast<std::uint32_t>((r + 1) * n_parts_ / size)};
 }
 
 void Network::partition_by_levels() {
@@ -180,10 +180,6 @@ void Network::partition_by_metis() {
 
 void Network::exchange_window(int window) {
   const int ranks = exchange_->size(), me = exchange_->rank();
-  const auto block = [&](int r) {
-    return std::pair{static_cast<std::uint32_t>(static_cast<std::uint64_t>(r) * n_parts_ / ranks),
-                     static_cast<std::uint32_t>(static_cast<std::uint64_t>(r + 1) * n_parts_ / ranks)};
-  };
   // To each other process: what every part here published, then, part by part, the
   // frames it sent into that process's parts (by destination part, in sending order).
   mail_out_.clear(ranks);
@@ -191,7 +187,7 @@ void Network::exchange_window(int window) {
   for (int r = 0; r < ranks; ++r) {
     if (r != me) {
       for (std::uint32_t q = first_part_; q < end_part_; ++q) out.put(parts_[q]->seen[window]);
-      const auto [lo, hi] = block(r);
+      const auto [lo, hi] = parts_of_rank(r);
       for (std::uint32_t q = first_part_; q < end_part_; ++q)
         for (std::uint32_t to = lo; to < hi; ++to) {
           auto& frames = parts_[q]->out[to].window[window].frames;
@@ -218,7 +214,7 @@ void Network::exchange_window(int window) {
   for (int r = 0; r < ranks; ++r) {
     if (r == me) continue;
     ByteReader in(mail_in_.of(r));
-    const auto [lo, hi] = block(r);
+    const auto [lo, hi] = parts_of_rank(r);
     for (std::uint32_t q = lo; q < hi; ++q) parts_[q]->seen[window] = in.get<Seen>();
     for (std::uint32_t q = lo; q < hi; ++q)
       for (std::uint32_t to = first_part_; to < end_part_; ++to) {

@@ -449,7 +449,8 @@ TEST(PartitionedRun, MetisPartsGiveTheSameRunWithFewCutLinks) {
     const PartRun s = partitioned(*split, parts, 2, ms(50));
     EXPECT_EQ(s.fingerprint, whole->fingerprint()) << parts;
     EXPECT_EQ(s.totals.events, w.events) << parts;
-    EXPECT_EQ(s.finish, partitioned(*busy_leaf_spine(), parts, 1, ms(50)).finish) << parts;
+    for (std::size_t i = 0; i < whole->flows().size(); ++i)
+      EXPECT_EQ(s.finish[i], whole->flows()[i].finish) << parts << " parts, flow " << i;
     if (parts == 2) {
       const auto [cut, hosts] = cut_and_hosts(*split);
       EXPECT_EQ(cut, 4u);
