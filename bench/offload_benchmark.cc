@@ -1,12 +1,14 @@
 // Benchmarks of the offload planner at scale: building a collective's DAG and assigning
 // counters with the optimized strategy under the local analysis (the path used for
-// large P), and the global analysis's assignment and verification at P = 64.
+// large P), the global analysis's assignment and verification at P = 64, and the
+// verifier on long single-rank chains.
 //
 //   build/release/bench/offload_benchmark --benchmark_filter='Assign/.*1024'
 //
 // Peak resident memory of the process so far is reported as a counter (it only grows, so
 // run one filter at a time to attribute it).
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 #include <sys/resource.h>
 
 #include "offload/assignment.h"
@@ -58,7 +60,41 @@ void BM_VerifyGlobal(benchmark::State& state, std::string collective, std::strin
   state.counters["ops"] = static_cast<double>(s.size());
 }
 
+// The rule on one rank's chain of n counter adds, each triggered by its predecessor:
+// `shared` on one counter with rising thresholds (its incrementers span the chain, the
+// worst case of the rule's walk: n^2/64 word operations), else a counter per link.
+void BM_VerifyChain(benchmark::State& state, Analysis analysis, bool shared) {
+  const auto n = static_cast<int>(state.range(0));
+  Schedule s(1);
+  s.set_counter_owners(std::vector<Rank>(shared ? 1 : static_cast<std::size_t>(n), 0));
+  OpId prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 1, .target = 0});
+  for (int i = 1; i < n; ++i)
+    prev = s.add({.kind = OpKind::cntr_add,
+                  .rank = 0,
+                  .add = 1,
+                  .trigger = shared ? 0 : i - 1,
+                  .threshold = shared ? i : 1,
+                  .target = shared ? 0 : i},
+                 {prev});
+  for (auto _ : state) {
+    const auto r = verify(s, {.analysis = analysis, .random_runs = 1, .exhaustive_state_limit = 0});
+    if (!r.ok()) state.SkipWithError("verifier rejected a safe chain");
+  }
+  state.counters["ops"] = static_cast<double>(s.size());
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+
 int register_all() {
+  // The global analysis stops at kMaxGlobalOps (verify falls back to local above it).
+  for (auto a : {Analysis::local, Analysis::global})
+    for (bool shared : {false, true}) {
+      auto* b = benchmark::RegisterBenchmark(
+          fmt::format("VerifyChain/{}/{}", to_string(a), shared ? "shared_counter" : "counter_per_link").c_str(),
+          BM_VerifyChain, a, shared);
+      for (std::int64_t n : {std::int64_t{20000}, std::int64_t{60000}, std::int64_t{1000000}})
+        if (a == Analysis::local || n <= static_cast<std::int64_t>(kMaxGlobalOps)) b->Arg(n);
+      b->Unit(benchmark::kMillisecond)->Iterations(1);
+    }
   for (const auto& a : algorithms()) {
     benchmark::RegisterBenchmark(("Assign/" + a.collective + "/" + a.algorithm).c_str(), BM_Assign, a.collective,
                                  a.algorithm)

@@ -97,11 +97,7 @@ std::vector<RankView> rank_views(const Schedule& s) {
   return views;
 }
 
-namespace {
-
-// Strict descendants of every node of a DAG given by successor lists, by OR-ing
-// successors' sets in reverse topological order.
-std::vector<DynBitset> descendants(const std::vector<std::vector<std::int32_t>>& succ) {
+std::vector<std::int32_t> topological_order(const std::vector<std::vector<std::int32_t>>& succ) {
   const auto n = succ.size();
   std::vector<std::int32_t> indeg(n, 0), order;
   order.reserve(n);
@@ -113,6 +109,42 @@ std::vector<DynBitset> descendants(const std::vector<std::vector<std::int32_t>>&
     for (auto v : succ[static_cast<std::size_t>(order[k])])
       if (--indeg[static_cast<std::size_t>(v)] == 0) order.push_back(v);
   if (order.size() != n) throw InputError("the happens-before graph has a cycle");
+  return order;
+}
+
+std::vector<std::vector<std::int32_t>> local_successors(const RankView& v) {
+  std::vector<std::vector<std::int32_t>> succ(v.ops.size());
+  for (std::size_t i = 0; i < v.ops.size(); ++i) {
+    for (auto p : v.parents[i]) succ[static_cast<std::size_t>(p)].push_back(static_cast<std::int32_t>(i));
+    for (auto p : v.after[i]) succ[static_cast<std::size_t>(p)].push_back(static_cast<std::int32_t>(i));
+  }
+  return succ;
+}
+
+std::vector<std::vector<std::int32_t>> global_successors(const Schedule& s) {
+  // Edges of H: local dependences; p -> a for every parent p of an arrival's initiator;
+  // transport orderings.
+  std::vector<std::vector<std::int32_t>> succ(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto id = static_cast<OpId>(i);
+    const Op& o = s.op(id);
+    if (o.kind == OpKind::arrival) {
+      for (OpId p : s.deps(s.deps(id)[0])) succ[static_cast<std::size_t>(p)].push_back(id);
+    } else {
+      for (OpId p : s.deps(id)) succ[static_cast<std::size_t>(p)].push_back(id);
+    }
+    for (OpId p : s.after(id)) succ[static_cast<std::size_t>(p)].push_back(id);
+  }
+  return succ;
+}
+
+namespace {
+
+// Strict descendants of every node of a DAG given by successor lists, by OR-ing
+// successors' sets in reverse topological order.
+std::vector<DynBitset> descendants(const std::vector<std::vector<std::int32_t>>& succ) {
+  const auto n = succ.size();
+  const auto order = topological_order(succ);
   std::vector<DynBitset> desc(n, DynBitset(n));
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     auto& d = desc[static_cast<std::size_t>(*it)];
@@ -133,12 +165,7 @@ void fill_anc(RankView& v) {
 }  // namespace
 
 void compute_local_order(RankView& v) {
-  std::vector<std::vector<std::int32_t>> succ(v.ops.size());
-  for (std::size_t i = 0; i < v.ops.size(); ++i) {
-    for (auto p : v.parents[i]) succ[static_cast<std::size_t>(p)].push_back(static_cast<std::int32_t>(i));
-    for (auto p : v.after[i]) succ[static_cast<std::size_t>(p)].push_back(static_cast<std::int32_t>(i));
-  }
-  v.desc = descendants(succ);
+  v.desc = descendants(local_successors(v));
   fill_anc(v);
 }
 
@@ -150,20 +177,7 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) 
   if (s.size() > kMaxGlobalOps)
     throw InputError(fmt::format("global analysis of {} operations exceeds its limit of {}; use the local analysis",
                                  s.size(), kMaxGlobalOps));
-  // Edges of H: local dependences; p -> a for every parent p of an arrival's initiator;
-  // transport orderings.
-  std::vector<std::vector<std::int32_t>> succ(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto id = static_cast<OpId>(i);
-    const Op& o = s.op(id);
-    if (o.kind == OpKind::arrival) {
-      for (OpId p : s.deps(s.deps(id)[0])) succ[static_cast<std::size_t>(p)].push_back(id);
-    } else {
-      for (OpId p : s.deps(id)) succ[static_cast<std::size_t>(p)].push_back(id);
-    }
-    for (OpId p : s.after(id)) succ[static_cast<std::size_t>(p)].push_back(id);
-  }
-  const auto desc = descendants(succ);
+  const auto desc = descendants(global_successors(s));
   for (auto& v : views) {
     const auto n = v.ops.size();
     v.desc.assign(n, DynBitset(n));

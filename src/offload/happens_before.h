@@ -60,4 +60,12 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views);
 // Local analysis of a single view (anc/desc from its parents and after edges).
 void compute_local_order(RankView& v);
 
+// The graphs themselves, as successor lists, for analyses that walk them rather than
+// holding anc/desc (quadratic in the rank's size): H over all operations (node = op id),
+// and one rank's local graph (node = local index).
+std::vector<std::vector<std::int32_t>> global_successors(const Schedule& s);
+std::vector<std::vector<std::int32_t>> local_successors(const RankView& v);
+// A topological order of a DAG given by successor lists; throws InputError on a cycle.
+std::vector<std::int32_t> topological_order(const std::vector<std::vector<std::int32_t>>& succ);
+
 }  // namespace fabriclab::offload
