@@ -2,7 +2,8 @@
 // steady state allocates nothing. Storage grows in blocks and is never returned while
 // the pool lives; released slots are reused last-in first-out (warm in cache).
 // check_no_leaks() at shutdown throws, naming the type and the count, when objects were
-// acquired and never released; the destructor reports a leak on stderr as well.
+// acquired and never released; the destructor reports a leak on stderr as well, unless it
+// runs during an exception's unwinding.
 //
 // Blocks double from the first one's size up to 2 MiB; from there every block is 2 MiB,
 // aligned to 2 MiB and advised as a transparent huge page (Linux, madvise): hundreds of
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -40,7 +42,8 @@ class Pool {
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
   ~Pool() {
-    if (live_ != 0)
+    // Not while an exception unwinds: a run stopped by an error abandons its packets.
+    if (live_ != 0 && std::uncaught_exceptions() == 0)
       std::fprintf(stderr, "fabriclab: pool of %s destroyed with %zu object(s) never released\n", name_.c_str(), live_);
     for (const Block& b : blocks_) {
       if (b.huge) ::operator delete (b.slots, std::align_val_t{kHugePage});

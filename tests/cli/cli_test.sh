@@ -190,6 +190,16 @@ expect pcap-pfc 0 '^40 3 65535$' -- bash -c "tshark -r '$tmp/pcap/h1-p0.pcap' -Y
 expect pcap-pfc-in-csv 0 '^h1,0,[0-9]+,245,0,0,0,40,' -- cat "$tmp/pcap/ports.csv"
 expect pcap-priority 0 '^3920 24 3$' -- bash -c "tshark -r '$tmp/pcap/sw0-p0.pcap' -Y 'infiniband.bth.opcode < 17' \
   -T fields -e ip.dsfield.dscp -e vlan.priority 2>/dev/null | sort | uniq -c | awk '{print \$1, \$2, \$3}'"
+# A capture that cannot be written stops the run with exit 2, naming the file: here a
+# file-size limit stands in for a full disk (writes fail with EFBIG, not ENOSPC). The
+# run leaves neither the capture nor a summary.json saying it completed, and the
+# packets it abandoned are not reported as a leak (one line of output: the error).
+full_run="trap '' XFSZ; ulimit -f 200; '$fl' run '$examples/incast.toml' --out '$tmp/pcap-full' --set output.pcap=sw0:0,h1"
+expect pcap-write-error 2 "^fabriclab: error: $tmp/pcap-full/sw0-p0.pcap: cannot write the pcap file \(4096 frames captured\): File too large$" -- \
+  bash -c "$full_run"
+expect pcap-write-error-one-line 0 '^1$' -- bash -c "($full_run) 2>&1 | wc -l"
+expect pcap-write-error-nothing-left 0 '^flows-csv-absent$' -- \
+  bash -c "ls '$tmp/pcap-full' | grep -E 'pcap|summary|flows' || echo flows-csv-absent"
 # CNPs: the receiver h0 answers CE marks with BTH opcode 0x81 on priority 6 / DSCP 48
 # (nic.roce_np defaults), as many on the wire as the summary counts.
 "$fl" run "$examples/incast.toml" --out "$tmp/cnp" --set output.pcap=h0 >/dev/null 2>&1

@@ -156,7 +156,8 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   o.totals = run_with_progress(*net, setup.value, opt);
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   collect(*net, o);
-  if (!net->holds_results()) return o;  // another rank of a split run: rank 0 writes
+  for (const auto& c : obs.captures) c->finish();  // before summary.json says the run is complete
+  if (!net->holds_results()) return o;             // another rank of a split run: rank 0 writes
   if (collectives) {
     o.collectives = collectives->rows();
     o.collective_nics = collectives->nics();

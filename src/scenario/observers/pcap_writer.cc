@@ -1,6 +1,12 @@
 #include "scenario/observers/pcap_writer.h"
 
+#include <fmt/format.h>
 #include <pcap/pcap.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
 #include "fabric/wire.h"
@@ -8,10 +14,10 @@
 namespace fabriclab::scenario {
 
 PcapWriter::PcapWriter(const std::string& path, const Simulator& sim)
-    : path_(path), sim_(sim), buf_(fabric::kMaxFrameBytes) {
+    : path_(path), tmp_(path + ".tmp"), sim_(sim), buf_(fabric::kMaxFrameBytes) {
   pcap_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
   if (!pcap_) throw InputError(path + ": libpcap could not start a capture");
-  dumper_ = pcap_dump_open(pcap_, path.c_str());
+  dumper_ = pcap_dump_open(pcap_, tmp_.c_str());
   if (!dumper_) {
     const std::string why = pcap_geterr(pcap_);
     pcap_close(pcap_);
@@ -20,8 +26,38 @@ PcapWriter::PcapWriter(const std::string& path, const Simulator& sim)
 }
 
 PcapWriter::~PcapWriter() {
+  if (!dumper_) return;  // finished (or failed, and cleaned up)
+  close();
+  std::error_code ignored;
+  std::filesystem::remove(tmp_, ignored);
+}
+
+void PcapWriter::close() {
   if (dumper_) pcap_dump_close(dumper_);
   if (pcap_) pcap_close(pcap_);
+  dumper_ = nullptr;
+  pcap_ = nullptr;
+}
+
+void PcapWriter::fail(int error) {
+  close();
+  std::error_code ignored;
+  std::filesystem::remove(tmp_, ignored);
+  throw InputError(fmt::format("{}: cannot write the pcap file ({} frames captured): {}", path_, frames_,
+                               error ? std::strerror(error) : "write error"));
+}
+
+void PcapWriter::finish() {
+  if (!dumper_) return;
+  errno = 0;
+  if (pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_))) fail(errno);
+  close();
+  std::error_code ec;
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) {
+    std::filesystem::remove(tmp_, ec);
+    throw InputError(fmt::format("{}: cannot write the pcap file: {}", path_, ec.message()));
+  }
 }
 
 void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) {
@@ -41,7 +77,8 @@ void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, boo
   h.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000);  // nanoseconds in a NANO capture
   h.caplen = h.len = static_cast<bpf_u_int32>(n);
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, buf_.data());
-  ++frames_;
+  // stdio keeps the first write error; a check now and then stops a run whose disk filled.
+  if (++frames_ % kCheckEvery == 0 && std::ferror(pcap_dump_file(dumper_))) fail(errno);
 }
 
 }  // namespace fabriclab::scenario

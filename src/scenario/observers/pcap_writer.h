@@ -3,8 +3,14 @@
 // fabric::encode_frame (real headers, zero payload, correct ICRC, no FCS). A frame is
 // stamped when its last bit leaves the port (egress) or arrives at it (ingress).
 //
+// The frames go to PATH.tmp, renamed to PATH by finish() once every byte is on disk: a
+// run that fails to write (a full disk) stops with an error naming the file, and one that
+// is killed or fails leaves no capture that looks complete.
+//
 //   PcapWriter w("out/sw0-p0.pcap", net.sim());
 //   net.switch_at(0).port(0).set_tap(&w);
+//   net.run(...);
+//   w.finish();
 #pragma once
 
 #include <cstdint>
@@ -23,16 +29,25 @@ class PcapWriter final : public fabric::PortTap {
  public:
   // Throws InputError naming the path when the file cannot be written.
   PcapWriter(const std::string& path, const Simulator& sim);
+  // Without finish(): removes PATH.tmp.
   ~PcapWriter() override;
   PcapWriter(const PcapWriter&) = delete;
   PcapWriter& operator=(const PcapWriter&) = delete;
 
+  // Throws InputError when the file stopped taking frames (checked every kCheckEvery).
   void on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) override;
+  // Flushes and closes the file and gives it its name; throws InputError naming the path
+  // and the reason when a byte of it could not be written (and removes what it wrote).
+  void finish();
   std::uint64_t frames() const { return frames_; }
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_;
+  static constexpr std::uint64_t kCheckEvery = 4096;
+  [[noreturn]] void fail(int error);
+  void close();
+
+  std::string path_, tmp_;
   const Simulator& sim_;
   pcap* pcap_ = nullptr;
   pcap_dumper* dumper_ = nullptr;
