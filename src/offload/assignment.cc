@@ -466,7 +466,31 @@ std::vector<RankAssignment> solve_per_rank(const Schedule& dag, std::vector<Rank
   return sol;
 }
 
+void check_assignable(const Schedule& dag) {
+  for (std::size_t i = 0; i < dag.size(); ++i) {
+    const auto id = static_cast<OpId>(i);
+    const Op& o = dag.op(id);
+    const auto name = [&](OpId x) {
+      return fmt::format("operation {} ({} on rank {})", x, to_string(dag.op(x).kind), dag.op(x).rank);
+    };
+    if (o.kind == OpKind::host_wait && dag.deps(id).empty())
+      throw InputError(fmt::format("{}: a host_wait with no dependence has nothing to wait for", name(id)));
+    if (o.kind == OpKind::arrival) continue;
+    for (OpId d : dag.deps(id)) {
+      const Op& p = dag.op(d);
+      if (is_data_op(p.kind) && !p.counted)
+        throw InputError(fmt::format("{}: depends on {}, whose completion is not counted (completion null): no "
+                                     "counter could trigger it",
+                                     name(id), name(d)));
+      if (p.kind == OpKind::cntr_add && p.add == 0)
+        throw InputError(fmt::format("{}: depends on {}, a cntr_add that adds 0: no counter could see it complete",
+                                     name(id), name(d)));
+    }
+  }
+}
+
 Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOptions& opt) {
+  check_assignable(dag);
   if (strategy == Strategy::exact) return assign_exact(dag, {.analysis = opt.analysis}).schedule;
   auto views = rank_views(dag);
   std::vector<RankAssignment> sol(views.size());

@@ -35,7 +35,13 @@ struct AssignOptions {
 };
 
 // The DAG must validate (validate(dag, false)); its counters, if any, are ignored.
+// Throws InputError (check_assignable) for a DAG no counters can realise.
 Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOptions& opt = {});
+
+// What a DAG needs beyond validate(dag, false) to be assigned counters: every dependence
+// observable (not an uncounted put/get/atomic, not a cntr_add of 0) and every host_wait
+// waiting for something. Throws InputError naming the operations.
+void check_assignable(const Schedule& dag);
 
 // The solution for one rank, in the rank's local indices. Relay k is the extra local
 // operation n + k; it relays `relays[k].second` (a parent) to `relays[k].first`.

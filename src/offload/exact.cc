@@ -108,6 +108,7 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
 }  // namespace
 
 ExactResult assign_exact(const Schedule& dag, const ExactOptions& opt) {
+  check_assignable(dag);
   auto views = rank_views(dag);
   const auto sol = solve_per_rank(dag, views, opt.analysis,
                                   [&](const RankView& v) { return solve_exact(v, opt.rlimit_per_check); });

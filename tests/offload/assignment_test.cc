@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "offload/collectives.h"
 #include "offload/schedule_io.h"
 #include "offload/verifier.h"
@@ -163,6 +164,41 @@ TEST(Assignment, IsDeterministic) {
   const Schedule dag = build_schedule("allreduce", "rabenseifner", {.ranks = 12});
   EXPECT_EQ(schedule_to_json(assign_counters(dag, Strategy::optimized)).dump(),
             schedule_to_json(assign_counters(dag, Strategy::optimized)).dump());
+}
+
+}  // namespace
+}  // namespace fabriclab::offload
+
+namespace fabriclab::offload {
+namespace {
+
+// Found by the schedule_json fuzz target (fuzz/regressions/schedule_json/): DAGs the
+// reader accepts but no counters can realise. Each strategy refuses them by name instead
+// of writing out of bounds (an uncounted parent had no counter group), throwing an
+// internal error (a parent adding 0) or returning an unsafe or invalid schedule.
+TEST(Assignment, RefusesDagsNoCounterCanRealiseFoundByFuzzing) {
+  const std::string dir = std::string(FABRICLAB_SOURCE_DIR) + "/fuzz/regressions/schedule_json/";
+  const std::pair<const char*, const char*> cases[] = {
+      {"dep-on-uncounted-put.json",
+       "operation 1 (put on rank 0): depends on operation 0 (put on rank 0), whose completion is not counted "
+       "(completion null): no counter could trigger it"},
+      {"dep-on-zero-add-cntr-add.json",
+       "operation 1 (host_wait on rank 0): depends on operation 0 (cntr_add on rank 0), a cntr_add that adds 0: no "
+       "counter could see it complete"},
+      {"host-wait-without-deps.json",
+       "operation 0 (host_wait on rank 1): a host_wait with no dependence has nothing to wait for"},
+  };
+  for (const auto& [file, message] : cases) {
+    const Schedule dag = read_schedule_json(dir + file);
+    for (Strategy st : {Strategy::naive, Strategy::optimized, Strategy::exact}) {
+      try {
+        (void)assign_counters(dag, st);
+        ADD_FAILURE() << file << " " << to_string(st) << ": assigned";
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), message) << file << " " << to_string(st);
+      }
+    }
+  }
 }
 
 }  // namespace
