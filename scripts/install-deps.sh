@@ -25,6 +25,7 @@ packages=(
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
   time                # GNU time: each process's peak RSS in bench/ranks_scale.sh
   clang-format        # the format test and `make format` (.clang-format)
+  libnlopt-dev        # NLopt: the derivative-free search of `fabriclab tune` (ISRES)
   # plots of experiments (fabriclab offload, fabriclab experiment)
   gnuplot-nox
 )

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <vector>
 
 namespace fabriclab::cli {
 
@@ -22,5 +23,10 @@ Command add_run_command(CLI::App& app);
 Command add_offload_command(CLI::App& app);
 Command add_experiment_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
+Command add_tune_command(CLI::App& app);
+
+// Every command above, added to `app` in the order `fabriclab --help` lists them (what
+// main.cc runs, and what fuzz/cli_fuzzer.cc parses).
+std::vector<Command> add_commands(CLI::App& app);
 
 }  // namespace fabriclab::cli

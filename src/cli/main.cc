@@ -48,19 +48,7 @@ int main(int argc, char** argv) {
                "counters; simulate RoCEv2 fabrics packet by packet"};
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
   app.require_subcommand(1);
-  // clang-format off
-  const std::vector<fabriclab::cli::Command> commands = {
-      fabriclab::cli::add_counters_command(app),
-      fabriclab::cli::add_verify_command(app),
-      fabriclab::cli::add_plan_command(app),
-      fabriclab::cli::add_advise_command(app),
-      fabriclab::cli::add_exec_command(app),
-      fabriclab::cli::add_run_command(app),
-      fabriclab::cli::add_offload_command(app),
-      fabriclab::cli::add_experiment_command(app),
-      fabriclab::cli::add_sweep_command(app),
-  };
-  // clang-format on
+  const std::vector<fabriclab::cli::Command> commands = fabriclab::cli::add_commands(app);
   // An unknown command is named (CLI11 would only say that one is required).
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

@@ -146,6 +146,8 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
   return out;
 }
 
+}  // namespace
+
 bool complete_summary(const fs::path& p) {
   std::error_code ec;
   if (!fs::exists(p, ec)) return false;
@@ -155,8 +157,6 @@ bool complete_summary(const fs::path& p) {
     return false;  // cut short by an interruption: run it again
   }
 }
-
-}  // namespace
 
 std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann::json& j,
                                                                  const std::vector<std::string>& skip) {

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ std::vector<int> run_scenario_points(const std::string& scenario, const std::vec
                                      const std::vector<std::vector<std::string>>& points,
                                      const std::vector<std::string>& dirs, unsigned jobs, const std::string& label,
                                      bool progress);
+
+// Whether a run's summary.json is there and whole (written last, so the run finished).
+bool complete_summary(const std::filesystem::path& summary);
 
 // summary.json flattened to "a.b" -> value text, in document order; `skip` names
 // top-level or dotted keys to leave out.

@@ -1,0 +1,49 @@
+// fabriclab tune SCENARIO.toml --param key=LO..HI[:log|:int] | key=A,B,... [--param ...]
+// --maximize [W*]METRIC / --minimize [W*]METRIC [--constraint METRIC<=V ...] [--trials N]
+// [--seeds K] [--seed S] [--set key=value ...] [--jobs N] --out DIR: a search with NLopt's
+// ISRES for the settings that maximise the objective under the constraints
+// (scenario/batch/tune.h).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "scenario/batch/tune.h"
+
+namespace fabriclab::cli {
+
+Command add_tune_command(CLI::App& app) {
+  auto a = std::make_shared<scenario::TuneOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "tune", "Search the declared parameters of a fabric scenario (NLopt's ISRES, resumable) for the settings that "
+              "maximise an objective under constraints; every trial in DIR/trials.csv, the best as DIR/best.toml, and "
+              "DIR/report.md comparing it, rerun on fresh seeds, with the scenario as given and each DCQCN preset");
+  sub->add_option("scenario", a->scenario, "scenario file (TOML)")->required();
+  sub->add_option("--param", a->params,
+                  "a dimension: key=LO..HI (linear), key=LO..HI:log, key=LO..HI:int or key=A,B,... (choices); "
+                  "repeatable")
+      ->required();
+  sub->add_option("--maximize", a->maximize,
+                  "[WEIGHT*]METRIC of summary.json (totals.drops, flows.fct_ns_p99, ...) or goodput_gbps; repeatable, "
+                  "terms add up");
+  sub->add_option("--minimize", a->minimize, "[WEIGHT*]METRIC, subtracted from the objective; repeatable");
+  sub->add_option("--constraint", a->constraints, "METRIC<=V or METRIC>=V, at every seed of a trial; repeatable");
+  sub->add_option("--set", a->sets, "override a parameter in every run: key=value (repeatable)");
+  sub->add_option("--trials", a->trials, "distinct settings to run")->check(CLI::Range(1, 100000));
+  sub->add_option("--seeds", a->seeds, "runs per trial (sim.seed, sim.seed + 1, ...); the objective is their mean")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--seed", a->seed, "seed of the search")->check(CLI::Range(0, 2147483647));
+  sub->add_option("--jobs", a->jobs, "runs at once (worker processes)")->check(CLI::Range(1, 256));
+  sub->add_option("--out", a->out_dir, "output directory")->required();
+  auto quiet = std::make_shared<bool>(false);
+  sub->add_flag("--quiet", *quiet, "no progress on stderr");
+  return {sub, [a, quiet] {
+            a->progress = !*quiet;
+            const scenario::TuneOutcome o = scenario::run_tune(*a);
+            fmt::print("tune: {} trials ({} run now); {}: {}\n", o.trials, o.ran,
+                       o.best < 0 ? "no trial met every constraint" : fmt::format("best t{:04}", o.best), o.report);
+            return o.best < 0 ? 1 : 0;
+          }};
+}
+
+}  // namespace fabriclab::cli

@@ -1,0 +1,601 @@
+#include "scenario/batch/tune.h"
+
+#include <fmt/format.h>
+#include <nlopt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "scenario/batch/sweep.h"
+#include "scenario/batch/tune_report.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/report/files.h"
+
+namespace fabriclab::scenario {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// v rounded to 3 significant digits: tuned values read as settings, not as noise.
+double three_digits(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 2 - std::floor(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+std::optional<double> parse_number(const std::string& t) {
+  if (t.empty()) return std::nullopt;
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(t, &used);
+    if (used == t.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string TuneParam::value_at(double u) const {
+  u = std::clamp(u, 0.0, 1.0);
+  if (scale == Scale::choice) {
+    const auto n = choices.size();
+    return choices[std::min(n - 1, static_cast<std::size_t>(u * static_cast<double>(n)))];
+  }
+  double v = scale == Scale::log ? std::exp(std::log(lo) + u * (std::log(hi) - std::log(lo))) : lo + u * (hi - lo);
+  v = scale == Scale::integer ? std::round(v) : three_digits(v);
+  v = std::clamp(v, lo, hi);
+  const auto whole = static_cast<std::int64_t>(std::llround(v));
+  switch (kind) {
+    case params::Kind::time: return to_string(Time::from_ps(whole));
+    case params::Kind::bytes: return to_string(Bytes::from_count(whole));
+    case params::Kind::rate: return to_string(BitRate::from_bps(whole));
+    case params::Kind::integer: return std::to_string(whole);
+    default: return fmt::format("{}", v);
+  }
+}
+
+TuneParam parse_tune_param(const std::string& text) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(fmt::format("--param '{}': expected key=LO..HI[:log|:int] or key=A,B,C", text));
+  TuneParam p;
+  p.key = text.substr(0, eq);
+  const ParamSpec* spec = fabric_parameters().registry().find(p.key);
+  if (!spec) throw InputError(fmt::format("--param: unknown key '{}' (fabriclab run --parameters lists them)", p.key));
+  p.kind = spec->kind;
+  std::string range = text.substr(eq + 1);
+  const auto parse_value = [&](const std::string& v) {
+    try {
+      return params::parse(*spec, v);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("--param {}: '{}': {}", p.key, v, e.what()));
+    }
+  };
+  const auto dots = range.find("..");
+  if (dots == std::string::npos) {
+    p.scale = TuneParam::Scale::choice;
+    p.choices = params::split_list(range);
+    if (p.choices.size() < 2 ||
+        static_cast<std::size_t>(std::count(range.begin(), range.end(), ',')) + 1 != p.choices.size())
+      throw InputError(
+          fmt::format("--param {}: '{}': expected LO..HI[:log|:int] or at least two choices A,B,...", p.key, range));
+    for (std::size_t i = 0; i < p.choices.size(); ++i) {
+      p.choices[i] = parse_value(p.choices[i]).text;
+      for (std::size_t k = 0; k < i; ++k)
+        if (p.choices[k] == p.choices[i])
+          throw InputError(fmt::format("--param {}: choice '{}' is given twice", p.key, p.choices[i]));
+    }
+    return p;
+  }
+  if (const auto colon = range.rfind(':'); colon != std::string::npos && colon > dots) {
+    const std::string scale = range.substr(colon + 1);
+    if (scale == "log") p.scale = TuneParam::Scale::log;
+    else if (scale == "int") p.scale = TuneParam::Scale::integer;
+    else throw InputError(fmt::format("--param {}: scale '{}': expected log or int", p.key, scale));
+    range = range.substr(0, colon);
+  }
+  const bool numeric = p.kind == params::Kind::time || p.kind == params::Kind::bytes || p.kind == params::Kind::rate ||
+                       p.kind == params::Kind::integer || p.kind == params::Kind::real;
+  if (!numeric)
+    throw InputError(fmt::format("--param {}: a range needs a number; this key takes {}: list its choices (A,B,...)",
+                                 p.key, params::describe(p.kind)));
+  const auto number = [&](const std::string& v) {
+    const params::Value x = parse_value(v);
+    return p.kind == params::Kind::real ? x.d : static_cast<double>(x.i);
+  };
+  p.lo = number(range.substr(0, range.find("..")));
+  p.hi = number(range.substr(range.find("..") + 2));
+  if (!(p.lo < p.hi))
+    throw InputError(fmt::format("--param {}: '{}': the low end must be below the high end", p.key, range));
+  if (p.scale == TuneParam::Scale::log && p.lo <= 0)
+    throw InputError(fmt::format("--param {}: a log scale needs a low end above 0", p.key));
+  if (p.kind == params::Kind::integer && p.scale == TuneParam::Scale::linear) p.scale = TuneParam::Scale::integer;
+  return p;
+}
+
+ObjectiveTerm parse_objective_term(const std::string& text, double sign) {
+  ObjectiveTerm t{sign, text};
+  if (const auto star = text.find('*'); star != std::string::npos) {
+    const auto w = parse_number(text.substr(0, star));
+    if (!w || *w <= 0)
+      throw InputError(fmt::format("{} '{}': expected [WEIGHT*]METRIC with a weight above 0",
+                                   sign > 0 ? "--maximize" : "--minimize", text));
+    t.weight = sign * *w;
+    t.metric = text.substr(star + 1);
+  }
+  if (t.metric.empty())
+    throw InputError(fmt::format("{} '{}': no metric", sign > 0 ? "--maximize" : "--minimize", text));
+  return t;
+}
+
+TuneConstraint parse_tune_constraint(const std::string& text) {
+  for (const char* op : {"<=", ">="}) {
+    const auto at = text.find(op);
+    if (at == std::string::npos) continue;
+    const auto bound = parse_number(text.substr(at + 2));
+    if (at == 0 || !bound) break;
+    return {text.substr(0, at), op[0] == '<', *bound, text};
+  }
+  throw InputError(fmt::format("--constraint '{}': expected METRIC<=NUMBER or METRIC>=NUMBER", text));
+}
+
+bool Trial::feasible() const {
+  return result.ok && std::all_of(result.excess.begin(), result.excess.end(), [](double e) { return e <= 0; });
+}
+
+long best_trial(const std::vector<Trial>& trials) {
+  long best = -1;
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].feasible() &&
+        (best < 0 || trials[i].result.objective > trials[static_cast<std::size_t>(best)].result.objective))
+      best = static_cast<long>(i);
+  return best;
+}
+
+namespace {
+
+// What NLopt's callbacks share: the space, the trials so far (by their values), and the
+// first exception an evaluation threw (rethrown after nlopt_optimize returns).
+struct SearchState {
+  const std::vector<TuneParam>* space;
+  std::size_t limit;
+  const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>* evaluate;
+  std::vector<Trial> trials;
+  std::map<std::vector<std::string>, std::size_t> index;
+  std::exception_ptr error;
+  nlopt_opt opt = nullptr;
+
+  // The trial at x: run (once) or looked up; nullptr when the search must stop.
+  const Trial* at(const double* x) {
+    std::vector<std::string> values;
+    for (std::size_t d = 0; d < space->size(); ++d) values.push_back((*space)[d].value_at(x[d]));
+    if (const auto it = index.find(values); it != index.end()) return &trials[it->second];
+    if (trials.size() >= limit || error) {
+      nlopt_force_stop(opt);
+      return nullptr;
+    }
+    try {
+      Trial t{values, (*evaluate)(trials.size(), values)};
+      index.emplace(values, trials.size());
+      trials.push_back(std::move(t));
+      return &trials.back();
+    } catch (...) {
+      error = std::current_exception();
+      nlopt_force_stop(opt);
+      return nullptr;
+    }
+  }
+};
+
+struct ConstraintRef {
+  SearchState* state;
+  std::size_t k;  // the constraint; k == its count: the implicit "every run ended safely"
+};
+
+// A failed or unsafe trial is scored far below any real one (ISRES also sees it violate
+// the implicit constraint).
+constexpr double kFailed = -1e300;
+
+double objective_cb(unsigned, const double* x, double*, void* data) {
+  const Trial* t = static_cast<SearchState*>(data)->at(x);
+  return t && t->result.ok ? t->result.objective : kFailed;
+}
+
+double constraint_cb(unsigned, const double* x, double*, void* data) {
+  const auto* c = static_cast<ConstraintRef*>(data);
+  const Trial* t = c->state->at(x);
+  if (!t) return 0;
+  if (c->k == t->result.excess.size()) return t->result.ok ? -1 : 1;
+  return t->result.excess[c->k];
+}
+
+}  // namespace
+
+std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t constraints, std::size_t trials,
+                          std::uint64_t seed,
+                          const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>& evaluate) {
+  if (space.empty()) throw InputError("tune: at least one --param is required");
+  if (trials == 0) throw InputError("tune: --trials must be at least 1");
+  const auto n = static_cast<unsigned>(space.size());
+  SearchState st{&space, trials, &evaluate, {}, {}, {}, nlopt_create(NLOPT_GN_ISRES, n)};
+  if (!st.opt) throw std::runtime_error("nlopt_create(ISRES) failed");
+  struct Destroy {
+    nlopt_opt o;
+    ~Destroy() { nlopt_destroy(o); }
+  } destroy{st.opt};
+  nlopt_srand(static_cast<unsigned long>(seed));
+  nlopt_set_lower_bounds1(st.opt, 0.0);
+  nlopt_set_upper_bounds1(st.opt, 1.0);
+  nlopt_set_max_objective(st.opt, objective_cb, &st);
+  std::vector<ConstraintRef> refs;
+  for (std::size_t k = 0; k <= constraints; ++k) refs.push_back({&st, k});
+  for (auto& r : refs) nlopt_add_inequality_constraint(st.opt, constraint_cb, &r, 0.0);
+  // A population that leaves room for generations within the trials (ISRES's default,
+  // 20 (n + 1), would spend a short search on its first one).
+  nlopt_set_population(st.opt, static_cast<unsigned>(std::clamp<std::size_t>(trials / 4, n + 2, 20 * (n + 1))));
+  // Calls that land on points already run cost nothing: bounded by distinct points (at()).
+  nlopt_set_maxeval(st.opt, static_cast<int>(std::min<std::size_t>(trials * 200, 1u << 30)));
+  std::vector<double> x(n, 0.5);
+  double f = 0;
+  nlopt_optimize(st.opt, x.data(), &f);  // ends by force_stop or maxeval; the trials are the result
+  if (st.error) std::rethrow_exception(st.error);
+  return std::move(st.trials);
+}
+
+namespace {
+
+// A run's metrics: summary.json flattened, numbers only, and the derived ones.
+std::map<std::string, double> metrics_of(const fs::path& summary) {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : flatten_summary(read_json(summary), {"scenario", "config"}))
+    if (const auto x = parse_number(v)) out[k] = *x;
+  const auto bytes = out.find("totals.data_bytes_arrived"), end = out.find("run.simulated_end_ns");
+  if (bytes != out.end() && end != out.end() && end->second > 0) out["goodput_gbps"] = bytes->second * 8 / end->second;
+  return out;
+}
+
+double metric(const std::map<std::string, double>& m, const std::string& name, const std::string& option) {
+  if (const auto it = m.find(name); it != m.end()) return it->second;
+  std::string some;
+  std::size_t shown = 0;
+  for (const auto& [k, v] : m)
+    if (k.rfind("totals.", 0) == 0 || k.rfind("flows.", 0) == 0 || k == "goodput_gbps")
+      some += (shown++ ? ", " : "") + k;
+  throw InputError(fmt::format("{}: no metric '{}' in a run's summary.json (numbers such as: {})", option, name, some));
+}
+
+// The parsed options.
+struct Problem {
+  std::vector<TuneParam> space;
+  std::vector<ObjectiveTerm> terms;
+  std::vector<TuneConstraint> constraints;
+  std::int64_t base_seed = 1;
+};
+
+// One setting (the scenario with `overrides`) run at `seeds` seeds from `first_seed`
+// into dir/sK, those not complete yet: the objective's mean, each constraint's worst
+// excess, and the metrics behind them (objective terms' means, constraints' worst values).
+struct Measured {
+  TrialResult result;
+  std::vector<double> metrics;
+  std::vector<int> status;  // per seed: 0 ok, 1 unsafe, 2 bad input, 3 internal error
+  std::string invalid;      // why the settings do not load (nothing ran)
+  // Means over the seeds, for the trade-off plot.
+  double goodput_gbps = std::numeric_limits<double>::quiet_NaN();
+  double pause_frames = std::numeric_limits<double>::quiet_NaN();
+};
+
+Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<std::string>& overrides,
+                 std::int64_t first_seed, const fs::path& dir, const std::string& label, std::size_t* ran) {
+  std::vector<std::vector<std::string>> points;
+  std::vector<std::string> dirs;
+  std::vector<std::size_t> which;
+  Measured m;
+  m.status.assign(opt.seeds, 0);
+  m.metrics.assign(pb.terms.size() + pb.constraints.size(), std::numeric_limits<double>::quiet_NaN());
+  // Settings that break a rule across keys (Kmin above Kmax): a failed trial, not a run.
+  std::vector<std::string> all = opt.sets;
+  all.insert(all.end(), overrides.begin(), overrides.end());
+  try {
+    (void)fabric_parameters().resolve(opt.scenario, all);
+  } catch (const InputError& e) {
+    m.invalid = e.what();
+    if (m.invalid.rfind("--set: ", 0) == 0) m.invalid = m.invalid.substr(7);
+    m.status.assign(opt.seeds, 2);
+    m.result.ok = false;
+    m.result.excess.assign(pb.constraints.size(), std::numeric_limits<double>::infinity());
+    return m;
+  }
+  for (unsigned k = 0; k < opt.seeds; ++k) {
+    const fs::path d = dir / fmt::format("s{}", k);
+    if (complete_summary(d / "summary.json")) continue;
+    std::vector<std::string> o = overrides;
+    o.push_back(fmt::format("sim.seed={}", first_seed + k));
+    points.push_back(std::move(o));
+    dirs.push_back(d.string());
+    which.push_back(k);
+  }
+  if (!points.empty()) {
+    const auto st = run_scenario_points(opt.scenario, opt.sets, points, dirs, opt.jobs, label, false);
+    for (std::size_t i = 0; i < which.size(); ++i) m.status[which[i]] = st[i];
+    if (ran) *ran += 1;
+  }
+  const std::size_t nt = pb.terms.size(), nc = pb.constraints.size();
+  m.metrics.assign(nt + nc, 0);
+  m.result.excess.assign(nc, -std::numeric_limits<double>::infinity());
+  std::vector<double> worst(nc, 0);
+  unsigned measured = 0;
+  double goodput = 0, pauses = 0;
+  for (unsigned k = 0; k < opt.seeds; ++k) {
+    const fs::path summary = dir / fmt::format("s{}", k) / "summary.json";
+    if (m.status[k] >= 2 || !complete_summary(summary)) {
+      m.result.ok = false;
+      if (m.status[k] < 2) m.status[k] = 3;
+      continue;
+    }
+    if (m.status[k] == 1) m.result.ok = false;
+    // A run read back from disk may have been unsafe: its summary says so.
+    const auto values = metrics_of(summary);
+    if (values.count("totals.lossless_drops") && values.at("totals.lossless_drops") > 0) {
+      m.result.ok = false;
+      m.status[k] = 1;
+    }
+    goodput += metric(values, "goodput_gbps", "tune");
+    pauses += metric(values, "totals.pfc_pause_frames", "tune");
+    for (std::size_t t = 0; t < nt; ++t) {
+      const double v = metric(values, pb.terms[t].metric, pb.terms[t].weight > 0 ? "--maximize" : "--minimize");
+      m.metrics[t] += v;
+      m.result.objective += pb.terms[t].weight * v;
+    }
+    for (std::size_t c = 0; c < nc; ++c) {
+      const TuneConstraint& tc = pb.constraints[c];
+      const double v = metric(values, tc.metric, "--constraint " + tc.text);
+      const double excess = tc.at_most ? v - tc.bound : tc.bound - v;
+      if (excess >= m.result.excess[c]) {
+        m.result.excess[c] = excess;
+        worst[c] = v;
+      }
+    }
+    ++measured;
+  }
+  if (measured > 0) {
+    m.goodput_gbps = goodput / measured;
+    m.pause_frames = pauses / measured;
+    m.result.objective /= measured;
+    for (std::size_t t = 0; t < nt; ++t) m.metrics[t] /= measured;
+  }
+  for (std::size_t c = 0; c < nc; ++c) m.metrics[nt + c] = worst[c];
+  return m;
+}
+
+std::string status_text(const Measured& m) {
+  if (!m.invalid.empty()) return "invalid";
+  const int worst = *std::max_element(m.status.begin(), m.status.end());
+  return worst == 0 ? "ok" : worst == 1 ? "unsafe" : "failed";
+}
+
+// A CSV cell: quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string csv_cell(const std::string& t) {
+  if (t.find_first_of(",\"\n") == std::string::npos) return t;
+  std::string q = "\"";
+  for (char c : t) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::vector<std::string> overrides_of(const Problem& pb, const std::vector<std::string>& values) {
+  std::vector<std::string> o;
+  for (std::size_t d = 0; d < pb.space.size(); ++d) o.push_back(pb.space[d].key + "=" + values[d]);
+  return o;
+}
+
+// DIR/tune.json: what was asked (not --trials, --jobs: a rerun may extend the search).
+void claim_directory(const fs::path& dir, const TuneOptions& opt) {
+  nlohmann::ordered_json j;
+  j["scenario"] = fs::absolute(opt.scenario).lexically_normal().string();
+  j["scenario_text"] = read_text(opt.scenario);
+  j["param"] = opt.params;
+  j["maximize"] = opt.maximize;
+  j["minimize"] = opt.minimize;
+  j["constraint"] = opt.constraints;
+  j["set"] = opt.sets;
+  j["seeds"] = opt.seeds;
+  j["seed"] = opt.seed;
+  j["algorithm"] = "NLopt GN_ISRES";
+  std::error_code ec;
+  fs::create_directories(dir / "trials", ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create: {}", dir.string(), ec.message()));
+  const fs::path path = dir / "tune.json";
+  if (fs::exists(path)) {
+    if (read_json(path) != nlohmann::json(j))
+      throw InputError(fmt::format("{} holds a different tuning (scenario, its text, --param, the objective, "
+                                   "--constraint, --set, --seeds or --seed differ): use another --out or remove it",
+                                   dir.string()));
+  } else {
+    write_file(path, j.dump(2) + "\n");
+  }
+}
+
+std::string csv_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : ""; }
+
+// A TOML value for a key's text: numbers bare, the rest quoted.
+std::string toml_value(const TuneParam& p, const std::string& text) {
+  if (p.kind == params::Kind::integer || p.kind == params::Kind::real || p.kind == params::Kind::boolean) return text;
+  return "\"" + text + "\"";
+}
+
+std::string best_toml(const Problem& pb, const Trial& t, std::size_t index, const TuneOptions& opt) {
+  std::map<std::string, std::vector<std::string>> tables;  // table -> "key = value" lines
+  for (std::size_t d = 0; d < pb.space.size(); ++d) {
+    const std::string& key = pb.space[d].key;
+    const auto dot = key.rfind('.');
+    tables[dot == std::string::npos ? "" : key.substr(0, dot)].push_back(fmt::format(
+        "{} = {}", key.substr(dot == std::string::npos ? 0 : dot + 1), toml_value(pb.space[d], t.values[d])));
+  }
+  std::string out = fmt::format("# fabriclab tune {}: trial t{:04}, objective {} (mean of {} seed{})\n", opt.scenario,
+                                index, csv_number(t.result.objective), opt.seeds, opt.seeds == 1 ? "" : "s");
+  for (const auto& [table, lines] : tables) {
+    out += table.empty() ? "\n" : fmt::format("\n[{}]\n", table);
+    for (const auto& l : lines) out += l + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+TuneOutcome run_tune(const TuneOptions& opt) {
+  Problem pb;
+  for (const auto& t : opt.params) {
+    pb.space.push_back(parse_tune_param(t));
+    for (std::size_t d = 0; d + 1 < pb.space.size(); ++d)
+      if (pb.space[d].key == pb.space.back().key)
+        throw InputError(fmt::format("--param {}: given twice", pb.space.back().key));
+  }
+  for (const auto& t : opt.maximize) pb.terms.push_back(parse_objective_term(t, +1));
+  for (const auto& t : opt.minimize) pb.terms.push_back(parse_objective_term(t, -1));
+  if (pb.terms.empty()) throw InputError("tune: an objective is required: --maximize METRIC and/or --minimize METRIC");
+  for (const auto& t : opt.constraints) pb.constraints.push_back(parse_tune_constraint(t));
+  if (opt.seeds == 0) throw InputError("tune: --seeds must be at least 1");
+  // The scenario, and each dimension at both ends of its range, must load before anything runs.
+  const FabricSetup base = fabric_parameters().resolve(opt.scenario, opt.sets);
+  pb.base_seed = base.config.integer("sim.seed");
+  for (const TuneParam& p : pb.space)
+    for (double u : {0.0, 1.0}) {
+      std::vector<std::string> sets = opt.sets;
+      sets.push_back(p.key + "=" + p.value_at(u));
+      try {
+        (void)fabric_parameters().resolve(opt.scenario, sets);
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("--param {}: at {}: {}", p.key, p.value_at(u), e.what()));
+      }
+    }
+  const fs::path dir(opt.out_dir);
+  claim_directory(dir, opt);
+  std::error_code ignored;
+  fs::remove(dir / "report.md", ignored);  // written last: its absence marks an unfinished tuning
+
+  TuneOutcome out;
+  std::vector<Measured> measured;
+  double best = -std::numeric_limits<double>::infinity();
+  const auto trials = search(pb.space, pb.constraints.size(), opt.trials, opt.seed,
+                             [&](std::size_t i, const std::vector<std::string>& values) {
+                               const fs::path tdir = dir / "trials" / fmt::format("t{:04}", i);
+                               Measured m = measure(opt, pb, overrides_of(pb, values), pb.base_seed, tdir,
+                                                    fmt::format("tune t{:04}", i), &out.ran);
+                               const bool feasible = Trial{values, m.result}.feasible();
+                               if (feasible) best = std::max(best, m.result.objective);
+                               if (opt.progress)
+                                 fmt::print(stderr, "tune: t{:04} {}: {}{}\n", i, fmt::join(values, " "),
+                                            !m.invalid.empty()
+                                                ? "invalid (" + m.invalid + ")"
+                                                : fmt::format("objective {}, {}", csv_number(m.result.objective),
+                                                              feasible ? "feasible" : "infeasible"),
+                                            std::isfinite(best) ? fmt::format(" (best {})", csv_number(best)) : "");
+                               measured.push_back(m);
+                               return m.result;
+                             });
+  out.trials = trials.size();
+  out.best = best_trial(trials);
+
+  // trials.csv
+  std::string csv = "trial";
+  for (const auto& p : pb.space) csv += "," + p.key;
+  csv += ",status,feasible,objective";
+  for (const auto& t : pb.terms) csv += "," + t.metric;
+  for (const auto& c : pb.constraints) csv += "," + c.metric + " (worst)";
+  csv += ",note\n";
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    csv += fmt::format("t{:04}", i);
+    for (const auto& v : trials[i].values) csv += "," + v;
+    csv += fmt::format(",{},{},{}", status_text(measured[i]), trials[i].feasible() ? 1 : 0,
+                       measured[i].invalid.empty() ? csv_number(trials[i].result.objective) : "");
+    for (double v : measured[i].metrics) csv += fmt::format(",{}", csv_number(v));
+    csv += fmt::format(",{}\n", csv_cell(measured[i].invalid));
+  }
+  write_file(dir / "trials.csv", csv);
+
+  // The best point and the references, rerun on fresh seeds (not the search's own).
+  const std::int64_t fresh = pb.base_seed + static_cast<std::int64_t>(opt.seeds);
+  struct Row {
+    std::string name, dir;  // the rerun's directory is named by what it runs
+    std::vector<std::string> overrides;
+  };
+  std::vector<Row> rows{{"as given", "given", {}}};
+  if (const ParamSpec* preset = fabric_parameters().registry().find("nic.roce_rp.preset"))
+    for (const auto& c : preset->choices) rows.push_back({"preset " + c, "preset-" + c, {"nic.roce_rp.preset=" + c}});
+  if (out.best >= 0) {
+    const Trial& b = trials[static_cast<std::size_t>(out.best)];
+    write_file(dir / "best.toml", best_toml(pb, b, static_cast<std::size_t>(out.best), opt));
+    rows.push_back(
+        {fmt::format("tuned (t{:04})", out.best), fmt::format("tuned-t{:04}", out.best), overrides_of(pb, b.values)});
+  } else {
+    fs::remove(dir / "best.toml", ignored);
+  }
+  std::string md = fmt::format("# fabriclab tune {}\n\n", opt.scenario);
+  md += fmt::format("{} trials (NLopt ISRES, seed {}), each the mean of {} run{} (sim.seed {}..{}).\n\n", trials.size(),
+                    opt.seed, opt.seeds, opt.seeds == 1 ? "" : "s", pb.base_seed,
+                    pb.base_seed + static_cast<std::int64_t>(opt.seeds) - 1);
+  md += "Objective: maximise";
+  for (const auto& t : pb.terms) md += fmt::format(" {:+g} x {}", t.weight, t.metric);
+  md += ".\n";
+  for (const auto& c : pb.constraints) md += fmt::format("Constraint: {}.\n", c.text);
+  if (out.best < 0) md += "\n**No trial met every constraint**: no best settings.\n";
+  md += fmt::format("\n## Rerun on fresh seeds (sim.seed {}..{})\n\n", fresh,
+                    fresh + static_cast<std::int64_t>(opt.seeds) - 1);
+  md += "| settings | status | objective |";
+  for (const auto& t : pb.terms) md += " " + t.metric + " |";
+  for (const auto& c : pb.constraints) md += " " + c.metric + " (worst) |";
+  md += "\n|---|---|---|";
+  for (std::size_t k = 0; k < pb.terms.size() + pb.constraints.size(); ++k) md += "---|";
+  md += "\n";
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const Measured m = measure(opt, pb, rows[r].overrides, fresh, dir / "rerun" / rows[r].dir, "tune rerun", nullptr);
+    md += fmt::format("| {} | {} | {} |", rows[r].name, status_text(m), csv_number(m.result.objective));
+    for (double v : m.metrics) md += fmt::format(" {} |", csv_number(v));
+    md += "\n";
+  }
+  if (out.best >= 0) {
+    const Trial& b = trials[static_cast<std::size_t>(out.best)];
+    md += "\n## Tuned settings\n\nAs scenario keys (`best.toml`):\n\n```toml\n" +
+          best_toml(pb, b, static_cast<std::size_t>(out.best), opt) + "```\n";
+    if (const std::string nic = nic_sysfs_script(pb.space, b.values); !nic.empty()) {
+      write_file(dir / "best-nic.sh", nic);
+      md += "\nOn a ConnectX NIC (`best-nic.sh IF`):\n\n```sh\n" + nic + "```\n";
+    }
+    if (const std::string sonic = sonic_config_json(pb.space, b.values); !sonic.empty()) {
+      write_file(dir / "best-sonic.json", sonic);
+      md += "\nOn a SONiC switch (`best-sonic.json`, for `sudo config load`):\n\n```json\n" + sonic + "```\n";
+    }
+  }
+  for (const char* stale : {"best-nic.sh", "best-sonic.json"})
+    if (out.best < 0) fs::remove(dir / stale, ignored);
+  // The search, drawn.
+  std::vector<TrialPoint> points;
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    points.push_back({trials[i].values, trials[i].result.objective, trials[i].feasible(), measured[i].invalid.empty(),
+                      measured[i].goodput_gbps, measured[i].pause_frames});
+  draw_tune_plots(dir, pb.space, points);
+  md += "\n## The search\n\n"
+        "- `objective.png`: the objective of every trial and the best feasible so far.\n"
+        "- `tradeoff.png`: aggregate goodput (every byte delivered over the run) against PFC pause frames, with the "
+        "Pareto front (no other trial has more goodput "
+        "and fewer pauses):\n\n";
+  md += "| trial | aggregate goodput (Gb/s) | PFC pause frames | feasible |\n|---|---|---|---|\n";
+  for (std::size_t i : pareto_front(points))
+    md += fmt::format("| t{:04} | {} | {} | {} |\n", i, csv_number(points[i].goodput_gbps),
+                      csv_number(points[i].pause_frames), points[i].feasible ? "yes" : "no");
+  md += "\n- `sensitivity.png`: the objective against each dimension.\n";
+  write_file(dir / "report.md", md);
+  out.report = (dir / "report.md").string();
+  return out;
+}
+
+}  // namespace fabriclab::scenario

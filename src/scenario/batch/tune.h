@@ -1,0 +1,122 @@
+// Tuning: a search over declared parameters of a fabric scenario for the settings that
+// maximise an objective under constraints, with NLopt's ISRES.
+//
+//   fabriclab tune incast.toml --param switch.wred.green_min_threshold=20KB..400KB:log
+//     --param nic.roce_rp.rpg_ai_rate=1..100:int --maximize goodput_gbps
+//     --constraint totals.pfc_pause_frames<=0 --trials 60 --seeds 2 --out DIR
+//
+// Why ISRES (Runarsson and Yao's improved stochastic ranking evolution strategy): the
+// objective is a simulation's output, noisy over seeds and piecewise constant in the
+// integer and choice dimensions (rounded), so model-based local methods (COBYLA, BOBYQA,
+// which fit linear or quadratic models) stall on its plateaus; ISRES needs no model or
+// gradient, searches globally from a population, and handles inequality constraints
+// itself by stochastic ranking instead of a penalty weight the user would have to pick.
+// Its draws come from NLopt's generator, seeded by --seed: the same seed gives the same
+// trials.
+//
+// Every dimension is searched on [0, 1] and mapped to its range (linearly, on a log
+// scale, rounded to an integer, or to one of a list of choices). A value that maps to a
+// point already run is not run again, so --trials counts distinct points. A trial runs the
+// scenario once per seed (sim.seed, sim.seed + 1, ...: the same seeds for every trial, so
+// that trials differ by their settings, not their luck), in parallel worker processes;
+// the objective is the mean over seeds, a constraint holds when it holds at every seed.
+//
+// DIR/tune.json      the scenario, the options and the search space
+// DIR/trials/tNNNN/sK  each run's outputs (summary.json, flows.csv, ports.csv)
+// DIR/trials.csv     one row per trial: values, objective, every metric used, feasible
+// DIR/best.toml      the best feasible settings, as scenario keys ready to paste
+// DIR/report.md      the best point rerun on fresh seeds against the scenario as given
+//                    and each DCQCN preset
+//
+// Resumable: the search is deterministic, so a rerun of the same command replays it and
+// takes every trial whose runs are complete from disk.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+
+namespace fabriclab::scenario {
+
+// One dimension of the search space.
+struct TuneParam {
+  enum class Scale : std::uint8_t { linear, log, integer, choice };
+  std::string key;
+  params::Kind kind = params::Kind::real;  // of the key: time (ps), bytes, rate (bps), integer or real
+  Scale scale = Scale::linear;
+  double lo = 0, hi = 1;             // in the kind's base unit (not for choice)
+  std::vector<std::string> choices;  // Scale::choice
+  // The value at u in [0, 1], as the key's text ("40KB", "12", "0.25", "dcqcn").
+  std::string value_at(double u) const;
+};
+
+// "key=LO..HI", "key=LO..HI:log", "key=LO..HI:int" or "key=A,B,C", checked against the
+// key's declaration (kind, range, choices). Throws InputError naming the option.
+TuneParam parse_tune_param(const std::string& text);
+
+// A metric of a run's summary.json by its flattened name ("totals.drops"), or a derived
+// one (goodput_gbps: bytes delivered x 8 / the simulated end).
+struct ObjectiveTerm {
+  double weight = 1;  // maximised: + for --maximize, - for --minimize
+  std::string metric;
+};
+// "[W*]METRIC"; `sign` is +1 for --maximize, -1 for --minimize.
+ObjectiveTerm parse_objective_term(const std::string& text, double sign);
+
+struct TuneConstraint {
+  std::string metric;
+  bool at_most = true;  // METRIC <= bound, else METRIC >= bound
+  double bound = 0;
+  std::string text;  // as given
+};
+// "METRIC<=V" or "METRIC>=V".
+TuneConstraint parse_tune_constraint(const std::string& text);
+
+// What a trial measured: the objective (the mean over seeds), each constraint's worst
+// excess over its bound (<= 0: holds), and whether every run finished safely.
+struct TrialResult {
+  double objective = 0;
+  std::vector<double> excess;
+  bool ok = true;  // false: a run failed or was unsafe; the trial is infeasible
+};
+
+struct Trial {
+  std::vector<std::string> values;  // one per dimension
+  TrialResult result;
+  bool feasible() const;
+};
+
+// The search itself, on any evaluation (scenario runs, or a test's function): at most
+// `trials` distinct points, ISRES seeded by `seed`. `evaluate` gets a trial's index and
+// values, and may throw (the search stops and rethrows).
+std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t constraints, std::size_t trials,
+                          std::uint64_t seed,
+                          const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>& evaluate);
+
+// The best feasible trial (highest objective; the first among equals), or -1.
+long best_trial(const std::vector<Trial>& trials);
+
+struct TuneOptions {
+  std::string scenario;
+  std::vector<std::string> params, maximize, minimize, constraints, sets;
+  std::string out_dir;
+  std::size_t trials = 40;
+  unsigned seeds = 1;
+  std::uint64_t seed = 1;
+  unsigned jobs = 2;
+  bool progress = true;
+};
+
+struct TuneOutcome {
+  std::size_t trials = 0, ran = 0;  // trials in all, and those run now (the rest read back)
+  long best = -1;                   // index into trials.csv, -1 when no trial was feasible
+  std::string report;               // DIR/report.md
+};
+
+// Throws InputError for a bad option or a directory holding another tuning.
+TuneOutcome run_tune(const TuneOptions& opt);
+
+}  // namespace fabriclab::scenario

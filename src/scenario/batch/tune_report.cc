@@ -1,0 +1,197 @@
+#include "scenario/batch/tune_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/error.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/report/files.h"
+#include "scenario/report/gnuplot.h"
+
+namespace fabriclab::scenario {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
+
+// A tuned value in its key's base unit (bytes, ps, bps or the integer).
+std::int64_t base_value(const TuneParam& p, const std::string& text) {
+  const ParamSpec* spec = fabric_parameters().registry().find(p.key);
+  if (!spec) throw std::logic_error("tune: no declaration for " + p.key);
+  return params::parse(*spec, text).i;
+}
+
+}  // namespace
+
+std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vector<std::string>& values) {
+  std::string lines, none;
+  for (std::size_t d = 0; d < space.size(); ++d) {
+    const std::string& key = space[d].key;
+    for (const char* group : {"roce_rp", "roce_np"}) {
+      const std::string prefix = fmt::format("nic.{}.", group);
+      if (!starts_with(key, prefix)) continue;
+      const std::string name = key.substr(prefix.size());
+      // fabriclab's own choices, not firmware files.
+      if (name == "preset" || name == "cnp_scope" || name == "enable") {
+        none += fmt::format("#   {} = {}\n", key, values[d]);
+        continue;
+      }
+      lines += fmt::format("echo {} > \"/sys/class/net/$IF/ecn/{}/{}\"\n", values[d], group, name);
+    }
+  }
+  if (lines.empty() && none.empty()) return "";
+  std::string out = "#!/bin/sh\n"
+                    "# The tuned DCQCN values on a ConnectX NIC (mlx5), as root: sh best-nic.sh IF\n"
+                    "# Keys not tuned keep the firmware's values (fabriclab's nvidia preset models them).\n"
+                    "set -e\n"
+                    "IF=${1:?usage: best-nic.sh INTERFACE}\n" +
+                    lines;
+  if (!none.empty()) out += "# Tuned, with no sysfs file (fabriclab's model choices):\n" + none;
+  return out;
+}
+
+std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values) {
+  nlohmann::ordered_json wred, buffer;
+  for (std::size_t d = 0; d < space.size(); ++d) {
+    const TuneParam& p = space[d];
+    const std::string& key = p.key;
+    if (starts_with(key, "switch.wred.")) {
+      const std::string name = key.substr(12);
+      if (name == "mark_at") continue;  // where fabriclab measures the queue: no SONiC field
+      const bool bytes = p.kind == params::Kind::bytes;
+      wred[name] = bytes ? std::to_string(base_value(p, values[d])) : values[d];
+    } else if (key == "switch.mmu.dynamic_th") {
+      buffer["dynamic_th"] = values[d];
+    } else if (key == "switch.pfc.xon_offset") {
+      buffer["xon_offset"] = std::to_string(base_value(p, values[d]));
+    } else if (key == "switch.pfc.headroom_size") {
+      buffer["xoff"] = std::to_string(base_value(p, values[d]));
+    }
+  }
+  if (wred.empty() && buffer.empty()) return "";
+  nlohmann::ordered_json db;
+  if (!wred.empty()) {
+    wred["wred_green_enable"] = "true";
+    db["WRED_PROFILE"]["AZURE_LOSSLESS"] = wred;
+  }
+  if (!buffer.empty()) db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"] = buffer;
+  return db.dump(4) + "\n";
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<TrialPoint>& trials) {
+  std::vector<std::size_t> run;
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].valid && std::isfinite(trials[i].goodput_gbps) && std::isfinite(trials[i].pause_frames))
+      run.push_back(i);
+  std::vector<std::size_t> front;
+  for (std::size_t i : run) {
+    bool dominated = false;
+    for (std::size_t j : run) {
+      const TrialPoint &a = trials[i], &b = trials[j];
+      if (b.goodput_gbps >= a.goodput_gbps && b.pause_frames <= a.pause_frames &&
+          (b.goodput_gbps > a.goodput_gbps || b.pause_frames < a.pause_frames)) {
+        dominated = true;
+        break;
+      }
+    }
+    // Among equal points, the first.
+    for (std::size_t j : front)
+      dominated = dominated || (trials[j].goodput_gbps == trials[i].goodput_gbps &&
+                                trials[j].pause_frames == trials[i].pause_frames);
+    if (!dominated) front.push_back(i);
+  }
+  std::sort(front.begin(), front.end(),
+            [&](std::size_t a, std::size_t b) { return trials[a].goodput_gbps < trials[b].goodput_gbps; });
+  return front;
+}
+
+void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, const std::vector<TrialPoint>& trials) {
+  // objective.dat: trial, objective, feasible, best so far ("NaN" where there is none).
+  std::string obj = "# trial objective feasible best_so_far\n";
+  double best = -INFINITY;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const TrialPoint& t = trials[i];
+    if (t.feasible) best = std::max(best, t.objective);
+    obj += fmt::format("{} {} {} {}\n", i, t.valid ? fmt::format("{:.6g}", t.objective) : "NaN", t.feasible ? 1 : 0,
+                       std::isfinite(best) ? fmt::format("{:.6g}", best) : "NaN");
+  }
+  write_file(dir / "objective.dat", obj);
+  draw_plot(dir, "objective",
+            "set xlabel 'trial'\nset ylabel 'objective'\nset key bottom right\n"
+            "plot 'objective.dat' using 1:($3 == 1 ? $2 : 1/0) with points pt 7 title 'feasible', "
+            "'' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 title 'infeasible', "
+            "'' using 1:4 with steps lw 2 title 'best feasible so far'\n");
+
+  std::string trade = "# trial goodput_gbps pause_frames\n";
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].valid && std::isfinite(trials[i].goodput_gbps))
+      trade += fmt::format("{} {:.6g} {:.6g}\n", i, trials[i].goodput_gbps, trials[i].pause_frames);
+  std::string front = "# trial goodput_gbps pause_frames\n";
+  for (std::size_t i : pareto_front(trials))
+    front += fmt::format("{} {:.6g} {:.6g}\n", i, trials[i].goodput_gbps, trials[i].pause_frames);
+  write_file(dir / "tradeoff.dat", trade);
+  write_file(dir / "pareto.dat", front);
+  draw_plot(
+      dir, "tradeoff",
+      "set xlabel 'PFC pause frames (mean over seeds)'\nset ylabel 'aggregate goodput (Gb/s)'\nset key bottom right\n"
+      "plot 'tradeoff.dat' using 3:2 with points pt 7 title 'trials', "
+      "'pareto.dat' using 3:2 with linespoints lw 2 pt 5 title 'Pareto front'\n");
+
+  // sensitivity: one panel per dimension, the objective of the valid trials against it
+  // (a choice by its index).
+  std::string sens = "# trial objective feasible then one column per dimension\n";
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const TrialPoint& t = trials[i];
+    if (!t.valid) continue;
+    sens += fmt::format("{} {:.6g} {}", i, t.objective, t.feasible ? 1 : 0);
+    for (std::size_t d = 0; d < space.size(); ++d) {
+      const TuneParam& p = space[d];
+      if (p.scale == TuneParam::Scale::choice) {
+        const auto at = std::find(p.choices.begin(), p.choices.end(), t.values[d]) - p.choices.begin();
+        sens += fmt::format(" {}", at);
+      } else {
+        const ParamSpec* spec = fabric_parameters().registry().find(p.key);
+        const params::Value v = params::parse(*spec, t.values[d]);
+        sens += fmt::format(" {:.9g}", p.kind == params::Kind::real ? v.d : static_cast<double>(v.i));
+      }
+    }
+    sens += "\n";
+  }
+  write_file(dir / "sensitivity.dat", sens);
+  const std::size_t cols = std::min<std::size_t>(3, space.size()), rows = (space.size() + cols - 1) / cols;
+  std::string body =
+      fmt::format("set term pngcairo size {},{} noenhanced font 'sans,10'\nset output 'sensitivity.png'\n"
+                  "set multiplot layout {},{}\nset ylabel 'objective'\nunset key\n",
+                  420 * cols, 320 * rows, rows, cols);
+  for (std::size_t d = 0; d < space.size(); ++d) {
+    const TuneParam& p = space[d];
+    const char* unit = p.kind == params::Kind::time    ? " (ps)"
+                       : p.kind == params::Kind::bytes ? " (B)"
+                       : p.kind == params::Kind::rate  ? " (b/s)"
+                                                       : "";
+    body += fmt::format("set xlabel '{}{}'\n", p.key, unit);
+    body += p.scale == TuneParam::Scale::log ? "set logscale x\n" : "unset logscale x\n";
+    if (p.scale == TuneParam::Scale::choice) {
+      std::string tics;
+      for (std::size_t c = 0; c < p.choices.size(); ++c)
+        tics += fmt::format("{}'{}' {}", c ? ", " : "", p.choices[c], c);
+      body += fmt::format("set xtics ({})\nset xrange [-0.5:{}]\n", tics, static_cast<double>(p.choices.size()) - 0.5);
+    } else {
+      body += "set xtics autofreq\nset autoscale x\n";
+    }
+    body += fmt::format(
+        "plot 'sensitivity.dat' using {0}:($3 == 1 ? $2 : 1/0) with points pt 7, '' using {0}:($3 == 0 ? $2 : 1/0) "
+        "with points pt 6\n",
+        d + 4);
+  }
+  body += "unset multiplot\n";
+  draw_plot(dir, "sensitivity", body);
+}
+
+}  // namespace fabriclab::scenario

@@ -1,0 +1,188 @@
+#include "scenario/batch/tune.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "scenario/batch/tune_report.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+TuneParam real(std::string key, double lo, double hi, TuneParam::Scale scale = TuneParam::Scale::linear) {
+  TuneParam p;
+  p.key = std::move(key);
+  p.kind = params::Kind::real;
+  p.scale = scale;
+  p.lo = lo;
+  p.hi = hi;
+  return p;
+}
+
+// f(x, y, z) = -(x - 0.3)^2 - (log10 y - 2)^2 - [z != b], with the constraint x >= 0.5:
+// the constrained optimum is x = 0.5 (on the constraint), y = 100, z = b, f = -0.04.
+struct Synthetic {
+  std::vector<TuneParam> space{real("x", 0, 1), real("y", 1, 1000, TuneParam::Scale::log), [] {
+                                 TuneParam z;
+                                 z.key = "z";
+                                 z.kind = params::Kind::choice;
+                                 z.scale = TuneParam::Scale::choice;
+                                 z.choices = {"a", "b", "c"};
+                                 return z;
+                               }()};
+  std::size_t calls = 0;
+  TrialResult operator()(std::size_t, const std::vector<std::string>& v) {
+    ++calls;
+    const double x = std::stod(v[0]), y = std::stod(v[1]);
+    TrialResult r;
+    r.objective = -(x - 0.3) * (x - 0.3) - (std::log10(y) - 2) * (std::log10(y) - 2) - (v[2] == "b" ? 0 : 1);
+    r.excess = {0.5 - x};
+    return r;
+  }
+};
+
+TEST(Tune, FindsTheConstrainedOptimumOfASyntheticObjective) {
+  Synthetic f;
+  const auto trials = search(f.space, 1, 300, 7, [&](std::size_t i, const auto& v) { return f(i, v); });
+  EXPECT_EQ(trials.size(), 300u);
+  EXPECT_EQ(f.calls, 300u);  // each distinct point evaluated once
+  const long b = best_trial(trials);
+  ASSERT_GE(b, 0);
+  const Trial& t = trials[static_cast<std::size_t>(b)];
+  const double x = std::stod(t.values[0]), y = std::stod(t.values[1]);
+  EXPECT_GE(x, 0.5);  // the constraint holds
+  EXPECT_LT(x, 0.6) << t.values[0];
+  EXPECT_NEAR(std::log10(y), 2.0, 0.3) << t.values[1];
+  EXPECT_EQ(t.values[2], "b");
+  EXPECT_GT(t.result.objective, -0.04 - 0.12);
+  // Infeasible trials were tried (the unconstrained optimum lies outside) and never win.
+  std::size_t infeasible = 0;
+  for (const Trial& u : trials) {
+    EXPECT_EQ(u.feasible(), std::stod(u.values[0]) >= 0.5);
+    infeasible += !u.feasible();
+  }
+  EXPECT_GT(infeasible, 0u);
+}
+
+TEST(Tune, SameSeedSameTrials) {
+  Synthetic f, g, h;
+  const auto a = search(f.space, 1, 40, 3, [&](std::size_t i, const auto& v) { return f(i, v); });
+  const auto b = search(g.space, 1, 40, 3, [&](std::size_t i, const auto& v) { return g(i, v); });
+  const auto c = search(h.space, 1, 40, 4, [&](std::size_t i, const auto& v) { return h(i, v); });
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].values, b[i].values) << i;
+  bool differs = false;
+  for (std::size_t i = 0; i < std::min(a.size(), c.size()); ++i) differs |= a[i].values != c[i].values;
+  EXPECT_TRUE(differs);
+}
+
+TEST(Tune, AnEvaluationErrorStopsTheSearchAndIsRethrown) {
+  Synthetic f;
+  EXPECT_THROW(search(f.space, 1, 40, 1,
+                      [&](std::size_t i, const auto& v) {
+                        if (i == 5) throw InputError("run 5 failed");
+                        return f(i, v);
+                      }),
+               InputError);
+  EXPECT_EQ(f.calls, 5u);
+}
+
+TEST(Tune, MapsTheUnitIntervalOntoEachScale) {
+  // Integer: 1 + 0.5 x 99 = 50.5, rounded half away from zero.
+  const TuneParam ai = parse_tune_param("nic.roce_rp.rpg_ai_rate=1..100");
+  EXPECT_EQ(ai.scale, TuneParam::Scale::integer);
+  EXPECT_EQ(ai.value_at(0), "1");
+  EXPECT_EQ(ai.value_at(0.5), "51");
+  EXPECT_EQ(ai.value_at(1), "100");
+  // Log over bytes: 10KB..1MB at 0.5 is sqrt(1e4 x 1e6) = 1e5 B = 100KB.
+  const TuneParam kmin = parse_tune_param("switch.wred.green_min_threshold=10KB..1MB:log");
+  EXPECT_EQ(kmin.value_at(0), "10KB");
+  EXPECT_EQ(kmin.value_at(0.5), "100KB");
+  EXPECT_EQ(kmin.value_at(1), "1MB");
+  // Linear over time, three significant digits: 1us + 0.123456 x 9us = 2.111104us -> 2.11us.
+  const TuneParam t = parse_tune_param("topology.link_delay=1us..10us");
+  EXPECT_EQ(t.value_at(0.123456), "2.11us");
+  // Choices split [0, 1] evenly.
+  const TuneParam c = parse_tune_param("nic.congestion_control=none,dcqcn");
+  EXPECT_EQ(c.value_at(0.49), "none");
+  EXPECT_EQ(c.value_at(0.5), "dcqcn");
+  EXPECT_EQ(c.value_at(1), "dcqcn");
+}
+
+TEST(Tune, RefusesBadDimensionsObjectivesAndConstraints) {
+  const auto message = [](auto f) {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { parse_tune_param("no.such.key=1..2"); }),
+            "--param: unknown key 'no.such.key' (fabriclab run --parameters lists them)");
+  EXPECT_EQ(message([] { parse_tune_param("nic.roce_rp.rpg_ai_rate=5..5"); }),
+            "--param nic.roce_rp.rpg_ai_rate: '5..5': the low end must be below the high end");
+  EXPECT_EQ(message([] { parse_tune_param("nic.roce_rp.rpg_ai_rate=1..9:cube"); }),
+            "--param nic.roce_rp.rpg_ai_rate: scale 'cube': expected log or int");
+  EXPECT_EQ(message([] { parse_tune_param("nic.congestion_control=dcqcn,dcqcn"); }),
+            "--param nic.congestion_control: choice 'dcqcn' is given twice");
+  EXPECT_EQ(message([] { parse_tune_param("nic.congestion_control=dcqcn,,none"); }),
+            "--param nic.congestion_control: 'dcqcn,,none': expected LO..HI[:log|:int] or at least two choices "
+            "A,B,...");
+  EXPECT_NE(message([] { parse_tune_param("switch.buffer=1MB..x"); }).find("--param switch.buffer: 'x': "),
+            std::string::npos);
+  EXPECT_EQ(message([] { parse_objective_term("0*goodput_gbps", 1); }),
+            "--maximize '0*goodput_gbps': expected [WEIGHT*]METRIC with a weight above 0");
+  EXPECT_EQ(message([] { parse_tune_constraint("totals.drops<3x"); }),
+            "--constraint 'totals.drops<3x': expected METRIC<=NUMBER or METRIC>=NUMBER");
+  const TuneConstraint c = parse_tune_constraint("totals.pfc_pause_frames<=0");
+  EXPECT_EQ(c.metric, "totals.pfc_pause_frames");
+  EXPECT_TRUE(c.at_most);
+  EXPECT_EQ(c.bound, 0);
+  EXPECT_EQ(parse_objective_term("2.5*flows.fct_ns_p99", -1).weight, -2.5);
+}
+
+TEST(Tune, ParetoFrontKeepsTheTrialsNoOtherBeats) {
+  // (goodput, pauses): t1 beats t0 on both; t2 and t3 trade one for the other; t4 equals
+  // t3 (the first is kept); t5 was not run.
+  std::vector<TrialPoint> t(6);
+  const double g[] = {50, 60, 90, 70, 70, 99}, f[] = {30, 20, 40, 10, 10, 0};
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    t[i].goodput_gbps = g[i];
+    t[i].pause_frames = f[i];
+  }
+  t[5].valid = false;
+  EXPECT_EQ(pareto_front(t), (std::vector<std::size_t>{3, 2}));
+}
+
+TEST(Tune, WritesTheSettingsAsANicAndASwitchTakeThem) {
+  const std::vector<TuneParam> space{parse_tune_param("nic.roce_rp.rpg_ai_rate=1..100"),
+                                     parse_tune_param("nic.roce_np.min_time_between_cnps=0..50"),
+                                     parse_tune_param("nic.roce_np.cnp_scope=port,qp"),
+                                     parse_tune_param("switch.wred.green_min_threshold=1KB..100KB"),
+                                     parse_tune_param("switch.pfc.xon_offset=1KiB..64KiB"),
+                                     parse_tune_param("switch.mmu.dynamic_th=-3..3")};
+  const std::vector<std::string> values{"40", "8", "qp", "12.4KB", "2KiB", "-1"};
+  const std::string nic = nic_sysfs_script(space, values);
+  EXPECT_NE(nic.find("echo 40 > \"/sys/class/net/$IF/ecn/roce_rp/rpg_ai_rate\"\n"), std::string::npos) << nic;
+  EXPECT_NE(nic.find("echo 8 > \"/sys/class/net/$IF/ecn/roce_np/min_time_between_cnps\"\n"), std::string::npos);
+  EXPECT_NE(nic.find("#   nic.roce_np.cnp_scope = qp\n"), std::string::npos);
+  EXPECT_EQ(nic.find("switch"), std::string::npos);
+  const auto db = nlohmann::json::parse(sonic_config_json(space, values));
+  EXPECT_EQ(db["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_min_threshold"], "12400");
+  EXPECT_EQ(db["WRED_PROFILE"]["AZURE_LOSSLESS"]["wred_green_enable"], "true");
+  EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["xon_offset"], "2048");
+  EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["dynamic_th"], "-1");
+  // Nothing for a device: no files.
+  const std::vector<TuneParam> other{parse_tune_param("topology.link_delay=1us..10us")};
+  EXPECT_EQ(nic_sysfs_script(other, {"2us"}), "");
+  EXPECT_EQ(sonic_config_json(other, {"2us"}), "");
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
