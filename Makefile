@@ -1,6 +1,6 @@
 # fabriclab: `make run` and `make test` each install what is missing (Debian packages,
 # through scripts/install-deps.sh), build, and then run the main job or the tests.
-.PHONY: all deps build run test test-asan bench format clean
+.PHONY: all deps build run test test-asan fuzz bench format clean
 
 all: build
 
@@ -26,6 +26,12 @@ test-asan: deps
 	cmake --build --preset asan
 	ctest --preset asan
 
+# Every parser under libFuzzer (clang++, sanitizers; build/fuzz), FUZZ_SECONDS each (60);
+# fails naming the target and the input on any finding (scripts/fuzz.sh, fuzz/README.md).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
 bench: build
 	./build/release/bench/event_queue_benchmark
 	./build/release/bench/fabric_scale fat_tree_128
@@ -37,7 +43,7 @@ bench: build
 
 # Rewrites the C++ of FORMAT_DIRS in place with .clang-format (tests/format_test.sh checks
 # the same folders).
-FORMAT_DIRS := src tests bench
+FORMAT_DIRS := src tests bench fuzz
 format: deps
 	find $(FORMAT_DIRS) -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' \) -print0 | xargs -0 clang-format -i
 

@@ -26,6 +26,8 @@ packages=(
   time                # GNU time: each process's peak RSS in bench/ranks_scale.sh
   clang-format        # the format test and `make format` (.clang-format)
   libnlopt-dev        # NLopt: the derivative-free search of `fabriclab tune` (ISRES)
+  # fuzzing (`make fuzz`, scripts/fuzz.sh): clang++ and its libFuzzer runtime
+  clang libclang-rt-14-dev
   # plots of experiments (fabriclab offload, fabriclab experiment)
   gnuplot-nox
 )

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The formatting check: every C++ file (*.h, *.cc, *.cpp) of src/, tests/ and bench/
+# The formatting check: every C++ file (*.h, *.cc, *.cpp) of src/, tests/, bench/ and fuzz/
 # follows .clang-format, as clang-format --dry-run --Werror sees it; the files that do not
 # are named (`make format` rewrites them). A C++ file in any other folder fails the check
 # too, until its folder joins the list here and in the Makefile's FORMAT_DIRS.
 set -euo pipefail
 root="$1"
 cd "$root"
-dirs=(src tests bench)  # the same folders as FORMAT_DIRS in the Makefile
+dirs=(src tests bench fuzz)  # the same folders as FORMAT_DIRS in the Makefile
 
 if ! command -v clang-format >/dev/null 2>&1; then
   echo "FAIL: clang-format is not installed; run scripts/install-deps.sh (or make deps)"

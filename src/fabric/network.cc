@@ -472,7 +472,10 @@ void Network::gather_results() {
   for (int r = 1; r < exchange_->size(); ++r) {
     ByteReader rd(in.of(r));
     const auto [lo, hi] = parts_of_rank(r);
-    const auto owner = [&](std::uint32_t node) { return lo <= part_of_[node] && part_of_[node] < hi; };
+    // (Bindings captured by copy: clang before 16 cannot capture structured bindings.)
+    const auto owner = [&, lo = lo, hi = hi](std::uint32_t node) {
+      return lo <= part_of_[node] && part_of_[node] < hi;
+    };
     for (auto n = rd.get<std::uint32_t>(); n != ~std::uint32_t{0}; n = rd.get<std::uint32_t>()) {
       if (n >= nodes_.size() || !owner(n))
         throw std::logic_error(fmt::format("rank {} sent the counters of node {}", r, n));

@@ -1,0 +1,68 @@
+// What every fuzz target shares: the one expected failure is fabriclab's InputError (bad
+// input, exit 2 on the command line); anything else that escapes -- std::logic_error (a
+// bug), std::bad_alloc, a library's own exception (nlohmann, toml++), or any other type --
+// is a finding, reported with its type and message and turned into an abort() that
+// libFuzzer records as a crash. Sanitizer reports, timeouts (-timeout) and runaway memory
+// (-rss_limit_mb) are findings by libFuzzer itself.
+//
+//   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+//     fabriclab::fuzz::expect_input_errors([&] { parse(fabriclab::fuzz::text(data, size)); });
+//     return 0;
+//   }
+#pragma once
+
+#include <cxxabi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <string>
+#include <typeinfo>
+
+#include "core/error.h"
+
+namespace fabriclab::fuzz {
+
+inline std::string text(const std::uint8_t* data, std::size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+inline std::string demangled(const std::type_info& t) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(t.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? name.get() : t.name();
+}
+
+// A finding the target itself detects: says what, then aborts (libFuzzer saves the input).
+[[noreturn]] inline void finding(const std::string& what) {
+  std::fprintf(stderr, "\n==fabriclab fuzz== FINDING: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+// Runs `f`; an InputError is an expected outcome, any other exception a finding.
+template <class F>
+void expect_input_errors(F&& f) {
+  try {
+    f();
+  } catch (const InputError&) {
+    // Bad input, reported as such: what the parser is for.
+  } catch (const std::exception& e) {
+    finding("unexpected exception " + demangled(typeid(e)) + ": " + e.what());
+  } catch (...) {
+    const std::type_info* t = abi::__cxa_current_exception_type();
+    finding("unexpected exception of type " + (t ? demangled(*t) : std::string("(unknown)")));
+  }
+}
+
+// The value of environment variable `name`, or "" when it is not set: the targets' side
+// jobs (writing seeds, a dictionary) run in LLVMFuzzerInitialize when it names a place.
+inline std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace fabriclab::fuzz

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (preset "fuzz": clang++, address and undefined-behaviour
+# sanitizers) and runs each for a bounded time on its corpus: the seeds derived from the
+# shipped files (examples/, tests/data/, the planner's own schedules and programs, the
+# command lines in README.md, docs/ and examples/), plus what earlier runs kept in
+# build/fuzz/corpus/. Fails, naming the target and the file, on any crash, sanitizer
+# report, unexpected exception, timeout (-timeout, seconds per input) or memory beyond
+# -rss_limit_mb; and first replays fuzz/regressions/TARGET/*, the inputs of earlier findings.
+#
+#   scripts/fuzz.sh                  # every target, 60 s each
+#   scripts/fuzz.sh 120 cli flows_csv
+#   FUZZ_JOBS=2 scripts/fuzz.sh      # two targets at a time (one core each)
+#   FUZZ_KEEP_GOING=1 scripts/fuzz.sh 600 schedule_json   # collect every finding, don't stop
+#
+# Findings go to build/fuzz/findings/TARGET/ (crash-*, timeout-*, oom-*, leak-*); logs to
+# build/fuzz/logs/TARGET.log. Reproduce one with build/fuzz/fuzz/fuzz_TARGET FILE, and
+# minimise it with -minimize_crash=1 -runs=100000 -exact_artifact_path=OUT FILE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+shift || true
+all_targets=(scenario_toml flows_csv schedule_json program_json cli)
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
+jobs=${FUZZ_JOBS:-1}
+timeout=${FUZZ_TIMEOUT:-10}
+rss_limit=${FUZZ_RSS_LIMIT_MB:-2048}
+for t in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $t "* ]] || { echo "fuzz: unknown target '$t' (one of: ${all_targets[*]})" >&2; exit 2; }
+done
+
+if [ "${FUZZ_BUILD:-1}" = 1 ]; then
+  cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz
+fi
+out=build/fuzz
+bin=$out/fuzz
+
+# Seeds, derived from the tree on every run.
+seeds=$out/seeds
+rm -rf "$seeds"
+mkdir -p "$seeds"/{scenario_toml,flows_csv,schedule_json,program_json,cli} "$out/dicts"
+cp examples/*.toml "$seeds/scenario_toml/"
+cp examples/*.csv "$seeds/flows_csv/"
+cp tests/data/*.json "$seeds/schedule_json/"
+cp examples/programs/*.json "$seeds/program_json/"
+FABRICLAB_FUZZ_SEEDS=$seeds/schedule_json "$bin/fuzz_schedule_json"
+FABRICLAB_FUZZ_SEEDS=$seeds/program_json "$bin/fuzz_program_json"
+# Every `fabriclab COMMAND ...` in the documentation, one argument a line.
+n=0
+{ grep -hoE '(^|[`$# ]+)(\./build/release/)?fabriclab [a-z][a-z-]+[^`|;>&#\\]*' \
+  README.md docs/*.md examples/*.toml examples/*.sh || true; } |
+  sed -E 's/^[`$# ]*(\.\/build\/release\/)?fabriclab //; s/[[:space:]]+$//' | sort -u |
+  while read -r line; do
+    n=$((n + 1))
+    tr -s ' ' '\n' <<<"$line" >"$seeds/cli/doc-$n"
+  done
+FABRICLAB_FUZZ_DICT=$out/dicts/scenario_toml.dict "$bin/fuzz_scenario_toml"
+FABRICLAB_FUZZ_DICT=$out/dicts/cli.dict "$bin/fuzz_cli"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+# One target: replay its regressions, then fuzz. Writes $out/status/TARGET: "ok", or what
+# failed.
+fuzz_one() {
+  local t=$1 status=$out/status/$t log=$out/logs/$t.log
+  local regress=fuzz/regressions/$t findings=$out/findings/$t corpus=$out/corpus/$t
+  mkdir -p "$findings" "$corpus"
+  : >"$log"
+  local failed=()
+  if [ -d "$regress" ] && [ -n "$(ls -A "$regress")" ]; then
+    for f in "$regress"/*; do
+      if ! "$bin/fuzz_$t" -timeout="$timeout" -rss_limit_mb="$rss_limit" "$f" >>"$log" 2>&1 </dev/null; then
+        failed+=("earlier finding still fails: $f")
+      fi
+    done
+  fi
+  local dict=()
+  [ -f "$out/dicts/$t.dict" ] && dict=(-dict="$out/dicts/$t.dict")
+  local more=()
+  [ "${FUZZ_KEEP_GOING:-0}" = 1 ] && more=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  local before
+  before=$(ls "$findings" | sort)
+  if ! "$bin/fuzz_$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss_limit" \
+    -artifact_prefix="$findings/" -print_final_stats=1 "${dict[@]}" "${more[@]}" \
+    "$corpus" "$seeds/$t" >>"$log" 2>&1 </dev/null; then
+    failed+=("fuzzing failed (see $log)")
+  fi
+  local new
+  new=$(comm -13 <(echo "$before") <(ls "$findings" | sort) | sed "s|^|$findings/|")
+  [ -n "$new" ] && failed+=("new findings: $(echo $new)")
+  if [ ${#failed[@]} -eq 0 ]; then echo ok >"$status"; else printf '%s\n' "${failed[@]}" >"$status"; fi
+}
+
+mkdir -p "$out/logs" "$out/status"
+rm -f "$out"/status/*
+echo "fuzz: ${targets[*]}, ${seconds} s each, ${jobs} at a time (logs in $out/logs)"
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait
+
+rc=0
+for t in "${targets[@]}"; do
+  log=$out/logs/$t.log
+  # libFuzzer's last status line: "#N DONE cov: C ft: F corp: ..." ("#N: cov: ..." with -fork).
+  last=$(grep -aE '^#[0-9]+' "$log" | tail -1 || true)
+  execs=$(grep -oE '^#[0-9]+' <<<"$last" | tr -d '#' || true)
+  speed=$(grep -aoE 'stat::average_exec_per_sec:[[:space:]]+[0-9]+' "$log" | tail -1 | grep -oE '[0-9]+$' || true)
+  [ -z "$speed" ] && [ -n "$execs" ] && speed=$((execs / seconds))
+  cov=$(grep -aoE 'cov: [0-9]+ ft: [0-9]+ corp: [0-9]+(/[0-9]+[a-zA-Z]*)?' <<<"$last" || true)
+  status=$(cat "$out/status/$t" 2>/dev/null || echo "did not run")
+  printf '%-14s %10s execs %6s/s  %s\n' "$t" "${execs:-?}" "${speed:-?}" "${cov:-}"
+  if [ "$status" != ok ]; then
+    rc=1
+    sed "s/^/  $t: /" <<<"$status"
+    grep -aE 'ERROR: (AddressSanitizer|UndefinedBehaviorSanitizer|LeakSanitizer|libFuzzer)|FINDING:|runtime error:|Test unit written to' \
+      "$log" | head -5 | sed 's/^/    /'
+  fi
+done
+exit $rc
