@@ -246,8 +246,12 @@ std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t const
   nlopt_set_maxeval(st.opt, static_cast<int>(std::min<std::size_t>(trials * 200, 1u << 30)));
   std::vector<double> x(n, 0.5);
   double f = 0;
-  nlopt_optimize(st.opt, x.data(), &f);  // ends by force_stop or maxeval; the trials are the result
+  // It ends by force_stop or maxeval; the trials are the result.
+  const nlopt_result rc = nlopt_optimize(st.opt, x.data(), &f);
   if (st.error) std::rethrow_exception(st.error);
+  if (rc == NLOPT_FAILURE || rc == NLOPT_INVALID_ARGS || rc == NLOPT_OUT_OF_MEMORY)
+    throw std::runtime_error(
+        fmt::format("NLopt's ISRES stopped with error {} after {} trials", static_cast<int>(rc), st.trials.size()));
   return std::move(st.trials);
 }
 
