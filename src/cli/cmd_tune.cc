@@ -33,13 +33,14 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--seeds", a->seeds, "runs per trial (sim.seed, sim.seed + 1, ...); the objective is their mean")
       ->check(CLI::Range(1, 1000));
   sub->add_option("--seed", a->seed, "seed of the search")->check(CLI::Range(0, 2147483647));
-  sub->add_option("--jobs", a->jobs, "runs at once (worker processes)")->check(CLI::Range(1, 256));
+  sub->add_option("--jobs", a->jobs, "runs at once (worker processes; per MPI rank)")->check(CLI::Range(1, 256));
   sub->add_option("--out", a->out_dir, "output directory")->required();
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "no progress on stderr");
   return {sub, [a, quiet] {
             a->progress = !*quiet;
             const scenario::TuneOutcome o = scenario::run_tune(*a);
+            if (!o.root) return 0;  // another MPI rank: rank 0 reports
             fmt::print("tune: {} trials ({} run now); {}: {}\n", o.trials, o.ran,
                        o.best < 0 ? "no trial met every constraint" : fmt::format("best t{:04}", o.best), o.report);
             return o.best < 0 ? 1 : 0;

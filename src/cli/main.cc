@@ -74,10 +74,11 @@ int main(int argc, char** argv) {
     for (const auto& c : commands) {
       if (!c.app->parsed()) continue;
       const std::string name = c.app->get_name();
-      if (ranks > 1 && name != "run" && name != "sweep" && name != "experiment" && name != "offload")
+      if (ranks > 1 && name != "run" && name != "sweep" && name != "experiment" && name != "offload" && name != "tune")
         throw fabriclab::InputError("fabriclab " + name +
                                     " runs on one process; of the commands, `run` splits over MPI ranks and "
-                                    "`sweep`, `experiment` and `offload` grids spread over them (started here with " +
+                                    "`sweep`, `experiment`, `offload` grids and `tune` spread over them (started "
+                                    "here with " +
                                     std::to_string(ranks) + "): run it without mpirun");
       return c.run();
     }

@@ -95,6 +95,18 @@ expect bad-input 2 "fabriclab: error: --vary: unknown key 'nope'" -- \
   "${mpirun[@]}" -n 2 "$fl" sweep "$examples/incast.toml" --vary nope=1,2 --out "$tmp/bad"
 expect bad-input-once 0 '^1$' -- bash -c "$(printf '%q ' "${mpirun[@]}") -n 2 '$fl' sweep '$examples/incast.toml' \
   --vary nope=1,2 --out '$tmp/bad' 2>&1 | grep -c 'unknown key'"
+# A tuning over two ranks: the same search, so the same trials.csv, best.toml and report
+# as on one machine, byte for byte (the trials' runs spread over both ranks' workers).
+tune=(tune "$examples/incast.toml" --set nic.congestion_control=dcqcn
+  --param switch.wred.green_min_threshold=5KB..100KB:log --param nic.roce_rp.rate_to_set_on_first_cnp=0..20000
+  --maximize goodput_gbps --constraint 'totals.lossless_drops<=0' --trials 5 --seeds 2 --quiet)
+expect tune-one-machine 0 '^tune: 5 trials \(5 run now\)' -- "$fl" "${tune[@]}" --out "$tmp/t1" --jobs 2
+expect tune-two-ranks 0 '^tune: 5 trials \(5 run now\)' -- "${mpirun[@]}" -n 2 "$fl" "${tune[@]}" --out "$tmp/t2" --jobs 1
+for f in trials.csv best.toml report.md; do
+  expect "tune-same-$f" 0 '' -- cmp "$tmp/t1/$f" "$tmp/t2/$f"
+done
+expect tune-two-ranks-resumed 0 '^tune: 5 trials \(0 run now\)' -- \
+  "${mpirun[@]}" -n 2 "$fl" "${tune[@]}" --out "$tmp/t2" --jobs 1
 # Other commands stay on one process.
 expect counters-refused 2 'fabriclab counters runs on one process; of the commands, `run` splits over MPI ranks' -- \
   "${mpirun[@]}" -n 2 "$fl" counters --collective allreduce --algorithm ring --ranks 4

@@ -10,9 +10,12 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <ranges>
+#include <sstream>
 
 #include "core/error.h"
 #include "core/units.h"
+#include "scenario/batch/ranks.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/batch/tune_report.h"
 #include "scenario/fabric/fabric_scenario.h"
@@ -319,18 +322,27 @@ Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<st
     m.result.excess.assign(pb.constraints.size(), std::numeric_limits<double>::infinity());
     return m;
   }
-  for (unsigned k = 0; k < opt.seeds; ++k) {
-    const fs::path d = dir / fmt::format("s{}", k);
-    if (complete_summary(d / "summary.json")) continue;
+  // The seeds still to run, as rank 0 sees them (over MPI ranks every rank must make the
+  // same calls; the outputs are on a file system they all see).
+  std::string pending;
+  if (mpi_rank() == 0)
+    for (unsigned k = 0; k < opt.seeds; ++k)
+      if (!complete_summary(dir / fmt::format("s{}", k) / "summary.json")) pending += fmt::format("{} ", k);
+  pending = broadcast_from_root(pending);
+  for (std::istringstream in(pending); unsigned k : std::views::istream<unsigned>(in)) {
     std::vector<std::string> o = overrides;
     o.push_back(fmt::format("sim.seed={}", first_seed + k));
     points.push_back(std::move(o));
-    dirs.push_back(d.string());
+    dirs.push_back((dir / fmt::format("s{}", k)).string());
     which.push_back(k);
   }
   if (!points.empty()) {
     const auto st = run_scenario_points(opt.scenario, opt.sets, points, dirs, opt.jobs, label, false);
-    for (std::size_t i = 0; i < which.size(); ++i) m.status[which[i]] = st[i];
+    std::string codes;  // rank 0's statuses, for every rank
+    for (int c : st) codes += fmt::format("{} ", c);
+    codes = broadcast_from_root(codes);
+    std::istringstream in(codes);
+    for (std::size_t i = 0; i < which.size(); ++i) in >> m.status[which[i]];
     if (ran) *ran += 1;
   }
   const std::size_t nt = pb.terms.size(), nc = pb.constraints.size();
@@ -481,10 +493,19 @@ TuneOutcome run_tune(const TuneOptions& opt) {
         throw InputError(fmt::format("--param {}: at {}: {}", p.key, p.value_at(u), e.what()));
       }
     }
+  // Over MPI ranks every rank runs the same search (it is deterministic, and every rank
+  // reads the same runs back), calling the runs together; rank 0 alone writes.
+  const bool root = mpi_rank() == 0;
   const fs::path dir(opt.out_dir);
-  claim_directory(dir, opt);
   std::error_code ignored;
-  fs::remove(dir / "report.md", ignored);  // written last: its absence marks an unfinished tuning
+  std::string refused;
+  if (root) try {
+      claim_directory(dir, opt);
+      fs::remove(dir / "report.md", ignored);  // written last: its absence marks an unfinished tuning
+    } catch (const InputError& e) {
+      refused = e.what();
+    }
+  if (refused = broadcast_from_root(refused); !refused.empty()) throw InputError(refused);
 
   TuneOutcome out;
   std::vector<Measured> measured;
@@ -496,7 +517,7 @@ TuneOutcome run_tune(const TuneOptions& opt) {
                                                     fmt::format("tune t{:04}", i), &out.ran);
                                const bool feasible = Trial{values, m.result}.feasible();
                                if (feasible) best = std::max(best, m.result.objective);
-                               if (opt.progress)
+                               if (opt.progress && root)
                                  fmt::print(stderr, "tune: t{:04} {}: {}{}\n", i, fmt::join(values, " "),
                                             !m.invalid.empty()
                                                 ? "invalid (" + m.invalid + ")"
@@ -508,6 +529,26 @@ TuneOutcome run_tune(const TuneOptions& opt) {
                              });
   out.trials = trials.size();
   out.best = best_trial(trials);
+
+  // The best point and the references, rerun on fresh seeds (not the search's own).
+  const std::int64_t fresh = pb.base_seed + static_cast<std::int64_t>(opt.seeds);
+  struct Row {
+    std::string name, dir;  // the rerun's directory is named by what it runs
+    std::vector<std::string> overrides;
+  };
+  std::vector<Row> rows{{"as given", "given", {}}};
+  if (const ParamSpec* preset = fabric_parameters().registry().find("nic.roce_rp.preset"))
+    for (const auto& c : preset->choices) rows.push_back({"preset " + c, "preset-" + c, {"nic.roce_rp.preset=" + c}});
+  if (out.best >= 0)
+    rows.push_back({fmt::format("tuned (t{:04})", out.best), fmt::format("tuned-t{:04}", out.best),
+                    overrides_of(pb, trials[static_cast<std::size_t>(out.best)].values)});
+  std::vector<Measured> reruns;
+  for (const Row& r : rows)
+    reruns.push_back(measure(opt, pb, r.overrides, fresh, dir / "rerun" / r.dir, "tune rerun", nullptr));
+  if (!root) {
+    out.root = false;
+    return out;
+  }
 
   // trials.csv
   std::string csv = "trial";
@@ -526,20 +567,9 @@ TuneOutcome run_tune(const TuneOptions& opt) {
   }
   write_file(dir / "trials.csv", csv);
 
-  // The best point and the references, rerun on fresh seeds (not the search's own).
-  const std::int64_t fresh = pb.base_seed + static_cast<std::int64_t>(opt.seeds);
-  struct Row {
-    std::string name, dir;  // the rerun's directory is named by what it runs
-    std::vector<std::string> overrides;
-  };
-  std::vector<Row> rows{{"as given", "given", {}}};
-  if (const ParamSpec* preset = fabric_parameters().registry().find("nic.roce_rp.preset"))
-    for (const auto& c : preset->choices) rows.push_back({"preset " + c, "preset-" + c, {"nic.roce_rp.preset=" + c}});
   if (out.best >= 0) {
-    const Trial& b = trials[static_cast<std::size_t>(out.best)];
-    write_file(dir / "best.toml", best_toml(pb, b, static_cast<std::size_t>(out.best), opt));
-    rows.push_back(
-        {fmt::format("tuned (t{:04})", out.best), fmt::format("tuned-t{:04}", out.best), overrides_of(pb, b.values)});
+    write_file(dir / "best.toml",
+               best_toml(pb, trials[static_cast<std::size_t>(out.best)], static_cast<std::size_t>(out.best), opt));
   } else {
     fs::remove(dir / "best.toml", ignored);
   }
@@ -561,7 +591,7 @@ TuneOutcome run_tune(const TuneOptions& opt) {
   for (std::size_t k = 0; k < pb.terms.size() + pb.constraints.size(); ++k) md += "---|";
   md += "\n";
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const Measured m = measure(opt, pb, rows[r].overrides, fresh, dir / "rerun" / rows[r].dir, "tune rerun", nullptr);
+    const Measured& m = reruns[r];
     md += fmt::format("| {} | {} | {} |", rows[r].name, status_text(m), csv_number(m.result.objective));
     for (double v : m.metrics) md += fmt::format(" {} |", csv_number(v));
     md += "\n";

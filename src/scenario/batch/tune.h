@@ -30,6 +30,11 @@
 //
 // Resumable: the search is deterministic, so a rerun of the same command replays it and
 // takes every trial whose runs are complete from disk.
+//
+// Launched by mpirun or srun, every rank runs the same search: a trial's runs go to the
+// free workers of every rank (--jobs per rank, run_scenario_points), every rank reads them
+// back from DIR (a file system they all see), and rank 0 writes the outputs -- the same
+// files as on one machine.
 #pragma once
 
 #include <cstdint>
@@ -111,6 +116,7 @@ struct TuneOptions {
 };
 
 struct TuneOutcome {
+  bool root = true;                 // false on the MPI ranks other than 0, which write nothing
   std::size_t trials = 0, ran = 0;  // trials in all, and those run now (the rest read back)
   long best = -1;                   // index into trials.csv, -1 when no trial was feasible
   std::string report;               // DIR/report.md
