@@ -40,6 +40,9 @@ expect tune-plots 0 '^3$' -- bash -c "ls '$tmp/t' | grep -cE '^(objective|tradeo
 # again, alone, with the same result.
 cp "$tmp/t/trials.csv" "$tmp/trials.first.csv"
 expect tune-resumed 0 '^tune: 6 trials \(0 run now\)' -- "${tune[@]}"
+# Quiet means one line: the result (no progress, no gnuplot warnings on flat data).
+"${tune[@]}" >"$tmp/out.txt" 2>&1
+expect tune-quiet-one-line 0 '^1$' -- bash -c "wc -l <'$tmp/out.txt'"
 rm "$tmp/t/trials/t0003/s0/summary.json"
 expect tune-resumed-lost 0 '^tune: 6 trials \(1 run now\)' -- "${tune[@]}"
 expect tune-resumed-same 0 '^same$' -- bash -c "cmp '$tmp/trials.first.csv' '$tmp/t/trials.csv' && echo same"

@@ -107,6 +107,10 @@ TEST(Tune, MapsTheUnitIntervalOntoEachScale) {
   // Linear over time, three significant digits: 1us + 0.123456 x 9us = 2.111104us -> 2.11us.
   const TuneParam t = parse_tune_param("topology.link_delay=1us..10us");
   EXPECT_EQ(t.value_at(0.123456), "2.11us");
+  // A list key's choices, separated by ';'.
+  const TuneParam w = parse_tune_param("switch.dwrr.weights=1,1,1,1,1,1,1,1;1,1,1,4,1,1,1,1");
+  EXPECT_EQ(w.choices, (std::vector<std::string>{"1,1,1,1,1,1,1,1", "1,1,1,4,1,1,1,1"}));
+  EXPECT_EQ(w.value_at(0.9), "1,1,1,4,1,1,1,1");
   // Choices split [0, 1] evenly.
   const TuneParam c = parse_tune_param("nic.congestion_control=none,dcqcn");
   EXPECT_EQ(c.value_at(0.49), "none");
@@ -133,7 +137,7 @@ TEST(Tune, RefusesBadDimensionsObjectivesAndConstraints) {
             "--param nic.congestion_control: choice 'dcqcn' is given twice");
   EXPECT_EQ(message([] { parse_tune_param("nic.congestion_control=dcqcn,,none"); }),
             "--param nic.congestion_control: 'dcqcn,,none': expected LO..HI[:log|:int] or at least two choices "
-            "A,B,...");
+            "A,B,... (A;B;... when a choice is a list)");
   EXPECT_NE(message([] { parse_tune_param("switch.buffer=1MB..x"); }).find("--param switch.buffer: 'x': "),
             std::string::npos);
   EXPECT_EQ(message([] { parse_objective_term("0*goodput_gbps", 1); }),

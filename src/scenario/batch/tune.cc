@@ -85,12 +85,15 @@ TuneParam parse_tune_param(const std::string& text) {
   };
   const auto dots = range.find("..");
   if (dots == std::string::npos) {
+    // Choices: A,B,C; or A;B;C when a value is itself a list ("1,1,2,2;1,1,1,4").
+    const char sep = range.find(';') != std::string::npos ? ';' : ',';
     p.scale = TuneParam::Scale::choice;
-    p.choices = params::split_list(range);
+    p.choices = params::split_list(range, sep);
     if (p.choices.size() < 2 ||
-        static_cast<std::size_t>(std::count(range.begin(), range.end(), ',')) + 1 != p.choices.size())
-      throw InputError(
-          fmt::format("--param {}: '{}': expected LO..HI[:log|:int] or at least two choices A,B,...", p.key, range));
+        static_cast<std::size_t>(std::count(range.begin(), range.end(), sep)) + 1 != p.choices.size())
+      throw InputError(fmt::format("--param {}: '{}': expected LO..HI[:log|:int] or at least two choices A,B,... "
+                                   "(A;B;... when a choice is a list)",
+                                   p.key, range));
     for (std::size_t i = 0; i < p.choices.size(); ++i) {
       p.choices[i] = parse_value(p.choices[i]).text;
       for (std::size_t k = 0; k < i; ++k)
@@ -483,16 +486,20 @@ TuneOutcome run_tune(const TuneOptions& opt) {
   // The scenario, and each dimension at both ends of its range, must load before anything runs.
   const FabricSetup base = fabric_parameters().resolve(opt.scenario, opt.sets);
   pb.base_seed = base.config.integer("sim.seed");
-  for (const TuneParam& p : pb.space)
-    for (double u : {0.0, 1.0}) {
+  for (const TuneParam& p : pb.space) {
+    // Both ends of a range; every choice.
+    std::vector<std::string> values = p.choices;
+    if (p.scale != TuneParam::Scale::choice) values = {p.value_at(0), p.value_at(1)};
+    for (const std::string& v : values) {
       std::vector<std::string> sets = opt.sets;
-      sets.push_back(p.key + "=" + p.value_at(u));
+      sets.push_back(p.key + "=" + v);
       try {
         (void)fabric_parameters().resolve(opt.scenario, sets);
       } catch (const InputError& e) {
-        throw InputError(fmt::format("--param {}: at {}: {}", p.key, p.value_at(u), e.what()));
+        throw InputError(fmt::format("--param {}: at {}: {}", p.key, v, e.what()));
       }
     }
+  }
   // Over MPI ranks every rank runs the same search (it is deterministic, and every rank
   // reads the same runs back), calling the runs together; rank 0 alone writes.
   const bool root = mpi_rank() == 0;

@@ -27,6 +27,18 @@ std::int64_t base_value(const TuneParam& p, const std::string& text) {
   return params::parse(*spec, text).i;
 }
 
+// The range of one axis: gnuplot's own, unless every value is the same (gnuplot then
+// warns of an empty range on stderr): a range around that value.
+std::string axis_range(char axis, const std::vector<double>& values, bool log = false) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (double v : values)
+    if (std::isfinite(v) && (!log || v > 0)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (!std::isfinite(lo) || lo < hi) return fmt::format("set autoscale {}\n", axis);
+  if (log) return fmt::format("set {}range [{:.9g}:{:.9g}]\n", axis, lo / 2, hi * 2);
+  const double pad = std::max(1.0, std::fabs(lo) * 0.05);
+  return fmt::format("set {}range [{:.9g}:{:.9g}]\n", axis, lo - pad, hi + pad);
+}
+
 }  // namespace
 
 std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vector<std::string>& values) {
@@ -122,11 +134,18 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
                        std::isfinite(best) ? fmt::format("{:.6g}", best) : "NaN");
   }
   write_file(dir / "objective.dat", obj);
+  std::vector<double> index, objective;  // of the trials that ran
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].valid) {
+      index.push_back(static_cast<double>(i));
+      objective.push_back(trials[i].objective);
+    }
   draw_plot(dir, "objective",
-            "set xlabel 'trial'\nset ylabel 'objective'\nset key bottom right\n"
-            "plot 'objective.dat' using 1:($3 == 1 ? $2 : 1/0) with points pt 7 title 'feasible', "
-            "'' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 title 'infeasible', "
-            "'' using 1:4 with steps lw 2 title 'best feasible so far'\n");
+            axis_range('x', index) + axis_range('y', objective) +
+                "set xlabel 'trial'\nset ylabel 'objective'\nset key bottom right\n"
+                "plot 'objective.dat' using 1:($3 == 1 ? $2 : 1/0) with points pt 7 title 'feasible', "
+                "'' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 title 'infeasible', "
+                "'' using 1:4 with steps lw 2 title 'best feasible so far'\n");
 
   std::string trade = "# trial goodput_gbps pause_frames\n";
   for (std::size_t i = 0; i < trials.size(); ++i)
@@ -137,15 +156,24 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
     front += fmt::format("{} {:.6g} {:.6g}\n", i, trials[i].goodput_gbps, trials[i].pause_frames);
   write_file(dir / "tradeoff.dat", trade);
   write_file(dir / "pareto.dat", front);
+  std::vector<double> goodput, pauses;
+  for (const TrialPoint& t : trials)
+    if (t.valid) {
+      goodput.push_back(t.goodput_gbps);
+      pauses.push_back(t.pause_frames);
+    }
   draw_plot(
       dir, "tradeoff",
-      "set xlabel 'PFC pause frames (mean over seeds)'\nset ylabel 'aggregate goodput (Gb/s)'\nset key bottom right\n"
-      "plot 'tradeoff.dat' using 3:2 with points pt 7 title 'trials', "
-      "'pareto.dat' using 3:2 with linespoints lw 2 pt 5 title 'Pareto front'\n");
+      axis_range('x', pauses) + axis_range('y', goodput) +
+          "set xlabel 'PFC pause frames (mean over seeds)'\nset ylabel 'aggregate goodput (Gb/s)'\nset key bottom "
+          "right\n"
+          "plot 'tradeoff.dat' using 3:2 with points pt 7 title 'trials', "
+          "'pareto.dat' using 3:2 with linespoints lw 2 pt 5 title 'Pareto front'\n");
 
   // sensitivity: one panel per dimension, the objective of the valid trials against it
   // (a choice by its index).
   std::string sens = "# trial objective feasible then one column per dimension\n";
+  std::vector<std::vector<double>> columns(space.size());
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const TrialPoint& t = trials[i];
     if (!t.valid) continue;
@@ -158,7 +186,8 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
       } else {
         const ParamSpec* spec = fabric_parameters().registry().find(p.key);
         const params::Value v = params::parse(*spec, t.values[d]);
-        sens += fmt::format(" {:.9g}", p.kind == params::Kind::real ? v.d : static_cast<double>(v.i));
+        columns[d].push_back(p.kind == params::Kind::real ? v.d : static_cast<double>(v.i));
+        sens += fmt::format(" {:.9g}", columns[d].back());
       }
     }
     sens += "\n";
@@ -167,8 +196,8 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
   const std::size_t cols = std::min<std::size_t>(3, space.size()), rows = (space.size() + cols - 1) / cols;
   std::string body =
       fmt::format("set term pngcairo size {},{} noenhanced font 'sans,10'\nset output 'sensitivity.png'\n"
-                  "set multiplot layout {},{}\nset ylabel 'objective'\nunset key\n",
-                  420 * cols, 320 * rows, rows, cols);
+                  "set multiplot layout {},{}\nset ylabel 'objective'\nunset key\n{}",
+                  420 * cols, 320 * rows, rows, cols, axis_range('y', objective));
   for (std::size_t d = 0; d < space.size(); ++d) {
     const TuneParam& p = space[d];
     const char* unit = p.kind == params::Kind::time    ? " (ps)"
@@ -183,7 +212,7 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
         tics += fmt::format("{}'{}' {}", c ? ", " : "", p.choices[c], c);
       body += fmt::format("set xtics ({})\nset xrange [-0.5:{}]\n", tics, static_cast<double>(p.choices.size()) - 0.5);
     } else {
-      body += "set xtics autofreq\nset autoscale x\n";
+      body += "set xtics autofreq\n" + axis_range('x', columns[d], p.scale == TuneParam::Scale::log);
     }
     body += fmt::format(
         "plot 'sensitivity.dat' using {0}:($3 == 1 ? $2 : 1/0) with points pt 7, '' using {0}:($3 == 0 ? $2 : 1/0) "
