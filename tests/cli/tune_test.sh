@@ -46,6 +46,11 @@ expect tune-quiet-one-line 0 '^1$' -- bash -c "wc -l <'$tmp/out.txt'"
 rm "$tmp/t/trials/t0003/s0/summary.json"
 expect tune-resumed-lost 0 '^tune: 6 trials \(1 run now\)' -- "${tune[@]}"
 expect tune-resumed-same 0 '^same$' -- bash -c "cmp '$tmp/trials.first.csv' '$tmp/t/trials.csv' && echo same"
+# Runs under a trial's name that another setting made (an earlier search that went
+# another way) are not taken: that trial runs again.
+echo "switch.buffer=1MiB" >"$tmp/t/trials/t0004/settings.txt"
+expect tune-resumed-other-settings 0 '^tune: 6 trials \(1 run now\)' -- "${tune[@]}"
+expect tune-resumed-other-same 0 '^same$' -- bash -c "cmp '$tmp/trials.first.csv' '$tmp/t/trials.csv' && echo same"
 # Another search in the same directory is refused; so are bad dimensions and objectives.
 expect tune-other-search 2 'holds a different tuning' -- "${tune[@]}" --seed 2
 expect tune-no-objective 2 'an objective is required' -- \

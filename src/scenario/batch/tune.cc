@@ -304,6 +304,98 @@ struct Measured {
   double pause_frames = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The runs of one setting read back from dir/sK into m (statuses already there): the
+// objective's mean, each constraint's worst excess and value, the trade-off's means.
+void read_back(const TuneOptions& opt, const Problem& pb, const fs::path& dir, Measured& m) {
+  const std::size_t nt = pb.terms.size(), nc = pb.constraints.size();
+  m.metrics.assign(nt + nc, 0);
+  m.result.excess.assign(nc, -std::numeric_limits<double>::infinity());
+  std::vector<double> worst(nc, 0);
+  unsigned measured = 0;
+  double goodput = 0, pauses = 0;
+  const auto optional = [](const std::map<std::string, double>& values, const char* name) {
+    const auto it = values.find(name);
+    return it == values.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+  };
+  for (unsigned k = 0; k < opt.seeds; ++k) {
+    const fs::path summary = dir / fmt::format("s{}", k) / "summary.json";
+    if (m.status[k] >= 2 || !complete_summary(summary)) {
+      m.result.ok = false;
+      if (m.status[k] < 2) m.status[k] = 3;
+      continue;
+    }
+    if (m.status[k] == 1) m.result.ok = false;
+    // A run read back from disk may have been unsafe: its summary says so.
+    const auto values = metrics_of(summary);
+    if (values.count("totals.lossless_drops") && values.at("totals.lossless_drops") > 0) {
+      m.result.ok = false;
+      m.status[k] = 1;
+    }
+    goodput += optional(values, "goodput_gbps");  // for the plots only: NaN when missing
+    pauses += optional(values, "totals.pfc_pause_frames");
+    for (std::size_t t = 0; t < nt; ++t) {
+      const double v = metric(values, pb.terms[t].metric, pb.terms[t].weight > 0 ? "--maximize" : "--minimize");
+      m.metrics[t] += v;
+      m.result.objective += pb.terms[t].weight * v;
+    }
+    for (std::size_t c = 0; c < nc; ++c) {
+      const TuneConstraint& tc = pb.constraints[c];
+      const double v = metric(values, tc.metric, "--constraint " + tc.text);
+      const double excess = tc.at_most ? v - tc.bound : tc.bound - v;
+      if (excess >= m.result.excess[c]) {
+        m.result.excess[c] = excess;
+        worst[c] = v;
+      }
+    }
+    ++measured;
+  }
+  if (measured == 0) {  // nothing ran to the end: no numbers, not zeros
+    m.metrics.assign(nt + nc, std::numeric_limits<double>::quiet_NaN());
+    m.result.objective = std::numeric_limits<double>::quiet_NaN();
+    m.result.excess.assign(nc, std::numeric_limits<double>::infinity());
+    return;
+  }
+  m.goodput_gbps = goodput / measured;
+  m.pause_frames = pauses / measured;
+  m.result.objective /= measured;
+  for (std::size_t t = 0; t < nt; ++t) m.metrics[t] /= measured;
+  for (std::size_t c = 0; c < nc; ++c) m.metrics[nt + c] = worst[c];
+}
+
+// A Measured as lines of text (numbers with every digit; "nan" and "inf" read back).
+std::string to_text(const Measured& m) {
+  std::string t = fmt::format("{}\n", m.result.ok ? 1 : 0);
+  for (int s : m.status) t += fmt::format("{} ", s);
+  t += fmt::format("\n{:.17g} {:.17g} {:.17g}\n", m.result.objective, m.goodput_gbps, m.pause_frames);
+  for (double e : m.result.excess) t += fmt::format("{:.17g} ", e);
+  t += "\n";
+  for (double v : m.metrics) t += fmt::format("{:.17g} ", v);
+  return t + "\n";
+}
+
+Measured from_text(const std::string& text, unsigned seeds, const Problem& pb) {
+  std::istringstream in(text);
+  std::string word;
+  const auto number = [&] {
+    in >> word;
+    return std::stod(word);
+  };
+  Measured m;
+  int ok = 0;
+  in >> ok;
+  m.result.ok = ok != 0;
+  m.status.assign(seeds, 0);
+  for (auto& s : m.status) in >> s;
+  m.result.objective = number();
+  m.goodput_gbps = number();
+  m.pause_frames = number();
+  m.result.excess.resize(pb.constraints.size());
+  for (auto& e : m.result.excess) e = number();
+  m.metrics.resize(pb.terms.size() + pb.constraints.size());
+  for (auto& v : m.metrics) v = number();
+  return m;
+}
+
 Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<std::string>& overrides,
                  std::int64_t first_seed, const fs::path& dir, const std::string& label, std::size_t* ran) {
   std::vector<std::vector<std::string>> points;
@@ -325,12 +417,24 @@ Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<st
     m.result.excess.assign(pb.constraints.size(), std::numeric_limits<double>::infinity());
     return m;
   }
-  // The seeds still to run, as rank 0 sees them (over MPI ranks every rank must make the
-  // same calls; the outputs are on a file system they all see).
+  // Rank 0 alone looks at the disk; the others take its word (a broadcast), so that every
+  // rank of an MPI job makes the same calls and sees the same results even when its view
+  // of the shared file system lags.
+  const bool root = mpi_rank() == 0;
   std::string pending;
-  if (mpi_rank() == 0)
+  if (root) {
+    // Runs left by other settings under this name (an interrupted search that went
+    // another way, or another --trials) are not these settings' runs.
+    std::string settings;
+    for (const auto& o : overrides) settings += o + "\n";
+    settings += fmt::format("first sim.seed {}\n", first_seed);
+    std::error_code ec;
+    if (fs::exists(dir / "settings.txt", ec) && read_text(dir / "settings.txt") != settings) fs::remove_all(dir, ec);
+    fs::create_directories(dir, ec);
+    write_file(dir / "settings.txt", settings);
     for (unsigned k = 0; k < opt.seeds; ++k)
       if (!complete_summary(dir / fmt::format("s{}", k) / "summary.json")) pending += fmt::format("{} ", k);
+  }
   pending = broadcast_from_root(pending);
   for (std::istringstream in(pending); unsigned k : std::views::istream<unsigned>(in)) {
     std::vector<std::string> o = overrides;
@@ -341,59 +445,20 @@ Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<st
   }
   if (!points.empty()) {
     const auto st = run_scenario_points(opt.scenario, opt.sets, points, dirs, opt.jobs, label, false);
-    std::string codes;  // rank 0's statuses, for every rank
-    for (int c : st) codes += fmt::format("{} ", c);
-    codes = broadcast_from_root(codes);
-    std::istringstream in(codes);
-    for (std::size_t i = 0; i < which.size(); ++i) in >> m.status[which[i]];
+    if (root)
+      for (std::size_t i = 0; i < which.size(); ++i) m.status[which[i]] = st[i];
     if (ran) *ran += 1;
   }
-  const std::size_t nt = pb.terms.size(), nc = pb.constraints.size();
-  m.metrics.assign(nt + nc, 0);
-  m.result.excess.assign(nc, -std::numeric_limits<double>::infinity());
-  std::vector<double> worst(nc, 0);
-  unsigned measured = 0;
-  double goodput = 0, pauses = 0;
-  for (unsigned k = 0; k < opt.seeds; ++k) {
-    const fs::path summary = dir / fmt::format("s{}", k) / "summary.json";
-    if (m.status[k] >= 2 || !complete_summary(summary)) {
-      m.result.ok = false;
-      if (m.status[k] < 2) m.status[k] = 3;
-      continue;
+  std::string text;
+  if (root) try {
+      read_back(opt, pb, dir, m);
+      text = to_text(m);
+    } catch (const std::exception& e) {
+      text = std::string("error\n") + e.what();
     }
-    if (m.status[k] == 1) m.result.ok = false;
-    // A run read back from disk may have been unsafe: its summary says so.
-    const auto values = metrics_of(summary);
-    if (values.count("totals.lossless_drops") && values.at("totals.lossless_drops") > 0) {
-      m.result.ok = false;
-      m.status[k] = 1;
-    }
-    goodput += metric(values, "goodput_gbps", "tune");
-    pauses += metric(values, "totals.pfc_pause_frames", "tune");
-    for (std::size_t t = 0; t < nt; ++t) {
-      const double v = metric(values, pb.terms[t].metric, pb.terms[t].weight > 0 ? "--maximize" : "--minimize");
-      m.metrics[t] += v;
-      m.result.objective += pb.terms[t].weight * v;
-    }
-    for (std::size_t c = 0; c < nc; ++c) {
-      const TuneConstraint& tc = pb.constraints[c];
-      const double v = metric(values, tc.metric, "--constraint " + tc.text);
-      const double excess = tc.at_most ? v - tc.bound : tc.bound - v;
-      if (excess >= m.result.excess[c]) {
-        m.result.excess[c] = excess;
-        worst[c] = v;
-      }
-    }
-    ++measured;
-  }
-  if (measured > 0) {
-    m.goodput_gbps = goodput / measured;
-    m.pause_frames = pauses / measured;
-    m.result.objective /= measured;
-    for (std::size_t t = 0; t < nt; ++t) m.metrics[t] /= measured;
-  }
-  for (std::size_t c = 0; c < nc; ++c) m.metrics[nt + c] = worst[c];
-  return m;
+  text = broadcast_from_root(text);
+  if (text.rfind("error\n", 0) == 0) throw InputError(text.substr(6));
+  return from_text(text, opt.seeds, pb);
 }
 
 std::string status_text(const Measured& m) {
@@ -509,7 +574,7 @@ TuneOutcome run_tune(const TuneOptions& opt) {
   if (root) try {
       claim_directory(dir, opt);
       fs::remove(dir / "report.md", ignored);  // written last: its absence marks an unfinished tuning
-    } catch (const InputError& e) {
+    } catch (const std::exception& e) {        // InputError, or the file system's own error
       refused = e.what();
     }
   if (refused = broadcast_from_root(refused); !refused.empty()) throw InputError(refused);
@@ -566,7 +631,7 @@ TuneOutcome run_tune(const TuneOptions& opt) {
   csv += ",note\n";
   for (std::size_t i = 0; i < trials.size(); ++i) {
     csv += fmt::format("t{:04}", i);
-    for (const auto& v : trials[i].values) csv += "," + v;
+    for (const auto& v : trials[i].values) csv += "," + csv_cell(v);
     csv += fmt::format(",{},{},{}", status_text(measured[i]), trials[i].feasible() ? 1 : 0,
                        measured[i].invalid.empty() ? csv_number(trials[i].result.objective) : "");
     for (double v : measured[i].metrics) csv += fmt::format(",{}", csv_number(v));

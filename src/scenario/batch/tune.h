@@ -29,7 +29,9 @@
 //                    and each DCQCN preset
 //
 // Resumable: the search is deterministic, so a rerun of the same command replays it and
-// takes every trial whose runs are complete from disk.
+// takes from disk every run that completed with the same settings (each trial directory
+// says its settings in settings.txt; runs of other settings under that name are removed
+// and run again, as after a change of --trials, which changes the population).
 //
 // Launched by mpirun or srun, every rank runs the same search: a trial's runs go to the
 // free workers of every rank (--jobs per rank, run_scenario_points), every rank reads them

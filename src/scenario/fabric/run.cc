@@ -156,8 +156,11 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   o.totals = run_with_progress(*net, setup.value, opt);
   o.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   collect(*net, o);
-  for (const auto& c : obs.captures) c->finish();  // before summary.json says the run is complete
-  if (!net->holds_results()) return o;             // another rank of a split run: rank 0 writes
+  // Every capture closed and checked, then all named: a failed one leaves none looking
+  // complete; and all before summary.json says the run is.
+  for (const auto& c : obs.captures) c->close();
+  for (const auto& c : obs.captures) c->publish();
+  if (!net->holds_results()) return o;  // another rank of a split run: rank 0 writes
   if (collectives) {
     o.collectives = collectives->rows();
     o.collective_nics = collectives->nics();

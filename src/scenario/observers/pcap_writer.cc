@@ -26,13 +26,13 @@ PcapWriter::PcapWriter(const std::string& path, const Simulator& sim)
 }
 
 PcapWriter::~PcapWriter() {
-  if (!dumper_) return;  // finished (or failed, and cleaned up)
-  close();
+  release();
+  if (published_) return;
   std::error_code ignored;
   std::filesystem::remove(tmp_, ignored);
 }
 
-void PcapWriter::close() {
+void PcapWriter::release() {
   if (dumper_) pcap_dump_close(dumper_);
   if (pcap_) pcap_close(pcap_);
   dumper_ = nullptr;
@@ -40,17 +40,24 @@ void PcapWriter::close() {
 }
 
 void PcapWriter::fail(int error) {
-  close();
+  release();
   std::error_code ignored;
   std::filesystem::remove(tmp_, ignored);
   throw InputError(fmt::format("{}: cannot write the pcap file ({} frames captured): {}", path_, frames_,
                                error ? std::strerror(error) : "write error"));
 }
 
-void PcapWriter::finish() {
+void PcapWriter::close() {
   if (!dumper_) return;
   errno = 0;
   if (pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_))) fail(errno);
+  // pcap_dump_close's fclose has nothing left to write after the flush; its own result is
+  // not reported (a file system that fails only at close, such as NFS over quota, goes
+  // unseen here).
+  release();
+}
+
+void PcapWriter::publish() {
   close();
   std::error_code ec;
   std::filesystem::rename(tmp_, path_, ec);
@@ -58,6 +65,7 @@ void PcapWriter::finish() {
     std::filesystem::remove(tmp_, ec);
     throw InputError(fmt::format("{}: cannot write the pcap file: {}", path_, ec.message()));
   }
+  published_ = true;
 }
 
 void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) {
@@ -77,8 +85,9 @@ void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, boo
   h.ts.tv_usec = static_cast<suseconds_t>(ns % 1'000'000'000);  // nanoseconds in a NANO capture
   h.caplen = h.len = static_cast<bpf_u_int32>(n);
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &h, buf_.data());
-  // stdio keeps the first write error; a check now and then stops a run whose disk filled.
-  if (++frames_ % kCheckEvery == 0 && std::ferror(pcap_dump_file(dumper_))) fail(errno);
+  // stdio keeps a write error (a full disk); checked at once, errno still says why.
+  ++frames_;
+  if (std::ferror(pcap_dump_file(dumper_))) fail(errno);
 }
 
 }  // namespace fabriclab::scenario

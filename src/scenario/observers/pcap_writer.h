@@ -3,14 +3,16 @@
 // fabric::encode_frame (real headers, zero payload, correct ICRC, no FCS). A frame is
 // stamped when its last bit leaves the port (egress) or arrives at it (ingress).
 //
-// The frames go to PATH.tmp, renamed to PATH by finish() once every byte is on disk: a
-// run that fails to write (a full disk) stops with an error naming the file, and one that
-// is killed or fails leaves no capture that looks complete.
+// The frames go to PATH.tmp: close() flushes and checks that every byte was written,
+// publish() renames it to PATH (a run closes all its captures, then publishes them). A run
+// that fails to write (a full disk) stops with an error naming the file, and one that is
+// killed or fails leaves no capture that looks complete.
 //
 //   PcapWriter w("out/sw0-p0.pcap", net.sim());
 //   net.switch_at(0).port(0).set_tap(&w);
 //   net.run(...);
-//   w.finish();
+//   w.close();
+//   w.publish();
 #pragma once
 
 #include <cstdint>
@@ -29,23 +31,25 @@ class PcapWriter final : public fabric::PortTap {
  public:
   // Throws InputError naming the path when the file cannot be written.
   PcapWriter(const std::string& path, const Simulator& sim);
-  // Without finish(): removes PATH.tmp.
+  // Unless published: removes PATH.tmp.
   ~PcapWriter() override;
   PcapWriter(const PcapWriter&) = delete;
   PcapWriter& operator=(const PcapWriter&) = delete;
 
-  // Throws InputError when the file stopped taking frames (checked every kCheckEvery).
+  // Throws InputError when the file stopped taking frames (checked at every frame).
   void on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) override;
-  // Flushes and closes the file and gives it its name; throws InputError naming the path
-  // and the reason when a byte of it could not be written (and removes what it wrote).
-  void finish();
+  // Flushes and closes the file; throws InputError naming the path and the reason when a
+  // byte of it could not be written (and removes what it wrote).
+  void close();
+  // Gives the closed file its name; throws InputError when it cannot.
+  void publish();
   std::uint64_t frames() const { return frames_; }
   const std::string& path() const { return path_; }
 
  private:
-  static constexpr std::uint64_t kCheckEvery = 4096;
   [[noreturn]] void fail(int error);
-  void close();
+  void release();  // the libpcap handles
+  bool published_ = false;
 
   std::string path_, tmp_;
   const Simulator& sim_;
