@@ -11,6 +11,8 @@
 #   scripts/fuzz.sh 120 cli flows_csv
 #   FUZZ_JOBS=2 scripts/fuzz.sh      # two targets at a time (one core each)
 #   FUZZ_KEEP_GOING=1 scripts/fuzz.sh 600 schedule_json   # collect every finding, don't stop
+#   FUZZ_SEED=1 scripts/fuzz.sh 30  # libFuzzer's random seed fixed (CI: the same mutations
+#                                    # every run, so a red run is a regression, not luck)
 #
 # Findings go to build/fuzz/findings/TARGET/ (crash-*, timeout-*, oom-*, leak-*); logs to
 # build/fuzz/logs/TARGET.log. Reproduce one with build/fuzz/fuzz/fuzz_TARGET FILE, and
@@ -80,7 +82,8 @@ fuzz_one() {
   local dict=()
   [ -f "$out/dicts/$t.dict" ] && dict=(-dict="$out/dicts/$t.dict")
   local more=()
-  [ "${FUZZ_KEEP_GOING:-0}" = 1 ] && more=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
+  [ -n "${FUZZ_SEED:-}" ] && more+=(-seed="$FUZZ_SEED")
+  [ "${FUZZ_KEEP_GOING:-0}" = 1 ] && more+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   local before
   before=$(ls "$findings" | sort)
   if ! "$bin/fuzz_$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss_limit" \
