@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <map>
 #include <optional>
-#include <ranges>
 #include <sstream>
 
 #include "core/error.h"
@@ -436,7 +435,8 @@ Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<st
       if (!complete_summary(dir / fmt::format("s{}", k) / "summary.json")) pending += fmt::format("{} ", k);
   }
   pending = broadcast_from_root(pending);
-  for (std::istringstream in(pending); unsigned k : std::views::istream<unsigned>(in)) {
+  std::istringstream in(pending);  // (not views::istream: clang 14 with libstdc++ 12 cannot)
+  for (unsigned k = 0; in >> k;) {
     std::vector<std::string> o = overrides;
     o.push_back(fmt::format("sim.seed={}", first_seed + k));
     points.push_back(std::move(o));
