@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,7 +69,8 @@ void parse(const std::vector<std::string>& args) {
   if (parsed != 1) fabriclab::fuzz::finding("the parse chose " + std::to_string(parsed) + " commands");
 }
 
-void write_dictionary(const std::string& path) {
+// Every word of the input language, for the dictionary.
+std::set<std::string> dictionary() {
   App a;
   std::set<std::string> words;
   for (const auto& c : a.commands) {
@@ -80,24 +80,14 @@ void write_dictionary(const std::string& path) {
       for (const auto& n : o->get_snames()) words.insert("-" + n);
     }
   }
-  std::ofstream out(path);
-  for (const auto& w : words) {
-    out << '"';
-    for (char ch : w) {
-      if (ch == '"' || ch == '\\') out << '\\';
-      out << ch;
-    }
-    out << "\"\n";
-  }
+  return words;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const std::string dict = fabriclab::fuzz::env("FABRICLAB_FUZZ_DICT"); !dict.empty()) {
-    write_dictionary(dict);
-    std::exit(0);
-  }
+  fabriclab::fuzz::side_job("FABRICLAB_FUZZ_DICT",
+                            [](const std::string& path) { fabriclab::fuzz::write_dictionary(path, dictionary()); });
   return 0;
 }
 

@@ -18,7 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <typeinfo>
 
@@ -58,11 +60,33 @@ void expect_input_errors(F&& f) {
   }
 }
 
-// The value of environment variable `name`, or "" when it is not set: the targets' side
-// jobs (writing seeds, a dictionary) run in LLVMFuzzerInitialize when it names a place.
+// The value of environment variable `name`, or "" when it is not set.
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
+}
+
+// A target's side job (writing seeds, a dictionary), from LLVMFuzzerInitialize: when
+// environment variable `name` names a place, job(place) runs and the process exits.
+template <class F>
+void side_job(const char* name, F&& job) {
+  if (const std::string place = env(name); !place.empty()) {
+    job(place);
+    std::exit(0);
+  }
+}
+
+// A libFuzzer dictionary at `path`: each word quoted, with its quotes and backslashes escaped.
+inline void write_dictionary(const std::string& path, const std::set<std::string>& words) {
+  std::ofstream out(path);
+  for (const auto& w : words) {
+    out << '"';
+    for (char c : w) {
+      if (c == '"' || c == '\\') out << '\\';
+      out << c;
+    }
+    out << "\"\n";
+  }
 }
 
 }  // namespace fabriclab::fuzz

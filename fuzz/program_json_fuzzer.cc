@@ -18,13 +18,12 @@
 namespace offload = fabriclab::offload;
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const std::string dir = fabriclab::fuzz::env("FABRICLAB_FUZZ_SEEDS"); !dir.empty()) {
+  fabriclab::fuzz::side_job("FABRICLAB_FUZZ_SEEDS", [](const std::string& dir) {
     fabriclab::fuzz::planner_schedules([&](const std::string& name, const offload::Schedule& s) {
       if (name.ends_with("-dag")) return;  // a program has counters
       fabriclab::fuzz::write_file(dir + "/" + name + ".json", offload::program_to_json_text(s));
     });
-    std::exit(0);
-  }
+  });
   return 0;
 }
 

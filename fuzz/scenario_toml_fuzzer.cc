@@ -10,7 +10,6 @@
 // to FILE and exit.
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <set>
 #include <string>
 
@@ -60,7 +59,8 @@ bool small_enough(const FabricScenario& s) {
 
 std::string origin() { return std::string(FABRICLAB_FUZZ_EXAMPLES) + "/fuzz.toml"; }
 
-void write_dictionary(const std::string& path) {
+// Every word of the input language, for the dictionary.
+std::set<std::string> dictionary() {
   std::set<std::string> words;
   const auto& p = fabriclab::scenario::fabric_parameters();
   auto add_key = [&](const std::string& key, const std::vector<std::string>& choices) {
@@ -78,24 +78,14 @@ void write_dictionary(const std::string& path) {
     words.insert("[[" + list.name + "]]");
     for (const auto& [key, spec] : list.items->all()) add_key(key, spec.choices);
   }
-  std::ofstream out(path);
-  for (const auto& w : words) {
-    out << '"';
-    for (char c : w) {
-      if (c == '"' || c == '\\') out << '\\';
-      out << c;
-    }
-    out << "\"\n";
-  }
+  return words;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const std::string dict = fabriclab::fuzz::env("FABRICLAB_FUZZ_DICT"); !dict.empty()) {
-    write_dictionary(dict);
-    std::exit(0);
-  }
+  fabriclab::fuzz::side_job("FABRICLAB_FUZZ_DICT",
+                            [](const std::string& path) { fabriclab::fuzz::write_dictionary(path, dictionary()); });
   return 0;
 }
 

@@ -36,12 +36,11 @@ void round_trip(const offload::Schedule& s) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  if (const std::string dir = fabriclab::fuzz::env("FABRICLAB_FUZZ_SEEDS"); !dir.empty()) {
+  fabriclab::fuzz::side_job("FABRICLAB_FUZZ_SEEDS", [](const std::string& dir) {
     fabriclab::fuzz::planner_schedules([&](const std::string& name, const offload::Schedule& s) {
       fabriclab::fuzz::write_file(dir + "/" + name + ".json", offload::schedule_to_json(s).dump() + "\n");
     });
-    std::exit(0);
-  }
+  });
   return 0;
 }
 
