@@ -65,6 +65,13 @@ std::string TuneParam::value_at(double u) const {
   }
 }
 
+double TuneParam::number(const std::string& text) const {
+  const ParamSpec* spec = fabric_parameters().registry().find(key);
+  if (!spec) throw InputError(fmt::format("--param: unknown key '{}'", key));
+  const params::Value v = params::parse(*spec, text);
+  return kind == params::Kind::real ? v.d : static_cast<double>(v.i);
+}
+
 TuneParam parse_tune_param(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -114,8 +121,8 @@ TuneParam parse_tune_param(const std::string& text) {
     throw InputError(fmt::format("--param {}: a range needs a number; this key takes {}: list its choices (A,B,...)",
                                  p.key, params::describe(p.kind)));
   const auto number = [&](const std::string& v) {
-    const params::Value x = parse_value(v);
-    return p.kind == params::Kind::real ? x.d : static_cast<double>(x.i);
+    (void)parse_value(v);  // its message names the option
+    return p.number(v);
   };
   p.lo = number(range.substr(0, range.find("..")));
   p.hi = number(range.substr(range.find("..") + 2));

@@ -58,6 +58,9 @@ struct TuneParam {
   std::vector<std::string> choices;  // Scale::choice
   // The value at u in [0, 1], as the key's text ("40KB", "12", "0.25", "dcqcn").
   std::string value_at(double u) const;
+  // A value of a range's key as a number in the kind's base unit (the inverse of value_at,
+  // before the mapping); throws InputError when `text` does not parse.
+  double number(const std::string& text) const;
 };
 
 // "key=LO..HI", "key=LO..HI:log", "key=LO..HI:int" or "key=A,B,C", checked against the

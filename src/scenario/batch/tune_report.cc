@@ -5,10 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
-#include "core/error.h"
-#include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
 
@@ -20,11 +17,9 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
-// A tuned value in its key's base unit (bytes, ps, bps or the integer).
-std::int64_t base_value(const TuneParam& p, const std::string& text) {
-  const ParamSpec* spec = fabric_parameters().registry().find(p.key);
-  if (!spec) throw std::logic_error("tune: no declaration for " + p.key);
-  return params::parse(*spec, text).i;
+// A tuned value in its key's base unit, as an integer (bytes for SONiC).
+std::string base_integer(const TuneParam& p, const std::string& text) {
+  return std::to_string(std::llround(p.number(text)));
 }
 
 // The range of one axis: gnuplot's own, unless every value is the same (gnuplot then
@@ -77,13 +72,13 @@ std::string sonic_config_json(const std::vector<TuneParam>& space, const std::ve
       const std::string name = key.substr(12);
       if (name == "mark_at") continue;  // where fabriclab measures the queue: no SONiC field
       const bool bytes = p.kind == params::Kind::bytes;
-      wred[name] = bytes ? std::to_string(base_value(p, values[d])) : values[d];
+      wred[name] = bytes ? base_integer(p, values[d]) : values[d];
     } else if (key == "switch.mmu.dynamic_th") {
       buffer["dynamic_th"] = values[d];
     } else if (key == "switch.pfc.xon_offset") {
-      buffer["xon_offset"] = std::to_string(base_value(p, values[d]));
+      buffer["xon_offset"] = base_integer(p, values[d]);
     } else if (key == "switch.pfc.headroom_size") {
-      buffer["xoff"] = std::to_string(base_value(p, values[d]));
+      buffer["xoff"] = base_integer(p, values[d]);
     }
   }
   if (wred.empty() && buffer.empty()) return "";
@@ -124,6 +119,15 @@ std::vector<std::size_t> pareto_front(const std::vector<TrialPoint>& trials) {
 }
 
 void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, const std::vector<TrialPoint>& trials) {
+  // The axes' values, of the trials that ran.
+  std::vector<double> index, objective, goodput, pauses;
+  for (std::size_t i = 0; i < trials.size(); ++i)
+    if (trials[i].valid) {
+      index.push_back(static_cast<double>(i));
+      objective.push_back(trials[i].objective);
+      goodput.push_back(trials[i].goodput_gbps);
+      pauses.push_back(trials[i].pause_frames);
+    }
   // objective.dat: trial, objective, feasible, best so far ("NaN" where there is none).
   std::string obj = "# trial objective feasible best_so_far\n";
   double best = -INFINITY;
@@ -134,12 +138,6 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
                        std::isfinite(best) ? fmt::format("{:.6g}", best) : "NaN");
   }
   write_file(dir / "objective.dat", obj);
-  std::vector<double> index, objective;  // of the trials that ran
-  for (std::size_t i = 0; i < trials.size(); ++i)
-    if (trials[i].valid) {
-      index.push_back(static_cast<double>(i));
-      objective.push_back(trials[i].objective);
-    }
   draw_plot(dir, "objective",
             axis_range('x', index) + axis_range('y', objective) +
                 "set xlabel 'trial'\nset ylabel 'objective'\nset key bottom right\n"
@@ -156,12 +154,6 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
     front += fmt::format("{} {:.6g} {:.6g}\n", i, trials[i].goodput_gbps, trials[i].pause_frames);
   write_file(dir / "tradeoff.dat", trade);
   write_file(dir / "pareto.dat", front);
-  std::vector<double> goodput, pauses;
-  for (const TrialPoint& t : trials)
-    if (t.valid) {
-      goodput.push_back(t.goodput_gbps);
-      pauses.push_back(t.pause_frames);
-    }
   draw_plot(
       dir, "tradeoff",
       axis_range('x', pauses) + axis_range('y', goodput) +
@@ -184,9 +176,7 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
         const auto at = std::find(p.choices.begin(), p.choices.end(), t.values[d]) - p.choices.begin();
         sens += fmt::format(" {}", at);
       } else {
-        const ParamSpec* spec = fabric_parameters().registry().find(p.key);
-        const params::Value v = params::parse(*spec, t.values[d]);
-        columns[d].push_back(p.kind == params::Kind::real ? v.d : static_cast<double>(v.i));
+        columns[d].push_back(p.number(t.values[d]));
         sens += fmt::format(" {:.9g}", columns[d].back());
       }
     }
