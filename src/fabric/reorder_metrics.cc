@@ -1,8 +1,6 @@
 #include "fabric/reorder_metrics.h"
 
 #include <algorithm>
-#include <set>
-#include <unordered_set>
 
 namespace fabriclab::fabric {
 
@@ -13,50 +11,59 @@ double ReorderMetrics::n_reordering(std::uint32_t n) const {
   return static_cast<double>(k) / static_cast<double>(received);
 }
 
-ReorderMetrics reorder_metrics(const std::vector<Arrival>& arrivals) {
-  ReorderMetrics m;
-  std::unordered_set<std::uint32_t> seen;
-  // First arrivals only, with their running maximum PSN: the earliest packet before
-  // index i with a larger PSN than s is the first index whose prefix maximum exceeds s.
-  std::vector<Arrival> first;
-  std::vector<std::uint32_t> prefix_max;
-  std::set<std::uint32_t> held;  // the ideal re-sequencer's buffer
-  std::uint32_t expected = 0;
-  for (const Arrival& a : arrivals) {
-    if (!seen.insert(a.psn).second) {
-      ++m.duplicates;
-      continue;
-    }
-    const std::size_t i = first.size();
-    const bool reordered = !first.empty() && a.psn < prefix_max.back() + 1;  // s < NextExp
-    if (reordered) {
-      ++m.reordered;
-      const auto j = static_cast<std::size_t>(std::upper_bound(prefix_max.begin(), prefix_max.end(), a.psn) -
-                                              prefix_max.begin());
-      const auto extent = static_cast<std::uint32_t>(i - j);
-      if (m.extent_count.size() <= extent) m.extent_count.resize(extent + 1, 0);
-      ++m.extent_count[extent];
-      m.max_extent = std::max(m.max_extent, extent);
-      m.max_late = std::max(m.max_late, a.at - first[j].at);
-    }
-    ++m.displacement[static_cast<std::int64_t>(i) - static_cast<std::int64_t>(a.psn)];
-    first.push_back(a);
-    prefix_max.push_back(prefix_max.empty() ? a.psn : std::max(prefix_max.back(), a.psn));
-
-    if (a.psn == expected) {
-      ++expected;
-      while (!held.empty() && *held.begin() == expected) {
-        held.erase(held.begin());
-        ++expected;
-      }
-    } else if (a.psn > expected) {
-      held.insert(a.psn);
-    }
-    if (m.occupancy.size() <= held.size()) m.occupancy.resize(held.size() + 1, 0);
-    ++m.occupancy[held.size()];
+void ReorderTracker::release_in_order() {
+  while (!held_.empty() && *held_.begin() == expected_) {
+    held_.erase(held_.begin());
+    ++expected_;
   }
-  m.received = first.size();
-  return m;
+  while (!records_.empty() && records_.front().seq < expected_) records_.pop_front();
+}
+
+std::uint64_t ReorderTracker::missing() const { return any_ ? highest_ + 1 - expected_ - held_.size() : 0; }
+
+void ReorderTracker::add(std::uint64_t seq, Time at) {
+  if (seq < expected_ || held_.contains(seq)) {
+    ++m_.duplicates;
+    return;
+  }
+  const std::uint64_t i = m_.received++;
+  // s < NextExp: the largest PSN seen so far is at least s.
+  if (any_ && seq < highest_ + 1) {
+    ++m_.reordered;
+    // The first record above seq exists: the record that set highest_ is above it.
+    const auto j = std::upper_bound(records_.begin(), records_.end(), seq,
+                                    [](std::uint64_t s, const Record& r) { return s < r.seq; });
+    const auto extent = static_cast<std::uint32_t>(i - j->index);
+    if (m_.extent_count.size() <= extent) m_.extent_count.resize(extent + 1, 0);
+    ++m_.extent_count[extent];
+    m_.max_extent = std::max(m_.max_extent, extent);
+    m_.max_late = std::max(m_.max_late, at - j->at);
+  }
+  ++m_.displacement[static_cast<std::int64_t>(i) - static_cast<std::int64_t>(seq)];
+  if (!any_ || seq > highest_) {
+    records_.push_back({seq, i, at});
+    highest_ = seq;
+    any_ = true;
+  }
+  if (seq == expected_) {
+    ++expected_;
+    release_in_order();
+  } else {
+    held_.insert(seq);
+    if (held_.size() > max_held_) {  // give up the PSNs missing below the first one held
+      abandoned_ += *held_.begin() - expected_;
+      expected_ = *held_.begin();
+      release_in_order();
+    }
+  }
+  if (m_.occupancy.size() <= held_.size()) m_.occupancy.resize(held_.size() + 1, 0);
+  ++m_.occupancy[held_.size()];
+}
+
+ReorderMetrics reorder_metrics(const std::vector<Arrival>& arrivals) {
+  ReorderTracker t;
+  for (const Arrival& a : arrivals) t.add(a.psn, a.at);
+  return t.metrics();
 }
 
 }  // namespace fabriclab::fabric

@@ -24,9 +24,9 @@ void ReorderRecorder::watch(fabric::Port& port) {
 void ReorderRecorder::on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) {
   if (!egress || !fabric::is_data(p.opcode)) return;
   const auto w = static_cast<std::size_t>(std::find(watched_.begin(), watched_.end(), &port) - watched_.begin());
-  auto& [flow, arrivals] = seen_[{w, p.dst, p.dst_qp}];
+  auto& [flow, tracker] = seen_[{w, p.dst, p.dst_qp}];
   flow = p.flow;
-  arrivals.push_back({p.psn, sim_.now()});
+  tracker.add(p.psn, sim_.now());
 }
 
 std::vector<ReorderRecorder::Result> ReorderRecorder::results() const {
@@ -34,8 +34,7 @@ std::vector<ReorderRecorder::Result> ReorderRecorder::results() const {
   for (const auto& [key, v] : seen_) {
     const auto& [w, dst, qp] = key;
     const fabric::Port& port = *watched_[w];
-    out.push_back(
-        {fmt::format("{}:{}", port.owner().name(), port.index()), dst, qp, v.first, fabric::reorder_metrics(v.second)});
+    out.push_back({fmt::format("{}:{}", port.owner().name(), port.index()), dst, qp, v.first, v.second.metrics()});
   }
   return out;
 }
