@@ -12,6 +12,8 @@
 #pragma once
 
 #include <cxxabi.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -88,5 +90,29 @@ inline void write_dictionary(const std::string& path, const std::set<std::string
     out << "\"\n";
   }
 }
+
+// An in-memory file (memfd) for readers that take a path: each input is written to it and
+// read back through /proc/self/fd/N.
+//
+//   static const MemFile file("flows.csv");
+//   file.write(data, size);
+//   read_flows_csv(file.path, 64);
+struct MemFile {
+  int fd = -1;
+  std::string path;
+  explicit MemFile(const char* name) {
+    fd = ::memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0) finding("memfd_create failed");
+    path = "/proc/self/fd/" + std::to_string(fd);
+  }
+  void write(const std::uint8_t* data, std::size_t size) const {
+    if (::ftruncate(fd, 0) != 0) finding("ftruncate failed");
+    for (std::size_t done = 0; done < size;) {
+      const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+      if (n <= 0) finding("pwrite failed");
+      done += static_cast<std::size_t>(n);
+    }
+  }
+};
 
 }  // namespace fabriclab::fuzz

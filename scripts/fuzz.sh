@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 shift || true
-all_targets=(scenario_toml flows_csv schedule_json program_json cli)
+all_targets=(scenario_toml flows_csv schedule_json program_json capture cli)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 jobs=${FUZZ_JOBS:-1}
@@ -42,13 +42,14 @@ bin=$out/fuzz
 # Seeds, derived from the tree on every run.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{scenario_toml,flows_csv,schedule_json,program_json,cli} "$out/dicts"
+mkdir -p "$seeds"/{scenario_toml,flows_csv,schedule_json,program_json,capture,cli} "$out/dicts"
 cp examples/*.toml "$seeds/scenario_toml/"
 cp examples/*.csv "$seeds/flows_csv/"
 cp tests/data/*.json "$seeds/schedule_json/"
 cp examples/programs/*.json "$seeds/program_json/"
 FABRICLAB_FUZZ_SEEDS=$seeds/schedule_json "$bin/fuzz_schedule_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/program_json "$bin/fuzz_program_json"
+FABRICLAB_FUZZ_SEEDS=$seeds/capture "$bin/fuzz_capture"
 # Every `fabriclab COMMAND ...` in the documentation, one argument a line.
 n=0
 { grep -hoE '(^|[`$# ]+)(\./build/release/)?fabriclab [a-z][a-z-]+[^`|;>&#\\]*' \

@@ -15,7 +15,7 @@ packages=(
   libtomlplusplus-dev # scenario files (TOML)
   libfabric-dev       # fabriclab exec: triggered operations (sockets provider)
   libfabric-bin       # fi_info, to see the providers installed
-  zlib1g-dev          # CRC-32 (ECMP hashing, RoCEv2 ICRC)
+  libdeflate-dev      # CRC-32 (ECMP hashing, RoCEv2 ICRC): libdeflate_crc32, carry-less multiply where the CPU has it
   libpcap-dev         # fabriclab run: pcap files of chosen ports
   libmetis-dev        # a split run's parts for any topology (sim.partitioner = "metis")
   libopenmpi-dev      # sweeps and split runs across machines (mpirun fabriclab sweep|run ...)
@@ -23,6 +23,7 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
+  wireshark-common    # editcap: captures cut and converted to pcapng in the analyze test
   time                # GNU time: each process's peak RSS in bench/ranks_scale.sh
   clang-format        # the format test and `make format` (.clang-format)
   libnlopt-dev        # NLopt: the derivative-free search of `fabriclab tune` (ISRES)

@@ -1,6 +1,6 @@
 #include "fabric/hash.h"
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <array>
 #include <string_view>
@@ -19,9 +19,7 @@ HashFunction parse_hash_function(const std::string& name) {
 
 const char* to_string(HashFunction f) { return params::name_of(kHashFunctionNames, f).data(); }
 
-std::uint32_t crc32(const std::uint8_t* data, std::size_t n) {
-  return static_cast<std::uint32_t>(::crc32_z(0L, data, n));
-}
+std::uint32_t crc32(const std::uint8_t* data, std::size_t n) { return libdeflate_crc32(0, data, n); }
 
 namespace {
 constexpr std::array<std::uint16_t, 256> make_crc16_table() {

@@ -1,7 +1,7 @@
 // Hash functions a switch can use for ECMP over the RoCEv2 5-tuple (source and
 // destination IPv4 address, UDP source port, UDP destination port 4791, protocol 17),
 // prefixed with the switch's 32-bit seed:
-//   crc32   CRC-32 (IEEE 802.3, reflected 0xEDB88320, as zlib computes it)
+//   crc32   CRC-32 (IEEE 802.3, reflected 0xEDB88320, as zlib computes it; by libdeflate)
 //   crc16   CRC-16/CCITT-FALSE (0x1021, init 0xFFFF, not reflected)
 //   xor     the 16-bit halves of every 32-bit word of the input XOR-folded together
 // Equal functions and seeds at two tiers polarize: the second tier sees only the hashes

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "fabric/hash.h"
 
@@ -41,21 +41,30 @@ std::uint16_t ip_checksum(const std::uint8_t* h) {
 }  // namespace
 
 std::uint32_t roce_icrc(const std::uint8_t* ip, std::size_t len) {
-  if (len < 20 + 8 + 12) throw std::invalid_argument("roce_icrc: shorter than IPv4 + UDP + BTH");
+  const bool v6 = ip[0] >> 4 == 6;
+  const std::size_t ip_len = v6 ? 40 : 20;
+  if (len < ip_len + 8 + 12) throw std::invalid_argument("roce_icrc: shorter than IP + UDP + BTH");
   // The masked invariant part: FF x 8, then IP + UDP + BTH with the variant fields set to 1s.
-  std::uint8_t head[8 + 20 + 8 + 12];
+  std::uint8_t head[8 + 40 + 8 + 12];
+  const std::size_t head_len = 8 + ip_len + 8 + 12;
   std::memset(head, 0xff, 8);
-  std::memcpy(head + 8, ip, 20 + 8 + 12);
+  std::memcpy(head + 8, ip, ip_len + 8 + 12);
   std::uint8_t* iph = head + 8;
-  iph[1] = 0xff;             // TOS (DSCP + ECN)
-  iph[8] = 0xff;             // TTL
-  iph[10] = iph[11] = 0xff;  // header checksum
-  std::uint8_t* udp = iph + 20;
+  if (v6) {
+    iph[0] |= 0x0f;                   // traffic class (high nibble) ...
+    iph[1] = iph[2] = iph[3] = 0xff;  // ... its low nibble and the flow label
+    iph[7] = 0xff;                    // hop limit
+  } else {
+    iph[1] = 0xff;             // TOS (DSCP + ECN)
+    iph[8] = 0xff;             // TTL
+    iph[10] = iph[11] = 0xff;  // header checksum
+  }
+  std::uint8_t* udp = iph + ip_len;
   udp[6] = udp[7] = 0xff;  // UDP checksum
   std::uint8_t* bth = udp + 8;
   bth[4] = 0xff;  // FECN, BECN, reserved
-  std::uint32_t c = crc32(head, sizeof head);
-  c = static_cast<std::uint32_t>(::crc32_z(c, ip + 40, len - 40));
+  std::uint32_t c = crc32(head, head_len);
+  c = libdeflate_crc32(c, ip + head_len - 8, len - (head_len - 8));
   return c;
 }
 

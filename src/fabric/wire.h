@@ -25,10 +25,11 @@ inline constexpr std::size_t kMaxFrameBytes = 9216;
 // hosts' MACs.
 std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out);
 
-// The RoCEv2 invariant CRC of an IPv4 packet (`ip` starts at the IPv4 header, `len` stops
-// before the ICRC): CRC-32 over 8 bytes of 0xFF (the masked LRH), the IP header with
-// TOS, TTL and checksum masked to ones, the UDP header with its checksum masked, the
-// BTH with its FECN/BECN/reserved byte masked, and the rest. The ICRC's wire bytes are
+// The RoCEv2 invariant CRC of an IPv4 or IPv6 packet (`ip` starts at the IP header, its
+// version nibble says which; `len` stops before the ICRC): CRC-32 over 8 bytes of 0xFF
+// (the masked LRH), the IP header with its variant fields masked to ones (IPv4: TOS, TTL
+// and checksum; IPv6: traffic class, flow label and hop limit), the UDP header with its
+// checksum masked, the BTH with its FECN/BECN/reserved byte masked, and the rest. The ICRC's wire bytes are
 // this value little-endian first (as Linux rxe stores it).
 std::uint32_t roce_icrc(const std::uint8_t* ip, std::size_t len);
 

@@ -1,0 +1,65 @@
+// fabriclab analyze CAPTURE... --out DIR [--link-speed RATE] [--bin TIME]: the RoCE
+// metrics of pcap / pcapng captures (capture/analyzer.h), written as CSV, JSON, plots and
+// report.md (scenario/capture/analysis.h).
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "capture/analyzer.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "scenario/capture/analysis.h"
+
+namespace fabriclab::cli {
+
+namespace {
+
+struct AnalyzeArgs {
+  std::vector<std::string> captures;
+  std::string out;
+  std::string link_speed, bin;
+  std::uint64_t reorder_window = 65536;
+  bool quiet = false;
+};
+
+int run_analyze(const AnalyzeArgs& a) {
+  capture::AnalyzeOptions o;
+  if (!a.link_speed.empty()) {
+    o.link_speed = parse_bit_rate(a.link_speed);
+    if (o.link_speed->bps() <= 0) throw InputError("analyze: --link-speed must be above 0");
+  }
+  if (!a.bin.empty()) {
+    o.bin = parse_time(a.bin);
+    if (o.bin.ps() <= 0) throw InputError("analyze: --bin must be above 0");
+  }
+  o.reorder_window = a.reorder_window;
+  capture::Analyzer analyzer(o);
+  for (const std::string& c : a.captures) capture::read_capture(c, analyzer);
+  scenario::write_analysis(analyzer, a.out);
+  if (!a.quiet) fmt::print("{}outputs in {}/ (report.md)\n", scenario::analysis_digest(analyzer), a.out);
+  return 0;
+}
+
+}  // namespace
+
+Command add_analyze_command(CLI::App& app) {
+  auto args = std::make_shared<AnalyzeArgs>();
+  auto* c = app.add_subcommand(
+      "analyze",
+      "Analyse RoCEv2/RoCEv1 captures (pcap or pcapng, Ethernet, VLAN, IPv4/IPv6, ERSPAN): per-QP throughput, PSN "
+      "gaps, reordering, NAKs, CNPs, ECN marks; PFC pauses per sender and priority; CSV, JSON, plots, report.md");
+  c->add_option("captures", args->captures, "capture files (each analysed as its own capture point)")->required();
+  c->add_option("--out", args->out, "output directory")->required();
+  c->add_option("--link-speed", args->link_speed,
+                "the captured link's speed (e.g. 100Gbps): turns PFC quanta into pause times and a timeline");
+  c->add_option("--bin", args->bin, "throughput bin (e.g. 10us); default: automatic, at most 256 bins");
+  c->add_option("--reorder-window", args->reorder_window,
+                "packets a QP's ideal re-sequencer holds before a missing PSN is given up as lost")
+      ->capture_default_str()
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  c->add_flag("--quiet", args->quiet, "print nothing on success");
+  return {c, [args]() { return run_analyze(*args); }};
+}
+
+}  // namespace fabriclab::cli

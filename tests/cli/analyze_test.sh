@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# `fabriclab analyze` end to end. On the simulator's own captures (the reorder, incast and
+# congestion-spreading scenarios) every per-QP and per-PFC-sender count is compared with
+# tshark's dissection, and the reorder metrics, pauses, NAKs and damaged frames with the
+# simulator's own counters; then the same capture cut by a snap length and converted to
+# pcapng, and captures that cannot be read. Usage: FABRICLAB=path analyze_test.sh EXAMPLES_DIR
+set -u
+ex=$1
+fl=${FABRICLAB:?set FABRICLAB}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
+
+# Per QP, from tshark: "src dst qp(hex) data-packets payload-bytes CE ACKs NAKs CNPs" (data:
+# RC opcodes below 17 and UC ones; NAK: AETH syndrome 011xxxxx), sorted.
+tshark_qps() {
+  tshark -r "$1" -Y infiniband -T fields -E separator=, -e ip.src -e ip.dst -e infiniband.bth.destqp \
+    -e infiniband.bth.opcode -e data.len -e ip.dsfield.ecn -e infiniband.aeth.syndrome 2>/dev/null |
+    awk -F, '{
+      k = $1 " " $2 " " $3; op = $4 + 0; seen[k] = 1
+      if (op < 17 || (op >= 32 && op < 64)) { data[k]++; bytes[k] += $5; if ($6 == 3) ce[k]++ }
+      else if (op == 17) { if (int($7 / 32) % 4 == 3) nak[k]++; else if (int($7 / 32) % 4 == 0) ack[k]++ }
+      else if (op == 129) cnp[k]++
+    } END { for (k in seen) printf "%s %d %d %d %d %d %d\n", k, data[k], bytes[k], ce[k], ack[k], nak[k], cnp[k] }' |
+    sort
+}
+# The same from qps.csv, by column name.
+our_qps() {
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { naks = $c["naks_psn_sequence"] + $c["naks_invalid_request"] + $c["naks_remote_access"] + $c["naks_remote_operational"] + $c["naks_other"]
+      printf "%s %s 0x%06x %d %d %d %d %d %d\n", $c["src"], $c["dst"], $c["qp"], $c["data_packets"], $c["payload_bytes"],
+        $c["ce"], $c["acks"], naks, $c["cnps"] }' "$1" | sort
+}
+# PFC per sender MAC and priority: "mac priority xoff xon", from tshark and from pfc.csv.
+tshark_pfc() {
+  local fields=()
+  for c in 0 1 2 3 4 5 6 7; do fields+=(-e "macc.cbfc.enbv.c$c" -e "macc.cbfc.pause_time.c$c"); done
+  tshark -r "$1" -Y 'macc.opcode == 0x0101' -T fields -E separator=, -e eth.src "${fields[@]}" 2>/dev/null |
+    awk -F, '{ for (c = 0; c < 8; c++) if ($(2 + 2 * c) == 1) { k = $1 " " c; if ($(3 + 2 * c) > 0) xoff[k]++; else xon[k]++; seen[k] = 1 } }
+      END { for (k in seen) printf "%s %d %d\n", k, xoff[k], xon[k] }' | sort
+}
+our_pfc() { awk -F, 'NR > 1 { print $2, $3, $4, $5 }' "$1" | sort; }
+same() {  # NAME A-COMMAND B-COMMAND: both print the same non-empty text
+  local a b
+  a=$(eval "$2")
+  b=$(eval "$3")
+  if [ -n "$a" ] && [ "$a" == "$b" ]; then passed=$((passed + 1)); else
+    echo "FAIL $1:"; diff <(echo "$a") <(echo "$b") | head -20; failed=$((failed + 1)); fi
+}
+
+# 1. Reorder: one QP sprayed over two links, 1 % held back, 0.2 % lost and 0.2 % damaged on
+# the first link. Captured where s2 hands the packets to the receiver (s2:0) and on the
+# damaged link's far end (s2:1).
+"$fl" run "$ex/reorder.toml" --out "$tmp/ro" --set impair.corrupt_probability=0.002 \
+  --set impair.drop_probability=0.002 --set output.pcap=s2:0,s2:1 >/dev/null 2>&1
+expect analyze-reorder 0 "s2-p0.pcap: [0-9]+ frames over [0-9.]+ us: [0-9]+ RoCE, 0 PFC, 0 other" -- \
+  "$fl" analyze "$tmp/ro/s2-p0.pcap" --out "$tmp/a-ro"
+same reorder-qps-vs-tshark "tshark_qps $tmp/ro/s2-p0.pcap" "our_qps $tmp/a-ro/qps.csv"
+# The reorder metrics are the simulator's for the same port (reorder.csv), the late time
+# within the pcap's whole-ns stamps.
+same reorder-metrics-vs-simulator \
+  "awk -F, 'NR == 2 { printf \"%s %s %s %s %.0f\\n\", \$6, \$7, \$8, \$9, \$10 }' $tmp/ro/reorder.csv" \
+  "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i; next } \$c[\"data_packets\"] > 0 {
+     printf \"%s %s %s %s %.0f\\n\", \$c[\"duplicates\"], \$c[\"reordered\"], \$c[\"reordered_ratio\"], \$c[\"max_extent\"], \$c[\"max_late_ns\"] }' $tmp/a-ro/qps.csv"
+naks=$(sed -n 's/.*"naks_sent": \([0-9]*\).*/\1/p' "$tmp/ro/summary.json")
+expect reorder-naks-vs-simulator 0 "^$naks\$" -- bash -c "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i; next }
+  { n += \$c[\"naks_psn_sequence\"] } END { print n }' '$tmp/a-ro/qps.csv'"
+# captures.csv: frames $3, roce $5, short_captured $12, icrc_ok $14, icrc_bad $15, icrc_unchecked $16
+expect reorder-icrc-all-good 0 '^0 0 1$' -- bash -c "awk -F, 'NR == 2 { print \$15, \$16, (\$14 == \$5) }' '$tmp/a-ro/captures.csv'"
+corrupted=$(sed -n 's/.*"corrupted": \([0-9]*\).*/\1/p' "$tmp/ro/summary.json")
+"$fl" analyze "$tmp/ro/s2-p1.pcap" --out "$tmp/a-ro1" --quiet
+expect damaged-frames-have-bad-icrc 0 "^$corrupted\$" -- bash -c "awk -F, 'NR == 2 { print \$15 }' '$tmp/a-ro1/captures.csv'"
+expect damaged-frames-some 0 '^[1-9]' -- echo "$corrupted"
+
+# The same capture with a 64-byte snap length (headers up to the BTH kept): the payload
+# still comes from the headers, the ICRC goes unchecked, the metrics stay.
+editcap -s 64 "$tmp/ro/s2-p0.pcap" "$tmp/cut.pcap" 2>/dev/null
+"$fl" analyze "$tmp/cut.pcap" --out "$tmp/a-cut" --quiet
+same snaplen-same-qps "cut -d, -f2- $tmp/a-ro/qps.csv" "cut -d, -f2- $tmp/a-cut/qps.csv"
+expect snaplen-counted 0 '^yes$' -- bash -c "awk -F, 'NR == 2 { print (\$12 == \$3 && \$16 == \$5 && \$14 == 0 ? \"yes\" : \"no: \" \$0) }' '$tmp/a-cut/captures.csv'"
+# As pcapng: the same analysis, byte for byte, but the file's name.
+editcap -F pcapng "$tmp/ro/s2-p0.pcap" "$tmp/ro.pcapng" 2>/dev/null
+"$fl" analyze "$tmp/ro.pcapng" --out "$tmp/a-ng" --quiet
+same pcapng-same-analysis "cat $tmp/a-ro/qps.csv $tmp/a-ro/throughput.csv $tmp/a-ro/reorder_density.csv" \
+  "cat $tmp/a-ng/qps.csv $tmp/a-ng/throughput.csv $tmp/a-ng/reorder_density.csv"
+# Deterministic: a second analysis writes the same files.
+"$fl" analyze "$tmp/ro/s2-p0.pcap" --out "$tmp/a-ro2" --quiet
+expect deterministic 0 '^same$' -- bash -c "cd '$tmp/a-ro' && for f in *.csv *.json *.md *.dat; do cmp -s \$f '$tmp/a-ro2/'\$f || echo \"differs: \$f\"; done; echo same"
+
+# 2. Incast: 16 senders into h0; sw0:0 faces h0 (data, CE marks, ACKs, CNPs), h1 is a
+# paused sender (PFC). Both captures in one analysis.
+"$fl" run "$ex/incast.toml" --out "$tmp/in" --set output.pcap=sw0:0,h1 >/dev/null 2>&1
+expect analyze-incast 0 "1 PFC sender/priority pairs" -- \
+  "$fl" analyze "$tmp/in/sw0-p0.pcap" "$tmp/in/h1-p0.pcap" --out "$tmp/a-in" --link-speed 100Gbps
+same incast-qps-vs-tshark "(tshark_qps $tmp/in/sw0-p0.pcap; tshark_qps $tmp/in/h1-p0.pcap) | sort" \
+  "our_qps $tmp/a-in/qps.csv"
+same incast-pfc-vs-tshark "tshark_pfc $tmp/in/h1-p0.pcap" "our_pfc $tmp/a-in/pfc.csv"
+cnps=$(sed -n 's/.*"cnps_sent": \([0-9]*\).*/\1/p' "$tmp/in/summary.json")
+expect incast-cnps-vs-simulator 0 "^$cnps\$" -- bash -c "awk -F, 'NR > 1 && \$1 == 0 { n += \$3 } END { print n }' '$tmp/a-in/cnp_ports.csv'"
+expect incast-plots 0 '^89504e47 89504e47 89504e47$' -- bash -c "cd '$tmp/a-in' && for f in throughput pause_timeline cnp_intervals; do
+  head -c 4 \$f.png | od -An -tx1 | tr -d ' \\n'; echo; done | paste -sd ' '"
+expect incast-json 0 '"pfc": \[' -- cat "$tmp/a-in/analysis.json"
+
+# 3. Congestion spreading: the s1-s2 link at s1 (port 4): the victim and culprit flows'
+# data, CNPs, and s2's pauses of s1. The paused time agrees with the simulator's own
+# ports.csv within the pcap's rounding to whole ns (1 ns per pause).
+"$fl" run "$ex/congestion-spreading.toml" --out "$tmp/cs" --set output.pcap=s1:4 >/dev/null 2>&1
+"$fl" analyze "$tmp/cs/s1-p4.pcap" --out "$tmp/a-cs" --link-speed 100Gbps --quiet
+same spreading-qps-vs-tshark "tshark_qps $tmp/cs/s1-p4.pcap" "our_qps $tmp/a-cs/qps.csv"
+same spreading-pfc-vs-tshark "tshark_pfc $tmp/cs/s1-p4.pcap" "our_pfc $tmp/a-cs/pfc.csv"
+expect spreading-paused-vs-simulator 0 '^ok' -- bash -c "awk -F, 'NR == FNR && \$1 == \"s1\" && \$2 == 4 { sim = \$9; pauses = \$8 / 2 }
+  NR != FNR && FNR == 2 { ours = \$8; n = \$7 } END { d = sim - ours; if (d < 0) d = -d;
+  print (n == pauses && d <= n ? \"ok\" : \"differ\"), sim, ours, n, pauses }' '$tmp/cs/ports.csv' '$tmp/a-cs/pfc.csv'"
+
+# 4. What cannot be read: exit 2 naming the file; nothing marked complete.
+expect missing-capture 2 "nope.pcap: cannot read the capture" -- "$fl" analyze "$tmp/nope.pcap" --out "$tmp/a-x"
+head -c 100 /dev/urandom >"$tmp/junk.pcap"
+expect junk-capture 2 "junk.pcap: cannot read the capture" -- "$fl" analyze "$tmp/junk.pcap" --out "$tmp/a-x"
+editcap -T rawip "$tmp/ro/s2-p0.pcap" "$tmp/raw.pcap" 2>/dev/null
+expect not-ethernet 2 "raw.pcap: link type [0-9]+ \(RAW\) is not supported: captures must be Ethernet" -- \
+  "$fl" analyze "$tmp/raw.pcap" --out "$tmp/a-x"
+head -c 5000 "$tmp/ro/s2-p0.pcap" >"$tmp/torn.pcap"
+expect torn-capture 2 "torn.pcap: cannot read the capture after [0-9]+ frames" -- "$fl" analyze "$tmp/torn.pcap" --out "$tmp/a-x"
+expect no-report-after-error 0 '^absent$' -- bash -c "test -e '$tmp/a-x/report.md' && echo present || echo absent"
+expect bad-link-speed 2 "100 parsecs" -- "$fl" analyze "$tmp/ro/s2-p0.pcap" --out "$tmp/a-x" --link-speed "100 parsecs"
+expect bad-bin 2 "--bin must be above 0" -- "$fl" analyze "$tmp/ro/s2-p0.pcap" --out "$tmp/a-x" --bin 0ns
+
+finish
