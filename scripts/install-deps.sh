@@ -24,6 +24,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
   wireshark-common    # editcap: captures cut and converted to pcapng in the analyze test
+  tcpreplay           # the analyze test replays a `fabriclab stream` file on the loopback and captures it
   time                # GNU time: each process's peak RSS in bench/ranks_scale.sh
   clang-format        # the format test and `make format` (.clang-format)
   libnlopt-dev        # NLopt: the derivative-free search of `fabriclab tune` (ISRES)

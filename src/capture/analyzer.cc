@@ -83,6 +83,8 @@ void Analyzer::frame(std::int64_t epoch_ns, const std::uint8_t* data, std::size_
 
   const Frame f = decode_frame(data, caplen, len);
   if (f.erspan) ++c.erspan;
+  if (f.fcs == Check::ok) ++c.fcs_ok;
+  if (f.fcs == Check::bad) ++c.fcs_bad;
   switch (f.kind) {
     case FrameKind::other: ++c.other; return;
     case FrameKind::truncated: ++c.truncated; return;

@@ -59,6 +59,7 @@ struct CaptureSummary {
   std::uint64_t roce = 0, roce_v1 = 0, erspan = 0, pfc = 0, other = 0, truncated = 0, malformed = 0;
   std::uint64_t short_captured = 0;  // frames captured shorter than they were (snap length)
   std::uint64_t unknown_opcode = 0, icrc_ok = 0, icrc_bad = 0, icrc_unchecked = 0, ipv4_checksum_bad = 0;
+  std::uint64_t fcs_ok = 0, fcs_bad = 0;       // frames captured with their FCS (the rest have none to check)
   std::uint64_t timestamps_backwards = 0;      // frames stamped before the frame ahead of them
   Time bin;                                    // its throughput bins' width
   std::optional<BitRate> link_speed;           // the speed its pauses are timed at (given, or its own)

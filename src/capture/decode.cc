@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "fabric/hash.h"
 #include "fabric/wire.h"
 
 namespace fabriclab::capture {
@@ -73,6 +74,8 @@ std::uint16_t ipv4_checksum(const std::uint8_t* h, std::size_t len) {
 class Decoder {
  public:
   Decoder(const std::uint8_t* data, std::size_t caplen) : d_(data), cap_(caplen) {}
+  // Where the outer frame's IP packet (or GRH packet) ends, as its header says; 0 unknown.
+  std::size_t l3_end() const { return l3_end_; }
 
   Frame ethernet(std::size_t off, bool inner) {
     Frame f;
@@ -126,6 +129,7 @@ class Decoder {
       f.dst_ip.bytes[i] = d_[off + 24 + i];
     }
     f.dscp = static_cast<std::uint8_t>((get16(d_ + off) >> 4 & 0xff) >> 2);
+    end_at(off + 40 + get16(d_ + off + 4));
     return bth(f, off + 40, get16(d_ + off + 4), nullptr, 0);
   }
 
@@ -136,6 +140,7 @@ class Decoder {
     const std::size_t total = get16(ip + 2);
     if (ip[0] >> 4 != 4 || ihl < 20 || total < ihl) return as(f, FrameKind::malformed);
     if (!have(off, ihl)) return cut(f);
+    end_at(off + total);
     f.ip_checksum = ipv4_checksum(ip, ihl) == 0 ? Check::ok : Check::bad;
     if ((get16(ip + 6) & 0x3fff) != 0) return as(f, FrameKind::other);  // a fragment
     f.dscp = ip[1] >> 2;
@@ -153,6 +158,7 @@ class Decoder {
     if (!have(off, 40)) return cut(f);
     const std::uint8_t* ip = d_ + off;
     if (ip[0] >> 4 != 6) return as(f, FrameKind::malformed);
+    end_at(off + 40 + get16(ip + 4));
     const std::uint32_t traffic_class = get16(ip) >> 4 & 0xff;
     f.dscp = static_cast<std::uint8_t>(traffic_class >> 2);
     f.ecn = static_cast<std::uint8_t>(traffic_class & 3);
@@ -225,8 +231,13 @@ class Decoder {
     return ethernet(off + hdr, true);
   }
 
+  void end_at(std::size_t end) {
+    if (l3_end_ == 0) l3_end_ = end;  // the outer packet's (not an ERSPAN mirror's inner one)
+  }
+
   const std::uint8_t* d_;
   std::size_t cap_;
+  std::size_t l3_end_ = 0;
 };
 
 }  // namespace
@@ -256,7 +267,19 @@ AckKind ack_kind(std::uint8_t s) {
 }
 
 Frame decode_frame(const std::uint8_t* data, std::size_t caplen, std::size_t wire_len) {
-  return Decoder(data, std::min(caplen, wire_len)).ethernet(0, false);
+  Decoder d(data, std::min(caplen, wire_len));
+  Frame f = d.ethernet(0, false);
+  // Checked where 4 bytes follow the IP (or GRH) packet, or a PFC frame is 64 bytes long
+  // (60 and an FCS): a capture without FCS costs no CRC.
+  const bool ip_with_fcs = d.l3_end() != 0 && d.l3_end() + 4 == wire_len;
+  if (caplen >= wire_len && wire_len >= 64 && (ip_with_fcs || (f.kind == FrameKind::pfc && wire_len == 64))) {
+    const std::uint8_t* end = data + wire_len - 4;
+    const std::uint32_t wire = static_cast<std::uint32_t>(end[0]) | static_cast<std::uint32_t>(end[1]) << 8 |
+                               static_cast<std::uint32_t>(end[2]) << 16 | static_cast<std::uint32_t>(end[3]) << 24;
+    const bool matches = fabric::crc32(data, wire_len - 4) == wire;
+    f.fcs = matches ? Check::ok : ip_with_fcs ? Check::bad : Check::unchecked;
+  }
+  return f;
 }
 
 std::string to_string(const Address& a) {

@@ -9,7 +9,7 @@
 // The payload length comes from the headers (IP or GRH length minus the transport headers,
 // the pad and the ICRC), so it is right for a frame captured with a short snap length. The
 // ICRC is checked when the whole IP packet was captured (RoCEv2 over IPv4 without options,
-// or IPv6), the IPv4 header checksum when the header was.
+// or IPv6), the IPv4 header checksum when the header was, the FCS when the frame has one.
 //
 //   const capture::Frame f = capture::decode_frame(data, hdr.caplen, hdr.len);
 //   if (f.kind == capture::FrameKind::roce && capture::carries_data(f.opcode)) ...
@@ -63,6 +63,11 @@ struct Frame {
   std::uint8_t syndrome = 0;  // AETH syndrome
   Check icrc = Check::unchecked;
   Check ip_checksum = Check::unchecked;
+  // The Ethernet FCS, when the frame was captured with it (a tester's export, a replay
+  // file): checked when 4 bytes follow the IP packet (or GRH) -- ok when they are the
+  // CRC-32 of the rest, else bad -- or a PFC frame is 64 bytes; unchecked otherwise
+  // (most captures drop it).
+  Check fcs = Check::unchecked;
 };
 
 Frame decode_frame(const std::uint8_t* data, std::size_t caplen, std::size_t wire_len);

@@ -25,6 +25,7 @@ Command add_experiment_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);
+Command add_stream_command(CLI::App& app);
 
 // Every command above, added to `app` in the order `fabriclab --help` lists them (what
 // main.cc runs, and what fuzz/cli_fuzzer.cc parses).

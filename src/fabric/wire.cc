@@ -68,6 +68,12 @@ std::uint32_t roce_icrc(const std::uint8_t* ip, std::size_t len) {
   return c;
 }
 
+std::size_t append_fcs(std::uint8_t* frame, std::size_t len) {
+  const std::uint32_t c = crc32(frame, len);
+  for (std::size_t i = 0; i < 4; ++i) frame[len + i] = static_cast<std::uint8_t>(c >> (8 * i));
+  return len + 4;
+}
+
 std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out) {
   if (p.opcode == Opcode::pfc) {
     std::memset(out, 0, 60);

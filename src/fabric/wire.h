@@ -25,6 +25,11 @@ inline constexpr std::size_t kMaxFrameBytes = 9216;
 // hosts' MACs.
 std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out);
 
+// Appends the Ethernet FCS to the `len` bytes of a frame at `frame` (CRC-32 of them, least
+// significant byte first, as it goes on the wire) and returns the new length; `frame` has
+// room for 4 more bytes.
+std::size_t append_fcs(std::uint8_t* frame, std::size_t len);
+
 // The RoCEv2 invariant CRC of an IPv4 or IPv6 packet (`ip` starts at the IP header, its
 // version nibble says which; `len` stops before the ICRC): CRC-32 over 8 bytes of 0xFF
 // (the masked LRH), the IP header with its variant fields masked to ones (IPv4: TOS, TTL

@@ -250,5 +250,25 @@ TEST(Decode, Ipv6Text) {
   EXPECT_EQ(to_string(a), "1::");
 }
 
+// A frame ending with its FCS (fabric::append_fcs, whose value tshark checks in the CLI
+// test): checked when 4 bytes follow the IP packet; a damaged one is bad; a capture
+// without it is unchecked; a 64-byte PFC frame with its FCS is recognised.
+TEST(Decode, FcsWhenTheFrameHasOne) {
+  Bytes b = simulator_frame();
+  EXPECT_EQ(decode(b).fcs, Check::unchecked);
+  const std::size_t n = b.size();
+  b.resize(n + 4);
+  ASSERT_EQ(fabric::append_fcs(b.data(), n), n + 4);
+  EXPECT_EQ(decode(b).fcs, Check::ok);
+  EXPECT_EQ(decode(b).payload, 1001u);  // the FCS is not payload
+  b[n] ^= 1;
+  EXPECT_EQ(decode(b).fcs, Check::bad);
+  EXPECT_EQ(decode_frame(b.data(), 74, b.size()).fcs, Check::unchecked);  // cut short
+  Bytes pfc = hex("0180c2000001 02fc00110001 8808 0101 0008 0000 0000 0000 ffff 0000 0000 0000 0000");
+  pfc.resize(64, 0);
+  fabric::append_fcs(pfc.data(), 60);
+  EXPECT_EQ(decode(pfc).fcs, Check::ok);
+}
+
 }  // namespace
 }  // namespace fabriclab::capture

@@ -12,7 +12,7 @@ expect version 0 '^fabriclab [0-9]+\.[0-9]+\.[0-9]+$' -- "$fl" --version
 expect help-counters 0 'Build a collective' -- "$fl" counters --help
 expect help-verify 0 'Prove a schedule file' -- "$fl" verify --help
 expect no-subcommand 2 'A subcommand is required' -- "$fl"
-expect unknown-subcommand 2 "^fabriclab: error: unknown command 'bogus' \(expected one of: counters, verify, plan, advise, exec, run, offload, experiment, sweep, tune, analyze\)$" -- "$fl" bogus
+expect unknown-subcommand 2 "^fabriclab: error: unknown command 'bogus' \(expected one of: counters, verify, plan, advise, exec, run, offload, experiment, sweep, tune, analyze, stream\)$" -- "$fl" bogus
 expect unknown-collective 2 "unknown collective 'allreduse'" -- \
   "$fl" counters --collective allreduse --algorithm ring --ranks 4
 expect unknown-algorithm 2 "unknown algorithm 'tree' for bcast \(expected one of: binomial, knomial\)" -- \

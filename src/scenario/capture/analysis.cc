@@ -48,14 +48,15 @@ std::vector<std::size_t> busiest(const Analyzer& a, std::size_t n) {
 std::string captures_csv(const Analyzer& a) {
   std::string s =
       "capture,file,frames,bytes,roce,roce_v1,erspan,pfc,other,truncated,malformed,short_captured,unknown_opcode,"
-      "icrc_ok,icrc_bad,icrc_unchecked,ipv4_checksum_bad,timestamps_backwards,start_epoch_ns,duration_ns,bin_ns,"
+      "icrc_ok,icrc_bad,icrc_unchecked,ipv4_checksum_bad,fcs_ok,fcs_bad,timestamps_backwards,start_epoch_ns,duration_"
+      "ns,bin_ns,"
       "link_speed_bps\n";
   for (std::size_t i = 0; i < a.captures().size(); ++i) {
     const auto& c = a.captures()[i];
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, c.name, c.frames,
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, c.name, c.frames,
                      c.bytes, c.roce, c.roce_v1, c.erspan, c.pfc, c.other, c.truncated, c.malformed, c.short_captured,
-                     c.unknown_opcode, c.icrc_ok, c.icrc_bad, c.icrc_unchecked, c.ipv4_checksum_bad,
-                     c.timestamps_backwards, c.start_epoch_ns, ns_text(c.duration), ns_text(c.bin),
+                     c.unknown_opcode, c.icrc_ok, c.icrc_bad, c.icrc_unchecked, c.ipv4_checksum_bad, c.fcs_ok,
+                     c.fcs_bad, c.timestamps_backwards, c.start_epoch_ns, ns_text(c.duration), ns_text(c.bin),
                      c.link_speed ? std::to_string(c.link_speed->bps()) : "");
   }
   return s;
@@ -186,6 +187,7 @@ std::string analysis_json(const Analyzer& a) {
                              {"unknown_opcode", c.unknown_opcode},
                              {"icrc", {{"ok", c.icrc_ok}, {"bad", c.icrc_bad}, {"unchecked", c.icrc_unchecked}}},
                              {"ipv4_checksum_bad", c.ipv4_checksum_bad},
+                             {"fcs", {{"ok", c.fcs_ok}, {"bad", c.fcs_bad}}},
                              {"timestamps_backwards", c.timestamps_backwards},
                              {"bin_ns", ns_number(c.bin)},
                              {"link_speed_bps", c.link_speed ? nlohmann::ordered_json(c.link_speed->bps()) : nullptr}});
@@ -289,14 +291,20 @@ std::string draw_plots(const Analyzer& a, const fs::path& dir) {
   const auto histogram = [&](const std::vector<std::uint64_t>& h, const std::string& stem, const std::string& what,
                              const std::string& xlabel) {
     std::string dat;
-    for (std::size_t k = 0; k < h.size(); ++k)
-      if (h[k]) dat += fmt::format("{} {}\n", k, h[k]);
+    std::size_t lo = h.size(), hi = 0;  // the bars' span, with a bar's room either side
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      if (!h[k]) continue;
+      dat += fmt::format("{} {}\n", k, h[k]);
+      lo = std::min(lo, k);
+      hi = k;
+    }
     if (dat.empty()) return;
     write_file(dir / (stem + ".dat"), dat);
     draw_plot(dir, stem,
               fmt::format("set title '{}'\nset xlabel '{}'\nset ylabel 'count'\nset yrange [0:*]\nset style fill solid "
-                          "0.6\nset boxwidth 0.8 relative\nset grid y\nset key off\nplot '{}.dat' using 1:2 with boxes",
-                          what, xlabel, stem));
+                          "0.6\nset boxwidth 0.8 relative\nset xrange [{}:{}]\nset grid y\nset key off\n"
+                          "plot '{}.dat' using 1:2 with boxes",
+                          what, xlabel, static_cast<double>(lo) - 1, hi + 1, stem));
     lines += fmt::format("![{}]({}.png)\n\n", what, stem);
   };
   histogram(cnp, "cnp_intervals", "CNP intervals per QP", "interval (us, 1 us bins; 1000: 1 ms and more)");

@@ -67,6 +67,7 @@ struct FabricScenario {
     std::string pcap, reorder_metrics, timeseries_ports;
     Time timeseries_interval;  // 0 = no time series
     bool ops = false;          // ops.csv: every collective operation's times
+    bool pcap_fcs = false;     // captured frames end with their FCS
   } output;
   // Offloaded collectives ([[collective]] entries) and what their NICs have: the timed
   // model's NIC and host keys ("nic.counters", "host.poll", ...), the fabric timing the

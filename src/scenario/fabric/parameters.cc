@@ -42,6 +42,8 @@ const params::Table<FabricScenario>& scenario_table() {
         .text("pcap", &S::Output::pcap,
               "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
               "written to OUT/NODE-pPORT.pcap")
+        .flag("pcap_fcs", &S::Output::pcap_fcs,
+              "end every captured frame with its FCS (CRC-32), as a tester exports frames for replay")
         .text("reorder_metrics", &S::Output::reorder_metrics,
               "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated")
         .time("timeseries_interval", &S::Output::timeseries_interval,

@@ -13,8 +13,8 @@
 
 namespace fabriclab::scenario {
 
-PcapWriter::PcapWriter(const std::string& path, const Simulator& sim)
-    : path_(path), tmp_(path + ".tmp"), sim_(sim), buf_(fabric::kMaxFrameBytes) {
+PcapWriter::PcapWriter(const std::string& path, const Simulator& sim, bool fcs)
+    : path_(path), tmp_(path + ".tmp"), sim_(sim), buf_(fabric::kMaxFrameBytes + 4), fcs_(fcs) {
   pcap_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
   if (!pcap_) throw InputError(path + ": libpcap could not start a capture");
   dumper_ = pcap_dump_open(pcap_, tmp_.c_str());
@@ -78,7 +78,8 @@ void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, boo
                                static_cast<std::uint8_t>(node),
                                static_cast<std::uint8_t>(from.index() >> 8),
                                static_cast<std::uint8_t>(from.index())};
-  const std::size_t n = fabric::encode_frame(p, mac, buf_.data());
+  std::size_t n = fabric::encode_frame(p, mac, buf_.data());
+  if (fcs_) n = fabric::append_fcs(buf_.data(), n);
   const std::int64_t ns = sim_.now().ps() / 1000;
   pcap_pkthdr h{};
   h.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);

@@ -1,6 +1,7 @@
 // A pcap file of one port's traffic, both directions, written with libpcap: nanosecond
 // timestamps (magic 0xA1B23C4D), Ethernet link type, frames synthesized by
-// fabric::encode_frame (real headers, zero payload, correct ICRC, no FCS). A frame is
+// fabric::encode_frame (real headers, zero payload, correct ICRC), without the FCS (as
+// a capture shows them) or, for frames to replay from a tester, with it. A frame is
 // stamped when its last bit leaves the port (egress) or arrives at it (ingress).
 //
 // The frames go to PATH.tmp: close() flushes and checks that every byte was written,
@@ -30,7 +31,8 @@ namespace fabriclab::scenario {
 class PcapWriter final : public fabric::PortTap {
  public:
   // Throws InputError naming the path when the file cannot be written.
-  PcapWriter(const std::string& path, const Simulator& sim);
+  // `fcs`: every frame ends with its FCS (CRC-32 of the frame, least significant byte first).
+  PcapWriter(const std::string& path, const Simulator& sim, bool fcs = false);
   // Unless published: removes PATH.tmp.
   ~PcapWriter() override;
   PcapWriter(const PcapWriter&) = delete;
@@ -57,6 +59,7 @@ class PcapWriter final : public fabric::PortTap {
   pcap_dumper* dumper_ = nullptr;
   std::vector<std::uint8_t> buf_;
   std::uint64_t frames_ = 0;
+  bool fcs_ = false;
 };
 
 }  // namespace fabriclab::scenario
