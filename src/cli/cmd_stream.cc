@@ -53,6 +53,11 @@ Command add_stream_command(CLI::App& app) {
   c->add_option("--rules", args->rules, "the reorder box's rules (impair.rules: \"hold 0/100 8; drop 0/200; ...\")");
   c->add_option("--reorder-probability", args->reorder_probability, "each packet held back with this probability");
   c->add_option("--reorder-packets", args->reorder_packets, "a held packet lets this many later ones by");
+  c->add_option("--first-psn", s.first_psn,
+                "every QP's first PSN on the wire (0..16777215; near the top the stream crosses the PSN wrap); the "
+                "rules' PSNs count from the first")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 16777215));
   c->add_flag("--fcs", s.fcs, "end every frame with its FCS (a tester's import); tcpreplay wants it without");
   c->add_option("--set", s.sets, "any scenario key, KEY=VALUE (impair.*, reseq.* for the simulated device, ...)");
   c->add_flag("--quiet", args->quiet, "print nothing on success");

@@ -51,8 +51,10 @@ link = "h1:0"
 [output]
 pcap = "h1:0,sw0:1,h0:0"
 pcap_fcs = {}
+pcap_psn_offset = {}
 )",
-                     s.seed, s.rate, s.mtu, per_qp.count() * s.qps, s.qps, s.priority, s.fcs ? "true" : "false");
+                     s.seed, s.rate, s.mtu, per_qp.count() * s.qps, s.qps, s.priority, s.fcs ? "true" : "false",
+                     s.first_psn);
 }
 
 capture::Analyzer analyse(const fs::path& file) {
@@ -125,9 +127,9 @@ StreamResult write_stream(const StreamSpec& spec, const fs::path& dir) {
   std::string md = "# A RoCEv2 test stream\n\n";
   md += fmt::format(
       "{} QP(s) of {} each from 10.0.0.2 to 10.0.0.1, UC RDMA WRITEs of {} payload per packet at {} on priority {}, "
-      "frames {} their FCS; the reorder box: rules `{}`, reorder probability {} by {} packet(s), drop {}, "
-      "duplicate {}, corrupt {} (seed {}).\n\n",
-      spec.qps, spec.bytes, c.shown("nic.mtu"), c.shown("topology.host_rate"), spec.priority,
+      "the first PSN {}, frames {} their FCS; the reorder box: rules `{}`, reorder probability {} by {} packet(s), "
+      "drop {}, duplicate {}, corrupt {} (seed {}).\n\n",
+      spec.qps, spec.bytes, c.shown("nic.mtu"), c.shown("topology.host_rate"), spec.priority, spec.first_psn,
       spec.fcs ? "with" : "without", c.shown("impair.rules"), c.shown("impair.reorder_probability"),
       c.shown("impair.reorder_packets"), c.shown("impair.drop_probability"), c.shown("impair.duplicate_probability"),
       c.shown("impair.corrupt_probability"), spec.seed);

@@ -34,6 +34,7 @@ struct StreamSpec {
   std::uint32_t priority = 3;
   std::uint64_t seed = 1;
   bool fcs = false;
+  std::uint32_t first_psn = 0;  // every QP's first PSN on the wire (the rules count from 0)
   // Scenario keys on top (impair.*, reseq.*, nic.*, ...), as `fabriclab run --set`.
   std::vector<std::string> sets;
 };

@@ -65,9 +65,10 @@ struct FabricScenario {
   } reseq;
   struct Output {
     std::string pcap, reorder_metrics, timeseries_ports;
-    Time timeseries_interval;  // 0 = no time series
-    bool ops = false;          // ops.csv: every collective operation's times
-    bool pcap_fcs = false;     // captured frames end with their FCS
+    Time timeseries_interval;           // 0 = no time series
+    bool ops = false;                   // ops.csv: every collective operation's times
+    bool pcap_fcs = false;              // captured frames end with their FCS
+    std::uint32_t pcap_psn_offset = 0;  // added to the PSNs written (mod 2^24)
   } output;
   // Offloaded collectives ([[collective]] entries) and what their NICs have: the timed
   // model's NIC and host keys ("nic.counters", "host.poll", ...), the fabric timing the

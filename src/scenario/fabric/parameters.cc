@@ -44,6 +44,10 @@ const params::Table<FabricScenario>& scenario_table() {
               "written to OUT/NODE-pPORT.pcap")
         .flag("pcap_fcs", &S::Output::pcap_fcs,
               "end every captured frame with its FCS (CRC-32), as a tester exports frames for replay")
+        .integer("pcap_psn_offset", &S::Output::pcap_psn_offset,
+                 "added to every BTH PSN the pcap files show (mod 2^24), as if every QP started there: a stream "
+                 "across the PSN wrap (the simulation itself counts from 0)",
+                 0, 16777215)
         .text("reorder_metrics", &S::Output::reorder_metrics,
               "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated")
         .time("timeseries_interval", &S::Output::timeseries_interval,

@@ -23,11 +23,11 @@ namespace {
 
 // One writer per port named in output.pcap.
 std::vector<std::unique_ptr<PcapWriter>> open_captures(const Config& cfg, Network& net,
-                                                       const std::filesystem::path& dir, bool fcs) {
+                                                       const std::filesystem::path& dir, PcapWriter::Options options) {
   std::vector<std::unique_ptr<PcapWriter>> out;
   for (const auto& [node, port] : port_list(cfg, net, "output.pcap")) {
-    out.push_back(
-        std::make_unique<PcapWriter>((dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(), net.sim(), fcs));
+    out.push_back(std::make_unique<PcapWriter>((dir / fmt::format("{}-p{}.pcap", node->name(), port)).string(),
+                                               net.sim(), options));
     node->port(port).set_tap(out.back().get());
   }
   return out;
@@ -44,7 +44,7 @@ Observers attach_observers(const FabricSetup& setup, Network& net, const std::st
   const FabricScenario& s = setup.value;
   const Config& cfg = setup.config;
   Observers obs;
-  obs.captures = open_captures(cfg, net, out_dir, s.output.pcap_fcs);
+  obs.captures = open_captures(cfg, net, out_dir, {s.output.pcap_fcs, s.output.pcap_psn_offset});
   if (const auto watched = port_list(cfg, net, "output.reorder_metrics"); !watched.empty()) {
     obs.reorder = std::make_unique<ReorderRecorder>(net.sim());
     for (const auto& [node, port] : watched) obs.reorder->watch(node->port(port));

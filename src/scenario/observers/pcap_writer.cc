@@ -13,8 +13,8 @@
 
 namespace fabriclab::scenario {
 
-PcapWriter::PcapWriter(const std::string& path, const Simulator& sim, bool fcs)
-    : path_(path), tmp_(path + ".tmp"), sim_(sim), buf_(fabric::kMaxFrameBytes + 4), fcs_(fcs) {
+PcapWriter::PcapWriter(const std::string& path, const Simulator& sim, Options o)
+    : path_(path), tmp_(path + ".tmp"), sim_(sim), buf_(fabric::kMaxFrameBytes + 4), o_(o) {
   pcap_ = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, 65535, PCAP_TSTAMP_PRECISION_NANO);
   if (!pcap_) throw InputError(path + ": libpcap could not start a capture");
   dumper_ = pcap_dump_open(pcap_, tmp_.c_str());
@@ -78,8 +78,15 @@ void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, boo
                                static_cast<std::uint8_t>(node),
                                static_cast<std::uint8_t>(from.index() >> 8),
                                static_cast<std::uint8_t>(from.index())};
-  std::size_t n = fabric::encode_frame(p, mac, buf_.data());
-  if (fcs_) n = fabric::append_fcs(buf_.data(), n);
+  std::size_t n = 0;
+  if (o_.psn_offset != 0 && p.opcode != fabric::Opcode::pfc) {
+    fabric::Packet shifted = p;
+    shifted.psn = (p.psn + o_.psn_offset) & fabric::kPsnMask;
+    n = fabric::encode_frame(shifted, mac, buf_.data());
+  } else {
+    n = fabric::encode_frame(p, mac, buf_.data());
+  }
+  if (o_.fcs) n = fabric::append_fcs(buf_.data(), n);
   const std::int64_t ns = sim_.now().ps() / 1000;
   pcap_pkthdr h{};
   h.ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000);

@@ -31,8 +31,12 @@ namespace fabriclab::scenario {
 class PcapWriter final : public fabric::PortTap {
  public:
   // Throws InputError naming the path when the file cannot be written.
-  // `fcs`: every frame ends with its FCS (CRC-32 of the frame, least significant byte first).
-  PcapWriter(const std::string& path, const Simulator& sim, bool fcs = false);
+  struct Options {
+    bool fcs = false;              // every frame ends with its FCS (CRC-32, least significant byte first)
+    std::uint32_t psn_offset = 0;  // added to every BTH PSN on the wire (mod 2^24), as if QPs started there
+  };
+  PcapWriter(const std::string& path, const Simulator& sim, Options o);
+  PcapWriter(const std::string& path, const Simulator& sim) : PcapWriter(path, sim, Options{}) {}
   // Unless published: removes PATH.tmp.
   ~PcapWriter() override;
   PcapWriter(const PcapWriter&) = delete;
@@ -59,7 +63,7 @@ class PcapWriter final : public fabric::PortTap {
   pcap_dumper* dumper_ = nullptr;
   std::vector<std::uint8_t> buf_;
   std::uint64_t frames_ = 0;
-  bool fcs_ = false;
+  Options o_;
 };
 
 }  // namespace fabriclab::scenario
