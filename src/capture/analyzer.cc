@@ -270,6 +270,7 @@ void Analyzer::end_capture() {
 }
 
 std::optional<BitRate> pcapng_link_speed(const std::string& path) {
+  if (path == "-") return std::nullopt;  // standard input: libpcap alone reads it
   std::ifstream in(path, std::ios::binary);
   std::uint8_t h[12];
   // Section Header Block: type 0x0A0D0D0A, total length, byte-order magic 0x1A2B3C4D.

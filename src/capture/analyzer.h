@@ -171,11 +171,11 @@ class Analyzer {
 // The speed of the first interface a pcapng file describes (its Interface Description
 // Block's if_speed option), or nothing: a pcap file, or no such option. libpcap reads the
 // block but does not hand its options out, so the block is read here; a malformed one is
-// left to libpcap to report.
+// left to libpcap to report. Nothing for "-" (standard input, which is read once).
 std::optional<BitRate> pcapng_link_speed(const std::string& path);
 
-// Streams a pcap or pcapng file (libpcap; nanosecond timestamps) into the analyzer as one
-// capture. InputError naming the file when it cannot be opened or read, or when its link
+// Streams a pcap or pcapng file (libpcap; nanosecond timestamps; "-" is standard input)
+// into the analyzer as one capture. InputError naming the file when it cannot be opened or read, or when its link
 // type is not Ethernet.
 void read_capture(const std::string& path, Analyzer& a);
 

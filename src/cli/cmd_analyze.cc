@@ -49,7 +49,9 @@ Command add_analyze_command(CLI::App& app) {
       "analyze",
       "Analyse RoCEv2/RoCEv1 captures (pcap or pcapng, Ethernet, VLAN, IPv4/IPv6, ERSPAN): per-QP throughput, PSN "
       "gaps, reordering, NAKs, CNPs, ECN marks; PFC pauses per sender and priority; CSV, JSON, plots, report.md");
-  c->add_option("captures", args->captures, "capture files (each analysed as its own capture point)")->required();
+  c->add_option("captures", args->captures,
+                "capture files (each analysed as its own capture point; - is standard input)")
+      ->required();
   c->add_option("--out", args->out, "output directory")->required();
   c->add_option("--link-speed", args->link_speed,
                 "the captured link's speed (e.g. 100Gbps): turns PFC quanta into pause times and a timeline");

@@ -83,6 +83,9 @@ editcap -F pcapng "$tmp/ro/s2-p0.pcap" "$tmp/ro.pcapng" 2>/dev/null
 "$fl" analyze "$tmp/ro.pcapng" --out "$tmp/a-ng" --quiet
 same pcapng-same-analysis "cat $tmp/a-ro/qps.csv $tmp/a-ro/throughput.csv $tmp/a-ro/reorder_density.csv" \
   "cat $tmp/a-ng/qps.csv $tmp/a-ng/throughput.csv $tmp/a-ng/reorder_density.csv"
+# From standard input ("-"), the same analysis.
+"$fl" analyze - --out "$tmp/a-stdin" --quiet <"$tmp/ro/s2-p0.pcap"
+same stdin-same-analysis "cat $tmp/a-ro/qps.csv" "cat $tmp/a-stdin/qps.csv"
 # Deterministic: a second analysis writes the same files.
 "$fl" analyze "$tmp/ro/s2-p0.pcap" --out "$tmp/a-ro2" --quiet
 expect deterministic 0 '^same$' -- bash -c "cd '$tmp/a-ro' && for f in *.csv *.json *.md *.dat; do cmp -s \$f '$tmp/a-ro2/'\$f || echo \"differs: \$f\"; done; echo same"
