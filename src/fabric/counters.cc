@@ -11,20 +11,24 @@ PortCounters& PortCounters::operator+=(const PortCounters& o) {
   ecn_marks += o.ecn_marks;
   pfc_pause_sent += o.pfc_pause_sent;
   pfc_pause_received += o.pfc_pause_received;
+  pfc_resume_sent += o.pfc_resume_sent;
+  pfc_resume_received += o.pfc_resume_received;
   paused += o.paused;
   max_queue_bytes = std::max(max_queue_bytes, o.max_queue_bytes);
   return *this;
 }
 
-const std::array<PortCounterField, 8>& port_counter_fields() {
+const std::array<PortCounterField, 10>& port_counter_fields() {
   using C = PortCounters;
-  static const std::array<PortCounterField, 8> fields{{
+  static const std::array<PortCounterField, 10> fields{{
       {"tx_bytes", [](const C& c) { return static_cast<std::int64_t>(c.tx_bytes); }},
       {"tx_packets", [](const C& c) { return static_cast<std::int64_t>(c.tx_packets); }},
       {"drops", [](const C& c) { return static_cast<std::int64_t>(c.drops); }},
       {"ecn_marks", [](const C& c) { return static_cast<std::int64_t>(c.ecn_marks); }},
       {"pfc_pause_sent", [](const C& c) { return static_cast<std::int64_t>(c.pfc_pause_sent); }},
       {"pfc_pause_received", [](const C& c) { return static_cast<std::int64_t>(c.pfc_pause_received); }},
+      {"pfc_resume_sent", [](const C& c) { return static_cast<std::int64_t>(c.pfc_resume_sent); }},
+      {"pfc_resume_received", [](const C& c) { return static_cast<std::int64_t>(c.pfc_resume_received); }},
       {"paused_ns", [](const C& c) { return c.paused.ps(); }, true},
       {"max_queue_bytes", [](const C& c) { return c.max_queue_bytes; }},
   }};

@@ -23,7 +23,10 @@ struct PortCounters {
   std::uint64_t tx_packets = 0;
   std::uint64_t drops = 0;      // at this port, any reason (its link, its MAC, its queues, its NIC)
   std::uint64_t ecn_marks = 0;  // CE set by this (switch) port's queues
+                                // PFC frames, every one (pause_*: as 802.1Qbb calls them all), and of those the resumes
+  // (XON: zero quanta); the pauses proper (XOFF) are the difference.
   std::uint64_t pfc_pause_sent = 0, pfc_pause_received = 0;
+  std::uint64_t pfc_resume_sent = 0, pfc_resume_received = 0;
   Time paused;                       // any priority paused (union), to the run's end
   std::int64_t max_queue_bytes = 0;  // a switch port's egress queues, at most
 
@@ -37,6 +40,6 @@ struct PortCounterField {
   std::int64_t (*value)(const PortCounters&);
   bool time = false;
 };
-const std::array<PortCounterField, 8>& port_counter_fields();
+const std::array<PortCounterField, 10>& port_counter_fields();
 
 }  // namespace fabriclab::fabric

@@ -21,7 +21,8 @@ struct SentFrame {
   std::uint32_t frame_bytes = 0;
   std::uint16_t ingress = 0;  // the port it came in on (switches)
   std::uint8_t priority = 0;
-  bool pfc = false;  // a PFC frame the node sent
+  bool pfc = false;         // a PFC frame the node sent
+  bool pfc_resume = false;  // ... with zero quanta (XON: resume)
 };
 
 class Node {

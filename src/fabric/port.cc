@@ -37,6 +37,7 @@ Time Port::pause_quantum_time(std::uint32_t quanta) const { return pause_time(qu
 void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
   const Time now = ctx_->sim.now();
   ++pfc_received_;
+  if (quanta == 0) ++pfc_resume_received_;
   last_pfc_rx_[prio] = now;
   if (pause_until_[prio] <= now) {  // not paused: the previous interval has ended
     paused_closed_[prio] += pause_until_[prio] - pause_start_[prio];
@@ -63,7 +64,8 @@ void Port::start_next() {
   if (!p) return;
   if (p->frame == 0) throw std::logic_error(owner_.name() + ": a packet was sent without seal()");
   on_wire_ = p;
-  sending_ = {p->frame_bytes(), p->ingress, p->priority, p->opcode == Opcode::pfc};
+  const bool pfc = p->opcode == Opcode::pfc;
+  sending_ = {p->frame_bytes(), p->ingress, p->priority, pfc, pfc && p->pause_quanta() == 0};
   // Most frames are MTU-sized: skip the 128-bit division when the size repeats.
   const std::uint32_t bytes = p->wire_bytes();
   if (bytes != memo_bytes_) {
@@ -84,6 +86,7 @@ void Port::on_event(std::uint64_t tag) {
       tx_bytes_ += sent.frame_bytes;
       ++tx_packets_;
       if (sent.pfc) ++pfc_sent_;
+      if (sent.pfc_resume) ++pfc_resume_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
       if (cut_) [[unlikely]] {  // the peer is in another partition: it takes a copy
         cut_->current->push_back({ctx_->sim.now() + delay_, peer_, ctx_->sim.draw_key(), *p});
@@ -133,6 +136,8 @@ void Port::emit_counters(PortCounters& c, Time end) const {
   c.drops += link_drops_ + rx_errors_;
   c.pfc_pause_sent += pfc_sent_;
   c.pfc_pause_received += pfc_received_;
+  c.pfc_resume_sent += pfc_resume_sent_;
+  c.pfc_resume_received += pfc_resume_received_;
   c.paused += paused_time(end);
 }
 

@@ -216,6 +216,7 @@ class alignas(64) Port final : public EventHandler {
   std::array<Time, 8> last_pfc_rx_ = filled(Time::max());
   std::array<Time, 8> paused_closed_{};  // paused time in intervals that have ended
   std::uint64_t pfc_sent_ = 0, pfc_received_ = 0, link_drops_ = 0, rx_errors_ = 0;
+  std::uint64_t pfc_resume_sent_ = 0, pfc_resume_received_ = 0;  // of those, XON (zero quanta)
 };
 
 }  // namespace fabriclab::fabric

@@ -111,9 +111,16 @@ expect incast-json 0 '"pfc": \[' -- cat "$tmp/a-in/analysis.json"
 "$fl" analyze "$tmp/cs/s1-p4.pcap" --out "$tmp/a-cs" --link-speed 100Gbps --quiet
 same spreading-qps-vs-tshark "tshark_qps $tmp/cs/s1-p4.pcap" "our_qps $tmp/a-cs/qps.csv"
 same spreading-pfc-vs-tshark "tshark_pfc $tmp/cs/s1-p4.pcap" "our_pfc $tmp/a-cs/pfc.csv"
-expect spreading-paused-vs-simulator 0 '^ok' -- bash -c "awk -F, 'NR == FNR && \$1 == \"s1\" && \$2 == 4 { sim = \$9; pauses = \$8 / 2 }
+expect spreading-paused-vs-simulator 0 '^ok' -- bash -c "awk -F, 'NR == FNR && FNR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i; next }
+  NR == FNR && \$1 == \"s1\" && \$2 == 4 { sim = \$c[\"paused_ns\"]; pauses = \$c[\"pfc_pause_received\"] - \$c[\"pfc_resume_received\"] }
   NR != FNR && FNR == 2 { ours = \$8; n = \$7 } END { d = sim - ours; if (d < 0) d = -d;
   print (n == pauses && d <= n ? \"ok\" : \"differ\"), sim, ours, n, pauses }' '$tmp/cs/ports.csv' '$tmp/a-cs/pfc.csv'"
+
+# The simulator counts PFC pauses and resumes apart (ports.csv): at s1:4 as many of each
+# as tshark finds XOFF and XON frames from s2 in the capture.
+same spreading-pause-resume-vs-tshark "tshark_pfc $tmp/cs/s1-p4.pcap | awk '{ print \$3, \$4 }'" \
+  "awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[\$i] = i; next } \$1 == \"s1\" && \$2 == 4 {
+     print \$c[\"pfc_pause_received\"] - \$c[\"pfc_resume_received\"], \$c[\"pfc_resume_received\"] }' $tmp/cs/ports.csv"
 
 # 4. What cannot be read: exit 2 naming the file; nothing marked complete.
 expect missing-capture 2 "nope.pcap: cannot read the capture" -- "$fl" analyze "$tmp/nope.pcap" --out "$tmp/a-x"

@@ -125,9 +125,9 @@ TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   EXPECT_EQ(flows.substr(0, flows.find('\n')),
             "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets");
   const std::string ports = slurp(dir / "a" / "ports.csv");
-  EXPECT_EQ(
-      ports.substr(0, ports.find('\n')),
-      "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,paused_ns,max_queue_bytes");
+  EXPECT_EQ(ports.substr(0, ports.find('\n')),
+            "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"
+            "pfc_resume_received,paused_ns,max_queue_bytes");
   const std::string summary = slurp(dir / "a" / "summary.json");
   EXPECT_NE(summary.find("\"topology.kind\": \"single_switch\""), std::string::npos);  // resolved config echoed
   std::filesystem::remove_all(dir);

@@ -8,7 +8,7 @@
 //   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets
 //                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,
-//                 paused_ns,max_queue_bytes
+//                 pfc_resume_sent,pfc_resume_received,paused_ns,max_queue_bytes
 //   collectives.csv  with [[collective]] entries: one row per collective instance
 //                 (scenario/fabric/collectives.h), and their block in summary.json
 //   ops.csv       with output.ops (`run --trace-ops`): every operation's ready, fired and
@@ -111,6 +111,7 @@ struct FabricOutcome {
   Time fct_p50, fct_p99, fct_max;   // over finished flows (nearest rank)
   std::uint64_t retransmitted = 0;  // packets, all flows
   std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
+  std::uint64_t pfc_resumes = 0;  // of pfc_frames, the resumes (XON)
   std::uint64_t watchdog_storms = 0, watchdog_drops = 0;
   std::uint64_t cnps_sent = 0, cnps_received = 0;
   std::optional<fabric::DeadlockReport> deadlock;

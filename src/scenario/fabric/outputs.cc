@@ -186,6 +186,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                  {"ttl_drops", l.dropped(fabric::DropReason::ttl)},
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
+                 {"pfc_resume_frames", o.pfc_resumes},
                  {"paused_ns_all_ports", ns_text(paused_total)}};
   for (const auto& r : fabric::kDropReasonNames)
     j["totals"]["drops_by_reason"][std::string(r.name)] = l.dropped(r.value);

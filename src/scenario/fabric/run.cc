@@ -171,6 +171,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   o.drops = all.drops;
   o.ecn_marks = all.ecn_marks;
   o.pfc_frames = all.pfc_pause_sent;
+  o.pfc_resumes = all.pfc_resume_sent;
   if (opt.out_dir.empty()) return o;
   const std::filesystem::path dir(opt.out_dir);
   write_file(dir / "flows.csv", flows);
