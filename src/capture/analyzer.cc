@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -15,6 +16,8 @@ namespace fabriclab::capture {
 namespace {
 
 constexpr std::size_t kCnpHistogramBins = 1001;  // 0..999 us, then 1 ms and more
+
+std::int64_t ns_count(Time t) { return t.ps() / 1000; }
 
 std::size_t mix(std::size_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
@@ -32,7 +35,7 @@ std::uint64_t word(const Address& a, std::size_t i) {
 void Intervals::add(Time d) {
   if (count == 0 || d < min) min = d;
   if (count == 0 || d > max) max = d;
-  sum += d;
+  sum_ps += static_cast<double>(d.ps());
   ++count;
 }
 
@@ -109,6 +112,7 @@ void Analyzer::frame(std::int64_t epoch_ns, const std::uint8_t* data, std::size_
   } else if (f.opcode == kCnpOpcode) {
     cnp(q, f, t);
   } else if (carries_data(f.opcode)) {
+    if (f.icrc == Check::bad) ++q.icrc_bad;
     data_packet(q, f, t);
   } else if (is_ack(f.opcode)) {
     switch (ack_kind(f.syndrome)) {
@@ -150,12 +154,19 @@ void Analyzer::data_packet(QpStats& q, const Frame& f, Time t) {
   if (f.ecn != 0) ++q.ect;
   if (f.ecn == 3) ++q.ce;
   add_bytes(q, t, f.payload);
+  const std::uint8_t code = f.opcode & 0x1f;
+  if (f.opcode >> 5 == 0 && code >= 0x0d && code <= 0x10) {
+    ++q.read_responses;
+    return;
+  }
+  if (f.icrc == Check::bad) return;
   // The PSN, unwrapped: its 24-bit distance from the highest seen, taken as the nearer way
   // round, then counted from the first PSN seen.
   std::int64_t rel = 0;
-  if (q.psn_high < 0) {
+  if (q.psn_high < 0 && !o_.first_psn) {
     q.psn_base = f.psn;
   } else {
+    if (q.psn_high < 0) q.psn_base = *o_.first_psn & 0xffffff;  // the QP's first PSN, before any arrived
     const std::uint32_t high24 = (q.psn_base + static_cast<std::uint32_t>(q.psn_high)) & 0xffffff;
     std::int64_t d = static_cast<std::int64_t>((f.psn - high24) & 0xffffff);
     if (d >= 0x800000) d -= 0x1000000;
@@ -207,6 +218,10 @@ void Analyzer::add_bytes(QpStats& q, Time t, std::uint64_t bytes) {
       bin = bin_of();
     }
   }
+  if (bin >= AnalyzeOptions::kMaxGivenBins)
+    throw InputError(fmt::format("{}: --bin {} ns would need more than {} throughput bins (a frame {} ns after the "
+                                 "first); give a wider bin, or none for automatic ones",
+                                 c.name, ns_count(c.bin), AnalyzeOptions::kMaxGivenBins, ns_count(t)));
   if (q.bin_bytes.size() <= bin) q.bin_bytes.resize(bin + 1, 0);
   q.bin_bytes[bin] += bytes;
 }
@@ -270,7 +285,10 @@ void Analyzer::end_capture() {
 }
 
 std::optional<BitRate> pcapng_link_speed(const std::string& path) {
-  if (path == "-") return std::nullopt;  // standard input: libpcap alone reads it
+  // Only a regular file can be read twice: standard input ("-"), a pipe or a device is
+  // libpcap's alone.
+  std::error_code ec;
+  if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   std::uint8_t h[12];
   // Section Header Block: type 0x0A0D0D0A, total length, byte-order magic 0x1A2B3C4D.
@@ -309,7 +327,8 @@ std::optional<BitRate> pcapng_link_speed(const std::string& path) {
       if (code == 0 || o + 4 + n > body.size()) break;
       if (code == 8 && n == 8) {
         const std::uint64_t bps = get(&body[o + 4], 8);
-        if (bps == 0 || bps > std::uint64_t{INT64_MAX}) return std::nullopt;
+        // Below 1 Mb/s a pause of 65535 quanta would outlast what Time holds: not a RoCE link.
+        if (bps < 1'000'000 || bps > std::uint64_t{INT64_MAX}) return std::nullopt;
         return BitRate::from_bps(static_cast<std::int64_t>(bps));
       }
       o += 4 + (n + 3) / 4 * 4;
@@ -335,7 +354,11 @@ void read_capture(const std::string& path, Analyzer& a) {
   const u_char* data = nullptr;
   int r = 0;
   while ((r = pcap_next_ex(p.get(), &h, &data)) == 1) {
-    const std::int64_t ns = static_cast<std::int64_t>(h->ts.tv_sec) * 1'000'000'000 + h->ts.tv_usec;
+    std::int64_t ns = 0;
+    if (__builtin_mul_overflow(static_cast<std::int64_t>(h->ts.tv_sec), std::int64_t{1'000'000'000}, &ns) ||
+        __builtin_add_overflow(ns, static_cast<std::int64_t>(h->ts.tv_usec), &ns))
+      throw InputError(fmt::format("{}: frame {} is stamped {} s after 1970, beyond what 64 bits of ns hold (2262)",
+                                   path, a.captures().back().frames + 1, static_cast<std::int64_t>(h->ts.tv_sec)));
     a.frame(ns, data, h->caplen, h->len);
   }
   if (r == PCAP_ERROR)

@@ -20,6 +20,7 @@
 //   for (const QpStats& q : a.qps()) ...
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,16 +39,23 @@ struct AnalyzeOptions {
   std::optional<BitRate> link_speed;
   Time bin;                              // throughput bin; zero: automatic (1 us doubled until <= kMaxBins bins)
   std::uint64_t reorder_window = 65536;  // packets a QP's re-sequencer holds before giving up a missing PSN
+  // Every QP's first PSN when known (a test stream's); otherwise PSNs count from the first
+  // one seen, and those behind it are `before_start`.
+  std::optional<std::uint32_t> first_psn;
   std::uint64_t max_pause_intervals = 1'000'000;  // paused intervals kept for the timeline (all are counted)
   static constexpr std::size_t kMaxBins = 256;
+  static constexpr std::size_t kMaxGivenBins = std::size_t{1} << 22;  // with --bin: more is an input error
 };
 
 // Running minimum, maximum and mean of intervals between events.
 struct Intervals {
   std::uint64_t count = 0;
-  Time min, max, sum;
+  Time min, max;
+  // A double: a hostile capture's intervals may each be weeks long, and the mean of
+  // microsecond intervals stays exact below 2^53 ps (2.5 hours) in all.
+  double sum_ps = 0;
   void add(Time d);
-  Time mean() const { return count ? Time::from_ps(sum.ps() / static_cast<std::int64_t>(count)) : Time(); }
+  Time mean() const { return count ? Time::from_ps(std::llround(sum_ps / static_cast<double>(count))) : Time(); }
 };
 
 struct CaptureSummary {
@@ -73,6 +81,10 @@ struct QpStats {
   std::uint32_t qp = 0;
   Time first, last;  // any packet of it
   std::uint64_t packets = 0, data_packets = 0, payload_bytes = 0;
+  // Of the data packets, RDMA READ responses: they carry the requester's PSNs, a sequence of
+  // their own beside the peer's SENDs and WRITEs to the same QP, and are not PSN-tracked.
+  std::uint64_t read_responses = 0;
+  std::uint64_t icrc_bad = 0;  // packets with a bad ICRC: counted, their PSNs not tracked (a receiver drops them)
   std::uint64_t acks = 0, rnr_naks = 0, cnps = 0, read_requests = 0, atomics = 0, unknown_opcode = 0;
   std::uint64_t naks[5] = {};     // PSN sequence error, invalid request, remote access, remote operational, other
   std::uint64_t ect = 0, ce = 0;  // data packets ECN-capable, and marked CE

@@ -20,6 +20,7 @@ struct AnalyzeArgs {
   std::string out;
   std::string link_speed, bin;
   std::uint64_t reorder_window = 65536;
+  std::int64_t first_psn = -1;
   bool quiet = false;
 };
 
@@ -27,13 +28,14 @@ int run_analyze(const AnalyzeArgs& a) {
   capture::AnalyzeOptions o;
   if (!a.link_speed.empty()) {
     o.link_speed = parse_bit_rate(a.link_speed);
-    if (o.link_speed->bps() <= 0) throw InputError("analyze: --link-speed must be above 0");
+    if (o.link_speed->bps() < 1'000'000) throw InputError("analyze: --link-speed must be 1Mbps or more");
   }
   if (!a.bin.empty()) {
     o.bin = parse_time(a.bin);
     if (o.bin.ps() <= 0) throw InputError("analyze: --bin must be above 0");
   }
   o.reorder_window = a.reorder_window;
+  if (a.first_psn >= 0) o.first_psn = static_cast<std::uint32_t>(a.first_psn);
   capture::Analyzer analyzer(o);
   for (const std::string& c : a.captures) capture::read_capture(c, analyzer);
   scenario::write_analysis(analyzer, a.out);
@@ -60,6 +62,10 @@ Command add_analyze_command(CLI::App& app) {
                 "packets a QP's ideal re-sequencer holds before a missing PSN is given up as lost")
       ->capture_default_str()
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
+  c->add_option("--first-psn", args->first_psn,
+                "every QP's first PSN, when known (a test stream's): PSNs count from it rather than from the first "
+                "one captured")
+      ->check(CLI::Range(0, 16777215));
   c->add_flag("--quiet", args->quiet, "print nothing on success");
   return {c, [args]() { return run_analyze(*args); }};
 }

@@ -352,5 +352,78 @@ TEST(Analyzer, PcapngGivesItsLinkSpeed) {
   std::remove(path.c_str());
 }
 
+// A data packet with a bad ICRC is counted but its PSN is not tracked (a receiver drops
+// it): PSNs 0, 1 (damaged), 2 leave 1 missing, one gap, nothing reordered.
+TEST(Analyzer, DamagedPacketsAreNotPsnTracked) {
+  Feed f;
+  f.data(0, 0);
+  Packet p;
+  p.src = 1;
+  p.psn = 1;
+  p.payload = 1000;
+  p.opcode = Opcode::rc_write_middle;
+  p.corrupted = true;
+  f.send(100, p);
+  f.data(200, 2);
+  const QpStats& q = f.qp();
+  EXPECT_EQ(q.data_packets, 3u);
+  EXPECT_EQ(q.icrc_bad, 1u);
+  EXPECT_EQ(q.reorder.metrics().received, 2u);
+  EXPECT_EQ(q.reorder.missing(), 1u);
+  EXPECT_EQ(q.psn_gaps, 1u);
+  EXPECT_EQ(q.reorder.metrics().reordered, 0u);
+}
+
+// RDMA READ responses to a QP carry the requester's PSNs, a sequence of their own: counted
+// as data, not PSN-tracked. WRITEs 0 and 1 with a READ response (opcode 0x10, its frame
+// made from a WRITE's with the opcode and ICRC rewritten) of PSN 500 between them: no gap.
+TEST(Analyzer, ReadResponsesAreNotMixedIntoThePsnSequence) {
+  Feed f;
+  f.data(0, 0);
+  Packet p;
+  p.src = 1;
+  p.psn = 500;
+  p.payload = 1000;
+  p.opcode = Opcode::rc_write_middle;
+  const std::uint8_t mac[6] = {};
+  std::vector<std::uint8_t> b(fabric::kMaxFrameBytes);
+  const std::size_t n = fabric::encode_frame(p, mac, b.data());
+  b[18 + 20 + 8] = 0x10;  // RC RDMA READ response only: an AETH, then the payload
+  const std::uint32_t c = fabric::roce_icrc(b.data() + 18, n - 18 - 4);
+  for (std::size_t i = 0; i < 4; ++i) b[n - 4 + i] = static_cast<std::uint8_t>(c >> (8 * i));
+  f.a.frame(1'700'000'000'000'000'000 + 50, b.data(), n, n);
+  f.data(100, 1);
+  const QpStats& q = f.qp();
+  EXPECT_EQ(q.data_packets, 3u);
+  EXPECT_EQ(q.read_responses, 1u);
+  EXPECT_EQ(q.payload_bytes, 1000u + 996u + 1000u);  // the AETH's 4 bytes are not payload
+  EXPECT_EQ(q.reorder.metrics().received, 2u);
+  EXPECT_EQ(q.psn_gaps, 0u);
+  EXPECT_EQ(q.icrc_bad, 0u);
+}
+
+// With the first PSN known (a test stream's), a first packet held back is reordered, not
+// "before the start": 1 0 2 from first PSN 0 is one reordered packet of extent 1.
+TEST(Analyzer, AKnownFirstPsn) {
+  AnalyzeOptions o;
+  o.first_psn = 0;
+  Feed f(o);
+  for (std::uint32_t psn : {1u, 0u, 2u}) f.data(0, psn);
+  const QpStats& q = f.qp();
+  EXPECT_EQ(q.before_start, 0u);
+  EXPECT_EQ(q.reorder.metrics().reordered, 1u);
+  EXPECT_EQ(q.reorder.metrics().max_extent, 1u);
+  EXPECT_EQ(q.psn_gaps, 1u);
+}
+
+// A given bin that would need more than 2^22 bins is refused by name, not allocated.
+TEST(Analyzer, TooManyGivenBinsAreRefused) {
+  AnalyzeOptions o;
+  o.bin = ns(1);
+  Feed f(o);
+  f.data(0, 0);
+  EXPECT_THROW(f.data(10'000'000, 1), InputError);  // 10 ms in 1 ns bins
+}
+
 }  // namespace
 }  // namespace fabriclab::capture

@@ -187,6 +187,8 @@ same replayed-as-expected "cut -d, -f1-4,7-9,11-21,25-35,37- $tmp/r/expected/qps
 expect stream-bad-bytes 2 "^fabriclab: error: stream: --bytes: '12parsecs' is not a size" -- "$fl" stream --out "$tmp/x" --bytes 12parsecs
 expect stream-fixed-key 2 "^fabriclab: error: stream: --set topology.kind=ring: topology.kind is fixed by the stream" -- \
   "$fl" stream --out "$tmp/x" --set topology.kind=ring
+expect stream-own-option 2 "^fabriclab: error: stream: --set sim.seed=2: sim.seed is the stream's --seed option" -- \
+  "$fl" stream --out "$tmp/x" --set sim.seed=2
 expect stream-bad-key 2 "unknown key 'impair.rulez' \\(did you mean 'impair.rules'\\?\\)" -- "$fl" stream --out "$tmp/x" --set impair.rulez=1
 
 finish

@@ -25,6 +25,14 @@ constexpr const char* kNakNames[] = {"naks_psn_sequence", "naks_invalid_request"
                                      "naks_remote_operational", "naks_other"};
 constexpr std::size_t kPlottedQps = 8;
 
+// A cell that may hold a comma or a quote (a file name), quoted as RFC 4180 says.
+std::string csv_cell(const std::string& v) {
+  if (v.find_first_of(",\"\n") == std::string::npos) return v;
+  std::string q = "\"";
+  for (char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
 double ns_number(Time t) { return static_cast<double>(t.ps()) / 1e3; }
 double share(std::uint64_t a, std::uint64_t b) { return b ? static_cast<double>(a) / static_cast<double>(b) : 0.0; }
 std::string maybe_ns(const capture::Intervals& i, Time v) { return i.count ? ns_text(v) : ""; }
@@ -53,10 +61,10 @@ std::string captures_csv(const Analyzer& a) {
       "link_speed_bps\n";
   for (std::size_t i = 0; i < a.captures().size(); ++i) {
     const auto& c = a.captures()[i];
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, c.name, c.frames,
-                     c.bytes, c.roce, c.roce_v1, c.erspan, c.pfc, c.other, c.truncated, c.malformed, c.short_captured,
-                     c.unknown_opcode, c.icrc_ok, c.icrc_bad, c.icrc_unchecked, c.ipv4_checksum_bad, c.fcs_ok,
-                     c.fcs_bad, c.timestamps_backwards, c.start_epoch_ns, ns_text(c.duration), ns_text(c.bin),
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, csv_cell(c.name),
+                     c.frames, c.bytes, c.roce, c.roce_v1, c.erspan, c.pfc, c.other, c.truncated, c.malformed,
+                     c.short_captured, c.unknown_opcode, c.icrc_ok, c.icrc_bad, c.icrc_unchecked, c.ipv4_checksum_bad,
+                     c.fcs_ok, c.fcs_bad, c.timestamps_backwards, c.start_epoch_ns, ns_text(c.duration), ns_text(c.bin),
                      c.link_speed ? std::to_string(c.link_speed->bps()) : "");
   }
   return s;
@@ -70,7 +78,7 @@ std::string qps_csv(const Analyzer& a) {
        "ect,ce,ce_share,psn_gaps,missing_psns,abandoned_psns,before_start,duplicates,reordered,reordered_ratio,"
        "max_extent,max_late_ns";
   for (std::uint32_t n : kReorderN) s += fmt::format(",reordering_{}", n);
-  s += "\n";
+  s += ",read_responses,icrc_bad\n";
   for (const QpStats& q : a.qps()) {
     const auto& m = q.reorder.metrics();
     s += fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{},{}", q.capture, to_string(q.src), to_string(q.dst), q.qp,
@@ -83,7 +91,7 @@ std::string qps_csv(const Analyzer& a) {
                      q.reorder.missing(), q.reorder.abandoned(), q.before_start, m.duplicates, m.reordered, m.ratio(),
                      m.max_extent, ns_text(m.max_late));
     for (std::uint32_t n : kReorderN) s += fmt::format(",{:.6f}", m.n_reordering(n));
-    s += "\n";
+    s += fmt::format(",{},{}\n", q.read_responses, q.icrc_bad);
   }
   return s;
 }
@@ -202,6 +210,8 @@ std::string analysis_json(const Analyzer& a) {
                         {"qp", q.qp},
                         {"packets", q.packets},
                         {"data_packets", q.data_packets},
+                        {"read_responses", q.read_responses},
+                        {"icrc_bad", q.icrc_bad},
                         {"payload_bytes", q.payload_bytes},
                         {"throughput_gbps", q.throughput_gbps()},
                         {"acks", q.acks},

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
+#include <utility>
 
 #include "capture/analyzer.h"
 #include "core/error.h"
@@ -57,8 +57,12 @@ pcap_psn_offset = {}
                      s.first_psn);
 }
 
-capture::Analyzer analyse(const fs::path& file) {
-  capture::Analyzer a({});
+// The stream's QPs start at a known PSN: a first packet held or lost is reordered or
+// missing, not "before the start".
+capture::Analyzer analyse(const fs::path& file, std::uint32_t first_psn) {
+  capture::AnalyzeOptions o;
+  o.first_psn = first_psn;
+  capture::Analyzer a(o);
   capture::read_capture(file.string(), a);
   return a;
 }
@@ -101,13 +105,29 @@ StreamResult write_stream(const StreamSpec& spec, const fs::path& dir) {
     throw InputError(fmt::format("stream: --bytes: {}", e.what()));
   }
   if (per_qp.count() <= 0) throw InputError("stream: --bytes must be above 0");
-  // The generator's own shape and captures: what the files are made of.
+  // The generator's own shape and captures (fixed), and the keys its options set: a --set
+  // of them would leave stream.md describing files made otherwise.
+  static constexpr std::pair<const char*, const char*> kOwn[] = {{"topology.kind", "fixed"},
+                                                                 {"topology.hosts", "fixed"},
+                                                                 {"traffic.pattern", "fixed"},
+                                                                 {"output.pcap", "fixed"},
+                                                                 {"nic.transport", "fixed (UC)"},
+                                                                 {"output.pcap_fcs", "--fcs"},
+                                                                 {"output.pcap_psn_offset", "--first-psn"},
+                                                                 {"sim.seed", "--seed"},
+                                                                 {"traffic.bytes", "--bytes"},
+                                                                 {"traffic.qps_per_flow", "--qps"},
+                                                                 {"nic.mtu", "--mtu"},
+                                                                 {"topology.host_rate", "--rate"},
+                                                                 {"traffic.priority", "--priority"}};
   for (const std::string& set : spec.sets)
-    for (const char* fixed : {"topology.kind=", "topology.hosts=", "traffic.pattern=", "output.pcap="})
-      if (set.starts_with(fixed))
-        throw InputError(fmt::format("stream: --set {}: {} is fixed by the stream (h1 -> sw0 -> h0, captured at "
-                                     "h1, sw0:1 and h0)",
-                                     set, std::string(fixed, std::strlen(fixed) - 1)));
+    for (const auto& [key, how] : kOwn)
+      if (set.starts_with(std::string(key) + "="))
+        throw InputError(std::string(how).starts_with("--")
+                             ? fmt::format("stream: --set {}: {} is the stream's {} option", set, key, how)
+                             : fmt::format("stream: --set {}: {} is {} by the stream (h1 -> sw0 -> h0, captured at "
+                                           "h1, sw0:1 and h0)",
+                                           set, key, how));
   const FabricSetup setup = fabric_parameters().resolve_text(stream_scenario(spec, per_qp), "fabriclab stream",
                                                              spec.sets);
   prepare_outputs(dir, "stream.md");
@@ -117,10 +137,10 @@ StreamResult write_stream(const StreamSpec& spec, const fs::path& dir) {
   move_file(run / "h1-p0.pcap", dir / "stream-in-order.pcap");
   move_file(run / "h0-p0.pcap", dir / "device-output.pcap");
 
-  const capture::Analyzer stream = analyse(dir / "stream.pcap");
+  const capture::Analyzer stream = analyse(dir / "stream.pcap", spec.first_psn);
   write_analysis(stream, dir / "expected");
-  const capture::Analyzer device = analyse(dir / "device-output.pcap");
-  const capture::Analyzer sent = analyse(dir / "stream-in-order.pcap");
+  const capture::Analyzer device = analyse(dir / "device-output.pcap", spec.first_psn);
+  const capture::Analyzer sent = analyse(dir / "stream-in-order.pcap", spec.first_psn);
   StreamResult r{stream.captures()[0].frames, device.captures()[0].frames, max_extent(stream), max_extent(device)};
 
   const auto& c = setup.config;
