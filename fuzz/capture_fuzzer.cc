@@ -3,7 +3,8 @@
 // Analyzer keeps its counts. Each input goes through an in-memory file (memfd). Besides
 // crashes and sanitizer reports, the counts must add up: every frame is of one kind, every
 // RoCE frame has one ICRC verdict, and every data packet of a QP is a first arrival, a
-// duplicate or one sent before the capture began.
+// duplicate, one sent before the capture began, or left untracked (a READ response, a bad
+// ICRC).
 //
 // Seeds (FABRICLAB_FUZZ_SEEDS=DIR): small pcap files of the simulator's frames -- data with
 // reordered and repeated PSNs, ACKs, NAKs, CNPs and PFC -- written with libpcap.
@@ -98,8 +99,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     for (const auto& q : a.qps()) {
       const auto& m = q.reorder.metrics();
-      if (m.received + m.duplicates + q.before_start != q.data_packets)
-        fuzz::finding("data packets neither received, duplicate nor before the start");
+      if (m.received + m.duplicates + q.before_start + q.read_responses + q.icrc_bad != q.data_packets)
+        fuzz::finding("data packets neither received, duplicate, before the start nor left untracked");
       if (m.reordered > m.received) fuzz::finding("more packets reordered than received");
     }
     for (const auto& p : a.pfc())

@@ -112,7 +112,6 @@ void Analyzer::frame(std::int64_t epoch_ns, const std::uint8_t* data, std::size_
   } else if (f.opcode == kCnpOpcode) {
     cnp(q, f, t);
   } else if (carries_data(f.opcode)) {
-    if (f.icrc == Check::bad) ++q.icrc_bad;
     data_packet(q, f, t);
   } else if (is_ack(f.opcode)) {
     switch (ack_kind(f.syndrome)) {
@@ -159,7 +158,10 @@ void Analyzer::data_packet(QpStats& q, const Frame& f, Time t) {
     ++q.read_responses;
     return;
   }
-  if (f.icrc == Check::bad) return;
+  if (f.icrc == Check::bad) {
+    ++q.icrc_bad;
+    return;
+  }
   // The PSN, unwrapped: its 24-bit distance from the highest seen, taken as the nearer way
   // round, then counted from the first PSN seen.
   std::int64_t rel = 0;

@@ -84,7 +84,9 @@ struct QpStats {
   // Of the data packets, RDMA READ responses: they carry the requester's PSNs, a sequence of
   // their own beside the peer's SENDs and WRITEs to the same QP, and are not PSN-tracked.
   std::uint64_t read_responses = 0;
-  std::uint64_t icrc_bad = 0;  // packets with a bad ICRC: counted, their PSNs not tracked (a receiver drops them)
+  // Of the others, those with a bad ICRC: counted, their PSNs not tracked (a receiver drops
+  // them). The rest are received, duplicates or before the start.
+  std::uint64_t icrc_bad = 0;
   std::uint64_t acks = 0, rnr_naks = 0, cnps = 0, read_requests = 0, atomics = 0, unknown_opcode = 0;
   std::uint64_t naks[5] = {};     // PSN sequence error, invalid request, remote access, remote operational, other
   std::uint64_t ect = 0, ce = 0;  // data packets ECN-capable, and marked CE

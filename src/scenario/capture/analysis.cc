@@ -258,9 +258,11 @@ std::string draw_plots(const Analyzer& a, const fs::path& dir) {
   const auto top = busiest(a, kPlottedQps);
   if (!top.empty()) {
     std::string dat, plot;
+    double x_max = 0;  // us: the end of the last bin plotted (a one-bin plot has a range too)
     for (std::size_t n = 0; n < top.size(); ++n) {
       const QpStats& q = a.qps()[top[n]];
       const Time bin = a.captures()[q.capture].bin;
+      x_max = std::max(x_max, static_cast<double>((bin * static_cast<std::int64_t>(q.bin_bytes.size())).ps()) / 1e6);
       dat += fmt::format("# {}\n", qp_label(a, q));
       for (std::size_t k = 0; k < q.bin_bytes.size(); ++k)
         dat += fmt::format("{:.3f} {:.6f}\n", static_cast<double>((bin * static_cast<std::int64_t>(k)).ps()) / 1e6,
@@ -271,8 +273,9 @@ std::string draw_plots(const Analyzer& a, const fs::path& dir) {
     }
     write_file(dir / "throughput.dat", dat);
     draw_plot(dir, "throughput",
-              "set title 'Payload throughput per QP (the busiest)'\nset xlabel 'time (us)'\nset ylabel 'Gb/s'\n"
-              "set yrange [0:*]\nset grid\nset key outside below\nplot " +
+              fmt::format("set title 'Payload throughput per QP (the busiest)'\nset xlabel 'time (us)'\nset ylabel "
+                          "'Gb/s'\nset xrange [0:{:.3f}]\nset yrange [0:*]\nset grid\nset key outside below\nplot ",
+                          x_max) +
                   plot);
     lines += "![throughput](throughput.png)\n\n";
   }
