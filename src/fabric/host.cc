@@ -35,6 +35,7 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
 }
 
 void Host::finalize() {
+  for (std::size_t i = 0; i < port_count(); ++i) port(i).set_pause_until_xon(pfc_.pause_until_xon);
   if (cfg_.rx_rate.bps() <= 0) return;
   if (port_count() != 1) throw std::logic_error("host " + name() + " must have exactly one port");
   const Port& p = port(0);

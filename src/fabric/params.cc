@@ -155,7 +155,17 @@ const params::Table<PfcConfig>& pfc_table() {
         .bytes("peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
         .bytes("xon_offset", &C::xon_offset, "resume when a group is this far below its limit")
         .integer("pause_quanta", &C::pause_quanta, "pause time per frame in 512-bit quanta (refreshed at half)", 1,
-                 65535);
+                 65535)
+        .custom(
+            {"pause_expiry",
+             Kind::choice,
+             "a received pause lasts its quanta (802.1Qbb, refreshed by the sender) or until the XON (the ns-3 "
+             "RDMA model's PFC)",
+             "",
+             "",
+             {"quanta", "xon"}},
+            [](C& c, const Value& v) { c.pause_until_xon = v.text == "xon"; },
+            [](const C& c) { return std::string(c.pause_until_xon ? "xon" : "quanta"); });
     return t;
   }();
   return table;

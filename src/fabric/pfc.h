@@ -27,6 +27,9 @@ struct PfcConfig {
   Bytes peer_response = Bytes::from_count(3840);
   Bytes xon_offset = Bytes::from_count(8192);  // resume this far below the pause point
   std::uint16_t pause_quanta = 0xffff;         // per pause frame, in 512-bit times
+  // How a port takes a pause it receives: for its quanta (802.1Qbb; the sender refreshes
+  // it), or until the XON whatever its quanta (the ns-3 RDMA model's PFC).
+  bool pause_until_xon = false;
 
   // The lossless priorities in force: none when PFC is off.
   std::uint8_t active() const { return enabled ? lossless : std::uint8_t{0}; }

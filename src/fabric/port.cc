@@ -43,7 +43,7 @@ void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
     paused_closed_[prio] += pause_until_[prio] - pause_start_[prio];
     pause_start_[prio] = now;
   }
-  pause_until_[prio] = quanta == 0 ? now : now + pause_quantum_time(quanta);
+  pause_until_[prio] = quanta == 0 ? now : pause_until_xon_ ? Time::max() : now + pause_quantum_time(quanta);
   pause_any_until_ = *std::max_element(pause_until_.begin(), pause_until_.end());
   if (quanta == 0) kick();
 }

@@ -106,6 +106,9 @@ class alignas(64) Port final : public EventHandler {
   // Reaction to a received PFC frame: pause `prio` for `quanta` x 512 bit times at this
   // port's rate (0 = resume now).
   void pause(std::uint8_t prio, std::uint16_t quanta);
+  // Pauses received from now on last until their XON, whatever their quanta
+  // (PfcConfig::pause_until_xon; its owner sets it when the network is finalized).
+  void set_pause_until_xon(bool v) { pause_until_xon_ = v; }
   // 512 bit times at this port's rate, rounded up to the picosecond.
   Time pause_quantum_time(std::uint32_t quanta) const;
 
@@ -208,6 +211,7 @@ class alignas(64) Port final : public EventHandler {
   LinkRing link_;
 
   std::array<Time, 8> pause_until_{};
+  bool pause_until_xon_ = false;
   Time wake_pending_ = Time::max();  // earliest kWake scheduled and not yet run
 
   LinkRing crossed_;  // frames from a cut link, each with its kArrive pending

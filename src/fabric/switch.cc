@@ -50,6 +50,7 @@ void Switch::finalize() {
   for (std::size_t c = 0; c < 8; ++c)
     if (cfg_.weights[c] == 0)
       throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
+  for (std::size_t i = 0; i < port_count(); ++i) port(i).set_pause_until_xon(cfg_.pfc.pause_until_xon);
   const int lossless = std::popcount(cfg_.pfc.active());
   for (std::size_t i = 0; i < port_count() && lossless > 0; ++i)
     check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name());

@@ -152,6 +152,46 @@ TEST(NicReceiveBuffer, PausesTheSenderInsteadOfDropping) {
   EXPECT_EQ(net->flows()[0].finish.ps(), 335840 + 1'000'000 + drain);
 }
 
+// Pauses that last until their XON (switch.pfc.pause_expiry = "xon", the ns-3 RDMA
+// model's PFC) change nothing where XONs come: the slow receiver's run ends at the same
+// picosecond, the drain still the bottleneck.
+TEST(PfcPauseExpiry, UntilXonEndsAtTheXon) {
+  NicConfig nic;
+  nic.rx_rate = Gbps(50);
+  nic.rx_buffer = KiB(64);
+  SwitchConfig sw;
+  sw.pfc.pause_until_xon = true;
+  Network net(nic, sw, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::back_to_back;
+  build_topology(net, t);
+  net.add_flow({.src = 1, .dst = 0, .bytes = 4'000'000, .start = {}, .priority = 3});
+  ASSERT_TRUE(net.run(sec(1)).all_finished);
+  EXPECT_GT(net.host(0).port(0).pfc_sent(), 0u);
+  EXPECT_EQ(net.ledger().lossless_drops, 0u);
+  const std::int64_t drain = (4178 + 975 * std::int64_t{4162} + 2370) * 8 * 1000 / 50;  // ps
+  EXPECT_EQ(net.flows()[0].finish.ps(), 335840 + 1'000'000 + drain);
+}
+
+// ... and where no XON comes, a pause outlasts its quanta: the stuck port of the watchdog
+// tests (0xFFFF quanta at t = 0, 335.5 us at 802.1Qbb's reading, after which the flow
+// finishes) is still paused at 1 ms, the whole millisecond, its flow unfinished.
+TEST(PfcPauseExpiry, UntilXonOutlastsItsQuanta) {
+  SwitchConfig sw;
+  sw.pfc.pause_until_xon = true;
+  Network net({}, sw, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::single_switch;
+  t.hosts = 2;
+  build_topology(net, t);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 8 * 4096, .start = {}, .priority = 3});
+  net.switch_at(0).port(1).set_pause_until_xon(true);  // as the network's finalize does
+  net.switch_at(0).port(1).pause(3, 0xffff);
+  EXPECT_FALSE(net.run(ms(1)).all_finished);
+  EXPECT_EQ(Network::port_counters(net.switch_at(0), 1, ms(1)).paused, ms(1));
+  EXPECT_TRUE(net.switch_at(0).port(1).paused(3));
+}
+
 TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {
   auto net = slow_receiver(KiB(16), 4096);
   EXPECT_THROW(net->run(ms(1)), InputError);
