@@ -104,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (m.reordered > m.received) fuzz::finding("more packets reordered than received");
     }
     for (const auto& p : a.pfc())
-      if (p.paused > a.captures()[p.capture].duration + us(400))  // one full pause may outlast the capture
+      if (p.paused > a.captures()[p.capture].duration() + us(400))  // one full pause may outlast the capture
         fuzz::finding("paused longer than the capture");
   });
   return 0;

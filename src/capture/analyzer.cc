@@ -79,7 +79,7 @@ void Analyzer::frame(std::int64_t epoch_ns, const std::uint8_t* data, std::size_
   prev_ = t;
   c.earliest = std::min(c.earliest, t);
   c.latest = std::max(c.latest, t);
-  c.duration = c.latest - c.earliest;
+
   ++c.frames;
   c.bytes += len;
   if (caplen < len) ++c.short_captured;
@@ -329,8 +329,7 @@ std::optional<BitRate> pcapng_link_speed(const std::string& path) {
       if (code == 0 || o + 4 + n > body.size()) break;
       if (code == 8 && n == 8) {
         const std::uint64_t bps = get(&body[o + 4], 8);
-        // Below 1 Mb/s a pause of 65535 quanta would outlast what Time holds: not a RoCE link.
-        if (bps < 1'000'000 || bps > std::uint64_t{INT64_MAX}) return std::nullopt;
+        if (bps < kMinLinkSpeedBps || bps > std::uint64_t{INT64_MAX}) return std::nullopt;
         return BitRate::from_bps(static_cast<std::int64_t>(bps));
       }
       o += 4 + (n + 3) / 4 * 4;

@@ -33,6 +33,10 @@
 
 namespace fabriclab::capture {
 
+// The slowest link pauses are timed at: below it a pause of 65535 quanta would outlast what
+// Time holds, and no RoCE link is that slow.
+inline constexpr std::int64_t kMinLinkSpeedBps = 1'000'000;
+
 struct AnalyzeOptions {
   // For pause times: when not given, a pcapng capture's own if_speed; without either PFC is
   // counted in quanta only.
@@ -60,10 +64,10 @@ struct Intervals {
 
 struct CaptureSummary {
   std::string name;
-  std::int64_t start_epoch_ns = 0;      // the first frame's timestamp
-  Time duration;                        // the span of its timestamps (latest minus earliest)
-  Time earliest, latest;                // since the first frame (earliest < 0 when timestamps go back)
-  std::uint64_t frames = 0, bytes = 0;  // bytes as on the wire (the frames' original lengths)
+  std::int64_t start_epoch_ns = 0;                     // the first frame's timestamp
+  Time earliest, latest;                               // since the first frame (earliest < 0 when timestamps go back)
+  Time duration() const { return latest - earliest; }  // the span of its timestamps
+  std::uint64_t frames = 0, bytes = 0;                 // bytes as on the wire (the frames' original lengths)
   std::uint64_t roce = 0, roce_v1 = 0, erspan = 0, pfc = 0, other = 0, truncated = 0, malformed = 0;
   std::uint64_t short_captured = 0;  // frames captured shorter than they were (snap length)
   std::uint64_t unknown_opcode = 0, icrc_ok = 0, icrc_bad = 0, icrc_unchecked = 0, ipv4_checksum_bad = 0;

@@ -11,6 +11,11 @@ namespace {
 
 std::uint32_t get16(const std::uint8_t* b) { return static_cast<std::uint32_t>(b[0] << 8 | b[1]); }
 std::uint32_t get24(const std::uint8_t* b) { return static_cast<std::uint32_t>(b[0] << 16 | b[1] << 8 | b[2]); }
+// The ICRC and the FCS go on the wire least significant byte first.
+std::uint32_t get32le(const std::uint8_t* b) {
+  return static_cast<std::uint32_t>(b[0]) | static_cast<std::uint32_t>(b[1]) << 8 |
+         static_cast<std::uint32_t>(b[2]) << 16 | static_cast<std::uint32_t>(b[3]) << 24;
+}
 
 constexpr std::uint32_t kRoceV2Port = 4791;
 constexpr std::size_t kBth = 12, kIcrc = 4;
@@ -206,10 +211,7 @@ class Decoder {
       f.syndrome = d_[off + kBth];
     }
     if (ip && !f.roce_v1 && have(static_cast<std::size_t>(ip - d_), ip_len)) {
-      const std::uint8_t* icrc = ip + ip_len - kIcrc;
-      const std::uint32_t wire = static_cast<std::uint32_t>(icrc[0]) | static_cast<std::uint32_t>(icrc[1]) << 8 |
-                                 static_cast<std::uint32_t>(icrc[2]) << 16 | static_cast<std::uint32_t>(icrc[3]) << 24;
-      f.icrc = fabric::roce_icrc(ip, ip_len - kIcrc) == wire ? Check::ok : Check::bad;
+      f.icrc = fabric::roce_icrc(ip, ip_len - kIcrc) == get32le(ip + ip_len - kIcrc) ? Check::ok : Check::bad;
     }
     return f;
   }
@@ -273,10 +275,7 @@ Frame decode_frame(const std::uint8_t* data, std::size_t caplen, std::size_t wir
   // (60 and an FCS): a capture without FCS costs no CRC.
   const bool ip_with_fcs = d.l3_end() != 0 && d.l3_end() + 4 == wire_len;
   if (caplen >= wire_len && wire_len >= 64 && (ip_with_fcs || (f.kind == FrameKind::pfc && wire_len == 64))) {
-    const std::uint8_t* end = data + wire_len - 4;
-    const std::uint32_t wire = static_cast<std::uint32_t>(end[0]) | static_cast<std::uint32_t>(end[1]) << 8 |
-                               static_cast<std::uint32_t>(end[2]) << 16 | static_cast<std::uint32_t>(end[3]) << 24;
-    const bool matches = fabric::crc32(data, wire_len - 4) == wire;
+    const bool matches = fabric::crc32(data, wire_len - 4) == get32le(data + wire_len - 4);
     // A minimum-size frame may end in padding rather than an FCS: not matching says nothing.
     f.fcs = matches ? Check::ok : ip_with_fcs && wire_len > 64 ? Check::bad : Check::unchecked;
   }

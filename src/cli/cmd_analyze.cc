@@ -28,7 +28,9 @@ int run_analyze(const AnalyzeArgs& a) {
   capture::AnalyzeOptions o;
   if (!a.link_speed.empty()) {
     o.link_speed = parse_bit_rate(a.link_speed);
-    if (o.link_speed->bps() < 1'000'000) throw InputError("analyze: --link-speed must be 1Mbps or more");
+    if (o.link_speed->bps() < capture::kMinLinkSpeedBps)
+      throw InputError(fmt::format("analyze: --link-speed must be {} or more",
+                                   to_string(BitRate::from_bps(capture::kMinLinkSpeedBps))));
   }
   if (!a.bin.empty()) {
     o.bin = parse_time(a.bin);

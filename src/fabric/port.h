@@ -109,6 +109,7 @@ class alignas(64) Port final : public EventHandler {
   // Pauses received from now on last until their XON, whatever their quanta
   // (PfcConfig::pause_until_xon; its owner sets it when the network is finalized).
   void set_pause_until_xon(bool v) { pause_until_xon_ = v; }
+  bool pause_until_xon() const { return pause_until_xon_; }
   // 512 bit times at this port's rate, rounded up to the picosecond.
   Time pause_quantum_time(std::uint32_t quanta) const;
 

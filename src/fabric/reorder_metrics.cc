@@ -19,7 +19,7 @@ void ReorderTracker::release_in_order() {
   while (!records_.empty() && records_.front().seq < expected_) records_.pop_front();
 }
 
-std::uint64_t ReorderTracker::missing() const { return any_ ? highest_ + 1 - expected_ - held_.size() : 0; }
+std::uint64_t ReorderTracker::missing() const { return m_.received ? highest_ + 1 - expected_ - held_.size() : 0; }
 
 void ReorderTracker::add(std::uint64_t seq, Time at) {
   if (seq < expected_ || held_.contains(seq)) {
@@ -27,8 +27,9 @@ void ReorderTracker::add(std::uint64_t seq, Time at) {
     return;
   }
   const std::uint64_t i = m_.received++;
+  const bool first = i == 0;
   // s < NextExp: the largest PSN seen so far is at least s.
-  if (any_ && seq < highest_ + 1) {
+  if (!first && seq < highest_ + 1) {
     ++m_.reordered;
     // The first record above seq exists: the record that set highest_ is above it.
     const auto j = std::upper_bound(records_.begin(), records_.end(), seq,
@@ -40,10 +41,9 @@ void ReorderTracker::add(std::uint64_t seq, Time at) {
     m_.max_late = std::max(m_.max_late, at - j->at);
   }
   ++m_.displacement[static_cast<std::int64_t>(i) - static_cast<std::int64_t>(seq)];
-  if (!any_ || seq > highest_) {
+  if (first || seq > highest_) {
     records_.push_back({seq, i, at});
     highest_ = seq;
-    any_ = true;
   }
   if (seq == expected_) {
     ++expected_;

@@ -87,8 +87,8 @@ class ReorderTracker {
   // packet before a new one with a larger PSN is the first record above it; records below
   // expected_ can never be that packet again.
   std::deque<Record> records_;
-  bool any_ = false;
-  std::uint64_t highest_ = 0, abandoned_ = 0;
+  std::uint64_t highest_ = 0;  // the largest PSN received (once any was)
+  std::uint64_t abandoned_ = 0;
 };
 
 ReorderMetrics reorder_metrics(const std::vector<Arrival>& arrivals);

@@ -24,8 +24,9 @@ class Feed {
  public:
   explicit Feed(AnalyzeOptions o = {}) : a(o) { a.begin_capture("test"); }
   // Host src -> dst, QP q.
-  void data(std::int64_t at_ns, std::uint32_t psn, std::uint32_t payload = 1000, std::uint8_t ecn = 2,
-            std::uint32_t src = 1, std::uint32_t dst = 0, std::uint32_t qp = 0) {
+  // An RDMA WRITE MIDDLE packet of host src's QP to host dst's QP `qp`.
+  static Packet write(std::uint32_t psn, std::uint32_t payload = 1000, std::uint8_t ecn = 2, std::uint32_t src = 1,
+                      std::uint32_t dst = 0, std::uint32_t qp = 0) {
     Packet p;
     p.src = src;
     p.dst = dst;
@@ -34,7 +35,11 @@ class Feed {
     p.payload = payload;
     p.ecn = ecn;
     p.opcode = Opcode::rc_write_middle;
-    send(at_ns, p);
+    return p;
+  }
+  void data(std::int64_t at_ns, std::uint32_t psn, std::uint32_t payload = 1000, std::uint8_t ecn = 2,
+            std::uint32_t src = 1, std::uint32_t dst = 0, std::uint32_t qp = 0) {
+    send(at_ns, write(psn, payload, ecn, src, dst, qp));
   }
   void ack(std::int64_t at_ns, std::uint8_t syndrome, std::uint32_t src = 0, std::uint32_t dst = 1) {
     Packet p;
@@ -119,7 +124,7 @@ TEST(Analyzer, ThroughputBinsAndCe) {
   EXPECT_EQ(q.ect, 3u);
   EXPECT_EQ(q.ce, 1u);
   EXPECT_DOUBLE_EQ(q.throughput_gbps(), 2.0);
-  EXPECT_EQ(f.a.captures()[0].duration, us(12));
+  EXPECT_EQ(f.a.captures()[0].duration(), us(12));
 }
 
 // Automatic bins start at 1 us and double until the capture fits 256 of them: frames at 0,
@@ -289,7 +294,7 @@ TEST(Analyzer, FramesMoreThan50DaysFromTheFirstAreRefused) {
   f.data(0, 0);
   f.data(-49 * kDay, 1);
   f.data(49 * kDay, 2);
-  EXPECT_EQ(f.a.captures()[0].duration, ns(98 * kDay));
+  EXPECT_EQ(f.a.captures()[0].duration(), ns(98 * kDay));
   try {
     f.data(51 * kDay, 3);
     FAIL() << "a frame 51 days on was taken";
@@ -357,11 +362,7 @@ TEST(Analyzer, PcapngGivesItsLinkSpeed) {
 TEST(Analyzer, DamagedPacketsAreNotPsnTracked) {
   Feed f;
   f.data(0, 0);
-  Packet p;
-  p.src = 1;
-  p.psn = 1;
-  p.payload = 1000;
-  p.opcode = Opcode::rc_write_middle;
+  Packet p = Feed::write(1);
   p.corrupted = true;
   f.send(100, p);
   f.data(200, 2);
@@ -380,11 +381,7 @@ TEST(Analyzer, DamagedPacketsAreNotPsnTracked) {
 TEST(Analyzer, ReadResponsesAreNotMixedIntoThePsnSequence) {
   Feed f;
   f.data(0, 0);
-  Packet p;
-  p.src = 1;
-  p.psn = 500;
-  p.payload = 1000;
-  p.opcode = Opcode::rc_write_middle;
+  const Packet p = Feed::write(500);
   const std::uint8_t mac[6] = {};
   std::vector<std::uint8_t> b(fabric::kMaxFrameBytes);
   const std::size_t n = fabric::encode_frame(p, mac, b.data());

@@ -67,6 +67,7 @@ TEST(PfcWatchdog, DropFlushesTheQueue) {
 TEST(PfcWatchdog, WithoutItThePauseRunsOut) {
   StuckPort s(WatchdogAction::drop, false);
   ASSERT_TRUE(s.net.run(ms(1)).all_finished);
+  EXPECT_FALSE(s.net.switch_at(0).port(1).pause_until_xon());  // the default: pauses last their quanta
   EXPECT_EQ(s.net.flows()[0].finish.ps(), 65535 * 5120 + kFirst + 7 * kMiddle + kProp);
 }
 
@@ -171,6 +172,9 @@ TEST(PfcPauseExpiry, UntilXonEndsAtTheXon) {
   EXPECT_EQ(net.ledger().lossless_drops, 0u);
   const std::int64_t drain = (4178 + 975 * std::int64_t{4162} + 2370) * 8 * 1000 / 50;  // ps
   EXPECT_EQ(net.flows()[0].finish.ps(), 335840 + 1'000'000 + drain);
+  // The NICs took the setting from the network's PfcConfig when it was finalized.
+  EXPECT_TRUE(net.host(0).port(0).pause_until_xon());
+  EXPECT_TRUE(net.host(1).port(0).pause_until_xon());
 }
 
 // ... and where no XON comes, a pause outlasts its quanta: the stuck port of the watchdog
@@ -190,6 +194,9 @@ TEST(PfcPauseExpiry, UntilXonOutlastsItsQuanta) {
   EXPECT_FALSE(net.run(ms(1)).all_finished);
   EXPECT_EQ(Network::port_counters(net.switch_at(0), 1, ms(1)).paused, ms(1));
   EXPECT_TRUE(net.switch_at(0).port(1).paused(3));
+  // The switch's other port and the hosts' took the setting at finalize, as port 1 would.
+  EXPECT_TRUE(net.switch_at(0).port(0).pause_until_xon());
+  EXPECT_TRUE(net.host(1).port(0).pause_until_xon());
 }
 
 TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {

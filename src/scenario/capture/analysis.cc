@@ -64,8 +64,8 @@ std::string captures_csv(const Analyzer& a) {
     s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", i, csv_cell(c.name),
                      c.frames, c.bytes, c.roce, c.roce_v1, c.erspan, c.pfc, c.other, c.truncated, c.malformed,
                      c.short_captured, c.unknown_opcode, c.icrc_ok, c.icrc_bad, c.icrc_unchecked, c.ipv4_checksum_bad,
-                     c.fcs_ok, c.fcs_bad, c.timestamps_backwards, c.start_epoch_ns, ns_text(c.duration), ns_text(c.bin),
-                     c.link_speed ? std::to_string(c.link_speed->bps()) : "");
+                     c.fcs_ok, c.fcs_bad, c.timestamps_backwards, c.start_epoch_ns, ns_text(c.duration()),
+                     ns_text(c.bin), c.link_speed ? std::to_string(c.link_speed->bps()) : "");
   }
   return s;
 }
@@ -144,7 +144,7 @@ std::string cnp_intervals_csv(const Analyzer& a) {
 std::string pfc_csv(const Analyzer& a) {
   std::string s = "capture,mac,priority,xoff,xon,quanta,pauses,paused_ns,paused_share\n";
   for (const auto& p : a.pfc()) {
-    const Time span = a.captures()[p.capture].duration;
+    const Time span = a.captures()[p.capture].duration();
     const bool timed = a.captures()[p.capture].link_speed.has_value();
     s += fmt::format("{},{},{},{},{},{},{},{},{}\n", p.capture, capture::mac_text(p.mac), p.priority, p.xoff, p.xon,
                      p.quanta, timed ? std::to_string(p.pauses) : "", timed ? ns_text(p.paused) : "",
@@ -183,7 +183,7 @@ std::string analysis_json(const Analyzer& a) {
                              {"frames", c.frames},
                              {"bytes", c.bytes},
                              {"start_epoch_ns", c.start_epoch_ns},
-                             {"duration_ns", ns_number(c.duration)},
+                             {"duration_ns", ns_number(c.duration())},
                              {"roce", c.roce},
                              {"roce_v1", c.roce_v1},
                              {"erspan", c.erspan},
@@ -339,7 +339,7 @@ std::string report_md(const Analyzer& a, const std::string& plots) {
                     std::to_string(c.other), fmt::format("{} / {}", c.truncated, c.malformed),
                     std::to_string(c.unknown_opcode),
                     fmt::format("{} / {} / {}", c.icrc_ok, c.icrc_bad, c.icrc_unchecked),
-                    fmt::format("{:.3f}", static_cast<double>(c.duration.ps()) / 1e6)});
+                    fmt::format("{:.3f}", static_cast<double>(c.duration().ps()) / 1e6)});
   }
   md += "## Captures\n\n" +
         markdown_table({"#", "file", "frames", "RoCE", "PFC", "other", "truncated / malformed", "unknown opcode",
@@ -418,7 +418,7 @@ std::string analysis_digest(const capture::Analyzer& a) {
   std::string s;
   for (const auto& c : a.captures()) {
     s += fmt::format("{}: {} frames over {:.3f} us: {} RoCE, {} PFC, {} other", c.name, c.frames,
-                     static_cast<double>(c.duration.ps()) / 1e6, c.roce, c.pfc, c.other);
+                     static_cast<double>(c.duration().ps()) / 1e6, c.roce, c.pfc, c.other);
     if (c.truncated || c.malformed) s += fmt::format(", {} truncated, {} malformed", c.truncated, c.malformed);
     if (c.icrc_bad) s += fmt::format(", {} bad ICRC", c.icrc_bad);
     s += "\n";
