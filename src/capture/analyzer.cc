@@ -114,6 +114,7 @@ void Analyzer::frame(std::int64_t epoch_ns, const std::uint8_t* data, std::size_
   } else if (carries_data(f.opcode)) {
     data_packet(q, f, t);
   } else if (is_ack(f.opcode)) {
+    if (f.becn) ++q.becn_acks;  // a congestion notification riding the ACK or NAK
     switch (ack_kind(f.syndrome)) {
       case AckKind::ack: ++q.acks; break;
       case AckKind::rnr_nak: ++q.rnr_naks; break;

@@ -91,7 +91,7 @@ struct QpStats {
   // Of the others, those with a bad ICRC: counted, their PSNs not tracked (a receiver drops
   // them). The rest are received, duplicates or before the start.
   std::uint64_t icrc_bad = 0;
-  std::uint64_t acks = 0, rnr_naks = 0, cnps = 0, read_requests = 0, atomics = 0, unknown_opcode = 0;
+  std::uint64_t acks = 0, rnr_naks = 0, cnps = 0, becn_acks = 0, read_requests = 0, atomics = 0, unknown_opcode = 0;
   std::uint64_t naks[5] = {};     // PSN sequence error, invalid request, remote access, remote operational, other
   std::uint64_t ect = 0, ce = 0;  // data packets ECN-capable, and marked CE
   // Data packets' PSNs

@@ -25,6 +25,10 @@ void check_nic_config(const NicConfig& cfg) {
   if (cfg.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
   cc_policy(cfg.congestion_control).check(cfg);
   params::validate(cnp_table(), cfg.cnp);
+  if (cfg.cnp.enabled && cfg.cnp.form == CnpForm::becn && cfg.transport == Transport::uc)
+    throw InputError(
+        "nic.roce_np.cnp_form = becn (set by the key or by a preset such as ns3-mlx): expected nic.transport = rc "
+        "(an unreliable connection sends no ACKs to carry the BECN bit)");
 }
 
 Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const NicConfig& cfg, const PfcConfig& pfc,
@@ -342,22 +346,37 @@ Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
   return a;
 }
 
-void Host::send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome) {
+void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome) {
   Packet* a = reply_to(r, qpn);
   a->psn = psn;
   a->opcode = Opcode::rc_ack;
   a->syndrome = syndrome;
+  if (r.becn_pending) {
+    a->becn = true;
+    r.becn_pending = false;
+    ++cnps_sent_;
+  }
   a->priority = r.peer_priority;
   a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8);
   a->seal();
   send_control(a);
 }
 
-void Host::maybe_send_cnp(RecvQp& r, std::uint32_t qpn) {
+void Host::notify_congestion(RecvQp& r, std::uint32_t qpn) {
   const Time now = ctx_->sim.now();
   Time& last = cfg_.cnp.per_qp ? r.last_cnp : last_cnp_;
-  if (last != Time::max() && now - last < cnp_interval_) return;
+  if (last != Time::max()) {
+    if (cfg_.cnp.pacing == CnpPacing::since_last) {
+      if (now - last < cnp_interval_) return;
+    } else if (cnp_interval_.ps() > 0 && last.ps() / cnp_interval_.ps() == now.ps() / cnp_interval_.ps()) {
+      return;  // one already in this window
+    }
+  }
   last = now;
+  if (cfg_.cnp.form == CnpForm::becn) {
+    r.becn_pending = true;  // counted when the ACK carrying it leaves
+    return;
+  }
   Packet* c = reply_to(r, qpn);
   c->opcode = Opcode::cnp;
   c->priority = cfg_.cnp.cnp_802p_prio;
@@ -428,7 +447,7 @@ void Host::on_data(Packet* p) {
   if (!r.peer_known) learn_peer(r, *p);
   if (p->ecn == kEcnCe) {
     ++ce_received_;
-    if (cfg_.cnp.enabled) maybe_send_cnp(r, q);
+    if (cfg_.cnp.enabled) notify_congestion(r, q);
   }
   const std::uint32_t psn = p->psn;
 
@@ -611,8 +630,13 @@ void Host::process(Packet* p) {
     on_data(p);
     return;
   }
-  if (p->opcode == Opcode::rc_ack) on_ack(*p);
-  else if (p->opcode == Opcode::cnp) {
+  if (p->opcode == Opcode::rc_ack) {
+    on_ack(*p);
+    if (p->becn) {
+      ++cnps_received_;
+      send_.at(p->dst_qp).cc->on_cnp(ctx_->sim.now());
+    }
+  } else if (p->opcode == Opcode::cnp) {
     ++cnps_received_;
     send_.at(p->dst_qp).cc->on_cnp(ctx_->sim.now());
   }

@@ -11,9 +11,10 @@
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
 // places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that,
 // or, with `reorder_timeout`, when the gap at the expected PSN has not filled by then.
-// UC drops the rest of a message after a gap and discards packets from the past. As the notification point it answers a
-// CE-marked packet with a CNP to the sending QP, at most one per `min_time_between_cnps`
-// per QP or per port (`CnpParams`).
+// UC drops the rest of a message after a gap and discards packets from the past. As the
+// notification point it answers a CE-marked packet with a CNP to the sending QP (or the
+// BECN bit on its next ACK), at most one per `min_time_between_cnps` per QP or per port,
+// since the last or per window (`CnpParams`).
 // Connections (open_send_connection / open_recv_connection): a QP that carries RDMA WRITE
 // messages posted one after another during the run (post()), its PSNs running on across
 // them; the receiver acknowledges the last packet of every message at once, and the
@@ -207,6 +208,7 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t peer = 0, peer_qp = 0;
     std::uint32_t ack_hash_key = 0;                             // of the replies' 5-tuple (this host -> the sender)
     Time last_cnp = Time::max();                                // per-QP CNP interval (max: none sent yet)
+    bool becn_pending = false;                                  // the next ACK carries BECN
     std::vector<std::uint64_t> placed;                          // reorder window bitmap, indexed by PSN mod its size
     std::uint32_t placed_count = 0;                             // packets placed beyond the expected PSN
     std::uint32_t gap_at = 0;                                   // the expected PSN when the give-up timer was armed
@@ -236,8 +238,9 @@ class Host final : public Node, public EventHandler, public RateListener {
   void send_control(Packet* p);
   void learn_peer(RecvQp& r, const Packet& data);
   Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
-  void send_ack(const RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
-  void maybe_send_cnp(RecvQp& r, std::uint32_t qpn);
+  void send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
+  // A CE-marked packet arrived on `r`: a notification if the pacing allows one.
+  void notify_congestion(RecvQp& r, std::uint32_t qpn);
   void on_data(Packet* p);
   void on_uc_data(RecvQp& r, Packet* p);
   void on_ack(const Packet& p);

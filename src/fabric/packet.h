@@ -82,6 +82,7 @@ struct alignas(64) Packet {
   bool corrupted = false;            // damaged on a link: the receiving MAC discards it
   std::uint8_t ttl = 64;             // IPv4 TTL: each switch takes one; 0 = dropped (a routing loop)
   std::uint8_t dscp = 0;             // IPv4 DSCP (pcap only: switches queue by `priority`)
+  bool becn = false;                 // BTH BECN on an ACK/NAK: a congestion notification (roce_np.cnp_form)
 
   // The frame's size from its opcode and payload; every hop reads `frame`, so it is
   // computed once, by whoever builds the packet.

@@ -44,8 +44,8 @@ const params::Table<DcqcnParams>& dcqcn_table() {
     params::Table<P> t;
     t.integer("rate_reduce_monitor_period", &P::rate_reduce_monitor_period,
               "us between rate cuts of a QP that saw a CNP (0 = cut at each CNP)", 0, 1'000'000)
-        .integer("initial_alpha_value", &P::initial_alpha_value, "alpha (/1024) set by the first CNP at full rate", 0,
-                 1023)
+        .integer("initial_alpha_value", &P::initial_alpha_value,
+                 "alpha (/1024) set by the first CNP (1024: alpha = 1, as ns-3 sets it)", 0, 1024)
         .integer("rate_to_set_on_first_cnp", &P::rate_to_set_on_first_cnp,
                  "Mb/s set by the first CNP at full rate (0 = keep)", 0, 10'000'000)
         .integer("rpg_gd", &P::rpg_gd, "cut = Rc alpha_raw / 2^rpg_gd (11: Rc alpha/2)", 1, 20)
@@ -72,6 +72,19 @@ const params::Table<DcqcnParams>& dcqcn_table() {
     flag01("clamp_tgt_rate", &P::clamp_tgt_rate, "1: every cut sets Rt = Rc first");
     flag01("clamp_tgt_rate_after_time_inc", &P::clamp_tgt_rate_after_time_inc,
            "1: a cut sets Rt = Rc if the timer raised the rate since the last");
+    t.choice("stage_compare", &P::stage_compare, kStageCompareNames,
+             "an increase event compares its stage with F after raising it (F - 1 fast-recovery steps) or before "
+             "(F steps)")
+        .choice("increase_stages", &P::increase_stages, kIncreaseStagesNames,
+                "the phase read off both counters (max and min of T, BC) or the timer's T alone")
+        .choice("hyper_increase", &P::hyper_increase, kHyperIncreaseNames,
+                "hyper increase adds (stage - F) R_HAI (growing) or R_HAI (constant)")
+        .choice("alpha_after_recovery", &P::alpha_after_recovery, kAlphaAfterRecoveryNames,
+                "the first CNP after a full recovery sets alpha again (reset) or only a QP's first CNP does (keep)")
+        .choice("cut_grid", &P::cut_grid, kCutGridNames,
+                "rate checks on the simulator's clock (global) or on a QP's own clock from its first CNP")
+        .choice("cut_alpha", &P::cut_alpha, kCutAlphaNames,
+                "a cut reads alpha in 1/1024 steps (quantized) or as it is (exact)");
     return t;
   }();
   return table;
@@ -87,6 +100,10 @@ const params::Table<CnpParams>& cnp_table() {
             {"cnp_scope", Kind::choice, "one CNP interval per port (ConnectX) or per QP", "", "", {"port", "qp"}},
             [](P& p, const Value& v) { p.per_qp = v.text == "qp"; },
             [](const P& p) { return std::string(p.per_qp ? "qp" : "port"); })
+        .choice("cnp_form", &P::form, kCnpFormNames,
+                "a CNP frame, or the BECN bit on the next ACK to the QP (reliable transport only)")
+        .choice("cnp_pacing", &P::pacing, kCnpPacingNames,
+                "at most one notification within the interval of the last (since_last) or per fixed window of it")
         .integer("cnp_802p_prio", &P::cnp_802p_prio, "802.1p priority of CNPs", 0, 7)
         .integer("cnp_dscp", &P::cnp_dscp, "DSCP of CNPs", 0, 63);
     return t;

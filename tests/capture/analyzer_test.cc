@@ -41,12 +41,13 @@ class Feed {
             std::uint32_t src = 1, std::uint32_t dst = 0, std::uint32_t qp = 0) {
     send(at_ns, write(psn, payload, ecn, src, dst, qp));
   }
-  void ack(std::int64_t at_ns, std::uint8_t syndrome, std::uint32_t src = 0, std::uint32_t dst = 1) {
+  void ack(std::int64_t at_ns, std::uint8_t syndrome, std::uint32_t src = 0, std::uint32_t dst = 1, bool becn = false) {
     Packet p;
     p.src = src;
     p.dst = dst;
     p.opcode = Opcode::rc_ack;
     p.syndrome = syndrome;
+    p.becn = becn;
     send(at_ns, p);
   }
   void cnp(std::int64_t at_ns, std::uint32_t qp, std::uint32_t dst = 1) {
@@ -150,9 +151,13 @@ TEST(Analyzer, AcksAndNaksBySyndrome) {
   f.ack(3, 0x60);
   f.ack(4, 0x62);
   f.ack(5, 0x21);
+  f.ack(6, 0x00, 0, 1, /*becn=*/true);  // roce_np.cnp_form = becn: the notification on the ACK
+  f.ack(7, 0x60, 0, 1, /*becn=*/true);
   const QpStats& q = f.qp();
-  EXPECT_EQ(q.acks, 2u);
-  EXPECT_EQ(q.naks[0], 2u);
+  EXPECT_EQ(q.acks, 3u);
+  EXPECT_EQ(q.becn_acks, 2u);
+  EXPECT_EQ(q.cnps, 0u);
+  EXPECT_EQ(q.naks[0], 3u);
   EXPECT_EQ(q.naks[2], 1u);
   EXPECT_EQ(q.rnr_naks, 1u);
   EXPECT_EQ(q.data_packets, 0u);

@@ -216,6 +216,211 @@ TEST(Dcqcn, RecoversToLineRateAndStopsItsTimers) {
   EXPECT_EQ(b.sim.pending(), 0u);
 }
 
+// The reaction-point variants (roce_rp.stage_compare, increase_stages, hyper_increase,
+// alpha_after_recovery, cut_grid, cut_alpha), each against a sequence worked by hand.
+
+// Two CNPs leave Rt = 75G, Rc = 56.25G, T = 0 (paper: cut at the CNP, Rt = Rc first; alpha
+// frozen at 1/2 so every cut is Rc/4); then the timer (55 us) raises the rate at 56, 111,
+// 166, 221, 276 us. F = 2, the timer alone.
+std::unique_ptr<Bench> timer_staged(StageCompare compare, HyperIncrease hyper) {
+  DcqcnParams p = frozen_half_alpha(DcqcnParams::paper());
+  p.rpg_threshold = 2;
+  p.rpg_byte_reset = 0;
+  p.increase_stages = IncreaseStages::timer;
+  p.stage_compare = compare;
+  p.hyper_increase = hyper;
+  auto b = std::make_unique<Bench>(p);
+  b->cnp_at(us(0));
+  b->cnp_at(us(1));
+  EXPECT_EQ(b->rt(), 75 * G);
+  EXPECT_EQ(b->rc(), 56'250'000'000);
+  return b;
+}
+
+TEST(DcqcnVariants, ComparedBeforeTheIncrementFTimesFastRecovery) {
+  // Stage 0, 1 < F: fast recovery twice; stage 2 = F: additive (+40 Mb/s); stage 3, 4 > F:
+  // hyper by (stage - F) x 200 Mb/s.
+  const auto bench = timer_staged(StageCompare::before_increment, HyperIncrease::growing);
+  Bench& b = *bench;
+  b.until(us(56));
+  EXPECT_EQ(b.rc(), 65'625'000'000);  // (75 + 56.25) / 2
+  b.until(us(111));
+  EXPECT_EQ(b.rt(), 75 * G);
+  EXPECT_EQ(b.rc(), 70'312'500'000);
+  b.until(us(166));
+  EXPECT_EQ(b.rt(), 75'040'000'000);
+  EXPECT_EQ(b.rc(), 72'676'250'000);
+  b.until(us(221));
+  EXPECT_EQ(b.rt(), 75'240'000'000);
+  EXPECT_EQ(b.rc(), 73'958'125'000);
+  b.until(us(276));
+  EXPECT_EQ(b.rt(), 75'640'000'000);
+  EXPECT_EQ(b.rc(), 74'799'062'500);
+}
+
+TEST(DcqcnVariants, ComparedAfterTheIncrementFMinusOneFastRecoveries) {
+  // T = 1 < F: fast recovery once; T = 2 = F: additive; T = 3 > F: hyper by 1 x 200 Mb/s.
+  const auto bench = timer_staged(StageCompare::after_increment, HyperIncrease::growing);
+  Bench& b = *bench;
+  b.until(us(56));
+  EXPECT_EQ(b.rc(), 65'625'000'000);
+  b.until(us(111));
+  EXPECT_EQ(b.rt(), 75'040'000'000);
+  EXPECT_EQ(b.rc(), 70'332'500'000);  // (75.04 + 65.625) / 2
+  b.until(us(166));
+  EXPECT_EQ(b.rt(), 75'240'000'000);
+  EXPECT_EQ(b.rc(), 72'786'250'000);
+}
+
+TEST(DcqcnVariants, ConstantHyperIncreaseAddsRhaiEachTime) {
+  const auto bench = timer_staged(StageCompare::before_increment, HyperIncrease::constant);
+  Bench& b = *bench;
+  b.until(us(221));
+  EXPECT_EQ(b.rt(), 75'240'000'000);  // stage 3: + 200 Mb/s
+  b.until(us(276));
+  EXPECT_EQ(b.rt(), 75'440'000'000);  // stage 4: + 200 Mb/s again, not 2 x 200
+}
+
+TEST(DcqcnVariants, ByTheTimerAloneNeedsTheByteCounterOff) {
+  DcqcnParams p = DcqcnParams::nvidia();  // rpg_byte_reset = 32767
+  p.increase_stages = IncreaseStages::timer;
+  EXPECT_EQ(testing::input_error_of([&] { p.validate(); }),
+            "roce_rp.increase_stages = timer: expected rpg_byte_reset = 0 (the phases are read off the timer alone, "
+            "so the byte counter must be off)");
+  p.rpg_byte_reset = 0;
+  EXPECT_NO_THROW(p.validate());
+}
+
+TEST(DcqcnVariants, ExactAlphaCutsByAlphaAsItIs) {
+  // Paper, alpha 512/1024, g = 1020, no timer in the way. The CNP at 0 cuts by alpha = 1/2
+  // (75G) and moves alpha to (1020 x 512 + 4 x 1024) / 1024^2 = 514/1024; one quiet period
+  // (55 us) later it is 514 x 1020 / 1024^2 = 511.9921875 / 1024. The CNP at 56 us (Rt =
+  // Rc = 75G first) cuts 75G x 511 / 2048 quantized, 75G x 511.9921875 / 2048 exact.
+  for (CutAlpha mode : {CutAlpha::quantized, CutAlpha::exact}) {
+    DcqcnParams p = DcqcnParams::paper();
+    p.initial_alpha_value = 512;
+    p.rpg_time_reset = 1'000'000;
+    p.cut_alpha = mode;
+    Bench b(p);
+    b.cnp_at(us(0));
+    EXPECT_EQ(b.rc(), 75 * G);
+    b.cnp_at(us(56));
+    EXPECT_EQ(b.rc(), mode == CutAlpha::quantized ? 75 * G - 18'713'378'906 : 75 * G - 18'749'713'897);
+  }
+}
+
+TEST(DcqcnVariants, CuttingAtEachCnpOnItsOwnClockTheFirstCnpIsNoUpdate) {
+  // As ExactAlphaCutsByAlphaAsItIs, with the QP's own clock: the CNP at 0 sets alpha to
+  // 512/1024 and does not also move it to 514/1024, so after one quiet period it is
+  // 512 x 1020 / 1024 = 510 (/1024): the cut at 56 us is 75G x 510 / 2048.
+  DcqcnParams p = DcqcnParams::paper();
+  p.initial_alpha_value = 512;
+  p.rpg_time_reset = 1'000'000;
+  p.cut_grid = CutGrid::first_cnp;
+  Bench b(p);
+  b.cnp_at(us(0));
+  EXPECT_EQ(b.rc(), 75 * G);
+  b.cnp_at(us(56));
+  EXPECT_EQ(b.rc(), 75 * G - 18'676'757'812);
+}
+
+TEST(DcqcnVariants, AlphaKeptFromTheFirstCnpOrResetAfterARecovery) {
+  // Paper, alpha 512/1024, g = 1020, a 1 us timer: the CNP at 0 cuts to 75G (alpha then
+  // 514/1024) and the QP is back at line rate within 40 us. At 1000 us a CNP at full rate:
+  // "reset" sets alpha = 512/1024 again and cuts a quarter; "keep" cuts by the alpha decayed
+  // over floor(1000/55) = 18 quiet periods, 514 x (1020/1024)^18 = 479.03 / 1024:
+  // 100G x 479 / 2048 = 23 388 671 875.
+  for (AlphaAfterRecovery mode : {AlphaAfterRecovery::reset, AlphaAfterRecovery::keep}) {
+    DcqcnParams p = DcqcnParams::paper();
+    p.initial_alpha_value = 512;
+    p.rpg_time_reset = 1;
+    p.alpha_after_recovery = mode;
+    Bench b(p);
+    b.cnp_at(us(0));
+    EXPECT_EQ(b.rc(), 75 * G);
+    b.until(us(999));
+    EXPECT_EQ(b.rc(), 100 * G);
+    EXPECT_EQ(b.sim.pending(), 0u);  // recovered: timers stopped
+    b.cnp_at(us(1000));
+    EXPECT_EQ(b.rc(), mode == AlphaAfterRecovery::reset ? 75 * G : 100 * G - 23'388'671'875);
+  }
+}
+
+TEST(DcqcnVariants, RateChecksOnTheQpsOwnGridFromItsFirstCnp) {
+  // NVIDIA, alpha frozen at 1/2 (cuts of a quarter), 4 us monitor period, CNPs at 1.5 us
+  // and 6 us. Global grid: cuts at 4 and 8 us. The QP's grid: checks at 1.5 us + 1 ns +
+  // k x 4 us, so cuts at 5.501 and 9.501 us.
+  for (CutGrid grid : {CutGrid::global, CutGrid::first_cnp}) {
+    DcqcnParams p = frozen_half_alpha(DcqcnParams::nvidia());
+    p.cut_grid = grid;
+    Bench b(p);
+    b.cnp_at(ns(1500));
+    const Time first = grid == CutGrid::global ? us(4) : ns(5501);
+    b.until(first - ns(1));
+    EXPECT_EQ(b.rc(), 100 * G);
+    b.until(first);
+    EXPECT_EQ(b.rc(), 75 * G);
+    b.cnp_at(us(6));
+    const Time second = grid == CutGrid::global ? us(8) : ns(9501);
+    b.until(second - ns(1));
+    EXPECT_EQ(b.rc(), 75 * G);
+    b.until(second);
+    EXPECT_EQ(b.rc(), 56'250'000'000);
+  }
+}
+
+TEST(DcqcnVariants, AlphaPeriodsFromTheFirstCnpWhichIsNotASample) {
+  // NVIDIA, alpha set to 1024/1024 = 1 by the first CNP (at 1.5 us), g = 1020, 1 us periods.
+  // QP's own clock: four quiet periods by the check at 5.501 us: alpha = (1020/1024)^4 =
+  // 1008.09/1024, cut 100G x 1008 / 2048. Global: periods from 0; the CNP counts in
+  // [1, 2) us (alpha stays 1), then two quiet ones by the check at 4 us: (1020/1024)^2 =
+  // 1016.02/1024, cut 100G x 1016 / 2048.
+  for (CutGrid grid : {CutGrid::global, CutGrid::first_cnp}) {
+    DcqcnParams p = DcqcnParams::nvidia();
+    p.initial_alpha_value = 1024;
+    p.dce_tcp_g = 1020;
+    p.cut_grid = grid;
+    Bench b(p);
+    b.cnp_at(ns(1500));
+    b.until(us(6));
+    EXPECT_EQ(b.rc(), grid == CutGrid::first_cnp ? 100 * G - 49'218'750'000 : 100 * G - 49'609'375'000);
+  }
+}
+
+// The ns3-mlx preset, step by step against the rules of ns-3's RDMA model (rdma-hw.cc,
+// CC_MODE 1), worked out with them by a separate script: alpha = 1 at the first CNP
+// (10 us), updated every 1 us with g = 1/256 from there; rate checks at 10 us + 1 ns +
+// k x 4 us; cut Rc (1 - alpha/2), exact; the 300 us timer compares its stage with F = 1
+// before raising it (fast recovery once, then additive once, then hyper by a constant
+// 200 Mb/s); Rt = Rc at a cut only after the timer has fired.
+TEST(DcqcnVariants, Ns3MlxPresetStepByStep) {
+  Bench b(DcqcnParams::ns3_mlx());
+  b.cnp_at(us(10));
+  b.until(ns(14'000));
+  EXPECT_EQ(b.rc(), 100 * G);
+  b.until(ns(14'001));  // four quiet alpha periods: alpha = (255/256)^4 = 0.98447
+  EXPECT_EQ(b.rc(), 50'776'684'273);
+  EXPECT_EQ(b.rt(), 100 * G);  // stage 0: no clamp
+  b.until(ns(314'001));        // stage 0 < F: fast recovery
+  EXPECT_EQ(b.rc(), 75'388'342'137);
+  b.cnp_at(us(400));  // checked at 10.001 + 98 x 4 = 402.001 us; alpha then 0.21951
+  b.until(ns(402'001));
+  EXPECT_EQ(b.rt(), 75'388'342'137);  // stage 1: Rt = Rc first
+  EXPECT_EQ(b.rc(), 67'114'145'500);
+  b.until(ns(702'001));  // stage 0: fast recovery
+  EXPECT_EQ(b.rc(), 71'251'243'819);
+  b.until(ns(1'002'001));  // stage 1 = F: additive, Rt + 20 Mb/s
+  EXPECT_EQ(b.rt(), 75'408'342'137);
+  EXPECT_EQ(b.rc(), 73'329'792'978);
+  b.until(ns(1'302'001));  // stage 2 > F: hyper, Rt + 200 Mb/s
+  EXPECT_EQ(b.rt(), 75'608'342'137);
+  EXPECT_EQ(b.rc(), 74'469'067'558);
+  b.until(ns(1'602'001));  // stage 3: the same 200 Mb/s again
+  EXPECT_EQ(b.rt(), 75'808'342'137);
+  EXPECT_EQ(b.rc(), 75'138'704'848);
+  EXPECT_EQ(b.cc->cuts(), 2u);
+}
+
 TEST(Dcqcn, ParametersAreValidated) {
   DcqcnParams p;
   p.dce_tcp_rtt = 0;
@@ -226,6 +431,7 @@ TEST(Dcqcn, ParametersAreValidated) {
   EXPECT_THROW(DcqcnParams::preset_named("mellanox"), InputError);
   EXPECT_NO_THROW(DcqcnParams::paper().validate());
   EXPECT_NO_THROW(DcqcnParams::nvidia().validate());
+  EXPECT_NO_THROW(DcqcnParams::ns3_mlx().validate());
 }
 
 }  // namespace

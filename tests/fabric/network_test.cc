@@ -623,6 +623,65 @@ TEST(PartitionedRun, WhatWouldActAcrossPartsIsRefused) {
 namespace fabriclab::fabric {
 namespace {
 
+// The notification point's variants (roce_np.cnp_pacing, cnp_form). Six one-packet
+// flows h0 -> sw0 -> h1 (4096 bytes, WRITE ONLY), started so that their packets reach h1
+// at 3, 9, 12, 19, 21 and 25 us: each crosses an idle path in 2 x (kOnly + kProp). The switch
+// marks every data packet (Kmin = 0, Kmax = 1 byte: a queue holding the packet is above
+// Kmax). With a 10 us interval per port: since the last CNP, notifications at 3 and 19
+// (9 and 12 are within 10 us of 3; 21 within 10 of 19); per window [0, 10), [10, 20),
+// [20, 30): at 3, 12 and 21. The packet at 25 us is answered by neither: it keeps the run
+// going until the last CNP has reached h0.
+struct MarkedArrivals {
+  explicit MarkedArrivals(CnpPacing pacing, CnpForm form) : net(nic(pacing, form), marking_switch(), 1) {
+    build_topology(net, spec(TopologyKind::single_switch));
+    const std::int64_t path = 2 * (kOnly + kProp);
+    for (std::int64_t at : {3, 9, 12, 19, 21, 25})
+      net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = Time::from_ps(at * 1'000'000 - path)});
+    totals = net.run(ms(1));
+  }
+  static NicConfig nic(CnpPacing pacing, CnpForm form) {
+    NicConfig n;
+    n.cnp.min_time_between_cnps = 10;
+    n.cnp.pacing = pacing;
+    n.cnp.form = form;
+    return n;
+  }
+  static SwitchConfig marking_switch() {
+    SwitchConfig sw;
+    sw.ecn = true;
+    sw.wred.kmin = 0;
+    sw.wred.kmax = 1;
+    return sw;
+  }
+  Network net;
+  RunTotals totals;
+};
+
+TEST(Network, NotificationsPacedSinceTheLastOrPerWindow) {
+  for (CnpPacing pacing : {CnpPacing::since_last, CnpPacing::windows}) {
+    const std::uint64_t expected = pacing == CnpPacing::since_last ? 2 : 3;
+    MarkedArrivals m(pacing, CnpForm::frame);
+    ASSERT_TRUE(m.totals.all_finished);
+    EXPECT_EQ(m.net.host(1).ce_marked_received(), 6u);
+    EXPECT_EQ(m.net.host(1).cnps_sent(), expected);
+    EXPECT_EQ(m.net.host(0).cnps_received(), expected);
+    EXPECT_EQ(m.net.host(1).port(0).tx_packets(), 6 + expected);  // an ACK per flow, and the CNPs
+  }
+}
+
+TEST(Network, BecnRidesTheAckInsteadOfACnpFrame) {
+  MarkedArrivals m(CnpPacing::since_last, CnpForm::becn);
+  ASSERT_TRUE(m.totals.all_finished);
+  EXPECT_EQ(m.net.host(1).cnps_sent(), 2u);  // the ACKs of the packets at 3 and 19 us
+  EXPECT_EQ(m.net.host(0).cnps_received(), 2u);
+  EXPECT_EQ(m.net.host(1).port(0).tx_packets(), 6u);  // the six ACKs, no CNP frame
+  NicConfig uc = MarkedArrivals::nic(CnpPacing::since_last, CnpForm::becn);
+  uc.transport = Transport::uc;
+  EXPECT_EQ(testing::input_error_of([&] { Network n(uc, {}, 1); }),
+            "nic.roce_np.cnp_form = becn (set by the key or by a preset such as ns3-mlx): expected nic.transport = rc "
+            "(an unreliable connection sends no ACKs to carry the BECN bit)");
+}
+
 // The NIC configuration every host shares is checked once, when the network is made,
 // against its declared ranges (fabric/params.cc: cnp_dscp 0..63, rpg_gd 1..20).
 TEST(Network, ANicConfigurationOutsideItsDeclarationsIsRefusedOnce) {

@@ -127,6 +127,29 @@ TEST(Wire, CnpFrameFields) {
             roce_icrc(ip, 78 - 4 - 18));
 }
 
+// An ACK carrying a congestion notification (roce_np.cnp_form = becn): the BTH's BECN bit,
+// the rest of the ACK as without it.
+TEST(Wire, AckWithBecn) {
+  Packet p;
+  p.opcode = Opcode::rc_ack;
+  p.psn = 7;
+  p.seal();
+  std::uint8_t mac[6] = {};
+  std::vector<std::uint8_t> plain(kMaxFrameBytes), flagged(kMaxFrameBytes);
+  const std::size_t n = encode_frame(p, mac, plain.data());
+  p.becn = true;
+  ASSERT_EQ(encode_frame(p, mac, flagged.data()), n);
+  const std::size_t bth = 18 + 20 + 8;
+  EXPECT_EQ(plain[bth + 4], 0x00);
+  EXPECT_EQ(flagged[bth + 4], 0x40);  // FECN 0, BECN 1
+  // Every other byte is the same, the ICRC too: it masks the FECN/BECN byte.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i != bth + 4) {
+      EXPECT_EQ(plain[i], flagged[i]) << i;
+    }
+  }
+}
+
 TEST(Wire, PfcFrameFields) {
   Packet p;
   p.opcode = Opcode::pfc;

@@ -181,7 +181,11 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   EXPECT_EQ(config["nic.roce_np.min_time_between_cnps"], "50");
   EXPECT_EQ(config["nic.roce_np.cnp_scope"], "qp");
   for (const auto& [key, value] : j["dcqcn"]["roce_rp"].items())
-    EXPECT_EQ(config["nic.roce_rp." + key], std::to_string(value.get<int>())) << key;
+    EXPECT_EQ(config["nic.roce_rp." + key],
+              value.is_string() ? value.get<std::string>() : std::to_string(value.get<int>()))
+        << key;
+  EXPECT_EQ(j["dcqcn"]["roce_rp"]["stage_compare"], "after_increment");  // the variants' defaults
+  EXPECT_EQ(j["dcqcn"]["roce_rp"]["cut_grid"], "global");
   for (const auto& [key, value] : j["dcqcn"]["roce_np"].items()) {
     if (key == "enable") continue;  // a boolean key
     EXPECT_EQ(config["nic.roce_np." + key],

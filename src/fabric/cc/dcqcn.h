@@ -33,6 +33,27 @@
 //                   counter and the timer pace recovery alike near line rate, as a
 //                   firmware default plausibly intends.
 //
+// Variants, where devices and reference models differ (roce_rp.* keys; the first value of
+// each is the default, the reading above; docs/fabric.md gives the sources):
+//   stage_compare        after_increment: an increase event raises its stage counter, then
+//                        compares it with F (F - 1 fast-recovery steps after a cut);
+//                        before_increment: compares first (F steps; ns-3's RDMA model).
+//   increase_stages      both_counters: the phase is read off max(T, BC) and min(T, BC);
+//                        timer: off T alone (fast while T < F, additive at T = F, hyper
+//                        past it), which needs the byte counter off (rpg_byte_reset = 0).
+//   hyper_increase       growing: Rt += (stage - F) R_HAI; constant: Rt += R_HAI.
+//   alpha_after_recovery reset: the first CNP at full rate sets alpha (and the rate to set)
+//                        again; keep: only the QP's first CNP ever does.
+//   cut_grid             global: rate checks at multiples of the monitor period on the
+//                        simulator's clock, alpha periods from the QP's creation;
+//                        first_cnp: both clocks start at the QP's first CNP (alpha periods
+//                        from it, checks 1 ns after each period's end, as ns-3 orders its
+//                        check after the alpha update of the same instant); a CNP that
+//                        sets alpha is not also a sample of its alpha period (nor, when
+//                        cutting at each CNP, an update of alpha).
+//   cut_alpha            quantized: the cut reads alpha in 1/1024 steps (the firmware's
+//                        integer alpha); exact: alpha as it is.
+//
 // Alpha decays lazily (computed when read, period by period, from the last update), so an
 // idle QP costs no events; the increase timer and the monitor period are events, only
 // while the QP is rate-limited.
@@ -43,11 +64,32 @@
 #include <string_view>
 #include <vector>
 
+#include "core/params.h"
 #include "core/simulator.h"
 #include "core/units.h"
 #include "fabric/cc/congestion.h"
 
 namespace fabriclab::fabric {
+
+enum class StageCompare : std::uint8_t { after_increment, before_increment };
+enum class IncreaseStages : std::uint8_t { both_counters, timer };
+enum class HyperIncrease : std::uint8_t { growing, constant };
+enum class AlphaAfterRecovery : std::uint8_t { reset, keep };
+enum class CutGrid : std::uint8_t { global, first_cnp };
+enum class CutAlpha : std::uint8_t { quantized, exact };
+
+inline constexpr params::EnumNames<StageCompare, 2> kStageCompareNames{
+    {{StageCompare::after_increment, "after_increment"}, {StageCompare::before_increment, "before_increment"}}};
+inline constexpr params::EnumNames<IncreaseStages, 2> kIncreaseStagesNames{
+    {{IncreaseStages::both_counters, "both_counters"}, {IncreaseStages::timer, "timer"}}};
+inline constexpr params::EnumNames<HyperIncrease, 2> kHyperIncreaseNames{
+    {{HyperIncrease::growing, "growing"}, {HyperIncrease::constant, "constant"}}};
+inline constexpr params::EnumNames<AlphaAfterRecovery, 2> kAlphaAfterRecoveryNames{
+    {{AlphaAfterRecovery::reset, "reset"}, {AlphaAfterRecovery::keep, "keep"}}};
+inline constexpr params::EnumNames<CutGrid, 2> kCutGridNames{
+    {{CutGrid::global, "global"}, {CutGrid::first_cnp, "first_cnp"}}};
+inline constexpr params::EnumNames<CutAlpha, 2> kCutAlphaNames{
+    {{CutAlpha::quantized, "quantized"}, {CutAlpha::exact, "exact"}}};
 
 struct DcqcnParams {
   std::string preset = "nvidia";
@@ -67,9 +109,16 @@ struct DcqcnParams {
   std::uint32_t rpg_max_rate = 0;                // Mb/s; 0 = line rate
   bool clamp_tgt_rate = false;
   bool clamp_tgt_rate_after_time_inc = true;
+  StageCompare stage_compare = StageCompare::after_increment;
+  IncreaseStages increase_stages = IncreaseStages::both_counters;
+  HyperIncrease hyper_increase = HyperIncrease::growing;
+  AlphaAfterRecovery alpha_after_recovery = AlphaAfterRecovery::reset;
+  CutGrid cut_grid = CutGrid::global;
+  CutAlpha cut_alpha = CutAlpha::quantized;
 
   static DcqcnParams nvidia();
   static DcqcnParams paper();
+  static DcqcnParams ns3_mlx();
   // The preset named `name`; throws InputError naming the known ones.
   static DcqcnParams preset_named(const std::string& name);
   // Throws InputError naming the first parameter out of its declared range
@@ -77,16 +126,33 @@ struct DcqcnParams {
   void validate() const;
 };
 
+// How the notification point tells the sender (roce_np.cnp_form): a CNP frame (RoCEv2
+// Annex A17), or the BECN bit of the BTH on the next ACK or NAK to the QP (InfiniBand's
+// backward notification; the "CNP flag on the ACK" of ns-3's RDMA model), which needs
+// the reliable transport.
+enum class CnpForm : std::uint8_t { frame, becn };
+// How notifications are paced (roce_np.cnp_pacing), per port or per QP: at most one within
+// min_time_between_cnps of the last (since_last), or at most one per fixed window of that
+// length on the simulator's clock, at the window's first marked packet (windows: what
+// fluid models of DCQCN assume).
+enum class CnpPacing : std::uint8_t { since_last, windows };
+inline constexpr params::EnumNames<CnpForm, 2> kCnpFormNames{{{CnpForm::frame, "frame"}, {CnpForm::becn, "becn"}}};
+inline constexpr params::EnumNames<CnpPacing, 2> kCnpPacingNames{
+    {{CnpPacing::since_last, "since_last"}, {CnpPacing::windows, "windows"}}};
+
 // The notification point (the receiving NIC): CNPs for CE-marked packets.
 struct CnpParams {
   bool enabled = true;
   std::uint32_t min_time_between_cnps = 4;  // us
   bool per_qp = false;                      // false: one interval per port (ConnectX)
+  CnpForm form = CnpForm::frame;
+  CnpPacing pacing = CnpPacing::since_last;
   std::uint8_t cnp_802p_prio = 6;
   std::uint8_t cnp_dscp = 48;
 
   static CnpParams nvidia() { return CnpParams{}; }
-  static CnpParams paper();  // one CNP interval per QP, 50 us
+  static CnpParams paper();    // one CNP interval per QP, 50 us
+  static CnpParams ns3_mlx();  // BECN on the ACK of every marked packet
 };
 
 // A named set of DCQCN values, for both ends: what `nic.roce_rp.preset` selects.
@@ -95,7 +161,7 @@ struct DcqcnPreset {
   DcqcnParams rp;
   CnpParams np;
 };
-// nvidia, paper.
+// nvidia, paper, ns3-mlx.
 const std::vector<DcqcnPreset>& dcqcn_presets();
 // The preset named `name`; throws InputError naming the known ones.
 const DcqcnPreset& dcqcn_preset(std::string_view name);
@@ -123,8 +189,10 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   double alpha_update(double a, bool cnp_seen) const;
   void advance_alpha(Time now);
   void cut(Time now);
-  void increase();
+  // An increase event; `t` and `bc` are the stages its phase is read off.
+  void increase(std::uint32_t t, std::uint32_t bc);
   void restart_timer(Time now);
+  Time next_check(Time now) const;
 
   const DcqcnParams& p_;
   Simulator& sim_;
@@ -138,6 +206,8 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   bool cnp_in_period_ = false;
   bool limited_ = false;      // below the maximum rate (or Rt below it) since a CNP
   bool cnp_pending_ = false;  // a CNP since the last monitor check
+  bool seen_cnp_ = false;     // any CNP yet
+  Time grid_origin_;          // rate checks at grid_origin_ + k period, k >= 1
   std::uint32_t t_ = 0, bc_ = 0;
   std::uint64_t bytes_ = 0;
   Time timer_due_ = Time::max(), monitor_due_ = Time::max();

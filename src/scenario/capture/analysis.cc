@@ -78,7 +78,7 @@ std::string qps_csv(const Analyzer& a) {
        "ect,ce,ce_share,psn_gaps,missing_psns,abandoned_psns,before_start,duplicates,reordered,reordered_ratio,"
        "max_extent,max_late_ns";
   for (std::uint32_t n : kReorderN) s += fmt::format(",reordering_{}", n);
-  s += ",read_responses,icrc_bad\n";
+  s += ",read_responses,icrc_bad,becn_acks\n";
   for (const QpStats& q : a.qps()) {
     const auto& m = q.reorder.metrics();
     s += fmt::format("{},{},{},{},{},{},{},{},{},{:.6f},{},{}", q.capture, to_string(q.src), to_string(q.dst), q.qp,
@@ -91,7 +91,7 @@ std::string qps_csv(const Analyzer& a) {
                      q.reorder.missing(), q.reorder.abandoned(), q.before_start, m.duplicates, m.reordered, m.ratio(),
                      m.max_extent, ns_text(m.max_late));
     for (std::uint32_t n : kReorderN) s += fmt::format(",{:.6f}", m.n_reordering(n));
-    s += fmt::format(",{},{}\n", q.read_responses, q.icrc_bad);
+    s += fmt::format(",{},{},{}\n", q.read_responses, q.icrc_bad, q.becn_acks);
   }
   return s;
 }
@@ -218,6 +218,7 @@ std::string analysis_json(const Analyzer& a) {
                         {"rnr_naks", q.rnr_naks},
                         {"naks", naks},
                         {"cnps", q.cnps},
+                        {"becn_acks", q.becn_acks},
                         {"cnp_intervals", intervals_json(q.cnp)},
                         {"ce_share", share(q.ce, q.data_packets)},
                         {"psn",

@@ -80,10 +80,18 @@ nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::C
                   {"rpg_hai_rate", rp.rpg_hai_rate},
                   {"rpg_max_rate", rp.rpg_max_rate},
                   {"clamp_tgt_rate", rp.clamp_tgt_rate ? 1 : 0},
-                  {"clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc ? 1 : 0}};
+                  {"clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc ? 1 : 0},
+                  {"stage_compare", name_of(fabric::kStageCompareNames, rp.stage_compare)},
+                  {"increase_stages", name_of(fabric::kIncreaseStagesNames, rp.increase_stages)},
+                  {"hyper_increase", name_of(fabric::kHyperIncreaseNames, rp.hyper_increase)},
+                  {"alpha_after_recovery", name_of(fabric::kAlphaAfterRecoveryNames, rp.alpha_after_recovery)},
+                  {"cut_grid", name_of(fabric::kCutGridNames, rp.cut_grid)},
+                  {"cut_alpha", name_of(fabric::kCutAlphaNames, rp.cut_alpha)}};
   j["roce_np"] = {{"enable", np.enabled},
                   {"min_time_between_cnps", np.min_time_between_cnps},
                   {"cnp_scope", np.per_qp ? "qp" : "port"},
+                  {"cnp_form", name_of(fabric::kCnpFormNames, np.form)},
+                  {"cnp_pacing", name_of(fabric::kCnpPacingNames, np.pacing)},
                   {"cnp_802p_prio", np.cnp_802p_prio},
                   {"cnp_dscp", np.cnp_dscp}};
   j["readings"] = {{"dce_tcp_g", "weight of the old alpha out of 1024: alpha = (g*alpha + (1024-g)*cnp_seen)/1024"},
