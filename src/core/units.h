@@ -120,5 +120,9 @@ std::string to_string(BitRate r);
 // let back-to-back frames overlap). Exact for every size and rate (128-bit
 // intermediate). Throws std::invalid_argument for a rate <= 0 or a negative size.
 Time serialization_time(Bytes size, BitRate rate);
+// How another model rounds a time on the wire: to the picosecond, up (serialization_time),
+// or to whole nanoseconds, down or to the nearest (half up), from the exact quotient.
+enum class WireRounding : std::uint8_t { ps_up, ns_down, ns_nearest };
+Time serialization_time(Bytes size, BitRate rate, WireRounding rounding);
 
 }  // namespace fabriclab

@@ -72,6 +72,7 @@ struct FabricContext {
   bool stop_at_last_flow = true;                   // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
   MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)
+  WireFormat wire;                          // the frame format every node and port counts
 };
 
 // Counts `p` as dropped for `why` (data packets' bytes too; on a priority in `lossless`,

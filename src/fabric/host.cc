@@ -25,6 +25,10 @@ void check_nic_config(const NicConfig& cfg) {
   if (cfg.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
   cc_policy(cfg.congestion_control).check(cfg);
   params::validate(cnp_table(), cfg.cnp);
+  if (cfg.flow_end == FlowEnd::acked && cfg.transport == Transport::uc)
+    throw InputError(
+        "nic.flow_end = last_ack_received: expected nic.transport = rc (an unreliable connection's sender gets no "
+        "ACKs)");
   if (cfg.cnp.enabled && cfg.cnp.form == CnpForm::becn && cfg.transport == Transport::uc)
     throw InputError(
         "nic.roce_np.cnp_form = becn (set by the key or by a preset such as ns3-mlx): expected nic.transport = rc "
@@ -44,9 +48,9 @@ void Host::finalize() {
   if (port_count() != 1) throw std::logic_error("host " + name() + " must have exactly one port");
   const Port& p = port(0);
   // The switches' rule: what is in flight after the NIC decides to pause.
-  const std::int64_t headroom = headroom_bytes(pfc_, max_frame_bytes(cfg_.mtu), p.rate(), p.delay());
+  const std::int64_t headroom = headroom_bytes(pfc_, max_frame_bytes(cfg_.mtu, ctx_->wire), p.rate(), p.delay());
   xoff_at_ = cfg_.rx_buffer.count() - headroom;
-  if (pfc_.active()) check_pause_refresh(pfc_, max_frame_bytes(cfg_.mtu), p.rate(), "host " + name());
+  if (pfc_.active()) check_pause_refresh(pfc_, max_frame_bytes(cfg_.mtu, ctx_->wire), p.rate(), "host " + name());
   if (pfc_.active() && xoff_at_ <= 0)
     throw InputError("host " + name() + ": nic.rx_buffer = " + to_string(cfg_.rx_buffer) +
                      " is smaller than its PFC headroom (" + to_string(Bytes::from_count(headroom)) + ")");
@@ -247,7 +251,7 @@ Packet* Host::make_data(SendQp& s) {
   p->dscp = static_cast<std::uint8_t>(s.priority * 8);
   p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
 
-  p->seal();
+  p->seal(ctx_->wire);
   // A connection idle until this new packet: its timeout counts from now, not from the
   // last ACK of the messages before.
   if (s.conn != kNone && psn >= s.high && s.una >= s.high) s.last_progress = now;
@@ -261,10 +265,11 @@ Packet* Host::make_data(SendQp& s) {
   ctx_->ledger.data_bytes_sent += p->payload;
 
   const BitRate r = s.cc->rate();
-  s.cc->on_sent(now, p->wire_bytes());
+  const std::uint32_t wire = p->wire_bytes(ctx_->wire);
+  s.cc->on_sent(now, wire);
   s.last_sent = now;
-  s.last_wire = p->wire_bytes();
-  s.next_send = r < port(0).rate() ? now + serialization_time(Bytes::from_count(p->wire_bytes()), r) : now;
+  s.last_wire = wire;
+  s.next_send = r < port(0).rate() ? now + serialization_time(Bytes::from_count(wire), r, ctx_->wire.rounding) : now;
   if (rc && s.timer_at == Time::max()) {
     s.last_progress = now;
     arm_timer(s, p->src_qp, now + cfg_.rto);
@@ -358,7 +363,7 @@ void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_
   }
   a->priority = r.peer_priority;
   a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8);
-  a->seal();
+  a->seal(ctx_->wire);
   send_control(a);
 }
 
@@ -381,7 +386,7 @@ void Host::notify_congestion(RecvQp& r, std::uint32_t qpn) {
   c->opcode = Opcode::cnp;
   c->priority = cfg_.cnp.cnp_802p_prio;
   c->dscp = cfg_.cnp.cnp_dscp;
-  c->seal();
+  c->seal(ctx_->wire);
   ++cnps_sent_;
   send_control(c);
 }
@@ -390,7 +395,8 @@ void Host::rate_raised(std::uint32_t qp) {
   SendQp& s = send_[qp];
   if (!s.in_ring) return;
   const Time now = ctx_->sim.now();
-  const Time again = std::max(now, s.last_sent + serialization_time(Bytes::from_count(s.last_wire), s.cc->rate()));
+  const Time again = std::max(now, s.last_sent + serialization_time(Bytes::from_count(s.last_wire), s.cc->rate(),
+                                                                    ctx_->wire.rounding));
   if (again >= s.next_send) return;
   s.next_send = again;
   port(0).kick();
@@ -431,10 +437,14 @@ bool Host::flush_ends(RecvQp& r) {
 }
 
 void Host::qp_complete(const RecvQp& r) {
-  FlowState& f = flows_[r.flow];
+  if (cfg_.flow_end == FlowEnd::placed) flow_qp_done(r.flow);
+}
+
+void Host::flow_qp_done(std::uint32_t flow) {
+  FlowState& f = flows_[flow];
   if (++f.qps_done < f.spec.qps) return;
   f.finish = ctx_->sim.now();
-  if (ctx_->flow_events) ctx_->flow_events->flow_finished(r.flow);
+  if (ctx_->flow_events) ctx_->flow_events->flow_finished(flow);
   ctx_->last_done = ctx_->sim.now();
   if (--ctx_->flows_left == 0 && ctx_->stop_at_last_flow) ctx_->sim.stop();
 }
@@ -566,6 +576,7 @@ void Host::on_ack(const Packet& p) {
     return;
   }
   if (p.psn + 1 > s.una) {
+    const bool was_acked = s.una >= s.npkts;
     s.una = p.psn + 1;
     s.last_progress = now;
     s.cc->on_ack(now);
@@ -573,6 +584,7 @@ void Host::on_ack(const Packet& p) {
     if (s.next_psn < s.una) s.next_psn = s.una;
     if (s.in_ring && s.next_psn >= s.npkts) ring_remove(p.dst_qp);
     if (s.conn != kNone) complete_messages(s);
+    else if (cfg_.flow_end == FlowEnd::acked && !was_acked && s.una >= s.npkts) flow_qp_done(s.flow);
   }
 }
 

@@ -49,6 +49,12 @@ namespace fabriclab::fabric {
 
 enum class Transport : std::uint8_t { rc, uc };
 inline constexpr params::EnumNames<Transport, 2> kTransportNames{{{Transport::rc, "rc"}, {Transport::uc, "uc"}}};
+// When a flow is finished (its FCT's end, the instant its dependents may start): its last
+// byte placed at the receiver, or the last ACK at the sender (every QP's last PSN
+// acknowledged: the sender's completion, as ns-3's RDMA model measures FCT).
+enum class FlowEnd : std::uint8_t { placed, acked };
+inline constexpr params::EnumNames<FlowEnd, 2> kFlowEndNames{
+    {{FlowEnd::placed, "last_byte_placed"}, {FlowEnd::acked, "last_ack_received"}}};
 
 // A NIC's transport statistics (Host::counters()).
 struct HostCounters {
@@ -62,6 +68,7 @@ struct NicConfig {
   Transport transport = Transport::rc;
   bool ecn_capable = true;                         // data sent ECT(0)
   std::uint32_t ack_every = 8;                     // coalesced ACKs: one per this many in-order packets
+  FlowEnd flow_end = FlowEnd::placed;              // when a flow is finished
   Time rto = Time::from_ps(1'000'000'000);         // 1 ms without progress: go back to the oldest unacked
   std::uint32_t reorder_window = 0;                // W: packets accepted beyond the expected PSN (0 = go-back-N)
   Time reorder_timeout;                            // with W: a gap unfilled this long is NAKed (0 = wait for W)
@@ -246,6 +253,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   void on_ack(const Packet& p);
   void deliver(RecvQp& r, std::uint32_t psn);
   void qp_complete(const RecvQp& r);
+  // One of flow `flow`'s QPs is done (at the end point nic.flow_end chose).
+  void flow_qp_done(std::uint32_t flow);
   void ring_insert(std::uint32_t q);
   void ring_remove(std::uint32_t q);
   void arm_timer(SendQp& s, std::uint32_t q, Time at);

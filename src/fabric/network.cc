@@ -18,6 +18,15 @@ Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
   nic_.ecmp_fields = sw_.hash_fields;
 }
 
+void Network::set_wire_format(const WireFormat& w) {
+  if (!nodes_.empty()) throw std::logic_error("Network::set_wire_format after nodes were added");
+  if (max_frame_bytes(nic_.mtu, w) > 0xffff)
+    throw InputError(fmt::format("wire.header_bytes = {}: a frame of nic.mtu = {} payload bytes would pass 65535 bytes",
+                                 w.header_bytes, nic_.mtu));
+  ctx_.wire = w;
+  sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, w));
+}
+
 PortCounters Network::port_counters(const Node& node, std::size_t port, Time end) {
   PortCounters c;
   node.port(port).emit_counters(c, end);
@@ -250,7 +259,7 @@ void Network::prepare() {
       part->ctx.message_events = message_events_;
     }
     for (const auto& f : flows_)
-      ++parts_[part_of_[hosts_[f.spec.dst]->id()]]->ctx.flows_left;  // counted at the receiver
+      ++parts_[part_of_[hosts_[finishing_host(f.spec)]->id()]]->ctx.flows_left;  // where it finishes
   }
   for (auto& s : switches_) s->start();
   if (coordinator_) coordinator_->begin();
@@ -453,8 +462,8 @@ void Network::gather_results() {
     for (std::uint32_t id = 0; id < flows_.size(); ++id) {
       const FlowState& f = flows_[id];
       if (runs_here(f.spec.src)) w.put(f.retransmitted);
-      if (runs_here(f.spec.dst)) {
-        w.put(f.delivered);
+      if (runs_here(f.spec.dst)) w.put(f.delivered);
+      if (runs_here(finishing_host(f.spec))) {
         w.put(f.qps_done);
         w.put(f.finish);
       }
@@ -488,8 +497,8 @@ void Network::gather_results() {
     }
     for (FlowState& f : flows_) {
       if (owner(f.spec.src)) f.retransmitted = rd.get<std::uint64_t>();
-      if (owner(f.spec.dst)) {
-        f.delivered = rd.get<std::uint64_t>();
+      if (owner(f.spec.dst)) f.delivered = rd.get<std::uint64_t>();
+      if (owner(finishing_host(f.spec))) {
         f.qps_done = rd.get<std::uint32_t>();
         f.finish = rd.get<Time>();
       }
@@ -541,8 +550,8 @@ RunTotals Network::finish() {
   for_each_in_turns(queues, [&](const Packet* p) { count(*p); });
   for (auto& b : boxes_) b->for_each_held(count);
   for (auto& r : reseqs_) r->for_each_held(count);
-  // Finished flows are counted where they are received (another process's are pristine here).
-  for (const auto& f : flows_) t.flows_finished += f.finished() && runs_here(f.spec.dst);
+  // Finished flows are counted where they finish (another process's are pristine here).
+  for (const auto& f : flows_) t.flows_finished += f.finished() && runs_here(finishing_host(f.spec));
   // Each process's own packets are in its own pools, queues and links.
   if (found != packets_alive())
     throw std::logic_error("packet leak: " + std::to_string(packets_alive()) + " packets alive, " +

@@ -82,6 +82,11 @@ struct RankStats {
 class Network final : private FlowEvents {
  public:
   Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed);
+  // The frame format every node counts (default: RoCEv2 over tagged Ethernet). Before the
+  // first node is added (std::logic_error after); InputError for a frame that cannot
+  // hold the largest payload.
+  void set_wire_format(const WireFormat& w);
+  const WireFormat& wire_format() const { return ctx_.wire; }
   ~Network();
 
   // Hosts are numbered 0, 1, ... in the order added (their index in flows); add every
@@ -113,6 +118,8 @@ class Network final : private FlowEvents {
   // flows added before this one.
   std::uint32_t add_flow(const FlowSpec& f);
   const FlowTable& flows() const { return flows_; }
+  // The configuration every host's NIC shares.
+  const NicConfig& nic_config() const { return nic_; }
   // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
   void start_flow(std::uint32_t id, Time at);
   // Told of every flow that finishes, after the network has started the flows waiting on
@@ -244,6 +251,8 @@ class Network final : private FlowEvents {
   bool runs_here(std::uint32_t node) const {
     return !exchange_ || (part_of_[node] >= first_part_ && part_of_[node] < end_part_);
   }
+  // The host whose event finishes flow `f` (nic.flow_end): its receiver or its sender.
+  std::uint32_t finishing_host(const FlowSpec& f) const { return nic_.flow_end == FlowEnd::acked ? f.src : f.dst; }
   void gather_results();
   WatchdogCounts own_watchdog(std::uint32_t node, std::size_t port) const;  // switch `node`'s, read here
   void rethrow_any_failure();

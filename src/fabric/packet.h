@@ -5,8 +5,11 @@
 //
 // Sizes follow the wire: Ethernet (14) + 802.1Q tag (4, carries the priority) + IPv4 (20)
 // + UDP (8) + BTH (12) + RETH (16, first/only of a WRITE) or AETH (4, ACK/NAK) + payload
-// (padded to 4 bytes, as the BTH pad count says) + ICRC (4) + FCS (4), at least 64. A port serializes the frame
-// plus 20 bytes of preamble, start delimiter and inter-frame gap (wire_bytes()).
+// (padded to 4 bytes, as the BTH pad count says) + ICRC (4) + FCS (4), at least 64. A port
+// serializes the frame plus 20 bytes of preamble, start delimiter and inter-frame gap.
+// WireFormat (`wire.*`) changes these counts to match a model with another frame format:
+// the frames' sizes then count for everything (queues, buffers, ports.csv, time on the
+// wire); pcap files still show real RoCEv2 frames.
 #pragma once
 
 #include <array>
@@ -23,10 +26,24 @@ inline constexpr std::uint32_t kRethBytes = 16;
 inline constexpr std::uint32_t kAethBytes = 4;
 inline constexpr std::uint32_t kMinFrameBytes = 64;      // and a PFC frame's size
 inline constexpr std::uint32_t kWireOverheadBytes = 20;  // preamble, start delimiter, inter-frame gap
+
+// The frame format the network counts (wire.*; the defaults are RoCEv2 over tagged
+// Ethernet): bytes of headers and trailers every RoCE frame has besides its payload and
+// its RETH, AETH or CNP fields; the smallest frame; the bytes a port spends between frames
+// (preamble, start delimiter, inter-frame gap); how times on the wire are rounded.
+struct WireFormat {
+  std::uint32_t header_bytes = kRoceHeaderBytes;
+  std::uint32_t min_frame_bytes = kMinFrameBytes;
+  std::uint32_t gap_bytes = kWireOverheadBytes;
+  WireRounding rounding = WireRounding::ps_up;
+  bool operator==(const WireFormat&) const = default;
+};
+
 // The largest frame a NIC sends with `mtu` bytes of payload: a WRITE's first packet (RETH),
 // its payload padded to 4 bytes.
-constexpr std::uint32_t max_frame_bytes(std::uint32_t mtu) {
-  return kRoceHeaderBytes + kRethBytes + mtu + (4 - mtu % 4) % 4;
+constexpr std::uint32_t max_frame_bytes(std::uint32_t mtu, const WireFormat& w = {}) {
+  const std::uint32_t n = w.header_bytes + kRethBytes + mtu + (4 - mtu % 4) % 4;
+  return n < w.min_frame_bytes ? w.min_frame_bytes : n;
 }
 
 // InfiniBand BTH opcodes (RoCEv2), as tshark shows them.
@@ -84,20 +101,24 @@ struct alignas(64) Packet {
   std::uint8_t dscp = 0;             // IPv4 DSCP (pcap only: switches queue by `priority`)
   bool becn = false;                 // BTH BECN on an ACK/NAK: a congestion notification (roce_np.cnp_form)
 
-  // The frame's size from its opcode and payload; every hop reads `frame`, so it is
-  // computed once, by whoever builds the packet.
-  void seal() {
-    std::uint32_t n = kRoceHeaderBytes;
-    if (opcode == Opcode::pfc) n = kMinFrameBytes;
-    else if (opcode == Opcode::rc_ack) n += kAethBytes;
+  // The frame's size from its opcode and payload, in format `w`; every hop reads `frame`,
+  // so it is computed once, by whoever builds the packet. A PFC frame is a 64-byte MAC
+  // control frame in every format.
+  void seal(const WireFormat& w = {}) {
+    if (opcode == Opcode::pfc) {
+      frame = kMinFrameBytes;
+      return;
+    }
+    std::uint32_t n = w.header_bytes;
+    if (opcode == Opcode::rc_ack) n += kAethBytes;
     else if (opcode == Opcode::cnp) n += 16;  // reserved
     else if (has_reth(opcode)) n += kRethBytes;
-    if (opcode != Opcode::pfc) n += payload + (4 - payload % 4) % 4;  // BTH pad count
-    frame = static_cast<std::uint16_t>(n < kMinFrameBytes ? kMinFrameBytes : n);
+    n += payload + (4 - payload % 4) % 4;  // BTH pad count
+    frame = static_cast<std::uint16_t>(n < w.min_frame_bytes ? w.min_frame_bytes : n);
   }
   std::uint32_t frame_bytes() const { return frame; }
-  // Bytes a port spends on the frame: the frame plus preamble, SFD and inter-frame gap.
-  std::uint32_t wire_bytes() const { return frame + kWireOverheadBytes; }
+  // Bytes a port spends on the frame: the frame plus the format's gap.
+  std::uint32_t wire_bytes(const WireFormat& w = {}) const { return frame + w.gap_bytes; }
 
   // A PFC frame has no PSN: its word holds the priority and the pause time in quanta
   // (0 = XON, resume).

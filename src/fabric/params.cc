@@ -111,6 +111,25 @@ const params::Table<CnpParams>& cnp_table() {
   return table;
 }
 
+const params::Table<WireFormat>& wire_table() {
+  static const auto table = [] {
+    using W = WireFormat;
+    params::Table<W> t;
+    t.integer("header_bytes", &W::header_bytes,
+              "bytes of every RoCE frame besides payload and RETH/AETH/CNP fields (66: Ethernet 14, 802.1Q 4, IPv4 20, "
+              "UDP 8, BTH 12, ICRC 4, FCS 4)",
+              0, 1024)
+        .integer("min_frame_bytes", &W::min_frame_bytes, "the smallest frame (Ethernet: 64)", 0, 1518)
+        .integer("gap_bytes", &W::gap_bytes, "bytes a port spends between frames (preamble 7, delimiter 1, gap 12)", 0,
+                 1024)
+        .choice("serialization", &W::rounding, kWireRoundingNames,
+                "times on the wire exact to the ps (rounded up), or whole ns truncated or rounded to the nearest, as "
+                "another simulator keeps them");
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<NicConfig>& nic_table() {
   static const auto table = [] {
     using C = NicConfig;
@@ -122,6 +141,8 @@ const params::Table<NicConfig>& nic_table() {
         .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
         .integer("ack_every", &C::ack_every, "RC: one coalesced ACK per this many in-order packets", 1, 65536)
+        .choice("flow_end", &C::flow_end, kFlowEndNames,
+                "a flow is finished when its last byte is placed, or when its sender has the last ACK (RC)")
         .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
         .time("reorder_timeout", &C::reorder_timeout,
               "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)", "0ps",
@@ -193,7 +214,16 @@ const params::Table<SwitchConfig>& switch_table() {
     using C = SwitchConfig;
     params::Table<C> t;
     t.bytes("buffer", &C::buffer, "shared buffer of each switch", "1KiB")
-        .bytes("mmu.reserve", &C::reserve, "reserved bytes per ingress port and priority group")
+        .bytes("mmu.reserve", &C::reserve, "reserved bytes per ingress port and priority group (or per port)")
+        .custom(
+            {"mmu.reserve_scope",
+             Kind::choice,
+             "one reserve per ingress port and priority group (pg), or per port, its groups sharing it (port)",
+             "",
+             "",
+             {"pg", "port"}},
+            [](C& c, const Value& v) { c.reserve_per_port = v.text == "port"; },
+            [](const C& c) { return std::string(c.reserve_per_port ? "port" : "pg"); })
         .choice("mmu.threshold", &C::threshold_mode, kThresholdModeNames, "shared-pool limit per priority group")
         .bytes("mmu.static_th", &C::static_th, "static limit per priority group")
         .integer("mmu.dynamic_th", &C::dynamic_th, "dynamic limit: 2^n x free shared buffer", -7, 7)
@@ -244,6 +274,16 @@ const params::Table<SwitchConfig>& switch_table() {
             {"wred.mark_at", Kind::choice, "where the queue is measured", "", "", {"dequeue", "enqueue"}},
             [](C& c, const Value& v) { c.mark_at_enqueue = v.text == "enqueue"; },
             [](const C& c) { return std::string(c.mark_at_enqueue ? "enqueue" : "dequeue"); })
+        .custom(
+            {"wred.queue_bytes",
+             Kind::choice,
+             "the bytes WRED reads: the packet's egress queue (per queue, as SONiC's WRED profiles) or the whole "
+             "egress port's",
+             "",
+             "",
+             {"queue", "port"}},
+            [](C& c, const Value& v) { c.mark_by_port = v.text == "port"; },
+            [](const C& c) { return std::string(c.mark_by_port ? "port" : "queue"); })
         .choice("lb", &C::load_balance, kLoadBalanceNames, "choice among equal-cost next hops")
         .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
         .custom(

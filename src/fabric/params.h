@@ -31,6 +31,10 @@ const params::Table<PfcConfig>& pfc_table();
 const params::Table<SwitchConfig>& switch_table();
 // The network's shape and links.
 const params::Table<TopologySpec>& topology_table();
+// wire.*: the frame format the network counts (WireFormat).
+const params::Table<WireFormat>& wire_table();
+inline constexpr params::EnumNames<WireRounding, 3> kWireRoundingNames{
+    {{WireRounding::ps_up, "ps_up"}, {WireRounding::ns_down, "ns_down"}, {WireRounding::ns_nearest, "ns_nearest"}}};
 // A reorder box's probabilities and holds (its rules are text, parsed when it is built).
 const params::Table<ImpairmentConfig>& impairment_table();
 const params::Table<ResequencerConfig>& resequencer_table();

@@ -77,6 +77,7 @@ void Network::partition() {
   parts_.clear();
   for (std::uint32_t q = 0; q < n_parts_; ++q) {
     parts_.push_back(std::make_unique<Part>());
+    parts_.back()->ctx.wire = ctx_.wire;
     parts_.back()->out.resize(n_parts_);
   }
   auto bind = [&](Node& node, auto& concrete) {

@@ -67,10 +67,10 @@ void Port::start_next() {
   const bool pfc = p->opcode == Opcode::pfc;
   sending_ = {p->frame_bytes(), p->ingress, p->priority, pfc, pfc && p->pause_quanta() == 0};
   // Most frames are MTU-sized: skip the 128-bit division when the size repeats.
-  const std::uint32_t bytes = p->wire_bytes();
+  const std::uint32_t bytes = p->wire_bytes(ctx_->wire);
   if (bytes != memo_bytes_) {
     memo_bytes_ = bytes;
-    memo_time_ = serialization_time(Bytes::from_count(bytes), rate_);
+    memo_time_ = serialization_time(Bytes::from_count(bytes), rate_, ctx_->wire.rounding);
   }
   ctx_->sim.schedule_in(memo_time_, *this, kTxDone);
 }

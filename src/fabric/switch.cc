@@ -41,7 +41,9 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
             .load_balance = cfg.load_balance,
             .wd_action = cfg.wd_action,
             .ecn = cfg.ecn,
-            .mark_at_enqueue = cfg.mark_at_enqueue},
+            .mark_at_enqueue = cfg.mark_at_enqueue,
+            .mark_by_port = cfg.mark_by_port,
+            .reserve_per_port = cfg.reserve_per_port},
       rng_(run_seed, "switch/" + this->name()),
       cfg_(cfg) {}
 
@@ -61,14 +63,16 @@ void Switch::finalize() {
     ports_[i].headroom = h;
     headroom_total += h * lossless;
   }
-  const std::int64_t reserves = static_cast<std::int64_t>(port_count()) * 8 * cfg_.reserve.count();
+  const std::int64_t reserves = static_cast<std::int64_t>(port_count()) * (cfg_.reserve_per_port ? 1 : 8) *
+                                cfg_.reserve.count();
   shared_size_ = cfg_.buffer.count() - reserves - headroom_total;
   if (shared_size_ <= 0)
     throw InputError("switch " + name() + ": switch.buffer = " + to_string(cfg_.buffer) +
                      " does not hold the reserves (switch.mmu.reserve = " + to_string(cfg_.reserve) +
-                     " per port and priority group: " + to_string(Bytes::from_count(reserves)) +
-                     ") and the PFC headroom (" + to_string(Bytes::from_count(headroom_total)) + ") of its " +
-                     std::to_string(port_count()) + " ports");
+                     (cfg_.reserve_per_port ? " per port: " : " per port and priority group: ") +
+                     to_string(Bytes::from_count(reserves)) + ") and the PFC headroom (" +
+                     to_string(Bytes::from_count(headroom_total)) + ") of its " + std::to_string(port_count()) +
+                     " ports");
 }
 
 void Switch::emit_counters(std::size_t port, PortCounters& c) const {
@@ -154,15 +158,26 @@ std::int64_t Switch::shared_limit() const {
 bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
   SwitchPort& sp = ports_[in];
   PgState& g = sp.pg[pg];
-  const std::int64_t in_pool = g.used - g.headroom_used;
-  if (in_pool + size <= path_.reserve) {
+  // What is left of the reserve this packet may use: the PG's, or the port's.
+  const std::int64_t room = path_.reserve_per_port
+                                ? path_.reserve - sp.reserved
+                                : std::max<std::int64_t>(0, path_.reserve - (g.used - g.headroom_used));
+  const std::int64_t to_reserve = std::min(size, room);
+  const auto take_reserve = [&] {
+    if (!path_.reserve_per_port) return;
+    g.reserved += to_reserve;
+    sp.reserved += to_reserve;
+  };
+  if (to_reserve == size) {
     g.used += size;
+    take_reserve();
     return true;
   }
   const std::int64_t before = shared_part(g);
-  const std::int64_t after = in_pool + size - path_.reserve;
+  const std::int64_t after = before + size - to_reserve;
   if (!g.xoff && after <= shared_limit() && shared_used_ + (after - before) <= shared_size_) {
     g.used += size;
+    take_reserve();
     shared_used_ += after - before;
     return true;
   }
@@ -178,11 +193,18 @@ bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
 }
 
 void Switch::release(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
-  PgState& g = ports_[in].pg[pg];
+  SwitchPort& sp = ports_[in];
+  PgState& g = sp.pg[pg];
   const std::int64_t before = shared_part(g);
+  const std::int64_t from_headroom = std::min(size, g.headroom_used);
   g.used -= size;
-  g.headroom_used -= std::min(size, g.headroom_used);
-  if (g.used < 0) throw std::logic_error("switch " + name() + ": MMU accounting went negative");
+  g.headroom_used -= from_headroom;
+  if (path_.reserve_per_port) {  // out of the shared pool first, then the port's reserve
+    const std::int64_t from_reserve = std::max<std::int64_t>(0, size - from_headroom - before);
+    g.reserved -= from_reserve;
+    sp.reserved -= from_reserve;
+  }
+  if (g.used < 0 || g.reserved < 0) throw std::logic_error("switch " + name() + ": MMU accounting went negative");
   shared_used_ += shared_part(g) - before;
   if (g.xoff && g.headroom_used == 0 &&
       shared_part(g) <= std::max<std::int64_t>(0, shared_limit() - path_.xon_offset)) {
@@ -243,7 +265,7 @@ std::uint16_t Switch::choose_egress(const Packet& p) {
 
 void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
   if (!path_.ecn || p.ecn == kEcnNotEct || p.ecn == kEcnCe || !is_data(p.opcode)) return;
-  const bool mark = path_.wred.mark(sp.queue_bytes[prio], rng_);
+  const bool mark = path_.wred.mark(path_.mark_by_port ? sp.queued : sp.queue_bytes[prio], rng_);
   if (mark) {
     p.ecn = kEcnCe;
     ++sp.ecn_marks;

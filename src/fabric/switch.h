@@ -1,11 +1,12 @@
 // A switch: 8 priority queues per egress port, scheduled strict-priority or DWRR (with a
 // set of strict classes above the DWRR ones); a shared-buffer MMU with ingress
-// accounting per (port, priority group) -- a reserved minimum, then the shared pool up
-// to a static or dynamic threshold, then, for lossless priorities, headroom; PFC per
+// accounting per (port, priority group) -- a reserved minimum (per group, or per port
+// and shared by its groups: reserve_per_port), then the shared pool up to a static or
+// dynamic threshold, then, for lossless priorities, headroom; PFC per
 // priority (XOFF when a lossless group leaves the shared pool, XON when it is back below
 // its threshold minus `xon_offset` with the headroom empty, pauses refreshed before they
-// expire); ECN marking by the WRED rule (Kmin/Kmax/Pmax on the egress queue, at dequeue
-// or enqueue); forwarding over equal-cost next hops by ECMP hash or packet spraying.
+// expire); ECN marking by the WRED rule (Kmin/Kmax/Pmax on the egress queue or the whole
+// egress port, at dequeue or enqueue); forwarding over equal-cost next hops by ECMP hash or packet spraying.
 //
 // Priority group = priority (one to one). A drop on a lossless priority cannot happen in
 // a correctly sized switch: it is counted in the ledger and the run reports it loudly.
@@ -49,7 +50,8 @@ struct WatchdogCounts {
 
 struct SwitchConfig {
   Bytes buffer = Bytes::from_count(32 << 20);  // shared buffer of the whole switch
-  Bytes reserve = Bytes::from_count(0);        // per ingress port and priority group
+  Bytes reserve = Bytes::from_count(0);        // per ingress port and priority group (or per port)
+  bool reserve_per_port = false;               // one reserve per ingress port, its PGs sharing it
   ThresholdMode threshold_mode = ThresholdMode::dynamic_th;
   Bytes static_th = Bytes::from_count(512 << 10);
   int dynamic_th = 0;                                          // limit = 2^n x free shared buffer
@@ -69,6 +71,7 @@ struct SwitchConfig {
   std::uint8_t strict_classes = 0xc0;                            // DWRR: classes served strictly first (6, 7)
   bool ecn = true;
   bool mark_at_enqueue = false;
+  bool mark_by_port = false;  // WRED reads the egress port's bytes, all queues (else the packet's queue)
   Wred wred;
   LoadBalance load_balance = LoadBalance::ecmp;
   HashFunction hash = HashFunction::crc32;
@@ -129,6 +132,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   struct PgState {
     std::int64_t used = 0;  // bytes of this ingress (port, PG) in the switch
     std::int64_t headroom_used = 0;
+    std::int64_t reserved = 0;  // reserve_per_port: bytes of the port's reserve this PG holds
     bool xoff = false;
     Time refresh_at = Time::max();
   };
@@ -143,6 +147,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     std::array<PacketFifo, 8> queue;
     std::array<PgState, 8> pg;
     std::int64_t headroom = 0;  // per lossless PG
+    std::int64_t reserved = 0;  // reserve_per_port: bytes of the reserve its PGs hold
     std::uint64_t drops = 0, ecn_marks = 0;
     std::array<std::int64_t, 8> deficit{};
     std::array<bool, 8> quantum_given{};
@@ -157,7 +162,10 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Counts `p` as dropped at `sp` and in the ledger (drop()).
   void drop_packet(SwitchPort& sp, Packet* p, DropReason why, std::uint8_t lossless = 0);
 
+  // A PG's bytes in the shared pool: beyond its reserve, or beyond what it holds of its
+  // port's (reserve_per_port).
   std::int64_t shared_part(const PgState& g) const {
+    if (path_.reserve_per_port) return g.used - g.headroom_used - g.reserved;
     const std::int64_t s = g.used - g.headroom_used - path_.reserve;
     return s > 0 ? s : 0;
   }
@@ -196,7 +204,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     Scheduler scheduler;
     LoadBalance load_balance;
     WatchdogAction wd_action;
-    bool ecn, mark_at_enqueue;
+    bool ecn, mark_at_enqueue, mark_by_port, reserve_per_port;
   };
   std::int64_t shared_size_ = 0, shared_used_ = 0;
   PacketPath path_;

@@ -80,6 +80,23 @@ TEST(Units, SerializationTimeByHand) {
   EXPECT_THROW(serialization_time(bytes(1), bps(0)), std::invalid_argument);
 }
 
+// Whole nanoseconds, as another simulator keeps times (wire.serialization).
+TEST(Units, SerializationTimeInWholeNanoseconds) {
+  // 1000 B at 3 Gb/s: 8000 bits / 3e9 = 2666.67 ns: 2666 truncated, 2667 to the nearest.
+  EXPECT_EQ(serialization_time(bytes(1000), Gbps(3), WireRounding::ps_up).ps(), 2'666'667);
+  EXPECT_EQ(serialization_time(bytes(1000), Gbps(3), WireRounding::ns_down).ps(), 2'666'000);
+  EXPECT_EQ(serialization_time(bytes(1000), Gbps(3), WireRounding::ns_nearest).ps(), 2'667'000);
+  // 1000 B at 6 Gb/s: 1333.33 ns: 1333 both ways.
+  EXPECT_EQ(serialization_time(bytes(1000), Gbps(6), WireRounding::ns_nearest).ps(), 1'333'000);
+  // 1 B at 16 Gb/s: 0.5 ns exactly: half rounds up; truncated it takes no time.
+  EXPECT_EQ(serialization_time(bytes(1), Gbps(16), WireRounding::ns_nearest).ps(), 1000);
+  EXPECT_EQ(serialization_time(bytes(1), Gbps(16), WireRounding::ns_down).ps(), 0);
+  // 4160 B at 100 Gb/s: 332.8 ns.
+  EXPECT_EQ(serialization_time(bytes(4160), Gbps(100), WireRounding::ns_down).ps(), 332'000);
+  EXPECT_EQ(serialization_time(bytes(4160), Gbps(100), WireRounding::ns_nearest).ps(), 333'000);
+  EXPECT_THROW(serialization_time(bytes(1), bps(0), WireRounding::ns_down), std::invalid_argument);
+}
+
 TEST(Units, RendersTheShortestExactForm) {
   EXPECT_EQ(to_string(us(10)), "10us");
   EXPECT_EQ(to_string(ps(2500)), "2.5ns");

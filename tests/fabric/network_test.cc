@@ -32,7 +32,9 @@ TopologySpec spec(TopologyKind k) {
 // Two hosts on one link carrying one flow of `bytes` from h0 to h1, whose packet `psn`
 // (if any) is lost on h0's link the first time it is sent.
 struct OneFlow {
-  explicit OneFlow(std::uint64_t bytes, NicConfig nic = {}, std::int64_t lost_psn = -1) : net(nic, {}, 1) {
+  explicit OneFlow(std::uint64_t bytes, NicConfig nic = {}, std::int64_t lost_psn = -1, const WireFormat& wire = {})
+      : net(nic, {}, 1) {
+    net.set_wire_format(wire);
     build_topology(net, spec(TopologyKind::back_to_back));
     net.add_flow({.src = 0, .dst = 1, .bytes = bytes, .start = {}});
     if (lost_psn >= 0) {
@@ -51,6 +53,47 @@ TEST(Network, OnePacketOverOneLinkIsSerializationPlusPropagation) {
   ASSERT_TRUE(t.all_finished);
   EXPECT_EQ(net.flows()[0].finish.ps(), kOnly + kProp);
   EXPECT_EQ(net.flows()[0].delivered, 4096u);
+}
+
+// nic.flow_end: one WRITE ONLY over one link is placed at kOnly + kProp; its ACK, sent
+// then, reaches the sender kAck + kProp later.
+TEST(Network, FlowEndsWhenItsLastByteIsPlacedOrWhenItsLastAckArrives) {
+  for (FlowEnd end : {FlowEnd::placed, FlowEnd::acked}) {
+    NicConfig nic;
+    nic.flow_end = end;
+    OneFlow f(4096, nic);
+    const RunTotals t = f.net.run(ms(1));
+    ASSERT_TRUE(t.all_finished);
+    const std::int64_t placed = kOnly + kProp;
+    EXPECT_EQ(f.net.flows()[0].finish.ps(), end == FlowEnd::placed ? placed : placed + kAck + kProp);
+  }
+  NicConfig uc;
+  uc.flow_end = FlowEnd::acked;
+  uc.transport = Transport::uc;
+  EXPECT_EQ(testing::input_error_of([&] { Network n(uc, {}, 1); }),
+            "nic.flow_end = last_ack_received: expected nic.transport = rc (an unreliable connection's sender gets "
+            "no ACKs)");
+}
+
+// wire.*: a model whose frames have 48 bytes of headers, no minimum, no gap and times in
+// whole ns. One 4096-byte WRITE ONLY is a 48 + 16 (RETH) + 4096 = 4160-byte frame, 332.8
+// ns at 100 Gb/s: 332 ns truncated, 333 to the nearest; the port counts 4160 bytes.
+TEST(Network, WireFormatSetsFrameSizesAndTimesOnTheWire) {
+  for (WireRounding rounding : {WireRounding::ns_down, WireRounding::ns_nearest}) {
+    Network net({}, {}, 1);
+    net.set_wire_format({.header_bytes = 48, .min_frame_bytes = 0, .gap_bytes = 0, .rounding = rounding});
+    build_topology(net, spec(TopologyKind::back_to_back));
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
+    ASSERT_TRUE(net.run(ms(1)).all_finished);
+    const std::int64_t wire = rounding == WireRounding::ns_down ? 332'000 : 333'000;
+    EXPECT_EQ(net.flows()[0].finish.ps(), wire + kProp);
+    EXPECT_EQ(net.host(0).port(0).tx_bytes(), 4160u);
+    // The ACK: 48 + 4 (AETH) = 52 bytes, below Ethernet's 64 but no minimum here.
+    EXPECT_EQ(net.host(1).port(0).tx_bytes(), 52u);
+  }
+  Network late({}, {}, 1);
+  build_topology(late, spec(TopologyKind::back_to_back));
+  EXPECT_THROW(late.set_wire_format({}), std::logic_error);
 }
 
 TEST(Network, BackToBackPacketsQueueBehindEachOther) {
@@ -368,6 +411,33 @@ TEST(PartitionedRun, OnePacketAcrossTheCutTakesTheHandComputedTime) {
   }
 }
 
+// As above with nic.flow_end = last_ack_received: the flow finishes in the sender's part,
+// when the last ACK (sent at the placement) has crossed back.
+TEST(PartitionedRun, AFlowEndingAtItsSenderFinishesInTheSendersPart) {
+  for (std::uint32_t threads : {1u, 2u}) {
+    NicConfig nic;
+    nic.flow_end = FlowEnd::acked;
+    OneFlow f(3 * 4096, nic);
+    const PartRun r = partitioned(f.net, 2, threads, ms(1));
+    ASSERT_TRUE(r.totals.all_finished);
+    EXPECT_EQ(r.totals.flows_finished, 1u);
+    EXPECT_EQ(r.finish[0].ps(), kFirst + 2 * kMiddle + kProp + kAck + kProp);
+  }
+}
+
+// The wire format reaches every part: as Network.WireFormatSetsFrameSizesAndTimesOnTheWire,
+// with h0 and h1 in two parts (three packets: 4160 + 2 x 4144 bytes, 332.8 + 2 x 331.52 ns,
+// each truncated to the ns).
+TEST(PartitionedRun, TheWireFormatHoldsInEveryPart) {
+  for (std::uint32_t threads : {1u, 2u}) {
+    OneFlow f(3 * 4096, {}, -1,
+              {.header_bytes = 48, .min_frame_bytes = 0, .gap_bytes = 0, .rounding = WireRounding::ns_down});
+    const PartRun r = partitioned(f.net, 2, threads, ms(1));
+    ASSERT_TRUE(r.totals.all_finished);
+    EXPECT_EQ(r.finish[0].ps(), 332'000 + 2 * 331'000 + kProp);
+  }
+}
+
 TEST(PartitionedRun, SwitchStoresAndForwardsAcrossTheCut) {
   // As Network.SwitchStoresAndForwards: sw0 has one host of each part, so it goes by
   // index to part 0, and its link to h1 is the cut.
@@ -399,8 +469,8 @@ TEST(PartitionedRun, FatTreeSplitsByPodsWithHalfTheCores) {
 
 // A network of `sw` switches on a leaf-spine of that shape (one uplink per pair).
 std::unique_ptr<Network> leaf_spine(const SwitchConfig& sw, std::uint64_t seed, std::uint32_t leaves,
-                                    std::uint32_t spines, std::uint32_t hosts_per_leaf) {
-  auto net = std::make_unique<Network>(NicConfig{}, sw, seed);
+                                    std::uint32_t spines, std::uint32_t hosts_per_leaf, const NicConfig& nic = {}) {
+  auto net = std::make_unique<Network>(nic, sw, seed);
   TopologySpec t;
   t.kind = TopologyKind::leaf_spine;
   t.leaves = leaves;
@@ -412,11 +482,11 @@ std::unique_ptr<Network> leaf_spine(const SwitchConfig& sw, std::uint64_t seed, 
 
 // A loaded leaf-spine (an incast and a permutation on the lossless priority, ECN on):
 // one thread or two give the same run, event for event.
-std::unique_ptr<Network> busy_leaf_spine() {
+std::unique_ptr<Network> busy_leaf_spine(const NicConfig& nic = {}) {
   SwitchConfig sw;
   sw.buffer = MiB(2);
   sw.ecn = true;
-  auto net = leaf_spine(sw, 3, 4, 2, 4);
+  auto net = leaf_spine(sw, 3, 4, 2, 4, nic);
   for (std::uint32_t h = 1; h < 16; h += 2)
     net->add_flow({.src = h, .dst = 0, .bytes = 300'000, .start = {}, .priority = 3});
   for (std::uint32_t h = 2; h < 16; h += 2)
@@ -682,6 +752,34 @@ TEST(Network, BecnRidesTheAckInsteadOfACnpFrame) {
             "(an unreliable connection sends no ACKs to carry the BECN bit)");
 }
 
+// switch.wred.queue_bytes: sw0's port to h2 is paused on priorities 3 and 4, so what comes
+// for it stays queued. h0 sends 4 packets on priority 3 at 0, h1 4 on priority 4 from 10
+// us (FIRST 4178, then 4162-byte frames). Marked at enqueue when the bytes read, the
+// packet's own included, pass Kmax = 10001: by queue, 12502 and 16664 in each queue, 2 + 2
+// marks; by port, h1's packets also count h0's 16664 queued bytes: 20842 and more, 2 + 4.
+TEST(Switch, WredReadsThePacketsQueueOrTheWholePort) {
+  for (bool by_port : {false, true}) {
+    SwitchConfig sw;
+    sw.ecn = true;
+    sw.mark_at_enqueue = true;
+    sw.mark_by_port = by_port;
+    sw.wred.kmin = 10000;
+    sw.wred.kmax = 10001;
+    Network net({}, sw, 1);
+    TopologySpec t;
+    t.kind = TopologyKind::single_switch;
+    t.hosts = 3;
+    build_topology(net, t);
+    net.add_flow({.src = 0, .dst = 2, .bytes = 4 * 4096, .start = {}, .priority = 3});
+    net.add_flow({.src = 1, .dst = 2, .bytes = 4 * 4096, .start = us(10), .priority = 4});
+    net.switch_at(0).port(2).pause(3, 0xffff);
+    net.switch_at(0).port(2).pause(4, 0xffff);
+    net.run(us(100));
+    EXPECT_EQ(net.switch_at(0).queued_bytes(2), 2 * 16664);
+    EXPECT_EQ(net.switch_at(0).ecn_marks(2), by_port ? 6u : 4u);
+  }
+}
+
 // The NIC configuration every host shares is checked once, when the network is made,
 // against its declared ranges (fabric/params.cc: cnp_dscp 0..63, rpg_gd 1..20).
 TEST(Network, ANicConfigurationOutsideItsDeclarationsIsRefusedOnce) {
@@ -779,7 +877,7 @@ TEST(RunOverRanks, IsTheUndividedRunOnEveryRankAndRankZeroHoldsEveryCounter) {
   const RunTotals w = whole->run(ms(50));
   ASSERT_TRUE(w.all_finished);
   for (const auto& [ranks, parts, threads] : {std::tuple{2, 2u, 1u}, {3, 3u, 1u}, {2, 4u, 2u}, {3, 4u, 1u}}) {
-    const RanksRun r = over_ranks(busy_leaf_spine, ranks, parts, threads, ms(50));
+    const RanksRun r = over_ranks([] { return busy_leaf_spine(); }, ranks, parts, threads, ms(50));
     const std::string what = std::to_string(ranks) + " ranks, " + std::to_string(parts) + " parts";
     for (int k = 0; k < ranks; ++k) {
       const auto i = static_cast<std::size_t>(k);
@@ -820,6 +918,33 @@ TEST(RunOverRanks, IsTheUndividedRunOnEveryRankAndRankZeroHoldsEveryCounter) {
   }
 }
 
+// Flows that finish at their senders (nic.flow_end = last_ack_received): rank 0 gathers
+// each finish from the rank of the sender, as the undivided run has it.
+TEST(RunOverRanks, FlowsFinishingAtTheirSendersAreGatheredFromThem) {
+  NicConfig nic;
+  nic.flow_end = FlowEnd::acked;
+  const auto make = [&] { return busy_leaf_spine(nic); };
+  auto whole = make();
+  const RunTotals w = whole->run(ms(50));
+  ASSERT_TRUE(w.all_finished);
+  auto placed = busy_leaf_spine();
+  placed->run(ms(50));
+  for (const auto& [ranks, parts] : {std::pair{2, 2u}, {3, 4u}}) {
+    const RanksRun r = over_ranks(make, ranks, parts, 1, ms(50));
+    for (int k = 0; k < ranks; ++k) {
+      ASSERT_EQ(r.errors[static_cast<std::size_t>(k)], "");
+      EXPECT_EQ(r.totals[static_cast<std::size_t>(k)].flows_finished, w.flows_finished);
+      EXPECT_TRUE(r.totals[static_cast<std::size_t>(k)].all_finished);
+    }
+    for (std::size_t f = 0; f < whole->flows().size(); ++f) {
+      EXPECT_EQ(r.nets[0]->flows()[f].finish, whole->flows()[f].finish) << ranks << " ranks, flow " << f;
+      EXPECT_EQ(r.nets[0]->flows()[f].delivered, whole->flows()[f].delivered) << ranks << " ranks, flow " << f;
+      // The last ACK comes after the last byte placed, and the same run otherwise.
+      EXPECT_GT(whole->flows()[f].finish, placed->flows()[f].finish) << "flow " << f;
+    }
+  }
+}
+
 TEST(RunOverRanks, FindsTheRingDeadlockOnEveryRank) {
   // The ring's queues paused in a cycle that spans the ranks: each collects its own
   // switches' paused queues, every one puts them together and sees the undivided cycle.
@@ -849,9 +974,10 @@ TEST(RunOverRanks, FindsTheRingDeadlockOnEveryRank) {
 TEST(RunOverRanks, AFailureInOneRankEndsTheRunInEveryRankNamingIt) {
   // Rank 1's progress report throws (as a part that meets an impossible state would):
   // every rank stops after the window and throws the same RankFailure, code 3 (a bug).
-  const RanksRun r = over_ranks(busy_leaf_spine, 3, 3, 1, ms(50), [](int rank, Time now) {
-    if (rank == 1 && now >= us(200)) throw std::logic_error("a counter fired early");
-  });
+  const RanksRun r = over_ranks([] { return busy_leaf_spine(); }, 3, 3, 1, ms(50),
+                                [](int rank, Time now) {
+                                  if (rank == 1 && now >= us(200)) throw std::logic_error("a counter fired early");
+                                });
   for (int k = 0; k < 3; ++k) EXPECT_EQ(r.errors[static_cast<std::size_t>(k)], "3 rank 1: a counter fired early");
 }
 

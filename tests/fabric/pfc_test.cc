@@ -199,6 +199,45 @@ TEST(PfcPauseExpiry, UntilXonOutlastsItsQuanta) {
   EXPECT_TRUE(net.host(1).port(0).pause_until_xon());
 }
 
+// switch.mmu.reserve_scope: the fill of an ingress port to its first pause, with a reserve
+// per priority group or one per port. sw0's port to h1 is paused on priorities 3 and 4 at
+// t = 0, so nothing leaves; h0 sends 4 packets on priority 4 (its NIC serves it first),
+// then 10 on priority 3, back to back (FIRST 4178 bytes, then 4162: 4198 and 4182 on the
+// wire, 80 ps a byte). Reserve 20000 bytes, static threshold 10000: a group pauses when
+// its bytes beyond the reserve would pass 10000.
+//   per group: priority 3 has its own 20000 bytes; its 8th packet (12th of all) would
+//   take its shared part to 13312: XOFF when it is in, at (16744 + 33472) x 80 ps + 1 us
+//   = 5017280 ps.
+//   per port: priority 4's 16664 bytes leave 3336 of the reserve; priority 3's shared
+//   part is 842, 5004, 9166, then 13328 at its 4th packet (8th of all): XOFF at
+//   (16744 + 16744) x 80 + 1 us = 3679040 ps.
+// The pause (84 wire bytes) reaches h0 6720 ps + 1 us later, and holds it to the end (20
+// us; 0xFFFF quanta are 335 us).
+TEST(SwitchMmu, AReservePerPortPausesSoonerThanOnePerGroup) {
+  for (bool per_port : {false, true}) {
+    SwitchConfig sw;
+    sw.reserve = Bytes::from_count(20000);
+    sw.reserve_per_port = per_port;
+    sw.threshold_mode = ThresholdMode::static_th;
+    sw.static_th = Bytes::from_count(10000);
+    sw.pfc.lossless = (1u << 3) | (1u << 4);
+    Network net({}, sw, 1);
+    TopologySpec t;
+    t.kind = TopologyKind::single_switch;
+    t.hosts = 2;
+    build_topology(net, t);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
+    net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
+    net.switch_at(0).port(1).pause(3, 0xffff);
+    net.switch_at(0).port(1).pause(4, 0xffff);
+    net.run(us(20));
+    const std::int64_t xoff = per_port ? 3'679'040 : 5'017'280;
+    const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
+    EXPECT_EQ(h0.pfc_pause_received, 1u) << per_port;
+    EXPECT_EQ(h0.paused.ps(), us(20).ps() - (xoff + 6720 + 1'000'000)) << per_port;
+  }
+}
+
 TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {
   auto net = slow_receiver(KiB(16), 4096);
   EXPECT_THROW(net->run(ms(1)), InputError);

@@ -116,6 +116,46 @@ TEST(FabricScenario, PartitionedRunRefusesWhatActsAcrossParts) {
       "d.toml:2:14: sim.partitions = 2 needs a delay on every link (topology.link_delay = 0ps, set at d.toml:4:14)");
 }
 
+// nic.flow_end = last_ack_received: every flow finishes later than at its last byte
+// placed (by an ACK's flight at least), and the outputs say which end point they hold.
+TEST(FabricScenario, FlowEndPointIsChosenAndNamed) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_flow_end";
+  const FabricOutcome placed = run_example("incast.toml", (dir / "placed").string());
+  const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/incast.toml", {"nic.flow_end=last_ack_received"});
+  const FabricOutcome acked = run_fabric(cfg, {.scenario = "incast.toml", .out_dir = (dir / "acked").string()});
+  ASSERT_TRUE(placed.totals.all_finished);
+  ASSERT_TRUE(acked.totals.all_finished);
+  EXPECT_GT(acked.fct_max, placed.fct_max);
+  EXPECT_GT(acked.fct_p50, placed.fct_p50);
+  const std::string flows = slurp(dir / "acked" / "flows.csv");
+  std::size_t rows = 0;
+  for (std::size_t at = flows.find('\n'); at + 1 < flows.size(); at = flows.find('\n', at + 1)) {
+    const std::size_t end = flows.find('\n', at + 1);
+    EXPECT_EQ(flows.substr(end - 18, 18), ",last_ack_received") << flows.substr(at + 1, end - at - 1);
+    ++rows;
+  }
+  EXPECT_EQ(rows, 16u);
+  EXPECT_NE(slurp(dir / "acked" / "summary.json").find("\"finish_at\": \"last_ack_received\""), std::string::npos);
+  EXPECT_NE(slurp(dir / "placed" / "summary.json").find("\"finish_at\": \"last_byte_placed\""), std::string::npos);
+}
+
+// wire.*: summary.json states the frame format the run counted; 4 bytes less per frame
+// (no 802.1Q tag) carry the same flows in less time.
+TEST(FabricScenario, WireFormatIsStatedAndUsed) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_wire";
+  const FabricOutcome tagged = run_example("incast.toml", (dir / "tagged").string());
+  const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/incast.toml",
+                                  {"wire.header_bytes=62", "wire.serialization=ns_nearest"});
+  const FabricOutcome untagged = run_fabric(cfg, {.scenario = "incast.toml", .out_dir = (dir / "untagged").string()});
+  ASSERT_TRUE(untagged.totals.all_finished);
+  EXPECT_LT(untagged.totals.end, tagged.totals.end);
+  const std::string summary = slurp(dir / "untagged" / "summary.json");
+  for (const char* field : {"\"header_bytes\": 62", "\"min_frame_bytes\": 64", "\"gap_bytes\": 20",
+                            "\"serialization\": \"ns_nearest\"", "\"wire.header_bytes\": \"62\""})
+    EXPECT_NE(summary.find(field), std::string::npos) << field;
+  EXPECT_NE(slurp(dir / "tagged" / "summary.json").find("\"serialization\": \"ps_up\""), std::string::npos);
+}
+
 TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_scenario_det";
   run_example("incast.toml", (dir / "a").string());
@@ -123,7 +163,9 @@ TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   for (const char* f : {"flows.csv", "ports.csv"}) EXPECT_EQ(slurp(dir / "a" / f), slurp(dir / "b" / f)) << f;
   const std::string flows = slurp(dir / "a" / "flows.csv");
   EXPECT_EQ(flows.substr(0, flows.find('\n')),
-            "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets");
+            "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at");
+  EXPECT_EQ(flows.substr(flows.find('\n') + 1, 2), "0,");
+  EXPECT_EQ(flows.substr(flows.find('\n', flows.find('\n') + 1) - 17, 17), ",last_byte_placed");  // the default
   const std::string ports = slurp(dir / "a" / "ports.csv");
   EXPECT_EQ(ports.substr(0, ports.find('\n')),
             "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"

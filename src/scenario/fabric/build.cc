@@ -184,6 +184,7 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup, fabric::Exchang
                                  cfg.shown("switch.wred.green_max_threshold"),
                                  cfg.shown("switch.wred.green_min_threshold")));
   auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
+  net->set_wire_format(s.wire);
   fabric::build_topology(*net, s.topology);
   // A buffer too small for its reserves and headroom, before the flows (which can take
   // seconds and gigabytes at scale) are built; located at the key the message names.

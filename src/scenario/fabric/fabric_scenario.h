@@ -48,6 +48,7 @@ struct FabricScenario {
   fabric::TopologySpec topology;
   fabric::NicConfig nic;
   fabric::SwitchConfig sw;
+  fabric::WireFormat wire;
   struct DeadlockCheck {
     Time every = Time::from_ps(100'000'000);  // 100 us; 0 = never
     Time after = Time::from_ps(500'000'000);  // a cycle paused this long

@@ -14,7 +14,9 @@ namespace fabriclab::scenario {
 using fabric::Network;
 
 std::string flows_csv(Network& net, FabricOutcome& o) {
-  std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets\n";
+  // finish_at: the end point of finish_ns and fct_ns (nic.flow_end), on every row.
+  std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at\n";
+  const std::string_view finish_at = name_of(fabric::kFlowEndNames, net.nic_config().flow_end);
   std::vector<std::int64_t> fcts;
   for (std::size_t i = 0; i < net.flows().size(); ++i) {
     const auto& f = net.flows()[i];
@@ -28,9 +30,9 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
       // bits per ns = Gb/s
       gbps = fmt::format("{:.3f}", static_cast<double>(f.spec.bytes) * 8.0 * 1000.0 / static_cast<double>(d.ps()));
     }
-    flows += fmt::format("{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(), net.host(f.spec.dst).name(),
+    flows += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(), net.host(f.spec.dst).name(),
                          f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
-                         f.retransmitted);
+                         f.retransmitted, finish_at);
   }
   o.fct_p50 = Time::from_ps(nearest_rank(fcts, 0.50));
   o.fct_p99 = Time::from_ps(nearest_rank(fcts, 0.99));
@@ -173,10 +175,18 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   nlohmann::ordered_json j;
   j["scenario"] = scenario;
   j["config"] = setup.config.echo();
-  j["network"] = {{"hosts", net.host_count()}, {"switches", net.switch_count()}};
+  const fabric::WireFormat& w = net.wire_format();
+  j["network"] = {{"hosts", net.host_count()},
+                  {"switches", net.switch_count()},
+                  {"wire",
+                   {{"header_bytes", w.header_bytes},
+                    {"min_frame_bytes", w.min_frame_bytes},
+                    {"gap_bytes", w.gap_bytes},
+                    {"serialization", name_of(fabric::kWireRoundingNames, w.rounding)}}}};
   // clang-format off
   j["flows"] = {{"count", net.flows().size()},
                 {"finished", o.totals.flows_finished},
+                {"finish_at", name_of(fabric::kFlowEndNames, net.nic_config().flow_end)},
                 {"fct_ns_p50", ns_text(o.fct_p50)},
                 {"fct_ns_p99", ns_text(o.fct_p99)},
                 {"fct_ns_max", ns_text(o.fct_max)},

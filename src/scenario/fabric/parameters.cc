@@ -62,6 +62,7 @@ const params::Table<FabricScenario>& scenario_table() {
         .nest("nic", &S::nic, fabric::nic_table())
         .nest("switch", &S::sw, fabric::switch_table())
         .nest("switch.pfc", &S::deadlock, deadlock)
+        .nest("wire", &S::wire, fabric::wire_table())
         .nest("traffic", &S::traffic, workload::traffic_table())
         .text("routing.static", &S::static_routes,
               "static routes replacing the shortest paths: \"SWITCH HOST PORT[|PORT...]; ...\" (\"s1 h9 2|3\")")
