@@ -65,14 +65,14 @@ struct FabricContext {
   Simulator& sim;
   Pool<Packet>& packets;
   Ledger& ledger;
-  std::uint64_t flows_left = 0;                    // the run stops when the last flow has been delivered
+  std::uint64_t flows_left = 0;                    // the run stops when the last flow has finished
                                                    // (and the work held here is done: Network::hold_in)
   std::uint64_t work_held = 0, work_released = 0;  // Network::hold_in / release_in
   Time last_done = Time();                         // when flows_left last went down
   bool stop_at_last_flow = true;                   // false in a partition: the network decides at a window's end
   FlowEvents* flow_events = nullptr;
   MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)
-  WireFormat wire;                          // the frame format every node and port counts
+  WireFormat wire = {};                     // the frame format every node and port counts
 };
 
 // Counts `p` as dropped for `why` (data packets' bytes too; on a priority in `lossless`,

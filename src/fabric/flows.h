@@ -3,7 +3,8 @@
 // retransmissions). Hosts update the table as packets arrive; outputs read it.
 //
 // A flow with `after` starts `after_delay` after the last of those flows has finished
-// (every byte placed at its receiver), but not before `start`: a step of a collective
+// (every byte placed at its receiver, or with nic.flow_end = last_ack_received every QP's
+// last packet acknowledged at its sender), but not before `start`: a step of a collective
 // that needs the previous step's data, or a compute phase between two transfers.
 #pragma once
 
@@ -32,13 +33,13 @@ struct alignas(64) FlowState {
   std::uint64_t retransmitted = 0;  // packets sent more than once
   std::uint32_t qps_done = 0;
   Time started = Time::max();  // when its QPs began (start, or after its dependences)
-  Time finish = Time::max();   // when the last byte was placed; max() = unfinished
+  Time finish = Time::max();   // when it finished (nic.flow_end); max() = unfinished
   bool finished() const { return finish != Time::max(); }
 };
 
 using FlowTable = std::vector<FlowState>;
 
-// Told when a flow has been delivered in full (the network starts the flows waiting on it).
+// Told when a flow has finished (the network starts the flows waiting on it).
 class FlowEvents {
  public:
   virtual ~FlowEvents() = default;

@@ -50,7 +50,8 @@ void Host::finalize() {
   // The switches' rule: what is in flight after the NIC decides to pause.
   const std::int64_t headroom = headroom_bytes(pfc_, max_frame_bytes(cfg_.mtu, ctx_->wire), p.rate(), p.delay());
   xoff_at_ = cfg_.rx_buffer.count() - headroom;
-  if (pfc_.active()) check_pause_refresh(pfc_, max_frame_bytes(cfg_.mtu, ctx_->wire), p.rate(), "host " + name());
+  if (pfc_.active())
+    check_pause_refresh(pfc_, max_frame_bytes(cfg_.mtu, ctx_->wire), p.rate(), "host " + name(), ctx_->wire);
   if (pfc_.active() && xoff_at_ <= 0)
     throw InputError("host " + name() + ": nic.rx_buffer = " + to_string(cfg_.rx_buffer) +
                      " is smaller than its PFC headroom (" + to_string(Bytes::from_count(headroom)) + ")");

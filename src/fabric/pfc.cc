@@ -14,10 +14,11 @@ std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate 
   return 2 * max_frame + 2 * cable + c.mac_phy_delay.count() + c.peer_response.count();
 }
 
-void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who) {
+void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who,
+                         const WireFormat& wire) {
   const Time half = Time::from_ps(pause_time(c.pause_quanta, rate).ps() / 2);
-  const Time need = serialization_time(Bytes::from_count(max_frame + kWireOverheadBytes), rate) +
-                    serialization_time(Bytes::from_count(kMinFrameBytes + kWireOverheadBytes), rate);
+  const Time need = serialization_time(Bytes::from_count(max_frame + wire.gap_bytes), rate, wire.rounding) +
+                    serialization_time(Bytes::from_count(kMinFrameBytes + wire.gap_bytes), rate, wire.rounding);
   if (half < need)
     throw InputError(fmt::format("{}: a pause of {} quanta is refreshed every {} at {}, less than a largest frame "
                                  "plus a PFC frame ({}): raise switch.pfc.pause_quanta",

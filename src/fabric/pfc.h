@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/units.h"
+#include "fabric/packet.h"
 
 namespace fabriclab::fabric {
 
@@ -46,6 +47,7 @@ std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate 
 
 // Throws InputError naming `who` when c.pause_quanta, refreshed at half, is shorter than a
 // largest frame plus a PFC frame at `rate`.
-void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who);
+void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who,
+                         const WireFormat& wire = {});
 
 }  // namespace fabriclab::fabric

@@ -55,7 +55,7 @@ void Switch::finalize() {
   for (std::size_t i = 0; i < port_count(); ++i) port(i).set_pause_until_xon(cfg_.pfc.pause_until_xon);
   const int lossless = std::popcount(cfg_.pfc.active());
   for (std::size_t i = 0; i < port_count() && lossless > 0; ++i)
-    check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name());
+    check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name(), ctx_->wire);
   std::int64_t headroom_total = 0;
   for (std::size_t i = 0; i < port_count(); ++i) {
     const Port& p = port(i);

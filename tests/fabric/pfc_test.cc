@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "error_message.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
 #include "ring_of_five.h"
@@ -235,6 +236,30 @@ TEST(SwitchMmu, AReservePerPortPausesSoonerThanOnePerGroup) {
     const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
     EXPECT_EQ(h0.pfc_pause_received, 1u) << per_port;
     EXPECT_EQ(h0.paused.ps(), us(20).ps() - (xoff + 6720 + 1'000'000)) << per_port;
+  }
+}
+
+// The pause-refresh check counts frames in the network's wire format: 134 quanta at 100
+// Gb/s are refreshed every 134 x 2560 = 343040 ps, enough for a largest frame and a PFC
+// frame with 20 bytes of gap ((4178 + 20 + 64 + 20) x 80 = 342560 ps), not with 1000
+// ((4178 + 1000 + 64 + 1000) x 80 = 499360 ps).
+TEST(SwitchMmu, PauseRefreshIsCheckedInTheWireFormat) {
+  for (std::uint32_t gap : {20u, 1000u}) {
+    SwitchConfig sw;
+    sw.pfc.pause_quanta = 134;
+    Network net({}, sw, 1);
+    net.set_wire_format({.gap_bytes = gap});
+    TopologySpec t;
+    t.kind = TopologyKind::single_switch;
+    t.hosts = 2;
+    build_topology(net, t);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
+    if (gap == 20) {
+      EXPECT_TRUE(net.run(ms(1)).all_finished);
+    } else {
+      const std::string error = testing::input_error_of([&] { net.run(ms(1)); });
+      EXPECT_NE(error.find("(499.36ns): raise switch.pfc.pause_quanta"), std::string::npos) << error;
+    }
   }
 }
 
