@@ -82,9 +82,10 @@ int run_run(const RunArgs& a) {
     fmt::print("  {} of {} collectives done ({} offloaded, {} in software), longest {}\n", done, o.collectives.size(),
                offloaded, done - offloaded, us(longest));
   }
-  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}\n", out,
+  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}{}\n", out,
              o.collectives.empty() ? "" : ", collectives.csv",
-             o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv");
+             o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv",
+             cfg.value.output.window.empty() ? "" : ", ports_window.csv, flows_window.csv");
   if (!o.rank_stats.empty()) {
     // Each rank's windows, the frames it sent to other ranks, and its time in the windows'
     // exchanges (mostly waiting for the slowest rank).

@@ -21,8 +21,9 @@ Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
 void Network::set_wire_format(const WireFormat& w) {
   if (!nodes_.empty()) throw std::logic_error("Network::set_wire_format after nodes were added");
   if (max_frame_bytes(nic_.mtu, w) > 0xffff)
-    throw InputError(fmt::format("wire.header_bytes = {}: a frame of nic.mtu = {} payload bytes would pass 65535 bytes",
-                                 w.header_bytes, nic_.mtu));
+    throw InputError(fmt::format("wire.header_bytes = {}, wire.min_frame_bytes = {}: a frame of nic.mtu = {} payload "
+                                 "bytes would pass 65535 bytes",
+                                 w.header_bytes, w.min_frame_bytes, nic_.mtu));
   ctx_.wire = w;
   sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, w));
 }
@@ -285,18 +286,40 @@ void Network::start_flow(std::uint32_t id, Time at) {
   for (const auto& [h, q] : send_qps_[id]) hosts_[h]->start_send_qp(q, at);
 }
 
+void Network::observe_at(std::vector<Time> instants, std::function<void(Time)> at) {
+  if (prepared_) throw std::logic_error("Network::observe_at after the run was prepared");
+  for (std::size_t i = 0; i < instants.size(); ++i)
+    if (instants[i] <= Time() || (i > 0 && instants[i] <= instants[i - 1]))
+      throw std::logic_error("Network::observe_at: instants must be after 0 and ascending");
+  observe_instants_ = std::move(instants);
+  observe_ = std::move(at);
+  observed_ = 0;
+}
+
 RunTotals Network::run(Time stop) {
   if (n_parts_ > 1) return run_partitioned(stop, stop, {});
   if (coordinator_ || looks_for_deadlocks()) return run(stop, Time::max(), [](Time) {});
   prepare();
-  sim_.run(stop);
+  run_observing(stop);
   run_tail(stop);
   return finish();
 }
 
+void Network::run_observing(Time until) {
+  while (observed_ < observe_instants_.size() && observe_instants_[observed_] <= until) {
+    const Time t = observe_instants_[observed_];
+    if (t <= sim_.now()) throw std::logic_error("Network: an observation instant was passed without being observed");
+    sim_.run(t - Time::from_ps(1));
+    if (sim_.next_time() < t) return;  // stopped by an event before t: not reached yet
+    observe_(t);
+    ++observed_;
+  }
+  sim_.run(until);
+}
+
 void Network::run_tail(Time stop) {
   if (ctx_.flows_left > 0 || work() == 0 || sim_.now() >= stop) return;
-  sim_.run(std::max(sim_.now(), std::min(stop, std::max(ctx_.last_done, last_release_) + tail_)));
+  run_observing(std::max(sim_.now(), std::min(stop, std::max(ctx_.last_done, last_release_) + tail_)));
 }
 
 std::uint64_t Network::events() const {
@@ -445,7 +468,7 @@ void Network::gather_results() {
   port_base_.assign(nodes_.size() + 1, 0);
   for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
   // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
-  // sender's retransmissions, the receiver's delivery).
+  // sender's retransmissions, the receiver's delivery, the finish where it happened).
   ByRank out, in;
   out.clear(exchange_->size());
   if (exchange_->rank() != 0) {  // (rank 0 sends itself nothing)

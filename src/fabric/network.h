@@ -168,6 +168,12 @@ class Network final : private FlowEvents {
   // naming the node and the key. Once the topology is complete.
   void check_buffers();
 
+  // Calls at(t) at each of `instants` (ascending, after 0) that the run reaches, when
+  // every event before t has run and none at or after it, so that what it reads (counters,
+  // flows' bytes) is exactly the state at t. Read-only: the run is the same with or
+  // without it. An undivided run only (std::logic_error when split); before run().
+  void observe_at(std::vector<Time> instants, std::function<void(Time)> at);
+
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
   RunTotals run(Time stop);
@@ -339,6 +345,12 @@ class Network final : private FlowEvents {
   bool stopped_by_deadlock() const { return deadlock_ && !deadlock_keep_running_; }
   // Undivided: once the work is done, the events up to the tail's end (Network::tail_).
   void run_tail(Time stop);
+  // Undivided: sim_.run(until), cut at the observation instants up to it (observe_at).
+  // Returns early, as sim_.run does, when an event stops the simulator.
+  void run_observing(Time until);
+  std::vector<Time> observe_instants_;
+  std::function<void(Time)> observe_;
+  std::size_t observed_ = 0;
   std::uint64_t work() const { return flows_.size() + held_ + held_in_; }
   void look_for_deadlock(Time now);
   Time deadlock_interval_, deadlock_persist_;
@@ -362,7 +374,7 @@ RunTotals Network::run(Time stop, Time slice, F&& progress) {
     if (checking) until = next_check - Time::from_ps(1);
     const bool stepping = due <= until;
     if (stepping) until = due;
-    sim_.run(until);
+    run_observing(until);
     if (coordinator_moved_) {  // an event gave the coordinator earlier work
       coordinator_moved_ = false;
       due = coordinator_->next_step(sim_.pending() == 0);

@@ -281,6 +281,7 @@ void Network::hand_over(std::uint32_t to, int window) {
 }
 
 RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
+  if (!observe_instants_.empty()) throw std::logic_error("Network::observe_at in a partitioned run");
   prepare();
   const std::uint32_t threads = n_threads_;
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());

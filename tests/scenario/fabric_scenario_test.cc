@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "error_message.h"
 #include "scenario/fabric/fabric_scenario.h"
@@ -154,6 +155,62 @@ TEST(FabricScenario, WireFormatIsStatedAndUsed) {
                             "\"serialization\": \"ns_nearest\"", "\"wire.header_bytes\": \"62\""})
     EXPECT_NE(summary.find(field), std::string::npos) << field;
   EXPECT_NE(slurp(dir / "tagged" / "summary.json").find("\"serialization\": \"ps_up\""), std::string::npos);
+}
+
+// output.window: one flow of 8 x 4096 bytes over one 100G link (1 us). h0's frames end
+// at 335.84 ns (FIRST, 4198 wire bytes), then every 334.56 ns (4182): the 5th and 6th at
+// 1674.08 and 2008.64 ns fall in [1.5, 2.2) us, 2 x 4162 frame bytes. h1 has the 2nd and
+// 3rd packets placed at 1670.4 and 2004.96 ns: 8192 bytes in 700 ns, 93.623 Gb/s. The
+// run's own files are as without the window.
+TEST(FabricScenario, WindowCountsTheSpanOnly) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_window";
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream f(dir / "flows.csv");
+    f << "src,dst,bytes,start,priority,qps\n0,1,32KiB,0us,3,1\n";
+  }
+  const std::string toml = R"(
+[topology]
+kind = "back_to_back"
+[traffic]
+pattern = "flows"
+)";
+  const auto run = [&](const std::string& out, const std::string& window) {
+    std::vector<std::string> sets{"traffic.flows_file=" + (dir / "flows.csv").string()};
+    if (!window.empty()) sets.push_back("output.window=" + window);
+    const FabricSetup cfg = resolve_text(fabric_parameters(), toml, "one.toml", sets);
+    return run_fabric(cfg, {.scenario = "one.toml", .out_dir = (dir / out).string()});
+  };
+  const FabricOutcome with = run("with", "1.5us..2.2us");
+  const FabricOutcome without = run("without", "");
+  EXPECT_EQ(with.fingerprint, without.fingerprint);
+  EXPECT_EQ(slurp(dir / "with" / "ports.csv"), slurp(dir / "without" / "ports.csv"));
+  const std::string ports = slurp(dir / "with" / "ports_window.csv");
+  EXPECT_EQ(ports.substr(0, ports.find('\n')),
+            "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"
+            "pfc_resume_received,paused_ns");
+  EXPECT_NE(ports.find("\nh0,0,8324,2,0,0,0,0,0,0,0.000\n"), std::string::npos) << ports;
+  EXPECT_NE(ports.find("\nh1,0,0,0,0,0,0,0,0,0,0.000\n"), std::string::npos) << ports;
+  EXPECT_EQ(slurp(dir / "with" / "flows_window.csv"),
+            "flow_id,src,dst,delivered_bytes,goodput_gbps\n0,h0,h1,8192,93.623\n");
+  const std::string summary = slurp(dir / "with" / "summary.json");
+  EXPECT_NE(summary.find("\"from_ns\": \"1500.000\""), std::string::npos) << summary;
+  EXPECT_NE(summary.find("\"cut_by_the_run_end\": false"), std::string::npos);
+  // A span past the run's end is cut there: the flow ends at 3.6779 us (the last packet
+  // placed), so [2.2, 50) us holds packets 4 to 8 at h1, 5 x 4096 bytes.
+  const FabricOutcome late = run("late", "2.2us..50us");
+  EXPECT_EQ(slurp(dir / "late" / "flows_window.csv").substr(0, 59),
+            "flow_id,src,dst,delivered_bytes,goodput_gbps\n0,h0,h1,20480,");
+  const std::string late_summary = slurp(dir / "late" / "summary.json");
+  EXPECT_NE(late_summary.find("\"cut_by_the_run_end\": true"), std::string::npos);
+  const std::int64_t end = late.totals.end.ps();
+  EXPECT_NE(late_summary.find("\"to_ns\": \"" + std::to_string(end / 1000) + "." +
+                              std::to_string(end % 1000 + 1000).substr(1) + "\""),
+            std::string::npos)
+      << late_summary;
+  EXPECT_EQ(testing::input_error_of([&] { run("bad", "5us..2us"); }),
+            "--set: output.window = '5us..2us': FROM is not before TO (expected \"FROM..TO\", two times with FROM "
+            "before TO, e.g. \"150ms..300ms\")");
 }
 
 TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {

@@ -5,7 +5,8 @@
 //                 marks, the conservation ledger), simulated end time, events, packet-hops,
 //                 the trajectory fingerprint, and the wall time (the only field that varies
 //                 between identical runs)
-//   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets
+//   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,
+//                 finish_at
 //                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,
 //                 pfc_resume_sent,pfc_resume_received,paused_ns,max_queue_bytes
@@ -66,6 +67,7 @@ struct FabricScenario {
   } reseq;
   struct Output {
     std::string pcap, reorder_metrics, timeseries_ports;
+    std::string window;                 // "FROM..TO": ports_window.csv, flows_window.csv
     Time timeseries_interval;           // 0 = no time series
     bool ops = false;                   // ops.csv: every collective operation's times
     bool pcap_fcs = false;              // captured frames end with their FCS

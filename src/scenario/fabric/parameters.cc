@@ -54,6 +54,9 @@ const params::Table<FabricScenario>& scenario_table() {
               "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s")
         .text("timeseries_ports", &S::Output::timeseries_ports,
               "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)")
+        .text("window", &S::Output::window,
+              "also count ports and flows over this span of the run, \"FROM..TO\" (\"150ms..300ms\"): "
+              "ports_window.csv, flows_window.csv, summary.json window (\"\" = off)")
         .flag("ops", &S::Output::ops,
               "write ops.csv: each collective operation's ready, fired and completed times (`run --trace-ops`)");
     params::Table<S> t;

@@ -13,6 +13,7 @@
 #include "scenario/observers/pcap_writer.h"
 #include "scenario/observers/reorder_recorder.h"
 #include "scenario/observers/timeseries.h"
+#include "scenario/observers/window_counts.h"
 #include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
@@ -38,6 +39,7 @@ struct Observers {
   std::vector<std::unique_ptr<PcapWriter>> captures;
   std::unique_ptr<TimeSeries> series;
   std::unique_ptr<ReorderRecorder> reorder;
+  std::unique_ptr<WindowCounts> window;
 };
 
 Observers attach_observers(const FabricSetup& setup, Network& net, const std::string& out_dir) {
@@ -58,6 +60,15 @@ Observers attach_observers(const FabricSetup& setup, Network& net, const std::st
       ports.push_back({&net.switch_at(static_cast<std::uint32_t>(node->id() - net.host_count())), port});
     }
     obs.series = std::make_unique<TimeSeries>(net, s.output.timeseries_interval, out_dir, std::move(ports));
+  }
+  if (!s.output.window.empty()) {
+    TimeSpan span;
+    try {
+      span = parse_time_span(s.output.window);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: output.window = {}", cfg.origin("output.window"), e.what()));
+    }
+    obs.window = std::make_unique<WindowCounts>(net, span);
   }
   return obs;
 }
@@ -179,8 +190,12 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
   if (collectives && s.output.ops) write_file(dir / "ops.csv", collectives->ops_csv());
   if (obs.reorder) obs.reorder->write(dir);
-  write_file(dir / "summary.json",
-             summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get()).dump(2) + "\n");
+  nlohmann::ordered_json summary = summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get());
+  if (obs.window) {
+    obs.window->write(dir, o.totals.end);
+    summary["window"] = obs.window->summary(o.totals.end);
+  }
+  write_file(dir / "summary.json", summary.dump(2) + "\n");
   return o;
 }
 

@@ -1,0 +1,56 @@
+// Port and flow counts over a span of the run (output.window = "FROM..TO"), so that a
+// steady state needs no second run: the state read exactly at FROM and at TO (every event
+// before the instant counted, none at or after it: Network::observe_at) and subtracted.
+//   ports_window.csv  node,port and PortCounters' fields over the span (max_queue_bytes,
+//                     a maximum, cannot be had from two readings: left out)
+//   flows_window.csv  flow_id,src,dst,delivered_bytes,goodput_gbps: payload placed in the
+//                     span, over its length
+// A run that ends before TO is read at its end (the span is cut there and says so); one
+// that ends before FROM has an empty span. An undivided run only (the scenario refuses it
+// split).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fabric/counters.h"
+#include "fabric/network.h"
+
+namespace fabriclab::scenario {
+
+struct TimeSpan {
+  Time from, to;
+};
+// "FROM..TO" with two times, FROM before TO; InputError saying what was expected.
+TimeSpan parse_time_span(const std::string& text);
+
+class WindowCounts {
+ public:
+  // Registers its two instants with `net` (before the run).
+  WindowCounts(fabric::Network& net, TimeSpan span);
+  // After the run (which ended at `end`): the files and the summary's "window" block.
+  void write(const std::filesystem::path& dir, Time end) const;
+  nlohmann::ordered_json summary(Time end) const;
+
+ private:
+  struct Reading {
+    bool taken = false;
+    std::vector<fabric::PortCounters> ports;  // every node's ports, in node order
+    std::vector<std::uint64_t> delivered;     // per flow
+  };
+  Reading read_now(Time t) const;
+  // The span's ends as counted: FROM (the run's end if it ended first: empty) and TO (the
+  // run's end if it came first).
+  Time effective_to(Time end) const;
+  Time effective_from(Time end) const;
+
+  fabric::Network& net_;
+  TimeSpan span_;
+  Reading from_, to_;
+};
+
+}  // namespace fabriclab::scenario
