@@ -79,6 +79,8 @@ class Simulator {
   std::uint64_t run(Time until = Time::max());
   // From inside a handler: run() returns after the current event.
   void stop() { stopped_ = true; }
+  // The last run() returned because an event called stop().
+  bool stopped() const { return stopped_; }
   std::uint64_t events() const { return executed_; }
   std::size_t pending() const { return queue_.size(); }
   // When the next event is due (Time::max(): none).

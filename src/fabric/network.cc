@@ -310,7 +310,9 @@ void Network::run_observing(Time until) {
     const Time t = observe_instants_[observed_];
     if (t <= sim_.now()) throw std::logic_error("Network: an observation instant was passed without being observed");
     sim_.run(t - Time::from_ps(1));
-    if (sim_.next_time() < t) return;  // stopped by an event before t: not reached yet
+    // Stopped by an event before t (the last flow, the coordinator's new work): the caller
+    // decides how the run goes on, and t is read when it gets there.
+    if (sim_.stopped() || sim_.next_time() < t) return;
     observe_(t);
     ++observed_;
   }

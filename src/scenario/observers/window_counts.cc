@@ -42,11 +42,20 @@ WindowCounts::Reading WindowCounts::read_now(Time t) const {
   return r;
 }
 
+// A reading counts if its instant is within the run (one taken past the run's last event,
+// when nothing was left to happen, is the run's end state read later).
 Time WindowCounts::effective_from(Time end) const {
-  return span_.from == Time() || from_.taken ? span_.from : end;  // the run ended before FROM: empty
+  return span_.from <= end ? span_.from : end;  // the run ended before FROM: empty
 }
 
-Time WindowCounts::effective_to(Time end) const { return to_.taken ? span_.to : std::max(end, effective_from(end)); }
+Time WindowCounts::effective_to(Time end) const { return to_.taken && span_.to <= end ? span_.to : end; }
+
+WindowCounts::Reading WindowCounts::first(const Reading& last, Time end) const {
+  if (span_.from == Time()) return Reading{};  // zeros: the span starts with the run
+  return from_.taken && span_.from <= end ? from_ : last;
+}
+
+WindowCounts::Reading WindowCounts::last(Time end) const { return to_.taken && span_.to <= end ? to_ : read_now(end); }
 
 namespace {
 
@@ -76,9 +85,8 @@ Span difference(const fabric::Network& net, const std::vector<fabric::PortCounte
 }  // namespace
 
 void WindowCounts::write(const std::filesystem::path& dir, Time end) const {
-  const Reading last = to_.taken ? to_ : read_now(end);
-  const Reading& first = span_.from == Time() ? Reading{} : from_.taken ? from_ : last;
-  const Span s = difference(net_, first.ports, last.ports, first.delivered, last.delivered);
+  const Reading b = last(end), a = first(b, end);
+  const Span s = difference(net_, a.ports, b.ports, a.delivered, b.delivered);
   std::string ports = "node,port";
   std::vector<bool> is_time;
   for (const auto& f : fabric::port_counter_fields())
@@ -111,13 +119,12 @@ void WindowCounts::write(const std::filesystem::path& dir, Time end) const {
 }
 
 nlohmann::ordered_json WindowCounts::summary(Time end) const {
-  const Reading last = to_.taken ? to_ : read_now(end);
-  const Reading& first = span_.from == Time() ? Reading{} : from_.taken ? from_ : last;
-  const Span s = difference(net_, first.ports, last.ports, first.delivered, last.delivered);
+  const Reading b = last(end), a = first(b, end);
+  const Span s = difference(net_, a.ports, b.ports, a.delivered, b.delivered);
   nlohmann::ordered_json j;
   j["from_ns"] = ns_text(effective_from(end));
   j["to_ns"] = ns_text(effective_to(end));
-  j["cut_by_the_run_end"] = !to_.taken;
+  j["cut_by_the_run_end"] = !(to_.taken && span_.to <= end);
   std::size_t c = 0;
   for (const auto& f : fabric::port_counter_fields()) {
     if (!counted(f)) continue;

@@ -43,6 +43,10 @@ class WindowCounts {
     std::vector<std::uint64_t> delivered;     // per flow
   };
   Reading read_now(Time t) const;
+  // The readings the span subtracts: at TO (the run's end if it came first), at FROM
+  // (zeros for 0; `last` if the run ended before FROM: an empty span).
+  Reading last(Time end) const;
+  Reading first(const Reading& last, Time end) const;
   // The span's ends as counted: FROM (the run's end if it ended first: empty) and TO (the
   // run's end if it came first).
   Time effective_to(Time end) const;
