@@ -128,26 +128,20 @@ std::string to_string(Bytes b) { return render(b.count(), kByteUnits); }
 std::string to_string(BitRate r) { return render(r.bps(), kRateUnits); }
 
 Time serialization_time(Bytes size, BitRate rate, WireRounding rounding) {
-  if (rounding == WireRounding::ps_up) return serialization_time(size, rate);
   if (rate.bps() <= 0) throw std::invalid_argument("serialization_time: the rate must be positive");
   if (size.count() < 0) throw std::invalid_argument("serialization_time: negative size");
   __extension__ using u128 = unsigned __int128;
-  const u128 num = static_cast<u128>(size.count()) * 8u * 1000000000u;  // bits x ns/s
+  const bool ps = rounding == WireRounding::ps_up;
+  const u128 num = static_cast<u128>(size.count()) * 8u * (ps ? 1000000000000u : 1000000000u);  // bits x unit/s
   const u128 den = static_cast<u128>(rate.bps());
-  const u128 ns = rounding == WireRounding::ns_down ? num / den : (2 * num + den) / (2 * den);
-  if (ns > static_cast<u128>(INT64_MAX / 1000)) throw std::overflow_error("serialization_time overflows");
-  return Time::from_ps(static_cast<std::int64_t>(ns) * 1000);
+  const u128 q = rounding == WireRounding::ps_up ? (num + den - 1) / den  // up: a frame is on the wire to its last bit
+                 : rounding == WireRounding::ns_down ? num / den
+                                                     : (2 * num + den) / (2 * den);  // nearest, half up
+  const u128 scale = ps ? 1 : 1000;
+  if (q > static_cast<u128>(INT64_MAX) / scale) throw std::overflow_error("serialization_time overflows");
+  return Time::from_ps(static_cast<std::int64_t>(q * scale));
 }
 
-Time serialization_time(Bytes size, BitRate rate) {
-  if (rate.bps() <= 0) throw std::invalid_argument("serialization_time: the rate must be positive");
-  if (size.count() < 0) throw std::invalid_argument("serialization_time: negative size");
-  __extension__ using u128 = unsigned __int128;
-  const u128 num = static_cast<u128>(size.count()) * 8u * 1000000000000u;  // bits x ps/s
-  const u128 den = static_cast<u128>(rate.bps());
-  const u128 q = (num + den - 1) / den;  // round up
-  if (q > static_cast<u128>(INT64_MAX)) throw std::overflow_error("serialization_time overflows");
-  return Time::from_ps(static_cast<std::int64_t>(q));
-}
+Time serialization_time(Bytes size, BitRate rate) { return serialization_time(size, rate, WireRounding::ps_up); }
 
 }  // namespace fabriclab

@@ -18,6 +18,20 @@ PortCounters& PortCounters::operator+=(const PortCounters& o) {
   return *this;
 }
 
+PortCounters PortCounters::since(const PortCounters& e) const {
+  PortCounters d;
+  d.tx_bytes = tx_bytes - e.tx_bytes;
+  d.tx_packets = tx_packets - e.tx_packets;
+  d.drops = drops - e.drops;
+  d.ecn_marks = ecn_marks - e.ecn_marks;
+  d.pfc_pause_sent = pfc_pause_sent - e.pfc_pause_sent;
+  d.pfc_pause_received = pfc_pause_received - e.pfc_pause_received;
+  d.pfc_resume_sent = pfc_resume_sent - e.pfc_resume_sent;
+  d.pfc_resume_received = pfc_resume_received - e.pfc_resume_received;
+  d.paused = paused - e.paused;
+  return d;
+}
+
 const std::array<PortCounterField, 10>& port_counter_fields() {
   using C = PortCounters;
   static const std::array<PortCounterField, 10> fields{{

@@ -31,6 +31,9 @@ struct PortCounters {
   std::int64_t max_queue_bytes = 0;  // a switch port's egress queues, at most
 
   PortCounters& operator+=(const PortCounters& o);
+  // What the port counted since `earlier`, a reading of the same port: each count's
+  // difference; max_queue_bytes, a maximum rather than a count, is 0.
+  PortCounters since(const PortCounters& earlier) const;
 };
 
 // The fields in output order: the column name and the value (a time in ps when `time`,

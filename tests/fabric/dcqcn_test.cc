@@ -291,15 +291,22 @@ TEST(DcqcnVariants, ByTheTimerAloneNeedsTheByteCounterOff) {
   EXPECT_NO_THROW(p.validate());
 }
 
+// Paper, alpha 512/1024 (a first cut of a quarter), g = 1020, the increase timer every
+// `time_reset` us.
+DcqcnParams paper_half_alpha(std::uint32_t time_reset) {
+  DcqcnParams p = DcqcnParams::paper();
+  p.initial_alpha_value = 512;
+  p.rpg_time_reset = time_reset;
+  return p;
+}
+
 TEST(DcqcnVariants, ExactAlphaCutsByAlphaAsItIs) {
   // Paper, alpha 512/1024, g = 1020, no timer in the way. The CNP at 0 cuts by alpha = 1/2
   // (75G) and moves alpha to (1020 x 512 + 4 x 1024) / 1024^2 = 514/1024; one quiet period
   // (55 us) later it is 514 x 1020 / 1024^2 = 511.9921875 / 1024. The CNP at 56 us (Rt =
   // Rc = 75G first) cuts 75G x 511 / 2048 quantized, 75G x 511.9921875 / 2048 exact.
   for (CutAlpha mode : {CutAlpha::quantized, CutAlpha::exact}) {
-    DcqcnParams p = DcqcnParams::paper();
-    p.initial_alpha_value = 512;
-    p.rpg_time_reset = 1'000'000;
+    DcqcnParams p = paper_half_alpha(1'000'000);  // no timer in the way
     p.cut_alpha = mode;
     Bench b(p);
     b.cnp_at(us(0));
@@ -313,9 +320,7 @@ TEST(DcqcnVariants, CuttingAtEachCnpOnItsOwnClockTheFirstCnpIsNoUpdate) {
   // As ExactAlphaCutsByAlphaAsItIs, with the QP's own clock: the CNP at 0 sets alpha to
   // 512/1024 and does not also move it to 514/1024, so after one quiet period it is
   // 512 x 1020 / 1024 = 510 (/1024): the cut at 56 us is 75G x 510 / 2048.
-  DcqcnParams p = DcqcnParams::paper();
-  p.initial_alpha_value = 512;
-  p.rpg_time_reset = 1'000'000;
+  DcqcnParams p = paper_half_alpha(1'000'000);
   p.cut_grid = CutGrid::first_cnp;
   Bench b(p);
   b.cnp_at(us(0));
@@ -331,9 +336,7 @@ TEST(DcqcnVariants, AlphaKeptFromTheFirstCnpOrResetAfterARecovery) {
   // over floor(1000/55) = 18 quiet periods, 514 x (1020/1024)^18 = 479.03 / 1024:
   // 100G x 479 / 2048 = 23 388 671 875.
   for (AlphaAfterRecovery mode : {AlphaAfterRecovery::reset, AlphaAfterRecovery::keep}) {
-    DcqcnParams p = DcqcnParams::paper();
-    p.initial_alpha_value = 512;
-    p.rpg_time_reset = 1;
+    DcqcnParams p = paper_half_alpha(1);
     p.alpha_after_recovery = mode;
     Bench b(p);
     b.cnp_at(us(0));

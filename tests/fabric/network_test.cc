@@ -766,8 +766,7 @@ TEST(Switch, WredReadsThePacketsQueueOrTheWholePort) {
     sw.wred.kmin = 10000;
     sw.wred.kmax = 10001;
     Network net({}, sw, 1);
-    TopologySpec t;
-    t.kind = TopologyKind::single_switch;
+    TopologySpec t = spec(TopologyKind::single_switch);
     t.hosts = 3;
     build_topology(net, t);
     net.add_flow({.src = 0, .dst = 2, .bytes = 4 * 4096, .start = {}, .priority = 3});

@@ -14,15 +14,20 @@ namespace {
 
 constexpr std::int64_t kFirst = 335840, kMiddle = 334560, kProp = 1'000'000;
 
+// Two hosts: on one link (back_to_back) or on one switch (single_switch).
+void build(Network& net, TopologyKind kind) {
+  TopologySpec t;
+  t.kind = kind;
+  t.hosts = 2;
+  build_topology(net, t);
+}
+
 // h0 -> sw0 -> h1 with sw0's port to h1 paused at t = 0 for 0xFFFF quanta (335.5 us), as
 // if h1 had sent a pause and nothing after it; a watchdog polling every 10 us with a
 // detection time of 50 us.
 struct StuckPort {
   explicit StuckPort(WatchdogAction action, bool watchdog = true) : net({}, config(action, watchdog), 1) {
-    TopologySpec t;
-    t.kind = TopologyKind::single_switch;
-    t.hosts = 2;
-    build_topology(net, t);
+    build(net, TopologyKind::single_switch);
     net.add_flow({.src = 0, .dst = 1, .bytes = 8 * 4096, .start = {}, .priority = 3});
     net.switch_at(0).port(1).pause(3, 0xffff);
   }
@@ -122,9 +127,7 @@ std::unique_ptr<Network> slow_receiver(Bytes rx_buffer, std::uint64_t bytes) {
   nic.rx_rate = Gbps(50);
   nic.rx_buffer = rx_buffer;
   auto net = std::make_unique<Network>(nic, SwitchConfig{}, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::back_to_back;
-  build_topology(*net, t);
+  build(*net, TopologyKind::back_to_back);
   net->add_flow({.src = 1, .dst = 0, .bytes = bytes, .start = {}, .priority = 3});
   return net;
 }
@@ -164,9 +167,7 @@ TEST(PfcPauseExpiry, UntilXonEndsAtTheXon) {
   SwitchConfig sw;
   sw.pfc.pause_until_xon = true;
   Network net(nic, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::back_to_back;
-  build_topology(net, t);
+  build(net, TopologyKind::back_to_back);
   net.add_flow({.src = 1, .dst = 0, .bytes = 4'000'000, .start = {}, .priority = 3});
   ASSERT_TRUE(net.run(sec(1)).all_finished);
   EXPECT_GT(net.host(0).port(0).pfc_sent(), 0u);
@@ -185,10 +186,7 @@ TEST(PfcPauseExpiry, UntilXonOutlastsItsQuanta) {
   SwitchConfig sw;
   sw.pfc.pause_until_xon = true;
   Network net({}, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::single_switch;
-  t.hosts = 2;
-  build_topology(net, t);
+  build(net, TopologyKind::single_switch);
   net.add_flow({.src = 0, .dst = 1, .bytes = 8 * 4096, .start = {}, .priority = 3});
   net.switch_at(0).port(1).set_pause_until_xon(true);  // as the network's finalize does
   net.switch_at(0).port(1).pause(3, 0xffff);
@@ -223,10 +221,7 @@ TEST(SwitchMmu, AReservePerPortPausesSoonerThanOnePerGroup) {
     sw.static_th = Bytes::from_count(10000);
     sw.pfc.lossless = (1u << 3) | (1u << 4);
     Network net({}, sw, 1);
-    TopologySpec t;
-    t.kind = TopologyKind::single_switch;
-    t.hosts = 2;
-    build_topology(net, t);
+    build(net, TopologyKind::single_switch);
     net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
     net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
     net.switch_at(0).port(1).pause(3, 0xffff);
@@ -249,10 +244,7 @@ TEST(SwitchMmu, PauseRefreshIsCheckedInTheWireFormat) {
     sw.pfc.pause_quanta = 134;
     Network net({}, sw, 1);
     net.set_wire_format({.gap_bytes = gap});
-    TopologySpec t;
-    t.kind = TopologyKind::single_switch;
-    t.hosts = 2;
-    build_topology(net, t);
+    build(net, TopologyKind::single_switch);
     net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
     if (gap == 20) {
       EXPECT_TRUE(net.run(ms(1)).all_finished);

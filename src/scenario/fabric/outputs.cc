@@ -40,21 +40,34 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
   return flows;
 }
 
-std::string ports_csv(const Network& net, fabric::PortCounters& all) {
-  const auto& fields = fabric::port_counter_fields();
+std::string ports_table(const Network& net, const std::vector<fabric::PortCounters>& per_port,
+                        bool (*keep)(const fabric::PortCounterField&)) {
   std::string ports = "node,port";
-  for (const auto& f : fields) ports += fmt::format(",{}", f.name);
+  for (const auto& f : fabric::port_counter_fields())
+    if (!keep || keep(f)) ports += fmt::format(",{}", f.name);
   ports += "\n";
+  std::size_t k = 0;
   for (const fabric::Node* n : net.nodes()) {
-    for (std::size_t i = 0; i < n->port_count(); ++i) {
-      const fabric::PortCounters c = net.port_counters_at_end(n->id(), i);
-      all += c;
+    for (std::size_t i = 0; i < n->port_count(); ++i, ++k) {
+      const fabric::PortCounters& c = per_port.at(k);
       ports += fmt::format("{},{}", n->name(), i);
-      for (const auto& f : fields)
-        ports += f.time ? fmt::format(",{}", ns_text(Time::from_ps(f.value(c)))) : fmt::format(",{}", f.value(c));
+      for (const auto& f : fabric::port_counter_fields())
+        if (!keep || keep(f))
+          ports += f.time ? fmt::format(",{}", ns_text(Time::from_ps(f.value(c)))) : fmt::format(",{}", f.value(c));
       ports += "\n";
     }
   }
+  return ports;
+}
+
+std::string ports_csv(const Network& net, fabric::PortCounters& all) {
+  std::vector<fabric::PortCounters> per_port;
+  for (const fabric::Node* n : net.nodes())
+    for (std::size_t i = 0; i < n->port_count(); ++i) {
+      per_port.push_back(net.port_counters_at_end(n->id(), i));
+      all += per_port.back();
+    }
+  std::string ports = ports_table(net, per_port);
   // Two counts of every drop: the ports' (each at its place) and the ledger's (by reason).
   std::uint64_t by_reasons = 0;
   for (std::uint64_t d : net.ledger().drops) by_reasons += d;

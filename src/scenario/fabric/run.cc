@@ -192,8 +192,9 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   if (obs.reorder) obs.reorder->write(dir);
   nlohmann::ordered_json summary = summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get());
   if (obs.window) {
-    obs.window->write(dir, o.totals.end);
-    summary["window"] = obs.window->summary(o.totals.end);
+    const WindowCounts::Result span = obs.window->result(o.totals.end);
+    obs.window->write(dir, span);
+    summary["window"] = WindowCounts::summary(span);
   }
   write_file(dir / "summary.json", summary.dump(2) + "\n");
   return o;

@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "scenario/fabric/outputs.h"
 #include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
@@ -42,103 +45,62 @@ WindowCounts::Reading WindowCounts::read_now(Time t) const {
   return r;
 }
 
-// A reading counts if its instant is within the run (one taken past the run's last event,
-// when nothing was left to happen, is the run's end state read later).
-Time WindowCounts::effective_from(Time end) const {
-  return span_.from <= end ? span_.from : end;  // the run ended before FROM: empty
-}
-
-Time WindowCounts::effective_to(Time end) const { return to_.taken && span_.to <= end ? span_.to : end; }
-
-WindowCounts::Reading WindowCounts::first(const Reading& last, Time end) const {
-  if (span_.from == Time()) return Reading{};  // zeros: the span starts with the run
-  return from_.taken && span_.from <= end ? from_ : last;
-}
-
-WindowCounts::Reading WindowCounts::last(Time end) const { return to_.taken && span_.to <= end ? to_ : read_now(end); }
-
 namespace {
 
-// The fields over the span: all but max_queue_bytes (a maximum, not a count).
+// The columns of a span: every count; max_queue_bytes is a maximum, which two readings
+// cannot give.
 bool counted(const fabric::PortCounterField& f) { return f.name != "max_queue_bytes"; }
 
-struct Span {
-  std::vector<std::vector<std::int64_t>> ports;  // per port, per counted field
-  std::vector<std::uint64_t> delivered;          // per flow
-};
-
-// b - a, field by field (a empty: zeros, a span from the run's start).
-Span difference(const fabric::Network& net, const std::vector<fabric::PortCounters>& a,
-                const std::vector<fabric::PortCounters>& b, const std::vector<std::uint64_t>& da,
-                const std::vector<std::uint64_t>& db) {
-  Span s;
-  for (std::size_t p = 0; p < b.size(); ++p) {
-    std::vector<std::int64_t> row;
-    for (const auto& f : fabric::port_counter_fields())
-      if (counted(f)) row.push_back(f.value(b[p]) - (a.empty() ? 0 : f.value(a[p])));
-    s.ports.push_back(std::move(row));
-  }
-  for (std::size_t i = 0; i < net.flows().size(); ++i) s.delivered.push_back(db[i] - (da.empty() ? 0 : da[i]));
-  return s;
+double gbps(std::uint64_t bytes, Time span) {
+  return span > Time() ? static_cast<double>(bytes) * 8000.0 / static_cast<double>(span.ps()) : 0.0;
 }
 
 }  // namespace
 
-void WindowCounts::write(const std::filesystem::path& dir, Time end) const {
-  const Reading b = last(end), a = first(b, end);
-  const Span s = difference(net_, a.ports, b.ports, a.delivered, b.delivered);
-  std::string ports = "node,port";
-  std::vector<bool> is_time;
-  for (const auto& f : fabric::port_counter_fields())
-    if (counted(f)) {
-      ports += fmt::format(",{}", f.name);
-      is_time.push_back(f.time);
-    }
-  ports += "\n";
-  std::size_t k = 0;
-  for (const fabric::Node* n : net_.nodes())
-    for (std::size_t i = 0; i < n->port_count(); ++i, ++k) {
-      ports += fmt::format("{},{}", n->name(), i);
-      for (std::size_t c = 0; c < s.ports[k].size(); ++c)
-        ports += is_time[c] ? fmt::format(",{}", ns_text(Time::from_ps(s.ports[k][c])))
-                            : fmt::format(",{}", s.ports[k][c]);
-      ports += "\n";
-    }
-  const std::int64_t span_ps = (effective_to(end) - effective_from(end)).ps();
+WindowCounts::Result WindowCounts::result(Time end) const {
+  // A reading counts if its instant is within the run: one taken past the run's last event,
+  // with nothing left to happen, is its end state read later.
+  Result r;
+  r.cut = !(to_.taken && span_.to <= end);
+  r.to = r.cut ? end : span_.to;
+  r.from = std::min(span_.from, r.to);  // the run ended before FROM: an empty span
+  const Reading last = r.cut ? read_now(end) : to_;
+  const bool from_start = span_.from == Time();
+  const Reading& first = from_.taken && span_.from <= end ? from_ : last;
+  for (std::size_t p = 0; p < last.ports.size(); ++p)
+    r.ports.push_back(from_start ? last.ports[p] : last.ports[p].since(first.ports[p]));
+  for (std::size_t i = 0; i < last.delivered.size(); ++i)
+    r.delivered.push_back(last.delivered[i] - (from_start ? 0 : first.delivered[i]));
+  return r;
+}
+
+void WindowCounts::write(const std::filesystem::path& dir, const Result& r) const {
   std::string flows = "flow_id,src,dst,delivered_bytes,goodput_gbps\n";
   for (std::size_t i = 0; i < net_.flows().size(); ++i) {
     const auto& f = net_.flows()[i];
-    const std::string gbps = span_ps > 0 ? fmt::format("{:.3f}", static_cast<double>(s.delivered[i]) * 8000.0 /
-                                                                     static_cast<double>(span_ps))
-                                         : "";
     flows += fmt::format("{},{},{},{},{}\n", i, net_.host(f.spec.src).name(), net_.host(f.spec.dst).name(),
-                         s.delivered[i], gbps);
+                         r.delivered[i],
+                         r.to > r.from ? fmt::format("{:.3f}", gbps(r.delivered[i], r.to - r.from)) : "");
   }
-  write_file(dir / "ports_window.csv", ports);
+  write_file(dir / "ports_window.csv", ports_table(net_, r.ports, counted));
   write_file(dir / "flows_window.csv", flows);
 }
 
-nlohmann::ordered_json WindowCounts::summary(Time end) const {
-  const Reading b = last(end), a = first(b, end);
-  const Span s = difference(net_, a.ports, b.ports, a.delivered, b.delivered);
+nlohmann::ordered_json WindowCounts::summary(const Result& r) {
   nlohmann::ordered_json j;
-  j["from_ns"] = ns_text(effective_from(end));
-  j["to_ns"] = ns_text(effective_to(end));
-  j["cut_by_the_run_end"] = !(to_.taken && span_.to <= end);
-  std::size_t c = 0;
-  for (const auto& f : fabric::port_counter_fields()) {
-    if (!counted(f)) continue;
-    std::int64_t sum = 0;
-    for (const auto& row : s.ports) sum += row[c];
-    j["ports"][std::string(f.name)] = f.time ? nlohmann::ordered_json(ns_text(Time::from_ps(sum)))
-                                             : nlohmann::ordered_json(sum);
-    ++c;
-  }
+  j["from_ns"] = ns_text(r.from);
+  j["to_ns"] = ns_text(r.to);
+  j["cut_by_the_run_end"] = r.cut;
+  fabric::PortCounters all;
+  for (const auto& c : r.ports) all += c;
+  for (const auto& f : fabric::port_counter_fields())
+    if (counted(f))
+      j["ports"][std::string(f.name)] = f.time ? nlohmann::ordered_json(ns_text(Time::from_ps(f.value(all))))
+                                               : nlohmann::ordered_json(f.value(all));
   std::uint64_t delivered = 0;
-  for (std::uint64_t d : s.delivered) delivered += d;
+  for (std::uint64_t d : r.delivered) delivered += d;
   j["delivered_bytes"] = delivered;
-  const std::int64_t span_ps = (effective_to(end) - effective_from(end)).ps();
-  j["goodput_gbps"] = span_ps > 0 ? static_cast<double>(delivered) * 8000.0 / static_cast<double>(span_ps) : 0.0;
+  j["goodput_gbps"] = gbps(delivered, r.to - r.from);
   return j;
 }
 

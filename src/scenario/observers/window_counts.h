@@ -32,25 +32,27 @@ class WindowCounts {
  public:
   // Registers its two instants with `net` (before the run).
   WindowCounts(fabric::Network& net, TimeSpan span);
-  // After the run (which ended at `end`): the files and the summary's "window" block.
-  void write(const std::filesystem::path& dir, Time end) const;
-  nlohmann::ordered_json summary(Time end) const;
+
+  // The span as counted, after the run (which ended at `end`).
+  struct Result {
+    Time from, to;                            // FROM and TO, or the run's end where it came first
+    bool cut = false;                         // the run ended before TO
+    std::vector<fabric::PortCounters> ports;  // every node's ports, in node order
+    std::vector<std::uint64_t> delivered;     // per flow
+  };
+  Result result(Time end) const;
+  // ports_window.csv and flows_window.csv.
+  void write(const std::filesystem::path& dir, const Result& r) const;
+  // summary.json's "window" block.
+  static nlohmann::ordered_json summary(const Result& r);
 
  private:
   struct Reading {
     bool taken = false;
-    std::vector<fabric::PortCounters> ports;  // every node's ports, in node order
-    std::vector<std::uint64_t> delivered;     // per flow
+    std::vector<fabric::PortCounters> ports;
+    std::vector<std::uint64_t> delivered;
   };
   Reading read_now(Time t) const;
-  // The readings the span subtracts: at TO (the run's end if it came first), at FROM
-  // (zeros for 0; `last` if the run ended before FROM: an empty span).
-  Reading last(Time end) const;
-  Reading first(const Reading& last, Time end) const;
-  // The span's ends as counted: FROM (the run's end if it ended first: empty) and TO (the
-  // run's end if it came first).
-  Time effective_to(Time end) const;
-  Time effective_from(Time end) const;
 
   fabric::Network& net_;
   TimeSpan span_;
