@@ -33,6 +33,7 @@ void print_parameters() {
     } else if (!spec.min.empty() || !spec.max.empty()) {
       range = fmt::format("{}..{}", spec.min, spec.max);
     }
+    if (!spec.unit.empty()) range += " " + spec.unit;
     std::string help = spec.help;
     for (const auto& [preset, value] : spec.preset_values) help += fmt::format(" [{}: {}]", preset, value);
     fmt::print("{:<38} {:<18} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, range, help);

@@ -37,8 +37,15 @@ Value parse_kind(const Spec& s, const std::string& text) {
         v.text = to_string(Bytes::from_count(v.i));
         break;
       case Kind::rate:
-        v.i = parse_bit_rate(text).bps();
-        v.text = to_string(BitRate::from_bps(v.i));
+        if (s.unit.empty()) {
+          v.i = parse_bit_rate(text).bps();
+          v.text = to_string(BitRate::from_bps(v.i));
+        } else {
+          // A bare number is in the key's unit; a number with a unit is taken as it is.
+          const bool bare = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
+          v.i = parse_bit_rate(bare ? text + s.unit : text).bps();
+          v.text = decimal_in(BitRate::from_bps(v.i), s.unit);
+        }
         break;
       case Kind::integer: {
         std::size_t used = 0;

@@ -47,6 +47,9 @@ struct Spec {
   std::string help;
   std::string min, max;              // bounds in the file's syntax ("" = none)
   std::vector<std::string> choices;  // Kind::choice
+  // Kind::rate: the unit of a bare number ("Mbps": `40` is 40 Mb/s, as a device's sysfs
+  // file takes it), in which the value is also written ("2.5"); "" = a unit is required.
+  std::string unit = {};
 };
 
 // A value parsed for a Spec: its canonical text ("200KB" -> "200KB", "1000ns" -> "1us"),
@@ -133,6 +136,15 @@ class Table {
     return add(
         {key, Kind::rate, std::move(help), std::move(min), std::move(max), {}},
         [m](S& s, const Value& v) { s.*m = BitRate::from_bps(v.i); }, [m](const S& s) { return to_string(s.*m); });
+  }
+  // A rate whose bare numbers are in `unit` ("Mbps"), written back in it: "40", "2.5".
+  Table& rate_in(std::string unit, std::string key, BitRate S::*m, std::string help, std::string min = "0",
+                 std::string max = "") {
+    Spec spec{key, Kind::rate, std::move(help), std::move(min), std::move(max), {}};
+    spec.unit = unit;
+    return add(
+        std::move(spec), [m](S& s, const Value& v) { s.*m = BitRate::from_bps(v.i); },
+        [m, unit](const S& s) { return decimal_in(s.*m, unit); });
   }
   Table& flag(std::string key, bool S::*m, std::string help) {
     return add(

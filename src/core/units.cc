@@ -127,6 +127,23 @@ std::string to_string(Time t) { return render(t.ps(), kTimeUnits); }
 std::string to_string(Bytes b) { return render(b.count(), kByteUnits); }
 std::string to_string(BitRate r) { return render(r.bps(), kRateUnits); }
 
+std::string decimal_in(BitRate r, std::string_view unit) {
+  for (const auto& u : kRateUnits) {
+    if (u.name != unit) continue;
+    const std::int64_t v = r.bps();
+    const std::uint64_t a = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+    const auto f = static_cast<std::uint64_t>(u.factor);
+    std::string out = fmt::format("{}{}", v < 0 ? "-" : "", a / f);
+    if (a % f != 0) {
+      std::string frac = fmt::format("{:0{}}", a % f, fmt::formatted_size("{}", f) - 1);
+      while (frac.back() == '0') frac.pop_back();
+      out += "." + frac;
+    }
+    return out;
+  }
+  throw std::invalid_argument(fmt::format("decimal_in: '{}' is not a rate unit", unit));
+}
+
 Time serialization_time(Bytes size, BitRate rate, WireRounding rounding) {
   if (rate.bps() <= 0) throw std::invalid_argument("serialization_time: the rate must be positive");
   if (size.count() < 0) throw std::invalid_argument("serialization_time: negative size");

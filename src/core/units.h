@@ -114,6 +114,10 @@ BitRate parse_bit_rate(std::string_view text);
 std::string to_string(Time t);
 std::string to_string(Bytes b);
 std::string to_string(BitRate r);
+// The rate as a decimal number of `unit` (one of the rate units), exact and without the
+// unit's name: 2 500 000 bps in "Mbps" is "2.5". Throws std::invalid_argument for an
+// unknown unit.
+std::string decimal_in(BitRate r, std::string_view unit);
 
 // Time for `size` to leave a port at `rate`: size * 8 bits / rate, rounded UP to the
 // next picosecond (a frame is not on the wire until its last bit is; rounding down would

@@ -46,11 +46,11 @@ const params::Table<DcqcnParams>& dcqcn_table() {
               "us between rate cuts of a QP that saw a CNP (0 = cut at each CNP)", 0, 1'000'000)
         .integer("initial_alpha_value", &P::initial_alpha_value,
                  "alpha (/1024) set by the first CNP (1024: alpha = 1, as ns-3 sets it)", 0, 1024)
-        .integer("rate_to_set_on_first_cnp", &P::rate_to_set_on_first_cnp,
-                 "Mb/s set by the first CNP at full rate (0 = keep)", 0, 10'000'000)
+        .rate_in("Mbps", "rate_to_set_on_first_cnp", &P::rate_to_set_on_first_cnp,
+                 "Mb/s set by the first CNP at full rate (0 = keep)", "0", "10000000")
         .integer("rpg_gd", &P::rpg_gd, "cut = Rc alpha_raw / 2^rpg_gd (11: Rc alpha/2)", 1, 20)
         .integer("rpg_min_dec_fac", &P::rpg_min_dec_fac, "a cut keeps at least this percent of Rc", 0, 100)
-        .integer("rpg_min_rate", &P::rpg_min_rate, "Mb/s floor of Rc", 1, 10'000'000)
+        .rate_in("Mbps", "rpg_min_rate", &P::rpg_min_rate, "Mb/s floor of Rc", "0.001", "10000000")
         .integer("dce_tcp_rtt", &P::dce_tcp_rtt, "us between alpha updates (the paper's K)", 1, 1'000'000)
         .integer("dce_tcp_g", &P::dce_tcp_g, "weight of the old alpha, out of 1024 (1020: the paper's g = 1/256)", 0,
                  1024)
@@ -60,9 +60,11 @@ const params::Table<DcqcnParams>& dcqcn_table() {
                  "64-byte units sent per byte-counter increase, 0 = off (the paper's B = 10 MiB: 163840)", 0,
                  67'108'864)
         .integer("rpg_threshold", &P::rpg_threshold, "F: increase stages before additive increase", 0, 1000)
-        .integer("rpg_ai_rate", &P::rpg_ai_rate, "Mb/s of additive increase (the paper's R_AI)", 0, 10'000'000)
-        .integer("rpg_hai_rate", &P::rpg_hai_rate, "Mb/s of hyper increase (the paper's R_HAI)", 0, 10'000'000)
-        .integer("rpg_max_rate", &P::rpg_max_rate, "Mb/s ceiling (0 = line rate)", 0, 10'000'000);
+        .rate_in("Mbps", "rpg_ai_rate", &P::rpg_ai_rate, "Mb/s of additive increase (the paper's R_AI)", "0",
+                 "10000000")
+        .rate_in("Mbps", "rpg_hai_rate", &P::rpg_hai_rate, "Mb/s of hyper increase (the paper's R_HAI)", "0",
+                 "10000000")
+        .rate_in("Mbps", "rpg_max_rate", &P::rpg_max_rate, "Mb/s ceiling (0 = line rate)", "0", "10000000");
     // sysfs flags: 0 or 1.
     const auto flag01 = [&t](const char* key, bool P::*m, const char* help) {
       t.custom(

@@ -97,6 +97,17 @@ TEST(Units, SerializationTimeInWholeNanoseconds) {
   EXPECT_THROW(serialization_time(bytes(1), bps(0), WireRounding::ns_down), std::invalid_argument);
 }
 
+TEST(Units, RatesAsDecimalsOfAUnit) {
+  EXPECT_EQ(decimal_in(Mbps(40), "Mbps"), "40");
+  EXPECT_EQ(decimal_in(bps(2'500'000), "Mbps"), "2.5");
+  EXPECT_EQ(decimal_in(bps(1), "Mbps"), "0.000001");
+  EXPECT_EQ(decimal_in(bps(1'234'567), "Kbps"), "1234.567");
+  EXPECT_EQ(decimal_in(Gbps(100), "Gbps"), "100");
+  EXPECT_EQ(decimal_in(bps(0), "Mbps"), "0");
+  EXPECT_EQ(decimal_in(bps(-1'500'000), "Mbps"), "-1.5");
+  EXPECT_THROW(decimal_in(Mbps(1), "MB/s"), std::invalid_argument);
+}
+
 TEST(Units, RendersTheShortestExactForm) {
   EXPECT_EQ(to_string(us(10)), "10us");
   EXPECT_EQ(to_string(ps(2500)), "2.5ns");

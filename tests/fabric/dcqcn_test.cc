@@ -119,6 +119,23 @@ TEST(Dcqcn, AdditiveThenHyperIncrease) {
   EXPECT_GT(c.rc(), rc0);
 }
 
+TEST(Dcqcn, RatesFinerThanWholeMbps) {
+  // R_AI = 2.5 Mb/s (a model's rate in b/s, not a ConnectX's whole Mb/s).
+  DcqcnParams p = frozen_half_alpha(DcqcnParams::paper());
+  p.rpg_threshold = 1;
+  p.rpg_byte_reset = 0;
+  p.rpg_ai_rate = bps(2'500'000);
+  Bench b(p);
+  b.cnp_at(us(0));      // Rc 75G, Rt 100G
+  b.cnp_at(us(1));      // Rt = 75G, Rc = 56.25G
+  b.until(us(1 + 55));  // T = 1 = F: additive
+  EXPECT_EQ(b.rt(), 75'002'500'000);
+  EXPECT_EQ(b.rc(), 65'626'250'000);  // (75 002 500 000 + 56 250 000 000) / 2
+  b.until(us(1 + 110));
+  EXPECT_EQ(b.rt(), 75'005'000'000);
+  EXPECT_EQ(b.rc(), 70'315'625'000);  // (75 005 000 000 + 65 626 250 000) / 2
+}
+
 TEST(Dcqcn, NvidiaCutsAtTheMonitorPeriodOncePerPeriod) {
   Bench b(frozen_half_alpha(DcqcnParams::nvidia()));
   b.cnp_at(us(1));
@@ -150,7 +167,7 @@ TEST(Dcqcn, CutIsCappedByMinDecFacAndFlooredByMinRate) {
   EXPECT_EQ(b.rc(), 80 * G);
 
   DcqcnParams q = DcqcnParams::paper();
-  q.rpg_min_rate = 30'000;  // 30 Gb/s
+  q.rpg_min_rate = Gbps(30);
   Bench c(q);
   c.cnp_at(us(0));  // 100G x (1 - 1023/2048) = 50.05G
   EXPECT_EQ(c.rc(), 100 * G - 100 * G * 1023 / 2048);
@@ -161,7 +178,7 @@ TEST(Dcqcn, CutIsCappedByMinDecFacAndFlooredByMinRate) {
 
 TEST(Dcqcn, FirstCnpCanSetTheRate) {
   DcqcnParams p = DcqcnParams::nvidia();
-  p.rate_to_set_on_first_cnp = 20'000;  // Mb/s
+  p.rate_to_set_on_first_cnp = Gbps(20);
   Bench b(p);
   b.cnp_at(us(1));
   EXPECT_EQ(b.rc(), 20 * G);  // at once, no monitor period
@@ -447,7 +464,7 @@ TEST(CongestionControl, PoliciesAreMadeByNameWithTheNicsParameters) {
   Simulator sim;
   Recorder rec;
   NicConfig nic;
-  nic.dcqcn.rpg_max_rate = 40'000;  // Mb/s: below the 100 Gb/s line, so the instance must read it
+  nic.dcqcn.rpg_max_rate = Gbps(40);  // below the 100 Gb/s line, so the instance must read it
   const CcContext ctx{sim, Gbps(100), &rec, 7};
   const auto none = make_congestion_control("none", ctx, nic);
   EXPECT_STREQ(none->name(), "none");

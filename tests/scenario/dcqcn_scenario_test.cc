@@ -1,6 +1,7 @@
 // DCQCN in whole scenarios: fair convergence on one bottleneck, a newcomer absorbed,
 // incast with far fewer PFC pauses than without, CNP pacing at the notification point,
 // and the summary's record of every value used.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -159,7 +160,7 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   const fs::path dir = fs::path(::testing::TempDir()) / "dcqcn_summary";
   const FabricSetup cfg = resolve(fabric_parameters(), kExamples + "/incast.toml",
                                   {"nic.congestion_control=dcqcn", "nic.roce_rp.preset=paper",
-                                   "nic.roce_rp.rpg_ai_rate=10"});
+                                   "nic.roce_rp.rpg_ai_rate=10", "nic.roce_rp.rpg_hai_rate=2500Kbps"});
   run_fabric(cfg, {.scenario = "incast.toml", .out_dir = dir.string()});
   std::ifstream in(dir / "summary.json");
   const auto summary = nlohmann::json::parse(in);
@@ -168,6 +169,7 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   EXPECT_EQ(j["dcqcn"]["preset"], "paper");
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_time_reset"], 55);  // the preset's
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_ai_rate"], 10);     // set: overrides the preset
+  EXPECT_EQ(j["dcqcn"]["roce_rp"]["rpg_hai_rate"], 2.5);   // Mb/s, finer than a device's whole ones
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["dce_tcp_g"], 1020);
   EXPECT_EQ(j["dcqcn"]["roce_np"]["min_time_between_cnps"], 50);
   EXPECT_EQ(j["dcqcn"]["roce_np"]["cnp_scope"], "qp");
@@ -178,11 +180,13 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
   EXPECT_EQ(config["nic.roce_rp.preset"], "paper");
   EXPECT_EQ(config["nic.roce_rp.rpg_time_reset"], "55");
   EXPECT_EQ(config["nic.roce_rp.rpg_ai_rate"], "10");
+  EXPECT_EQ(config["nic.roce_rp.rpg_hai_rate"], "2.5");
   EXPECT_EQ(config["nic.roce_np.min_time_between_cnps"], "50");
   EXPECT_EQ(config["nic.roce_np.cnp_scope"], "qp");
   for (const auto& [key, value] : j["dcqcn"]["roce_rp"].items())
-    EXPECT_EQ(config["nic.roce_rp." + key],
-              value.is_string() ? value.get<std::string>() : std::to_string(value.get<int>()))
+    EXPECT_EQ(config["nic.roce_rp." + key], value.is_string()           ? value.get<std::string>()
+                                            : value.is_number_integer() ? std::to_string(value.get<int>())
+                                                                        : fmt::format("{}", value.get<double>()))
         << key;
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["stage_compare"], "after_increment");  // the variants' defaults
   EXPECT_EQ(j["dcqcn"]["roce_rp"]["cut_grid"], "global");

@@ -26,6 +26,7 @@ struct Sample {
   Mode mode = Mode::ecmp;
   std::string profile = "none";
   std::uint32_t window = 8, burst = 4;  // set together by the profile
+  BitRate step = Mbps(5);               // a device's unit: bare numbers are Mb/s
 };
 
 const params::Table<Sample>& sample_table() {
@@ -54,7 +55,8 @@ const params::Table<Sample>& sample_table() {
               if (v.i > 100) throw InputError("a burst over 100 packets is not supported");
               s.burst = static_cast<std::uint32_t>(v.i);
             },
-            [](const Sample& s) { return std::to_string(s.burst); });
+            [](const Sample& s) { return std::to_string(s.burst); })
+        .rate_in("Mbps", "tuning.step", &Sample::step, "Mb/s per increase", "0.001", "1000");
     return t;
   }();
   return table;
@@ -97,7 +99,7 @@ senders = 8
   EXPECT_EQ(c.origin("traffic.senders"), "--set");
   EXPECT_EQ(c.echo()["link.delay"], "500ns");
   EXPECT_EQ(c.echo()["switch.buffer"], "9KiB");
-  EXPECT_EQ(c.echo().size(), 10u);
+  EXPECT_EQ(c.echo().size(), 11u);
 }
 
 TEST(Parameters, DefaultsAreTheStructsOwn) {
@@ -189,6 +191,33 @@ TEST(Parameters, DeclarationsAreCheckedOnce) {
   b.min = "0";
   b.max = "5";
   EXPECT_THROW(r.declare(b), std::logic_error);
+}
+
+TEST(Parameters, RatesInADevicesUnitTakeBareNumbersAndFinerValues) {
+  const auto step = [](const std::string& toml, const std::vector<std::string>& sets = {}) {
+    const Resolved<Sample> r = sample().resolve_text(toml, "s.toml", sets);
+    return std::pair{r.value.step.bps(), r.config.echo()["tuning.step"].get<std::string>()};
+  };
+  EXPECT_EQ(step(""), (std::pair<std::int64_t, std::string>{5'000'000, "5"}));  // the default, in Mb/s
+  EXPECT_EQ(step("[tuning]\nstep = 40\n"), (std::pair<std::int64_t, std::string>{40'000'000, "40"}));
+  // Finer than whole Mb/s: a TOML float, a bare decimal, or any rate unit.
+  EXPECT_EQ(step("[tuning]\nstep = 2.5\n"), (std::pair<std::int64_t, std::string>{2'500'000, "2.5"}));
+  EXPECT_EQ(step("", {"tuning.step=0.125"}), (std::pair<std::int64_t, std::string>{125'000, "0.125"}));
+  EXPECT_EQ(step("[tuning]\nstep = \"1500Kbps\"\n"), (std::pair<std::int64_t, std::string>{1'500'000, "1.5"}));
+  EXPECT_EQ(step("", {"tuning.step=1234567bps"}), (std::pair<std::int64_t, std::string>{1'234'567, "1.234567"}));
+  EXPECT_EQ(sample().registry().find("tuning.step")->default_value, "5");
+  // Ranges in the same unit; what is not a rate says so.
+  EXPECT_EQ(error_of("", {"tuning.step=2000"}), "--set: key 'tuning.step': 2000 is above the maximum 1000");
+  EXPECT_EQ(error_of("", {"tuning.step=500bps"}), "--set: key 'tuning.step': 0.0005 is below the minimum 0.001");
+  EXPECT_EQ(error_of("", {"tuning.step=-1"}),
+            "--set: key 'tuning.step': '-1' is not a bit rate: no number (expected a number and one of: bps, "
+            "Kbps, Mbps, Gbps, Tbps; e.g. 10Kbps)");
+  // A TOML float in exponent form reads as its decimal: 1e-07 Mb/s is a tenth of a b/s.
+  EXPECT_EQ(error_of("[tuning]\nstep = 0.0000001\n"),
+            "s.toml:2:8: key 'tuning.step': '0.0000001Mbps' is not a bit rate: not a whole number of bps "
+            "(expected a number and one of: bps, Kbps, Mbps, Gbps, Tbps; e.g. 10Kbps)");
+  EXPECT_EQ(step("[tuning]\nstep = 1.5e2\n"), (std::pair<std::int64_t, std::string>{150'000'000, "150"}));
+  EXPECT_EQ(step("[tuning]\nstep = 2.5e-3\n"), (std::pair<std::int64_t, std::string>{2'500, "0.0025"}));
 }
 
 TEST(Parameters, ListsAndIntegers) {

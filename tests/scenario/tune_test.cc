@@ -99,6 +99,14 @@ TEST(Tune, MapsTheUnitIntervalOntoEachScale) {
   EXPECT_EQ(ai.value_at(0), "1");
   EXPECT_EQ(ai.value_at(0.5), "51");
   EXPECT_EQ(ai.value_at(1), "100");
+  // A DCQCN rate is searched in whole Mb/s, its bounds in any rate unit: 1 Mb/s..1 Gb/s on
+  // a log scale at 0.5 is sqrt(1000) = 31.6 Mb/s -> 32; choices may be finer.
+  const TuneParam hai = parse_tune_param("nic.roce_rp.rpg_hai_rate=1Mbps..1Gbps:log");
+  EXPECT_EQ(hai.lo, 1);
+  EXPECT_EQ(hai.hi, 1000);
+  EXPECT_EQ(hai.value_at(0.5), "32");
+  EXPECT_EQ(hai.value_at(1), "1000");
+  EXPECT_EQ(parse_tune_param("nic.roce_rp.rpg_ai_rate=2.5,5000Kbps").choices, (std::vector<std::string>{"2.5", "5"}));
   // Log over bytes: 10KB..1MB at 0.5 is sqrt(1e4 x 1e6) = 1e5 B = 100KB.
   const TuneParam kmin = parse_tune_param("switch.wred.green_min_threshold=10KB..1MB:log");
   EXPECT_EQ(kmin.value_at(0), "10KB");
@@ -183,6 +191,13 @@ TEST(Tune, WritesTheSettingsAsANicAndASwitchTakeThem) {
   EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["xon_offset"], "2048");
   EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["dynamic_th"], "-1");
   // Nothing for a device: no files.
+  // Model variants have no sysfs file: listed, not echoed into one.
+  const std::vector<TuneParam> variants{parse_tune_param("nic.roce_rp.cut_grid=global,first_cnp"),
+                                        parse_tune_param("nic.roce_np.cnp_form=frame,becn")};
+  const std::string v = nic_sysfs_script(variants, {"first_cnp", "becn"});
+  EXPECT_EQ(v.find("echo"), std::string::npos) << v;
+  EXPECT_NE(v.find("#   nic.roce_rp.cut_grid = first_cnp\n"), std::string::npos) << v;
+  EXPECT_NE(v.find("#   nic.roce_np.cnp_form = becn\n"), std::string::npos) << v;
   const std::vector<TuneParam> other{parse_tune_param("topology.link_delay=1us..10us")};
   EXPECT_EQ(nic_sysfs_script(other, {"2us"}), "");
   EXPECT_EQ(sonic_config_json(other, {"2us"}), "");

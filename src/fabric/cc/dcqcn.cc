@@ -10,7 +10,6 @@
 namespace fabriclab::fabric {
 
 namespace {
-constexpr std::int64_t kMbps = 1'000'000;
 constexpr std::int64_t kUs = 1'000'000;  // ps
 }  // namespace
 
@@ -21,18 +20,18 @@ DcqcnParams DcqcnParams::paper() {
   p.preset = "paper";
   p.rate_reduce_monitor_period = 0;  // cut at each CNP
   p.initial_alpha_value = 1023;      // alpha starts at 1
-  p.rate_to_set_on_first_cnp = 0;
+  p.rate_to_set_on_first_cnp = {};
   p.rpg_gd = 11;           // Rc (1 - alpha/2)
   p.rpg_min_dec_fac = 50;  // alpha <= 1: never binding
-  p.rpg_min_rate = 1;
+  p.rpg_min_rate = Mbps(1);
   p.dce_tcp_rtt = 55;                        // K = 55 us
   p.dce_tcp_g = 1020;                        // g = 1/256 = (1024 - 1020)/1024
   p.rpg_time_reset = 55;                     // T_inc = 55 us
   p.rpg_byte_reset = 10 * 1024 * 1024 / 64;  // B = 10 MiB, in 64-byte units
   p.rpg_threshold = 5;                       // F
-  p.rpg_ai_rate = 40;                        // R_AI = 40 Mb/s
-  p.rpg_hai_rate = 200;                      // R_HAI = 200 Mb/s
-  p.rpg_max_rate = 0;
+  p.rpg_ai_rate = Mbps(40);                  // R_AI = 40 Mb/s
+  p.rpg_hai_rate = Mbps(200);                // R_HAI = 200 Mb/s
+  p.rpg_max_rate = {};
   p.clamp_tgt_rate = true;  // Rt = Rc at every CNP
   p.clamp_tgt_rate_after_time_inc = true;
   return p;
@@ -46,18 +45,18 @@ DcqcnParams DcqcnParams::ns3_mlx() {
   p.preset = "ns3-mlx";
   p.rate_reduce_monitor_period = 4;                   // RATE_DECREASE_INTERVAL 4 (us)
   p.initial_alpha_value = 1024;                       // the first CNP sets m_alpha = 1
-  p.rate_to_set_on_first_cnp = 0;                     // RateOnFirstCnp 1.0: the current rate
+  p.rate_to_set_on_first_cnp = {};                    // RateOnFirstCnp 1.0: the current rate
   p.rpg_gd = 11;                                      // m_rate * (1 - m_alpha / 2)
   p.rpg_min_dec_fac = 50;                             // no cap in the model; alpha <= 1 never reaches it
-  p.rpg_min_rate = 1000;                              // MIN_RATE 1000Mb/s
+  p.rpg_min_rate = Mbps(1000);                        // MIN_RATE 1000Mb/s
   p.dce_tcp_rtt = 1;                                  // ALPHA_RESUME_INTERVAL 1 (us)
   p.dce_tcp_g = 1020;                                 // EWMA_GAIN 0.00390625 = 4/1024
   p.rpg_time_reset = 300;                             // RP_TIMER 300 (us)
   p.rpg_byte_reset = 0;                               // no byte counter
   p.rpg_threshold = 1;                                // FAST_RECOVERY_TIMES 1
-  p.rpg_ai_rate = 20;                                 // RATE_AI = 5 x bw / 25 Mb/s, at bw = 100
-  p.rpg_hai_rate = 200;                               // RATE_HAI = 50 x bw / 25 Mb/s, at bw = 100
-  p.rpg_max_rate = 0;                                 // the NIC's rate
+  p.rpg_ai_rate = Mbps(20);                           // RATE_AI = 5 x bw / 25 Mb/s, at bw = 100
+  p.rpg_hai_rate = Mbps(200);                         // RATE_HAI = 50 x bw / 25 Mb/s, at bw = 100
+  p.rpg_max_rate = {};                                // the NIC's rate
   p.clamp_tgt_rate = false;                           // CLAMP_TARGET_RATE 0 ...
   p.clamp_tgt_rate_after_time_inc = true;             // ... so Rt = Rc only if m_rpTimeStage != 0
   p.stage_compare = StageCompare::before_increment;   // RateIncEventMlx, then m_rpTimeStage++
@@ -105,7 +104,7 @@ DcqcnParams DcqcnParams::preset_named(const std::string& name) { return dcqcn_pr
 
 void DcqcnParams::validate() const {
   params::validate(dcqcn_table(), *this);
-  if (rpg_max_rate != 0 && rpg_max_rate < rpg_min_rate)
+  if (rpg_max_rate.bps() != 0 && rpg_max_rate.bps() < rpg_min_rate.bps())
     throw InputError("roce_rp.rpg_max_rate: expected 0 (line rate) or at least rpg_min_rate");
   if (increase_stages == IncreaseStages::timer && rpg_byte_reset != 0)
     throw InputError(
@@ -118,8 +117,8 @@ Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListen
       sim_(sim),
       listener_(listener),
       qp_(qp),
-      max_(params.rpg_max_rate ? std::min<std::int64_t>(line.bps(), params.rpg_max_rate * kMbps) : line.bps()),
-      min_(std::min<std::int64_t>(params.rpg_min_rate * kMbps, max_)),
+      max_(params.rpg_max_rate.bps() ? std::min(line.bps(), params.rpg_max_rate.bps()) : line.bps()),
+      min_(std::min(params.rpg_min_rate.bps(), max_)),
       rc_(max_),
       rt_(max_),
       alpha_period_(Time::from_ps(params.dce_tcp_rtt * kUs)),
@@ -167,9 +166,9 @@ void Dcqcn::on_cnp(Time now) {
   limited_ = true;
   if (first) {  // the first CNP (at full rate, or ever)
     alpha_ = p_.initial_alpha_value / 1024.0;
-    if (p_.rate_to_set_on_first_cnp) {
+    if (p_.rate_to_set_on_first_cnp.bps()) {
       rt_ = rc_;
-      rc_ = std::clamp<std::int64_t>(p_.rate_to_set_on_first_cnp * kMbps, min_, max_);
+      rc_ = std::clamp(p_.rate_to_set_on_first_cnp.bps(), min_, max_);
       t_ = bc_ = 0;
       bytes_ = 0;
       restart_timer(now);
@@ -232,9 +231,9 @@ void Dcqcn::increase(std::uint32_t t, std::uint32_t bc) {
     // fast recovery: toward the target only
   } else if (low > f) {
     const std::int64_t steps = p_.hyper_increase == HyperIncrease::growing ? low - f : 1;
-    rt_ += steps * p_.rpg_hai_rate * kMbps;
+    rt_ += steps * p_.rpg_hai_rate.bps();
   } else {
-    rt_ += static_cast<std::int64_t>(p_.rpg_ai_rate) * kMbps;
+    rt_ += p_.rpg_ai_rate.bps();
   }
   rt_ = std::min(rt_, max_);
   rc_ = std::min((rt_ + rc_ + 1) / 2, max_);

@@ -95,18 +95,19 @@ struct DcqcnParams {
   std::string preset = "nvidia";
   std::uint32_t rate_reduce_monitor_period = 4;  // us; 0: cut at each CNP as it arrives
   std::uint32_t initial_alpha_value = 1023;      // out of 1024
-  std::uint32_t rate_to_set_on_first_cnp = 0;    // Mb/s; 0 = keep the current rate
+  BitRate rate_to_set_on_first_cnp;              // 0 = keep the current rate
   std::uint32_t rpg_gd = 11;                     // cut = Rc alpha_raw / 2^rpg_gd
   std::uint32_t rpg_min_dec_fac = 50;            // percent: a cut keeps at least this share
-  std::uint32_t rpg_min_rate = 1;                // Mb/s
-  std::uint32_t dce_tcp_rtt = 1;                 // us: alpha update period
-  std::uint32_t dce_tcp_g = 1019;                // out of 1024: weight of the old alpha
-  std::uint32_t rpg_time_reset = 300;            // us: increase timer
-  std::uint32_t rpg_byte_reset = 32767;          // 64-byte units: byte counter (0 = off)
-  std::uint32_t rpg_threshold = 1;               // F
-  std::uint32_t rpg_ai_rate = 5;                 // Mb/s
-  std::uint32_t rpg_hai_rate = 50;               // Mb/s
-  std::uint32_t rpg_max_rate = 0;                // Mb/s; 0 = line rate
+  BitRate rpg_min_rate = BitRate::from_bps(1'000'000);
+  std::uint32_t dce_tcp_rtt = 1;         // us: alpha update period
+  std::uint32_t dce_tcp_g = 1019;        // out of 1024: weight of the old alpha
+  std::uint32_t rpg_time_reset = 300;    // us: increase timer
+  std::uint32_t rpg_byte_reset = 32767;  // 64-byte units: byte counter (0 = off)
+  std::uint32_t rpg_threshold = 1;       // F
+  // The rates are whole Mb/s on a ConnectX (its sysfs files); finer where a model needs it.
+  BitRate rpg_ai_rate = BitRate::from_bps(5'000'000);
+  BitRate rpg_hai_rate = BitRate::from_bps(50'000'000);
+  BitRate rpg_max_rate;  // 0 = line rate
   bool clamp_tgt_rate = false;
   bool clamp_tgt_rate_after_time_inc = true;
   StageCompare stage_compare = StageCompare::after_increment;

@@ -69,7 +69,7 @@ double TuneParam::number(const std::string& text) const {
   const ParamSpec* spec = fabric_parameters().registry().find(key);
   if (!spec) throw InputError(fmt::format("--param: unknown key '{}'", key));
   const params::Value v = params::parse(*spec, text);
-  return kind == params::Kind::real ? v.d : static_cast<double>(v.i);
+  return kind == params::Kind::real ? v.d : static_cast<double>(v.i) / static_cast<double>(unit);
 }
 
 TuneParam parse_tune_param(const std::string& text) {
@@ -81,6 +81,10 @@ TuneParam parse_tune_param(const std::string& text) {
   const ParamSpec* spec = fabric_parameters().registry().find(p.key);
   if (!spec) throw InputError(fmt::format("--param: unknown key '{}' (fabriclab run --parameters lists them)", p.key));
   p.kind = spec->kind;
+  if (spec->kind == params::Kind::rate && !spec->unit.empty()) {
+    p.kind = params::Kind::integer;
+    p.unit = parse_bit_rate("1" + spec->unit).bps();
+  }
   std::string range = text.substr(eq + 1);
   const auto parse_value = [&](const std::string& v) {
     try {

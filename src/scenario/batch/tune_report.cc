@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
@@ -44,8 +45,28 @@ std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vec
       const std::string prefix = fmt::format("nic.{}.", group);
       if (!starts_with(key, prefix)) continue;
       const std::string name = key.substr(prefix.size());
-      // fabriclab's own choices, not firmware files.
-      if (name == "preset" || name == "cnp_scope" || name == "enable") {
+      // The files an mlx5 NIC has under ecn/roce_rp and ecn/roce_np; every other key is
+      // fabriclab's own choice (a preset, a model variant), not a firmware file.
+      static const std::set<std::string> sysfs{"clamp_tgt_rate",
+                                               "clamp_tgt_rate_after_time_inc",
+                                               "dce_tcp_g",
+                                               "dce_tcp_rtt",
+                                               "initial_alpha_value",
+                                               "rate_reduce_monitor_period",
+                                               "rate_to_set_on_first_cnp",
+                                               "rpg_ai_rate",
+                                               "rpg_byte_reset",
+                                               "rpg_gd",
+                                               "rpg_hai_rate",
+                                               "rpg_max_rate",
+                                               "rpg_min_dec_fac",
+                                               "rpg_min_rate",
+                                               "rpg_threshold",
+                                               "rpg_time_reset",
+                                               "cnp_802p_prio",
+                                               "cnp_dscp",
+                                               "min_time_between_cnps"};
+      if (!sysfs.count(name)) {
         none += fmt::format("#   {} = {}\n", key, values[d]);
         continue;
       }
@@ -193,6 +214,7 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
     const char* unit = p.kind == params::Kind::time    ? " (ps)"
                        : p.kind == params::Kind::bytes ? " (B)"
                        : p.kind == params::Kind::rate  ? " (b/s)"
+                       : p.unit == 1'000'000           ? " (Mb/s)"
                                                        : "";
     body += fmt::format("set xlabel '{}{}'\n", p.key, unit);
     body += p.scale == TuneParam::Scale::log ? "set logscale x\n" : "unset logscale x\n";

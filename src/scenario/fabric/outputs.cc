@@ -77,23 +77,31 @@ std::string ports_csv(const Network& net, fabric::PortCounters& all) {
   return ports;
 }
 
+namespace {
+// A DCQCN rate in Mb/s, the unit of its key: an integer when whole ("5"), else exact ("2.5").
+nlohmann::ordered_json mbps(BitRate r) {
+  if (r.bps() % 1'000'000 == 0) return r.bps() / 1'000'000;
+  return static_cast<double>(r.bps()) / 1e6;
+}
+}  // namespace
+
 nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np) {
   nlohmann::ordered_json j;
   j["preset"] = rp.preset;
   j["roce_rp"] = {{"rate_reduce_monitor_period", rp.rate_reduce_monitor_period},
                   {"initial_alpha_value", rp.initial_alpha_value},
-                  {"rate_to_set_on_first_cnp", rp.rate_to_set_on_first_cnp},
+                  {"rate_to_set_on_first_cnp", mbps(rp.rate_to_set_on_first_cnp)},
                   {"rpg_gd", rp.rpg_gd},
                   {"rpg_min_dec_fac", rp.rpg_min_dec_fac},
-                  {"rpg_min_rate", rp.rpg_min_rate},
+                  {"rpg_min_rate", mbps(rp.rpg_min_rate)},
                   {"dce_tcp_rtt", rp.dce_tcp_rtt},
                   {"dce_tcp_g", rp.dce_tcp_g},
                   {"rpg_time_reset", rp.rpg_time_reset},
                   {"rpg_byte_reset", rp.rpg_byte_reset},
                   {"rpg_threshold", rp.rpg_threshold},
-                  {"rpg_ai_rate", rp.rpg_ai_rate},
-                  {"rpg_hai_rate", rp.rpg_hai_rate},
-                  {"rpg_max_rate", rp.rpg_max_rate},
+                  {"rpg_ai_rate", mbps(rp.rpg_ai_rate)},
+                  {"rpg_hai_rate", mbps(rp.rpg_hai_rate)},
+                  {"rpg_max_rate", mbps(rp.rpg_max_rate)},
                   {"clamp_tgt_rate", rp.clamp_tgt_rate ? 1 : 0},
                   {"clamp_tgt_rate_after_time_inc", rp.clamp_tgt_rate_after_time_inc ? 1 : 0},
                   {"stage_compare", name_of(fabric::kStageCompareNames, rp.stage_compare)},
