@@ -286,14 +286,24 @@ void Network::start_flow(std::uint32_t id, Time at) {
   for (const auto& [h, q] : send_qps_[id]) hosts_[h]->start_send_qp(q, at);
 }
 
-void Network::observe_at(std::vector<Time> instants, std::function<void(Time)> at) {
-  if (prepared_) throw std::logic_error("Network::observe_at after the run was prepared");
+void Network::snapshot_at(std::vector<Time> instants) {
+  if (prepared_) throw std::logic_error("Network::snapshot_at after the run was prepared");
   for (std::size_t i = 0; i < instants.size(); ++i)
     if (instants[i] <= Time() || (i > 0 && instants[i] <= instants[i - 1]))
-      throw std::logic_error("Network::observe_at: instants must be after 0 and ascending");
-  observe_instants_ = std::move(instants);
-  observe_ = std::move(at);
+      throw std::logic_error("Network::snapshot_at: instants must be after 0 and ascending");
+  snapshots_.clear();
+  for (Time t : instants) snapshots_.push_back({.at = t});
   observed_ = 0;
+}
+
+void Network::take_snapshot(Snapshot& s) {
+  s.taken = true;
+  s.ports.clear();
+  s.delivered.clear();
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+      s.ports.push_back(runs_here(n) ? port_counters(*nodes_[n], i, s.at) : PortCounters{});
+  for (const auto& f : flows_) s.delivered.push_back(runs_here(f.spec.dst) ? f.delivered : 0);
 }
 
 RunTotals Network::run(Time stop) {
@@ -306,14 +316,14 @@ RunTotals Network::run(Time stop) {
 }
 
 void Network::run_observing(Time until) {
-  while (observed_ < observe_instants_.size() && observe_instants_[observed_] <= until) {
-    const Time t = observe_instants_[observed_];
-    if (t <= sim_.now()) throw std::logic_error("Network: an observation instant was passed without being observed");
-    sim_.run(t - Time::from_ps(1));
-    // Stopped by an event before t (the last flow, the coordinator's new work): the caller
-    // decides how the run goes on, and t is read when it gets there.
-    if (sim_.stopped() || sim_.next_time() < t) return;
-    observe_(t);
+  while (observed_ < snapshots_.size() && snapshots_[observed_].at <= until) {
+    Snapshot& s = snapshots_[observed_];
+    if (s.at <= sim_.now()) throw std::logic_error("Network: a snapshot instant was passed without a snapshot");
+    sim_.run(s.at - Time::from_ps(1));
+    // Stopped by an event before the instant (the last flow, the coordinator's new work):
+    // the caller decides how the run goes on, and the snapshot waits until it gets there.
+    if (sim_.stopped() || sim_.next_time() < s.at) return;
+    take_snapshot(s);
     ++observed_;
   }
   sim_.run(until);
@@ -493,6 +503,14 @@ void Network::gather_results() {
         w.put(f.finish);
       }
     }
+    for (const Snapshot& s : snapshots_) {
+      if (!s.taken) continue;  // (alike on every rank)
+      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+        if (runs_here(n))
+          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
+      for (std::uint32_t id = 0; id < flows_.size(); ++id)
+        if (runs_here(flows_[id].spec.dst)) w.put(s.delivered[id]);
+    }
   }
   for (int r = 0; r < exchange_->size(); ++r) out.next_rank();  // all of it for rank 0
   exchange_->all_to_all(out, in, "the end of the run (outputs to rank 0)");
@@ -527,6 +545,14 @@ void Network::gather_results() {
         f.qps_done = rd.get<std::uint32_t>();
         f.finish = rd.get<Time>();
       }
+    }
+    for (Snapshot& s : snapshots_) {
+      if (!s.taken) continue;
+      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+        if (owner(n))
+          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) s.ports[port_base_[n] + i] = rd.get<PortCounters>();
+      for (std::uint32_t id = 0; id < flows_.size(); ++id)
+        if (owner(flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
     }
     if (!rd.done()) throw std::logic_error(fmt::format("rank {} sent more than its nodes' counters", r));
   }
@@ -586,6 +612,10 @@ RunTotals Network::finish() {
   // else at the last event.
   if (!parts_.empty()) t.end = std::max(t.end, pending ? ran_until_ : last_now);
   end_ = t.end;
+  // A snapshot past the run's last event (read while nothing was left to happen) is no
+  // instant of the run: as if the run had not reached it, however it was split.
+  for (Snapshot& s : snapshots_)
+    if (s.at > end_) s = {.at = s.at};
   t.all_finished = t.flows_finished == flows_.size() && released_ == held_ && ctx_.work_released == ctx_.work_held;
   for (const auto& part : parts_) t.all_finished = t.all_finished && part->ctx.work_released == part->ctx.work_held;
   t.deadlock = deadlock_.has_value();

@@ -168,11 +168,22 @@ class Network final : private FlowEvents {
   // naming the node and the key. Once the topology is complete.
   void check_buffers();
 
-  // Calls at(t) at each of `instants` (ascending, after 0) that the run reaches, when
-  // every event before t has run and none at or after it, so that what it reads (counters,
-  // flows' bytes) is exactly the state at t. Read-only: the run is the same with or
-  // without it. An undivided run only (std::logic_error when split); before run().
-  void observe_at(std::vector<Time> instants, std::function<void(Time)> at);
+  // The state at an instant `at`, read when every event before it has run and none at or
+  // after it: every port's counters up to `at` (node by node, each node's ports in order)
+  // and every flow's payload placed.
+  struct Snapshot {
+    Time at;
+    bool taken = false;  // the run reached `at` (one that ended before it: not taken)
+    std::vector<PortCounters> ports = {};
+    std::vector<std::uint64_t> delivered = {};  // by flow
+  };
+  // Takes a Snapshot at each of `instants` (ascending, after 0) within the run. Read-only:
+  // the run is the same with or without them, undivided or split (partitioned, a window
+  // ends at each instant, as at a deadlock check; over several processes, each reads its
+  // own nodes and rank 0 gathers the rest with the outputs). Before run().
+  void snapshot_at(std::vector<Time> instants);
+  // Once the run has finished (over several processes: whole on rank 0, holds_results()).
+  const std::vector<Snapshot>& snapshots() const { return snapshots_; }
 
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
@@ -345,12 +356,13 @@ class Network final : private FlowEvents {
   bool stopped_by_deadlock() const { return deadlock_ && !deadlock_keep_running_; }
   // Undivided: once the work is done, the events up to the tail's end (Network::tail_).
   void run_tail(Time stop);
-  // Undivided: sim_.run(until), cut at the observation instants up to it (observe_at).
+  // Undivided: sim_.run(until), cut at the snapshot instants up to it (snapshot_at).
   // Returns early, as sim_.run does, when an event stops the simulator.
   void run_observing(Time until);
-  std::vector<Time> observe_instants_;
-  std::function<void(Time)> observe_;
-  std::size_t observed_ = 0;
+  // Reads `s` now (this process's nodes and the flows that end at them).
+  void take_snapshot(Snapshot& s);
+  std::vector<Snapshot> snapshots_;
+  std::size_t observed_ = 0;  // undivided: the snapshots taken
   std::uint64_t work() const { return flows_.size() + held_ + held_in_; }
   void look_for_deadlock(Time now);
   Time deadlock_interval_, deadlock_persist_;

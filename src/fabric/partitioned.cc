@@ -281,7 +281,6 @@ void Network::hand_over(std::uint32_t to, int window) {
 }
 
 RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
-  if (!observe_instants_.empty()) throw std::logic_error("Network::observe_at in a partitioned run");
   prepare();
   const std::uint32_t threads = n_threads_;
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
@@ -302,7 +301,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
   // sending into this window's outboxes; publish what the decision needs in this
   // window's slot; meet; over several processes, thread 0 exchanges the slots and the
   // frames with the other processes (exchange_window) and the threads meet again; when a
-  // deadlock check, a progress report or the coordinator's
+  // deadlock check, a snapshot, a progress report or the coordinator's
   // step is due (or the parts fell idle with the coordinator still to act), thread 0
   // makes it at the window's end and the threads meet again, so nothing runs meanwhile;
   // take the frames sent to its parts; and decide, as every thread does, from the
@@ -315,13 +314,16 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
     Time from = sim_.now();  // no event of the next window is earlier
     Time next_progress = from + slice;
     Time next_check = look ? from + deadlock_interval_ : Time::max();
-    Time end = stop;    // the tail's end once the work is done
-    bool tail = false;  // the work is done: the coordinator has nothing left to do
+    Time end = stop;          // the tail's end once the work is done
+    bool tail = false;        // the work is done: the coordinator has nothing left to do
+    std::size_t snapped = 0;  // the snapshots past (taken by thread 0)
+    const auto next_snapshot = [&] { return snapped < snapshots_.size() ? snapshots_[snapped].at : Time::max(); };
     for (int w = 0;; w ^= 1) {
       // `due` is read here only, before the meeting: thread 0 may change it after.
       const Time due_now = tail ? Time::max() : due;
       Time until = grid == Time::max() || end - from < grid ? end : from + grid - Time::from_ps(1);
-      if (!tail && next_check <= until) until = next_check - Time::from_ps(1);  // the check sees the events before it
+      if (!tail && next_check <= until) until = next_check - Time::from_ps(1);   // the check sees the events before it
+      if (next_snapshot() <= until) until = next_snapshot() - Time::from_ps(1);  // and so does a snapshot
       const bool stepping = due_now <= until;
       if (stepping) until = due_now;
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
@@ -369,10 +371,13 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       const bool report = progress && until >= next_progress;
       const bool step = stepping && !failed;  // (from what every thread reads alike)
       const bool settle = !step && !failed && pending == 0 && due_now != Time::max();  // only the coordinator can act
-      if (check || report || step || settle) {
+      const bool snap = next_snapshot() == boundary && !failed;
+      if (check || report || step || settle || snap) {
         if (t == 0) {
           try {
             if (check && !failed) look_for_deadlock(boundary);  // a part that threw may be half-way
+            // (As undivided: a deadlock that ends the run at this instant leaves it unread.)
+            if (snap && !stopped_by_deadlock()) take_snapshot(snapshots_[snapped]);
             if (report) {
               window_events_ = events;
               progress(until);
@@ -391,6 +396,7 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         }
         if (check) next_check += deadlock_interval_;
         if (report) next_progress = until + slice;
+        if (snap) ++snapped;
         sync.arrive_and_wait();
       }
       for (std::uint32_t q = first_part_ + t; q < end_part_; q += threads) {
@@ -415,7 +421,8 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       }
       // After a step, its events at `until` come first; an idle network waits for the
       // coordinator's next instant.
-      from = step ? until : pending == 0 ? std::max(boundary, std::min(due, stop)) : boundary;
+      // (Not past a snapshot: an idle network is read at its instant, as undivided.)
+      from = step ? until : pending == 0 ? std::max(boundary, std::min({due, stop, next_snapshot()})) : boundary;
     }
   };
   running_ = true;

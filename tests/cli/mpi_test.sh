@@ -141,6 +141,20 @@ split_runs incast "$examples/incast.toml"
 split_runs leaf-spine "$examples/leaf-spine.toml"
 split_runs spreading "$examples/congestion-spreading.toml"
 split_runs fat-tree "$examples/leaf-spine.toml" --set topology.kind=fat_tree --set topology.k=4
+# output.window over ranks: each rank reads its own nodes at the span's ends, rank 0
+# gathers them; the undivided run's window files and summary, inside the run and cut by
+# its end.
+for win in 100us..700us 1ms..50ms; do
+  "$fl" run "$examples/incast.toml" --quiet --out "$tmp/win-$win-one" --set output.window=$win
+  expect "window-$win-ranks" 0 'on 3 MPI ranks' -- "${mpirun[@]}" -n 3 "$fl" run "$examples/incast.toml" --quiet \
+    --out "$tmp/win-$win-r3" --set output.window=$win
+  for f in ports_window.csv flows_window.csv; do
+    expect "window-$win-ranks-$f" 0 '' -- cmp "$tmp/win-$win-one/$f" "$tmp/win-$win-r3/$f"
+  done
+  same_summary "window-$win-ranks-summary" "$tmp/win-$win-one/summary.json" "$tmp/win-$win-r3/summary.json" \
+    peak_packets_alive
+done
+expect window-cut-named 0 '"cut_by_the_run_end": true' -- cat "$tmp/win-1ms..50ms-r3/summary.json"
 # METIS's parts instead of pods: the same outputs again.
 expect fat-tree-metis 0 'on 3 MPI ranks' -- "${mpirun[@]}" -n 3 "$fl" run "$examples/leaf-spine.toml" --quiet \
   --set topology.kind=fat_tree --set topology.k=4 --set sim.partitioner=metis --out "$tmp/fat-tree-metis"

@@ -2,6 +2,7 @@
 // lossless priority, conserve bytes (checked inside every run), are deterministic, and
 // keep their trajectory fingerprints; scenario errors name the key and the file line.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "error_message.h"
 #include "scenario/fabric/fabric_scenario.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -226,6 +228,61 @@ pattern = "flows"
   EXPECT_EQ(testing::input_error_of([&] { run("bad", "5us..2us"); }),
             "--set: output.window = '5us..2us': FROM is not before TO (expected \"FROM..TO\", two times with FROM "
             "before TO, e.g. \"150ms..300ms\")");
+}
+
+// output.window in split runs: the undivided run's window files and summary block, for a
+// span inside the run, one cut by its end, and spans in an idle stretch (the incast over
+// and the collectives' coordinator not yet due: the parts are read at the instants,
+// not where the run wakes next).
+TEST(FabricScenario, WindowCountsAreTheSameHoweverTheRunIsSplit) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_window_split";
+  const std::vector<std::string> idle{"collective.0.start=100us", "collective.0.mean_gap=300us",
+                                      "collective.0.bytes=64KiB", "traffic.bytes=64KB", "nic.congestion_control=none"};
+  struct Case {
+    std::string example, window;
+    std::vector<std::string> sets;
+  };
+  const std::vector<Case> cases = {{"incast", "100us..700us", {}},
+                                   {"leaf-spine", "200us..2ms", {}},
+                                   {"collectives", "60us..90us", idle},
+                                   {"collectives", "30000001ps..150us", idle}};
+  for (const Case& c : cases) {
+    const std::string file = kExamples + "/" + c.example + ".toml";
+    std::vector<std::string> sets = c.sets;
+    sets.push_back("output.window=" + c.window);
+    const FabricOutcome whole = run_fabric(resolve(fabric_parameters(), file, sets),
+                                           {.scenario = c.example, .out_dir = (dir / "whole").string()});
+    const auto window_block = [](const std::filesystem::path& d) {
+      return nlohmann::json::parse(slurp(d / "summary.json"))["window"].dump();
+    };
+    for (const auto& [parts, threads] : {std::pair{2, 1}, {4, 2}}) {
+      const std::string name = std::to_string(parts) + "x" + std::to_string(threads);
+      std::vector<std::string> split = sets;
+      split.push_back("sim.partitions=" + std::to_string(parts));
+      split.push_back("sim.threads=" + std::to_string(threads));
+      const FabricOutcome o = run_fabric(resolve(fabric_parameters(), file, split),
+                                         {.scenario = c.example, .out_dir = (dir / name).string()});
+      const std::string what = c.example + " " + c.window + " " + name;
+      EXPECT_EQ(o.fingerprint, whole.fingerprint) << what;
+      for (const char* f : {"flows.csv", "ports.csv", "ports_window.csv", "flows_window.csv"})
+        EXPECT_TRUE(slurp(dir / name / f) == slurp(dir / "whole" / f)) << what << " " << f;
+      EXPECT_EQ(window_block(dir / name), window_block(dir / "whole")) << what;
+    }
+    // What the span held, from the undivided run: the incast's span is inside the run,
+    // the leaf-spine's is cut at its end, and nothing moves in the idle stretch.
+    const auto block = nlohmann::json::parse(slurp(dir / "whole" / "summary.json"))["window"];
+    if (c.example == "incast") {
+      EXPECT_EQ(block["cut_by_the_run_end"], false);
+      EXPECT_GT(block["delivered_bytes"].get<std::uint64_t>(), 0u);
+    } else if (c.example == "leaf-spine") {
+      EXPECT_EQ(block["cut_by_the_run_end"], true);
+      EXPECT_EQ(block["to_ns"], ns_text(whole.totals.end));
+    } else if (c.window == "60us..90us") {
+      EXPECT_EQ(block["ports"]["tx_packets"], 0);
+      EXPECT_EQ(block["delivered_bytes"], 0);
+    }
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {

@@ -118,7 +118,7 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
     const auto refuse = [&](const std::string& key) {
       throw InputError(fmt::format("{}: {} is not supported {}; {}", cfg.origin(key), key, split, instead));
     };
-    for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics", "output.window"})
+    for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
       if (!cfg.text(key).empty()) refuse(key);
     if (s.output.timeseries_interval > Time()) refuse("output.timeseries_interval");
     // The messages below start with where the split was asked for.

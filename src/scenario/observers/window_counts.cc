@@ -33,16 +33,7 @@ WindowCounts::WindowCounts(fabric::Network& net, TimeSpan span) : net_(net), spa
   std::vector<Time> at;
   if (span_.from > Time()) at.push_back(span_.from);
   at.push_back(span_.to);
-  net_.observe_at(std::move(at), [this](Time t) { (t == span_.to ? to_ : from_) = read_now(t); });
-}
-
-WindowCounts::Reading WindowCounts::read_now(Time t) const {
-  Reading r;
-  r.taken = true;
-  for (const fabric::Node* n : net_.nodes())
-    for (std::size_t i = 0; i < n->port_count(); ++i) r.ports.push_back(fabric::Network::port_counters(*n, i, t));
-  for (const auto& f : net_.flows()) r.delivered.push_back(f.delivered);
-  return r;
+  net_.snapshot_at(std::move(at));
 }
 
 namespace {
@@ -58,15 +49,23 @@ double gbps(std::uint64_t bytes, Time span) {
 }  // namespace
 
 WindowCounts::Result WindowCounts::result(Time end) const {
-  // A reading counts if its instant is within the run: one taken past the run's last event,
-  // with nothing left to happen, is its end state read later.
+  // The network's snapshots are those of instants within the run (fabric/network.h).
+  const auto& snaps = net_.snapshots();
+  const bool from_start = span_.from == Time();
+  const fabric::Network::Snapshot& to = snaps.back();
   Result r;
-  r.cut = !(to_.taken && span_.to <= end);
+  r.cut = !to.taken;
   r.to = r.cut ? end : span_.to;
   r.from = std::min(span_.from, r.to);  // the run ended before FROM: an empty span
-  const Reading last = r.cut ? read_now(end) : to_;
-  const bool from_start = span_.from == Time();
-  const Reading& first = from_.taken && span_.from <= end ? from_ : last;
+  fabric::Network::Snapshot at_end;
+  if (r.cut) {
+    for (std::uint32_t n = 0; n < net_.nodes().size(); ++n)
+      for (std::size_t i = 0; i < net_.nodes()[n]->port_count(); ++i)
+        at_end.ports.push_back(net_.port_counters_at_end(n, i));
+    for (const auto& f : net_.flows()) at_end.delivered.push_back(f.delivered);
+  }
+  const fabric::Network::Snapshot& last = r.cut ? at_end : to;
+  const fabric::Network::Snapshot& first = !from_start && snaps.front().taken ? snaps.front() : last;
   for (std::size_t p = 0; p < last.ports.size(); ++p)
     r.ports.push_back(from_start ? last.ports[p] : last.ports[p].since(first.ports[p]));
   for (std::size_t i = 0; i < last.delivered.size(); ++i)

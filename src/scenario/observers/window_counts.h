@@ -1,13 +1,13 @@
 // Port and flow counts over a span of the run (output.window = "FROM..TO"), so that a
 // steady state needs no second run: the state read exactly at FROM and at TO (every event
-// before the instant counted, none at or after it: Network::observe_at) and subtracted.
+// before the instant counted, none at or after it: Network::snapshot_at) and subtracted.
 //   ports_window.csv  node,port and PortCounters' fields over the span (max_queue_bytes,
 //                     a maximum, cannot be had from two readings: left out)
 //   flows_window.csv  flow_id,src,dst,delivered_bytes,goodput_gbps: payload placed in the
 //                     span, over its length
 // A run that ends before TO is read at its end (the span is cut there and says so); one
-// that ends before FROM has an empty span. An undivided run only (the scenario refuses it
-// split).
+// that ends before FROM has an empty span. The same however the run is split (the
+// network's snapshots are; over several processes, on rank 0).
 #pragma once
 
 #include <cstdint>
@@ -40,23 +40,15 @@ class WindowCounts {
     std::vector<fabric::PortCounters> ports;  // every node's ports, in node order
     std::vector<std::uint64_t> delivered;     // per flow
   };
-  Result result(Time end) const;
+  Result result(Time end) const;  // (where the network holds_results())
   // ports_window.csv and flows_window.csv.
   void write(const std::filesystem::path& dir, const Result& r) const;
   // summary.json's "window" block.
   static nlohmann::ordered_json summary(const Result& r);
 
  private:
-  struct Reading {
-    bool taken = false;
-    std::vector<fabric::PortCounters> ports;
-    std::vector<std::uint64_t> delivered;
-  };
-  Reading read_now(Time t) const;
-
   fabric::Network& net_;
   TimeSpan span_;
-  Reading from_, to_;
 };
 
 }  // namespace fabriclab::scenario
