@@ -43,8 +43,15 @@ Value parse_kind(const Spec& s, const std::string& text) {
         } else {
           // A bare number is in the key's unit; a number with a unit is taken as it is.
           const bool bare = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
-          v.i = parse_bit_rate(bare ? text + s.unit : text).bps();
-          v.text = decimal_in(BitRate::from_bps(v.i), s.unit);
+          try {
+            v.i = parse_bit_rate(bare ? text + s.unit : text).bps();
+            v.text = decimal_in(BitRate::from_bps(v.i), s.unit);
+          } catch (const InputError&) {
+            wrong = fmt::format(
+                "'{}' is not a rate: expected a number of {} (e.g. 2.5) or a rate with its unit (e.g. 2500Kbps), "
+                "exact to the bps",
+                text, s.unit);
+          }
         }
         break;
       case Kind::integer: {
@@ -108,10 +115,11 @@ Value parse(const Spec& s, const std::string& text) {
   if (!numeric) return v;
   // Integers compare exactly (a double would round large ones).
   const auto exact_below = [&](const Value& a, const Value& b) { return s.kind == Kind::real ? a.d < b.d : a.i < b.i; };
+  const std::string unit = s.unit.empty() ? "" : " " + s.unit;  // a bare number's
   if (!s.min.empty() && exact_below(v, parse_kind(s, s.min)))
-    throw InputError(fmt::format("{} is below the minimum {}", v.text, s.min));
+    throw InputError(fmt::format("{}{} is below the minimum {}{}", v.text, unit, s.min, unit));
   if (!s.max.empty() && exact_below(parse_kind(s, s.max), v))
-    throw InputError(fmt::format("{} is above the maximum {}", v.text, s.max));
+    throw InputError(fmt::format("{}{} is above the maximum {}{}", v.text, unit, s.max, unit));
   return v;
 }
 

@@ -300,9 +300,16 @@ void Network::take_snapshot(Snapshot& s) {
   s.taken = true;
   s.ports.clear();
   s.delivered.clear();
+  const auto hosts = static_cast<std::uint32_t>(hosts_.size());
   for (std::uint32_t n = 0; n < nodes_.size(); ++n)
-    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
-      s.ports.push_back(runs_here(n) ? port_counters(*nodes_[n], i, s.at) : PortCounters{});
+    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) {
+      if (!runs_here(n)) {
+        s.ports.emplace_back();
+        continue;
+      }
+      s.ports.push_back(port_counters(*nodes_[n], i, s.at));
+      if (n >= hosts) s.ports.back().max_queue_bytes = switches_[n - hosts]->take_max_queue_since(i);
+    }
   for (const auto& f : flows_) s.delivered.push_back(runs_here(f.spec.dst) ? f.delivered : 0);
 }
 
@@ -477,6 +484,14 @@ WatchdogCounts Network::own_watchdog(std::uint32_t node, std::size_t port) const
 }
 
 void Network::gather_results() {
+  // The snapshots taken (alike on every rank) and the end's reading.
+  const auto readings = [this] {
+    std::vector<Snapshot*> r;
+    for (Snapshot& s : snapshots_)
+      if (s.taken) r.push_back(&s);
+    if (!snapshots_.empty()) r.push_back(&end_snapshot_);
+    return r;
+  };
   port_base_.assign(nodes_.size() + 1, 0);
   for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
   // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
@@ -503,8 +518,8 @@ void Network::gather_results() {
         w.put(f.finish);
       }
     }
-    for (const Snapshot& s : snapshots_) {
-      if (!s.taken) continue;  // (alike on every rank)
+    for (const Snapshot* reading : readings()) {
+      const Snapshot& s = *reading;
       for (std::uint32_t n = 0; n < nodes_.size(); ++n)
         if (runs_here(n))
           for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
@@ -546,8 +561,8 @@ void Network::gather_results() {
         f.finish = rd.get<Time>();
       }
     }
-    for (Snapshot& s : snapshots_) {
-      if (!s.taken) continue;
+    for (Snapshot* reading : readings()) {
+      Snapshot& s = *reading;
       for (std::uint32_t n = 0; n < nodes_.size(); ++n)
         if (owner(n))
           for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) s.ports[port_base_[n] + i] = rd.get<PortCounters>();
@@ -613,9 +628,19 @@ RunTotals Network::finish() {
   if (!parts_.empty()) t.end = std::max(t.end, pending ? ran_until_ : last_now);
   end_ = t.end;
   // A snapshot past the run's last event (read while nothing was left to happen) is no
-  // instant of the run: as if the run had not reached it, however it was split.
-  for (Snapshot& s : snapshots_)
-    if (s.at > end_) s = {.at = s.at};
+  // instant of the run: as if the run had not reached it, however it was split. The end's
+  // reading takes its maxima back (they are the end's, since the last snapshot kept).
+  if (!snapshots_.empty()) {
+    end_snapshot_ = {.at = end_};
+    take_snapshot(end_snapshot_);
+    for (Snapshot& s : snapshots_) {
+      if (s.at <= end_) continue;
+      for (std::size_t p = 0; p < s.ports.size(); ++p)
+        end_snapshot_.ports[p].max_queue_bytes = std::max(end_snapshot_.ports[p].max_queue_bytes,
+                                                          s.ports[p].max_queue_bytes);
+      s = {.at = s.at};
+    }
+  }
   t.all_finished = t.flows_finished == flows_.size() && released_ == held_ && ctx_.work_released == ctx_.work_held;
   for (const auto& part : parts_) t.all_finished = t.all_finished && part->ctx.work_released == part->ctx.work_held;
   t.deadlock = deadlock_.has_value();

@@ -169,8 +169,9 @@ class Network final : private FlowEvents {
   void check_buffers();
 
   // The state at an instant `at`, read when every event before it has run and none at or
-  // after it: every port's counters up to `at` (node by node, each node's ports in order)
-  // and every flow's payload placed.
+  // after it: every port's counters up to `at` (node by node, each node's ports in order;
+  // max_queue_bytes is the most a switch port held since the snapshot before, or the
+  // start) and every flow's payload placed.
   struct Snapshot {
     Time at;
     bool taken = false;  // the run reached `at` (one that ended before it: not taken)
@@ -184,6 +185,9 @@ class Network final : private FlowEvents {
   void snapshot_at(std::vector<Time> instants);
   // Once the run has finished (over several processes: whole on rank 0, holds_results()).
   const std::vector<Snapshot>& snapshots() const { return snapshots_; }
+  // With snapshots: the same reading at the run's end (max_queue_bytes since the last
+  // snapshot within the run).
+  const Snapshot& snapshot_at_end() const { return end_snapshot_; }
 
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
@@ -196,8 +200,8 @@ class Network final : private FlowEvents {
   // partitions; before run()). Hosts go to parts by index (contiguous blocks), a switch
   // to the part most of its neighbours nearer the hosts are in, ties spread by index (a
   // fat-tree splits by pods, a leaf-spine by leaves with half the spines). Every link
-  // between parts needs a delay (the window); a deadlock check or a progress report due
-  // inside a window runs at its end, while no part runs; flows with `after`, link
+  // between parts needs a delay (the window); a deadlock check, a snapshot or a progress
+  // report due inside a window runs at its end, while no part runs; flows with `after`, link
   // elements and port taps are refused (they would act across parts within a window).
   void set_partitions(std::uint32_t partitions, std::uint32_t threads);
   // The same over the processes `exchange` joins (every one builds the same network and
@@ -362,6 +366,7 @@ class Network final : private FlowEvents {
   // Reads `s` now (this process's nodes and the flows that end at them).
   void take_snapshot(Snapshot& s);
   std::vector<Snapshot> snapshots_;
+  Snapshot end_snapshot_;
   std::size_t observed_ = 0;  // undivided: the snapshots taken
   std::uint64_t work() const { return flows_.size() + held_ + held_in_; }
   void look_for_deadlock(Time now);

@@ -5,7 +5,7 @@
 //
 //   NicConfig nic;
 //   const auto* f = nic_table().find("roce_rp.rpg_ai_rate");
-//   f->set(nic, params::parse(f->spec, "40"));   // nic.dcqcn.rpg_ai_rate = 40
+//   f->set(nic, params::parse(f->spec, "40"));   // nic.dcqcn.rpg_ai_rate = Mbps(40)
 #pragma once
 
 #include "core/params.h"

@@ -371,7 +371,9 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       const bool report = progress && until >= next_progress;
       const bool step = stepping && !failed;  // (from what every thread reads alike)
       const bool settle = !step && !failed && pending == 0 && due_now != Time::max();  // only the coordinator can act
-      const bool snap = next_snapshot() == boundary && !failed;
+      // Not with a step at `until`: its events (scheduled at `until`) run first, in the
+      // next window, as undivided, and the snapshot waits for that window's end.
+      const bool snap = next_snapshot() == boundary && !failed && !stepping;
       if (check || report || step || settle || snap) {
         if (t == 0) {
           try {

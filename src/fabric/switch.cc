@@ -79,7 +79,7 @@ void Switch::emit_counters(std::size_t port, PortCounters& c) const {
   const SwitchPort& sp = ports_[port];
   c.drops += sp.drops;
   c.ecn_marks += sp.ecn_marks;
-  c.max_queue_bytes = std::max(c.max_queue_bytes, sp.max_queued);
+  c.max_queue_bytes = std::max({c.max_queue_bytes, sp.max_queued, sp.max_queued_before});
 }
 
 void Switch::start() {

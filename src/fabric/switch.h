@@ -12,8 +12,10 @@
 // a correctly sized switch: it is counted in the ledger and the run reports it loudly.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/params.h"
@@ -108,7 +110,18 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Per-port statistics.
   std::uint64_t drops(std::size_t port) const { return ports_[port].drops; }
   std::uint64_t ecn_marks(std::size_t port) const { return ports_[port].ecn_marks; }
-  std::int64_t max_queue_bytes(std::size_t port) const { return ports_[port].max_queued; }
+  std::int64_t max_queue_bytes(std::size_t port) const {
+    return std::max(ports_[port].max_queued, ports_[port].max_queued_before);
+  }
+  // The most the port's queues held since the last call (or the start), and from now on
+  // the most since now (starting from what they hold now): the maximum over a span. The
+  // run's maximum stays whole (the packet path keeps one maximum, the span's; the spans
+  // before are folded into another).
+  std::int64_t take_max_queue_since(std::size_t port) {
+    SwitchPort& sp = ports_[port];
+    sp.max_queued_before = std::max(sp.max_queued_before, sp.max_queued);
+    return std::exchange(sp.max_queued, sp.queued);
+  }
   std::int64_t queued_bytes(std::size_t port) const { return ports_[port].queued; }
   std::int64_t headroom_of(std::size_t port) const { return ports_[port].headroom; }
   std::int64_t shared_pool() const { return shared_size_; }
@@ -142,7 +155,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     std::uint8_t backlogged = 0;  // bit c: queue[c] holds packets
     std::uint8_t rr = 0;
     std::array<bool, 8> storm{};
-    std::int64_t queued = 0, max_queued = 0;
+    std::int64_t queued = 0, max_queued = 0;  // (max_queued: since take_max_queue_since)
     std::array<std::int64_t, 8> queue_bytes{};
     std::array<PacketFifo, 8> queue;
     std::array<PgState, 8> pg;
@@ -153,6 +166,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     std::array<bool, 8> quantum_given{};
     std::array<Time, 8> storm_ended{};
     std::uint64_t storms = 0, wd_drops = 0;
+    std::int64_t max_queued_before = 0;  // the maximum before take_max_queue_since
   };
   static constexpr std::uint64_t kWatchdogTag = 1ull << 40;
   void watchdog_poll();

@@ -11,6 +11,7 @@
 
 #include "error_message.h"
 #include "scenario/fabric/fabric_scenario.h"
+#include "scenario/report/csv_table.h"
 #include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
@@ -190,9 +191,9 @@ pattern = "flows"
   const std::string ports = slurp(dir / "with" / "ports_window.csv");
   EXPECT_EQ(ports.substr(0, ports.find('\n')),
             "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"
-            "pfc_resume_received,paused_ns");
-  EXPECT_NE(ports.find("\nh0,0,8324,2,0,0,0,0,0,0,0.000\n"), std::string::npos) << ports;
-  EXPECT_NE(ports.find("\nh1,0,0,0,0,0,0,0,0,0,0.000\n"), std::string::npos) << ports;
+            "pfc_resume_received,paused_ns,max_queue_bytes");
+  EXPECT_NE(ports.find("\nh0,0,8324,2,0,0,0,0,0,0,0.000,0\n"), std::string::npos) << ports;
+  EXPECT_NE(ports.find("\nh1,0,0,0,0,0,0,0,0,0,0.000,0\n"), std::string::npos) << ports;
   EXPECT_EQ(slurp(dir / "with" / "flows_window.csv"),
             "flow_id,src,dst,delivered_bytes,goodput_gbps\n0,h0,h1,8192,93.623\n");
   const std::string summary = slurp(dir / "with" / "summary.json");
@@ -230,6 +231,44 @@ pattern = "flows"
             "before TO, e.g. \"150ms..300ms\")");
 }
 
+// The most a queue held over a span, checked against twin runs stopped just before an
+// instant (their ports.csv has the maximum over every event before it): over [0, T) it
+// is the twin's at T; over [F, T) it is the twin's at T wherever that exceeds the twin's
+// at F (the peak fell in the span), and at most that elsewhere; after the incast is over
+// the queues are empty and the span's maximum is 0.
+TEST(FabricScenario, WindowQueueMaximaAgreeWithTwinRunsStoppedAtTheInstants) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_window_max";
+  const std::string file = kExamples + "/incast.toml";
+  const auto run = [&](const std::string& out, const std::string& key, const std::string& value) {
+    run_fabric(resolve(fabric_parameters(), file, {key + "=" + value}),
+               {.scenario = "incast", .out_dir = (dir / out).string()});
+    return read_csv(dir / out / (key == "output.window" ? "ports_window.csv" : "ports.csv"));
+  };
+  const CsvTable twin5 = run("twin5", "sim.stop_time", "4999999ps");
+  const CsvTable twin30 = run("twin30", "sim.stop_time", "29999999ps");
+  const CsvTable upto30 = run("upto30", "output.window", "0us..30us");
+  const CsvTable from5 = run("from5", "output.window", "5us..30us");
+  const CsvTable idle = run("idle", "output.window", "2ms..3ms");
+  ASSERT_EQ(twin30.rows(), from5.rows());
+  int peaks = 0, switch_ports = 0;
+  for (std::size_t p = 0; p < twin30.rows(); ++p) {
+    const std::string port = twin30.text(p, "node") + ":" + twin30.text(p, "port");
+    const double at5 = twin5.number(p, "max_queue_bytes"), at30 = twin30.number(p, "max_queue_bytes");
+    EXPECT_EQ(upto30.number(p, "max_queue_bytes"), at30) << port;
+    if (at30 > at5) {
+      EXPECT_EQ(from5.number(p, "max_queue_bytes"), at30) << port;
+      ++peaks;
+    } else {
+      EXPECT_LE(from5.number(p, "max_queue_bytes"), at30) << port;
+    }
+    EXPECT_EQ(idle.number(p, "max_queue_bytes"), 0) << port;
+    switch_ports += twin30.text(p, "node") == "sw0";
+  }
+  EXPECT_GT(peaks, 0);  // the incast's queue grew in the span
+  EXPECT_GT(switch_ports, 0);
+  std::filesystem::remove_all(dir);
+}
+
 // output.window in split runs: the undivided run's window files and summary block, for a
 // span inside the run, one cut by its end, and spans in an idle stretch (the incast over
 // and the collectives' coordinator not yet due: the parts are read at the instants,
@@ -245,7 +284,9 @@ TEST(FabricScenario, WindowCountsAreTheSameHoweverTheRunIsSplit) {
   const std::vector<Case> cases = {{"incast", "100us..700us", {}},
                                    {"leaf-spine", "200us..2ms", {}},
                                    {"collectives", "60us..90us", idle},
-                                   {"collectives", "30000001ps..150us", idle}};
+                                   {"collectives", "30000001ps..150us", idle},
+                                   // 1 ps after the coordinator's step at 100 us
+                                   {"collectives", "100000001ps..150us", idle}};
   for (const Case& c : cases) {
     const std::string file = kExamples + "/" + c.example + ".toml";
     std::vector<std::string> sets = c.sets;

@@ -141,6 +141,9 @@ TEST(Tune, RefusesBadDimensionsObjectivesAndConstraints) {
             "--param nic.roce_rp.rpg_ai_rate: '5..5': the low end must be below the high end");
   EXPECT_EQ(message([] { parse_tune_param("nic.roce_rp.rpg_ai_rate=1..9:cube"); }),
             "--param nic.roce_rp.rpg_ai_rate: scale 'cube': expected log or int");
+  EXPECT_EQ(message([] { parse_tune_param("nic.roce_rp.rpg_ai_rate=0.4..0.6"); }),
+            "--param nic.roce_rp.rpg_ai_rate: '0.4..0.6': a range of this key is searched in whole Mbps (as a NIC "
+            "takes it): give whole bounds, or list finer values as choices (A,B,...)");
   EXPECT_EQ(message([] { parse_tune_param("nic.congestion_control=dcqcn,dcqcn"); }),
             "--param nic.congestion_control: choice 'dcqcn' is given twice");
   EXPECT_EQ(message([] { parse_tune_param("nic.congestion_control=dcqcn,,none"); }),
@@ -190,14 +193,21 @@ TEST(Tune, WritesTheSettingsAsANicAndASwitchTakeThem) {
   EXPECT_EQ(db["WRED_PROFILE"]["AZURE_LOSSLESS"]["wred_green_enable"], "true");
   EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["xon_offset"], "2048");
   EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["dynamic_th"], "-1");
-  // Nothing for a device: no files.
-  // Model variants have no sysfs file: listed, not echoed into one.
+  // Model variants have no sysfs file: listed, not echoed into one; nor is a rate a NIC
+  // cannot take (a fraction of a Mb/s, from a list of choices).
   const std::vector<TuneParam> variants{parse_tune_param("nic.roce_rp.cut_grid=global,first_cnp"),
                                         parse_tune_param("nic.roce_np.cnp_form=frame,becn")};
   const std::string v = nic_sysfs_script(variants, {"first_cnp", "becn"});
   EXPECT_EQ(v.find("echo"), std::string::npos) << v;
   EXPECT_NE(v.find("#   nic.roce_rp.cut_grid = first_cnp\n"), std::string::npos) << v;
   EXPECT_NE(v.find("#   nic.roce_np.cnp_form = becn\n"), std::string::npos) << v;
+  const std::vector<TuneParam> fine{parse_tune_param("nic.roce_rp.rpg_ai_rate=2.5,5")};
+  const std::string f = nic_sysfs_script(fine, {"2.5"});
+  EXPECT_EQ(f.find("echo"), std::string::npos) << f;
+  EXPECT_NE(f.find("#   nic.roce_rp.rpg_ai_rate = 2.5 (Mb/s: a NIC takes whole Mb/s)\n"), std::string::npos) << f;
+  EXPECT_NE(nic_sysfs_script(fine, {"5"}).find("echo 5 > \"/sys/class/net/$IF/ecn/roce_rp/rpg_ai_rate\"\n"),
+            std::string::npos);
+  // Nothing for a device: no files.
   const std::vector<TuneParam> other{parse_tune_param("topology.link_delay=1us..10us")};
   EXPECT_EQ(nic_sysfs_script(other, {"2us"}), "");
   EXPECT_EQ(sonic_config_json(other, {"2us"}), "");

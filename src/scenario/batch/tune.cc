@@ -130,6 +130,10 @@ TuneParam parse_tune_param(const std::string& text) {
   };
   p.lo = number(range.substr(0, range.find("..")));
   p.hi = number(range.substr(range.find("..") + 2));
+  if (p.unit != 1 && (p.lo != std::floor(p.lo) || p.hi != std::floor(p.hi)))
+    throw InputError(fmt::format("--param {}: '{}': a range of this key is searched in whole {} (as a NIC takes it): "
+                                 "give whole bounds, or list finer values as choices (A,B,...)",
+                                 p.key, range, spec->unit));
   if (!(p.lo < p.hi))
     throw InputError(fmt::format("--param {}: '{}': the low end must be below the high end", p.key, range));
   if (p.scale == TuneParam::Scale::log && p.lo <= 0)

@@ -70,6 +70,12 @@ std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vec
         none += fmt::format("#   {} = {}\n", key, values[d]);
         continue;
       }
+      // A rate key's value in Mb/s, written as it is when whole: a fraction (from a list of
+      // choices) has no file it fits.
+      if (space[d].unit != 1 && values[d].find('.') != std::string::npos) {
+        none += fmt::format("#   {} = {} (Mb/s: a NIC takes whole Mb/s)\n", key, values[d]);
+        continue;
+      }
       lines += fmt::format("echo {} > \"/sys/class/net/$IF/ecn/{}/{}\"\n", values[d], group, name);
     }
   }

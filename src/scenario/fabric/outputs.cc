@@ -40,11 +40,9 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
   return flows;
 }
 
-std::string ports_table(const Network& net, const std::vector<fabric::PortCounters>& per_port,
-                        bool (*keep)(const fabric::PortCounterField&)) {
+std::string ports_table(const Network& net, const std::vector<fabric::PortCounters>& per_port) {
   std::string ports = "node,port";
-  for (const auto& f : fabric::port_counter_fields())
-    if (!keep || keep(f)) ports += fmt::format(",{}", f.name);
+  for (const auto& f : fabric::port_counter_fields()) ports += fmt::format(",{}", f.name);
   ports += "\n";
   std::size_t k = 0;
   for (const fabric::Node* n : net.nodes()) {
@@ -52,8 +50,7 @@ std::string ports_table(const Network& net, const std::vector<fabric::PortCounte
       const fabric::PortCounters& c = per_port.at(k);
       ports += fmt::format("{},{}", n->name(), i);
       for (const auto& f : fabric::port_counter_fields())
-        if (!keep || keep(f))
-          ports += f.time ? fmt::format(",{}", ns_text(Time::from_ps(f.value(c)))) : fmt::format(",{}", f.value(c));
+        ports += f.time ? fmt::format(",{}", ns_text(Time::from_ps(f.value(c)))) : fmt::format(",{}", f.value(c));
       ports += "\n";
     }
   }

@@ -38,10 +38,6 @@ WindowCounts::WindowCounts(fabric::Network& net, TimeSpan span) : net_(net), spa
 
 namespace {
 
-// The columns of a span: every count; max_queue_bytes is a maximum, which two readings
-// cannot give.
-bool counted(const fabric::PortCounterField& f) { return f.name != "max_queue_bytes"; }
-
 double gbps(std::uint64_t bytes, Time span) {
   return span > Time() ? static_cast<double>(bytes) * 8000.0 / static_cast<double>(span.ps()) : 0.0;
 }
@@ -57,17 +53,15 @@ WindowCounts::Result WindowCounts::result(Time end) const {
   r.cut = !to.taken;
   r.to = r.cut ? end : span_.to;
   r.from = std::min(span_.from, r.to);  // the run ended before FROM: an empty span
-  fabric::Network::Snapshot at_end;
-  if (r.cut) {
-    for (std::uint32_t n = 0; n < net_.nodes().size(); ++n)
-      for (std::size_t i = 0; i < net_.nodes()[n]->port_count(); ++i)
-        at_end.ports.push_back(net_.port_counters_at_end(n, i));
-    for (const auto& f : net_.flows()) at_end.delivered.push_back(f.delivered);
-  }
-  const fabric::Network::Snapshot& last = r.cut ? at_end : to;
-  const fabric::Network::Snapshot& first = !from_start && snaps.front().taken ? snaps.front() : last;
-  for (std::size_t p = 0; p < last.ports.size(); ++p)
+  const fabric::Network::Snapshot& last = r.cut ? net_.snapshot_at_end() : to;
+  const bool from_taken = !from_start && snaps.front().taken;
+  const fabric::Network::Snapshot& first = from_taken ? snaps.front() : last;
+  for (std::size_t p = 0; p < last.ports.size(); ++p) {
     r.ports.push_back(from_start ? last.ports[p] : last.ports[p].since(first.ports[p]));
+    // The most a queue held since FROM (the snapshot at FROM started it over); nothing
+    // for a span the run never reached.
+    r.ports.back().max_queue_bytes = from_start || from_taken ? last.ports[p].max_queue_bytes : 0;
+  }
   for (std::size_t i = 0; i < last.delivered.size(); ++i)
     r.delivered.push_back(last.delivered[i] - (from_start ? 0 : first.delivered[i]));
   return r;
@@ -81,7 +75,7 @@ void WindowCounts::write(const std::filesystem::path& dir, const Result& r) cons
                          r.delivered[i],
                          r.to > r.from ? fmt::format("{:.3f}", gbps(r.delivered[i], r.to - r.from)) : "");
   }
-  write_file(dir / "ports_window.csv", ports_table(net_, r.ports, counted));
+  write_file(dir / "ports_window.csv", ports_table(net_, r.ports));
   write_file(dir / "flows_window.csv", flows);
 }
 
@@ -93,9 +87,8 @@ nlohmann::ordered_json WindowCounts::summary(const Result& r) {
   fabric::PortCounters all;
   for (const auto& c : r.ports) all += c;
   for (const auto& f : fabric::port_counter_fields())
-    if (counted(f))
-      j["ports"][std::string(f.name)] = f.time ? nlohmann::ordered_json(ns_text(Time::from_ps(f.value(all))))
-                                               : nlohmann::ordered_json(f.value(all));
+    j["ports"][std::string(f.name)] = f.time ? nlohmann::ordered_json(ns_text(Time::from_ps(f.value(all))))
+                                             : nlohmann::ordered_json(f.value(all));
   std::uint64_t delivered = 0;
   for (std::uint64_t d : r.delivered) delivered += d;
   j["delivered_bytes"] = delivered;

@@ -1,8 +1,9 @@
 // Port and flow counts over a span of the run (output.window = "FROM..TO"), so that a
 // steady state needs no second run: the state read exactly at FROM and at TO (every event
 // before the instant counted, none at or after it: Network::snapshot_at) and subtracted.
-//   ports_window.csv  node,port and PortCounters' fields over the span (max_queue_bytes,
-//                     a maximum, cannot be had from two readings: left out)
+//   ports_window.csv  node,port and PortCounters' fields over the span (max_queue_bytes:
+//                     the most a switch port's queues held in it, from what they held
+//                     at FROM)
 //   flows_window.csv  flow_id,src,dst,delivered_bytes,goodput_gbps: payload placed in the
 //                     span, over its length
 // A run that ends before TO is read at its end (the span is cut there and says so); one
