@@ -5,19 +5,13 @@
 # article's advice, ECN doing the job wherever it can. (PFC alone is faster here and
 # pauses tens of thousands of times; the distribution phase is where the settings
 # matter: docs/experiments.md.) Six dimensions, 60 trials of two seeds each (120 runs of
-# about 1 s, two at a time: about two and a half minutes on two cores);
+# about 1 s, two at a time: about two and a half minutes on two cores), the dimensions
+# and the objective in examples/tune-training-space.toml;
 # results/tune-training/report.md compares the tuned settings, rerun on fresh seeds, with
 # the shipped settings and the nvidia and paper presets.
 #
 #   examples/tune-training.sh [extra fabriclab tune options, e.g. --trials 200 --jobs 8]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build/release/fabriclab tune examples/training.toml \
-  --param switch.wred.green_min_threshold=5KB..400KB:log \
-  --param switch.wred.green_max_threshold=400KB..4MB:log \
-  --param switch.wred.green_drop_probability=1..100 \
-  --param nic.roce_np.min_time_between_cnps=0..50 \
-  --param nic.roce_rp.rpg_ai_rate=5..400:log \
-  --param nic.roce_rp.rpg_time_reset=10..300:log \
-  --minimize run.simulated_end_ns --constraint 'totals.pfc_pause_frames<=0' \
+build/release/fabriclab tune examples/training.toml --space examples/tune-training-space.toml \
   --trials 60 --seeds 2 --out results/tune-training "$@"

@@ -1,4 +1,4 @@
-// fabriclab tune SCENARIO.toml --param key=LO..HI[:log|:int] | key=A,B,... [--param ...]
+// fabriclab tune SCENARIO.toml --param key=LO..HI[:log|:int] | key=A,B,... [--param ...] [--space FILE]
 // --maximize [W*]METRIC / --minimize [W*]METRIC [--constraint METRIC<=V ...] [--trials N]
 // [--seeds K] [--seed S] [--set key=value ...] [--jobs N] --out DIR: a search with NLopt's
 // ISRES for the settings that maximise the objective under the constraints
@@ -21,8 +21,10 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("scenario", a->scenario, "scenario file (TOML)")->required();
   sub->add_option("--param", a->params,
                   "a dimension: key=LO..HI (linear), key=LO..HI:log, key=LO..HI:int or key=A,B,... (choices); "
-                  "repeatable")
-      ->required();
+                  "repeatable");
+  sub->add_option("--space", a->space,
+                  "a TOML file of dimensions ([param] KEY = \"LO..HI[:log|:int]\" or [A, B, ...]) and maximize, "
+                  "minimize, constraints lists; adds to the options");
   sub->add_option("--maximize", a->maximize,
                   "[WEIGHT*]METRIC of summary.json (totals.drops, flows.fct_ns_p99, ...) or goodput_gbps; repeatable, "
                   "terms add up");

@@ -51,6 +51,25 @@ expect tune-resumed-same 0 '^same$' -- bash -c "cmp '$tmp/trials.first.csv' '$tm
 echo "switch.buffer=1MiB" >"$tmp/t/trials/t0004/settings.txt"
 expect tune-resumed-other-settings 0 '^tune: 6 trials \(1 run now\)' -- "${tune[@]}"
 expect tune-resumed-other-same 0 '^same$' -- bash -c "cmp '$tmp/trials.first.csv' '$tmp/t/trials.csv' && echo same"
+# The same search written in a --space file: the same trials, and it resumes the other's
+# directory as its own (what was asked is the same).
+cat >"$tmp/space.toml" <<'TOML'
+maximize = "goodput_gbps"
+constraints = ["totals.lossless_drops<=0"]
+[param]
+"switch.wred.green_min_threshold" = "5KB..100KB:log"
+nic.roce_rp.rate_to_set_on_first_cnp = "0..20000"
+TOML
+expect tune-space-resumes 0 '^tune: 6 trials \(0 run now\)' -- "$fl" tune "$ex/incast.toml" \
+  --set nic.congestion_control=dcqcn --space "$tmp/space.toml" --trials 6 --jobs 2 --quiet --out "$tmp/t"
+expect tune-space 0 '^tune: 6 trials \(6 run now\)' -- "$fl" tune "$ex/incast.toml" \
+  --set nic.congestion_control=dcqcn --space "$tmp/space.toml" --trials 6 --jobs 2 --quiet --out "$tmp/ts"
+expect tune-space-same-trials 0 '^same$' -- bash -c "cmp '$tmp/t/trials.csv' '$tmp/ts/trials.csv' && echo same"
+expect tune-space-located 2 "bad-space.toml:5:40: nic.roce_rp.rate_to_set_on_first_cnp: scale 'cube': expected log or int" -- \
+  bash -c "sed 's/0..20000/0..20000:cube/' '$tmp/space.toml' >'$tmp/bad-space.toml' &&
+    '$fl' tune '$ex/incast.toml' --space '$tmp/bad-space.toml' --out '$tmp/x'"
+expect tune-nothing-to-search 2 'a dimension is required: --param KEY=... or --space FILE' -- \
+  "$fl" tune "$ex/incast.toml" --maximize goodput_gbps --out "$tmp/x"
 # Another search in the same directory is refused; so are bad dimensions and objectives.
 expect tune-other-search 2 'holds a different tuning' -- "${tune[@]}" --seed 2
 expect tune-no-objective 2 'an objective is required' -- \

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,65 @@ TEST(Tune, MapsTheUnitIntervalOntoEachScale) {
   EXPECT_EQ(c.value_at(0.49), "none");
   EXPECT_EQ(c.value_at(0.5), "dcqcn");
   EXPECT_EQ(c.value_at(1), "dcqcn");
+}
+
+// --space FILE: the options' own texts, in the file's order (dotted keys and nested
+// tables alike; choices that are lists joined by ';'), added after the command line's.
+TEST(Tune, ReadsTheSearchFromASpaceFile) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "tune_space";
+  std::filesystem::create_directories(dir);
+  const auto space = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    TuneOptions o;
+    o.space = (dir / name).string();
+    o.params = {"nic.congestion_control=none,dcqcn"};
+    o.maximize = {"goodput_gbps"};
+    return with_space_file(o);
+  };
+  const TuneOptions o = space("good.toml", R"(maximize = "2*goodput_gbps"
+minimize = ["totals.drops"]
+constraints = ["totals.lossless_drops<=0", "totals.pfc_pause_frames<=10"]
+[param]
+"switch.wred.green_min_threshold" = "5KB..100KB:log"
+nic.roce_np.cnp_scope = ["port", "qp"]
+[param.nic.roce_rp]
+rpg_ai_rate = "5..400:log"
+rate_reduce_monitor_period = [0, 4]
+[param.switch.dwrr]
+weights = ["1,1,1,1,1,1,1,1", "1,1,1,4,1,1,1,1"]
+)");
+  EXPECT_EQ(o.params, (std::vector<std::string>{"nic.congestion_control=none,dcqcn",
+                                                "switch.wred.green_min_threshold=5KB..100KB:log",
+                                                "nic.roce_np.cnp_scope=port,qp", "nic.roce_rp.rpg_ai_rate=5..400:log",
+                                                "nic.roce_rp.rate_reduce_monitor_period=0,4",
+                                                "switch.dwrr.weights=1,1,1,1,1,1,1,1;1,1,1,4,1,1,1,1"}));
+  EXPECT_EQ(o.maximize, (std::vector<std::string>{"goodput_gbps", "2*goodput_gbps"}));
+  EXPECT_EQ(o.minimize, (std::vector<std::string>{"totals.drops"}));
+  EXPECT_EQ(o.constraints, (std::vector<std::string>{"totals.lossless_drops<=0", "totals.pfc_pause_frames<=10"}));
+  // Errors name the file, line and column.
+  const auto error = [&](const std::string& text) {
+    try {
+      (void)space("bad.toml", text);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string bad = (dir / "bad.toml").string();
+  EXPECT_EQ(error("[param]\nnic.roce_rp.rpg_ai_rate = \"5..5\"\n"),
+            bad + ":2:27: nic.roce_rp.rpg_ai_rate: '5..5': the low end must be below the high end");
+  EXPECT_EQ(error("[param]\nno.such = \"1..2\"\n"),
+            bad + ":2:11: unknown key 'no.such' (fabriclab run --parameters lists them)");
+  EXPECT_EQ(error("[param]\nsim.seed = 3\n"),
+            bad + ":2:12: param 'sim.seed': expected \"LO..HI[:log|:int]\" or a list of choices [A, B, ...]");
+  EXPECT_EQ(error("[param]\nnic.roce_np.cnp_scope = [[1]]\n"),
+            bad + ":2:26: param 'nic.roce_np.cnp_scope': a choice must be a string, a number or a boolean");
+  EXPECT_EQ(error("constraints = [\"drops<<3\"]\n"),
+            bad + ":1:16: --constraint 'drops<<3': expected METRIC<=NUMBER or METRIC>=NUMBER");
+  EXPECT_EQ(error("maximise = [\"goodput_gbps\"]\n"),
+            bad + ":1:12: unknown key 'maximise' (expected param, maximize, minimize, constraints)");
+  EXPECT_EQ(error("[param\n"), bad + ":1:7: malformed TOML: Error while parsing table header: expected ']', saw '\\n'");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Tune, RefusesBadDimensionsObjectivesAndConstraints) {

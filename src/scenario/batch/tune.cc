@@ -550,7 +550,9 @@ std::string best_toml(const Problem& pb, const Trial& t, std::size_t index, cons
 
 }  // namespace
 
-TuneOutcome run_tune(const TuneOptions& opt) {
+TuneOutcome run_tune(const TuneOptions& given) {
+  const TuneOptions opt = with_space_file(given);
+  if (opt.params.empty()) throw InputError("tune: a dimension is required: --param KEY=... or --space FILE");
   Problem pb;
   for (const auto& t : opt.params) {
     pb.space.push_back(parse_tune_param(t));

@@ -114,6 +114,7 @@ long best_trial(const std::vector<Trial>& trials);
 
 struct TuneOptions {
   std::string scenario;
+  std::string space;  // --space FILE: dimensions, objective and constraints from a file
   std::vector<std::string> params, maximize, minimize, constraints, sets;
   std::string out_dir;
   std::size_t trials = 40;
@@ -129,6 +130,20 @@ struct TuneOutcome {
   long best = -1;                   // index into trials.csv, -1 when no trial was feasible
   std::string report;               // DIR/report.md
 };
+
+// `opt` with the search of its --space file (TOML) added to its own options:
+//
+//   maximize = ["goodput_gbps"]                 # each a string or a list of them,
+//   minimize = ["0.001*totals.pfc_frames"]      # as the options of the same names
+//   constraints = ["totals.lossless_drops<=0"]
+//   [param]                                     # a dimension per key, as --param:
+//   "switch.wred.green_min_threshold" = "5KB..100KB:log"
+//   nic.roce_rp.rpg_ai_rate = "5..400:log"      # (dotted keys and nested tables alike)
+//   nic.roce_np.cnp_scope = ["port", "qp"]      # choices
+//
+// Every entry is checked as its option is; an error names FILE:LINE:COLUMN and the key.
+// Unchanged without a file.
+TuneOptions with_space_file(TuneOptions opt);
 
 // Throws InputError for a bad option or a directory holding another tuning.
 TuneOutcome run_tune(const TuneOptions& opt);
