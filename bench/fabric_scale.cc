@@ -2,6 +2,11 @@
 // permutation traffic of 100 MB flows at 100G with PFC and ECN on, 1 ms simulated, on
 //   fat_tree_128     3-tier fat-tree, k = 8 (128 hosts, 80 switches)
 //   leaf_spine_1024  32 leaves x 32 hosts, 16 spines, 2 uplinks per leaf-spine pair (1:1)
+//   leaf_spine:N     the same leaves and spines for N hosts (N a multiple of 32)
+//   fat_tree:K       a fat-tree of k = K (K^3 / 4 hosts)
+// Set-up (building the network, its routes and the first sends) and the run are timed
+// apart, with the RSS after set-up and at the end. Instructions per packet-hop come from
+// bench/instructions_per_hop.sh (callgrind: this machine's VM has no hardware counters).
 // Prints wall time, events, packet-hops (one packet crossing one link) per second, the
 // most packets alive at once, bytes per packet (a packet and its pool slot; and the
 // process's peak RSS over the peak packets, a bound on everything a packet in flight
@@ -9,7 +14,7 @@
 // the simulated time (operator new is counted in this program), to set against the
 // packet-hops: the steady state should allocate nothing per packet.
 // Run one case per process so that the peak RSS is that case's:
-//   fabric_scale fat_tree_128 [STOP [PARTITIONS [THREADS]]]
+//   fabric_scale fat_tree_128|leaf_spine_1024|leaf_spine:N|fat_tree:K [STOP [PARTITIONS [THREADS]]]
 // STOP defaults to 1ms; PARTITIONS (default 1) > 1 is a partitioned run (sim.partitions)
 // on THREADS threads (default one per partition).
 #include <fmt/format.h>
@@ -33,7 +38,8 @@ using namespace fabriclab;
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: fabric_scale fat_tree_128|leaf_spine_1024 [STOP [PARTITIONS [THREADS]]]\n");
+    std::fprintf(stderr, "usage: fabric_scale fat_tree_128|leaf_spine_1024|leaf_spine:N|fat_tree:K [STOP [PARTITIONS "
+                         "[THREADS]]]\n");
     return 2;
   }
   const std::string which = argv[1];
@@ -42,13 +48,24 @@ int main(int argc, char** argv) {
                                   "switch.pfc.enabled=true", "switch.wred.ecn=ecn_all"};
   if (argc > 3) set.push_back(std::string("sim.partitions=") + argv[3]);
   if (argc > 4) set.push_back(std::string("sim.threads=") + argv[4]);
-  if (which == "fat_tree_128") {
-    set.insert(set.end(), {"topology.kind=fat_tree", "topology.k=8"});
-  } else if (which == "leaf_spine_1024") {
-    set.insert(set.end(), {"topology.kind=leaf_spine", "topology.leaves=32", "topology.hosts_per_leaf=32",
-                           "topology.spines=16", "topology.uplinks=2"});
+  const auto colon = which.find(':');
+  const std::string kind = which.substr(0, colon);
+  long size = 0;
+  if (colon != std::string::npos) {
+    char* end = nullptr;
+    size = std::strtol(which.c_str() + colon + 1, &end, 10);
+    if (*end != '\0' || size <= 0) size = 0;
+  }
+  if (which == "fat_tree_128" || (kind == "fat_tree" && size > 0)) {
+    set.insert(set.end(), {"topology.kind=fat_tree", "topology.k=" + std::to_string(size > 0 ? size : 8)});
+  } else if (which == "leaf_spine_1024" || (kind == "leaf_spine" && size > 0 && size % 32 == 0)) {
+    set.insert(set.end(), {"topology.kind=leaf_spine", "topology.leaves=" + std::to_string(size > 0 ? size / 32 : 32),
+                           "topology.hosts_per_leaf=32", "topology.spines=16", "topology.uplinks=2"});
   } else {
-    std::fprintf(stderr, "unknown case '%s'\n", which.c_str());
+    std::fprintf(stderr,
+                 "unknown case '%s' (fat_tree_128, leaf_spine_1024, leaf_spine:N with N a multiple of 32, "
+                 "fat_tree:K)\n",
+                 which.c_str());
     return 2;
   }
   const auto cfg = scenario::fabric_parameters().resolve_text("", "bench", set);
@@ -60,8 +77,14 @@ int main(int argc, char** argv) {
     std::uint64_t allocations = 0, bytes = 0;
   };
   Sample first, last;
+  double setup_rss = -1;  // MiB, at the first slice: the network built, nothing run yet
   scenario::FabricRunOptions opt;
   opt.on_slice = [&](Time now) {
+    if (setup_rss < 0) {
+      rusage ru{};
+      getrusage(RUSAGE_SELF, &ru);
+      setup_rss = static_cast<double>(ru.ru_maxrss) / 1024.0;
+    }
     if (now < half) return;
     last = {now, allocations.load(std::memory_order_relaxed), allocated_bytes.load(std::memory_order_relaxed)};
     if (first.at == Time::max()) first = last;
@@ -71,12 +94,13 @@ int main(int argc, char** argv) {
   getrusage(RUSAGE_SELF, &ru);
   const double hops = static_cast<double>(o.totals.packet_hops);
   const double rss = static_cast<double>(ru.ru_maxrss) * 1024.0;
-  fmt::print("{:<16} {}sim {} wall {:.2f} s  events {}  packet-hops {}  {:.2f} M hops/s  peak packets {}  "
-             "{} B/packet ({:.0f} B with everything)  peak RSS {:.0f} MiB  {}\n",
+  fmt::print("{:<16} {}sim {} set-up {:.2f} s (RSS {:.0f} MiB)  run {:.2f} s  events {}  packet-hops {}  "
+             "{:.2f} M hops/s  peak packets {}  {} B/packet ({:.0f} B with everything)  peak RSS {:.0f} MiB  {}\n",
              which, argc > 3 ? fmt::format("partitions {} threads {}  ", argv[3], argc > 4 ? argv[4] : argv[3]) : "",
-             to_string(o.totals.end), o.wall_seconds, o.totals.events, o.totals.packet_hops,
-             hops / o.wall_seconds / 1e6, o.totals.peak_packets, sizeof(fabric::Packet) + sizeof(void*),
-             rss / static_cast<double>(o.totals.peak_packets), rss / (1024.0 * 1024.0),
+             to_string(o.totals.end), o.setup_seconds, setup_rss < 0 ? rss / (1024.0 * 1024.0) : setup_rss,
+             o.wall_seconds, o.totals.events, o.totals.packet_hops, hops / o.wall_seconds / 1e6, o.totals.peak_packets,
+             sizeof(fabric::Packet) + sizeof(void*), rss / static_cast<double>(o.totals.peak_packets),
+             rss / (1024.0 * 1024.0),
              first.at < last.at
                  ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
                                static_cast<double>(first.at.ps()) / 1e6, static_cast<double>(last.at.ps()) / 1e6,

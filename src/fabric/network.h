@@ -243,9 +243,11 @@ class Network final : private FlowEvents {
   HostCounters host_counters(std::uint32_t h) const;
   WatchdogCounts watchdog_counts(std::uint32_t sw, std::size_t port) const;
   std::size_t packets_alive() const;
+  // What run() does first, once: routes, parts, the flows' first sends. Called before,
+  // the set-up is timed apart from the run (observers and snapshots are set before it).
+  void prepare();
 
  private:
-  void prepare();
   RunTotals finish();
   FabricContext& ctx_of(std::uint32_t node) { return n_parts_ > 1 ? parts_[part_of_.at(node)]->ctx : ctx_; }
   // Runs the coordinator's step at `at` (an undivided run, or thread 0 of a partitioned

@@ -122,7 +122,8 @@ struct FabricOutcome {
   std::optional<fabric::DeadlockReport> deadlock;
   std::vector<CollectiveRow> collectives;  // one per collective instance, in scenario order
   CollectiveNics collective_nics;
-  double wall_seconds = 0;
+  double setup_seconds = 0;                   // wall: building the network and preparing its run (routes, parts)
+  double wall_seconds = 0;                    // wall: the run itself
   std::vector<fabric::RankStats> rank_stats;  // a run over processes: each rank's exchanges
 };
 
