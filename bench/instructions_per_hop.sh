@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Instructions per packet-hop of the fabric simulator's run, without its set-up: the
-# benchmark under callgrind (this machine's VM exposes no hardware counters), once to
-# STOP and once stopped at 1 ns (set-up only), the difference over the packet-hops.
+# Instructions and cache misses per packet-hop of the fabric simulator's run, without its
+# set-up: the benchmark under cachegrind (this machine's VM exposes no hardware counters),
+# once to STOP and once stopped at 1 ns (the set-up alone), the differences over the
+# packet-hops. The caches simulated are fixed, not detected (the VM reports a 508 MiB
+# direct-mapped L3): a 32 KiB 8-way first-level data cache and a 32 MiB 16-way last level.
 #   bench/instructions_per_hop.sh CASE [STOP]     e.g. leaf_spine:1024 100us
-# CASE as bench/fabric_scale takes it. Slow: callgrind runs about 50 times slower.
+# CASE as bench/fabric_scale takes it. Slow: cachegrind runs 50 to 100 times slower.
 set -euo pipefail
 case=${1:?usage: instructions_per_hop.sh CASE [STOP]}
 stop=${2:-100us}
@@ -11,17 +13,18 @@ bin=$(dirname "$0")/../build/release/bench/fabric_scale
 [ -x "$bin" ] || { echo "build the release preset first (make build)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-count() {  # STOP -> "instructions packet-hops"
+count() {  # STOP -> "instructions D1-misses LLd-misses packet-hops"
   local out
-  out=$(valgrind --tool=callgrind --callgrind-out-file="$tmp/cg" "$bin" "$case" "$1" 2>"$tmp/err")
-  local ir hops
-  ir=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$tmp/err")
-  hops=$(sed -n 's/.* packet-hops \([0-9]*\) .*/\1/p' <<<"$out")
-  echo "$ir $hops"
+  out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64 \
+    --cachegrind-out-file="$tmp/cg" "$bin" "$case" "$1" 2>"$tmp/err")
+  local field
+  field() { sed -n "s/.*$1 *\([0-9,]*\).*/\1/p" "$tmp/err" | head -1 | tr -d ,; }
+  echo "$(field 'I *refs:') $(field 'D1  misses:') $(field 'LLd misses:') $(sed -n 's/.* packet-hops \([0-9]*\) .*/\1/p' <<<"$out")"
 }
-read -r ir_setup hops_setup < <(count 1ns)
-read -r ir_run hops_run < <(count "$stop")
-hops=$((hops_run - hops_setup))
+read -r ir0 d10 ll0 hops0 < <(count 1ns)
+read -r ir1 d11 ll1 hops1 < <(count "$stop")
+hops=$((hops1 - hops0))
 [ "$hops" -gt 0 ] || { echo "$case: no packet-hops by $stop" >&2; exit 1; }
-echo "$case $stop: $(( (ir_run - ir_setup) / hops )) instructions per packet-hop" \
-  "($((ir_run - ir_setup)) instructions, $hops packet-hops; set-up $ir_setup instructions)"
+per() { python3 -c "print(f'{($1) / $hops:.1f}')"; }
+echo "$case $stop: per packet-hop $(per "$ir1 - $ir0") instructions, $(per "$d11 - $d10") D1 misses," \
+  "$(per "$ll1 - $ll0") LL data misses ($hops packet-hops; set-up $ir0 instructions)"

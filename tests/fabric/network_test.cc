@@ -917,6 +917,50 @@ TEST(RunOverRanks, IsTheUndividedRunOnEveryRankAndRankZeroHoldsEveryCounter) {
   }
 }
 
+// Snapshots over ranks (output.window's readings): each rank reads its own nodes and flows
+// at the instants, rank 0 gathers them, and holds what the undivided run read -- every
+// port's counters (the queue maxima since the snapshot before included), every flow's
+// bytes, which instants the run reached, and the reading at the end.
+TEST(RunOverRanks, SnapshotsAreGatheredToRankZeroAsTheUndividedRunTookThem) {
+  const Time end = busy_leaf_spine()->run(ms(50)).end;
+  // One early, one in the middle (not on a microsecond), one past the end.
+  const std::vector<Time> at{us(3), Time::from_ps(end.ps() / 2 + 7), end + us(5)};
+  const auto make = [&] {
+    auto net = busy_leaf_spine();
+    net->snapshot_at(at);
+    return net;
+  };
+  auto whole = make();
+  ASSERT_EQ(whole->run(ms(50)).end, end);
+  const auto same = [](const Network::Snapshot& a, const Network::Snapshot& b, const std::string& what) {
+    EXPECT_EQ(a.taken, b.taken) << what;
+    EXPECT_EQ(a.delivered, b.delivered) << what;
+    ASSERT_EQ(a.ports.size(), b.ports.size()) << what;
+    for (std::size_t p = 0; p < a.ports.size(); ++p) {
+      const PortCounters &x = a.ports[p], &y = b.ports[p];
+      EXPECT_EQ(std::tuple(x.tx_bytes, x.tx_packets, x.ecn_marks, x.pfc_pause_sent, x.paused, x.max_queue_bytes),
+                std::tuple(y.tx_bytes, y.tx_packets, y.ecn_marks, y.pfc_pause_sent, y.paused, y.max_queue_bytes))
+          << what << ", port " << p;
+    }
+  };
+  const auto& w = whole->snapshots();
+  ASSERT_EQ(w.size(), 3u);
+  EXPECT_TRUE(w[0].taken && w[1].taken);
+  EXPECT_FALSE(w[2].taken);  // past the end
+  std::uint64_t moved = 0;
+  for (const auto& p : w[1].ports) moved += p.tx_packets;
+  EXPECT_GT(moved, 0u);  // the readings say something
+  for (const auto& [ranks, parts, threads] : {std::tuple{2, 2u, 1u}, {3, 4u, 1u}}) {
+    const RanksRun r = over_ranks(make, ranks, parts, threads, ms(50));
+    const std::string what = std::to_string(ranks) + " ranks, " + std::to_string(parts) + " parts";
+    ASSERT_EQ(r.errors[0], "") << what;
+    const auto& s = r.nets[0]->snapshots();
+    ASSERT_EQ(s.size(), w.size());
+    for (std::size_t i = 0; i < s.size(); ++i) same(s[i], w[i], what + ", snapshot " + std::to_string(i));
+    same(r.nets[0]->snapshot_at_end(), whole->snapshot_at_end(), what + ", at the end");
+  }
+}
+
 // Flows that finish at their senders (nic.flow_end = last_ack_received): rank 0 gathers
 // each finish from the rank of the sender, as the undivided run has it.
 TEST(RunOverRanks, FlowsFinishingAtTheirSendersAreGatheredFromThem) {
