@@ -95,6 +95,42 @@ TEST(EventQueue, CalendarQueueSurvivesBurstsAtOneInstant) {
   differential<CalendarQueue<int>>(3, 300000, 95);
 }
 
+TEST(EventQueue, CalendarQueueInsertsBeforeABlockOfLaterTies) {
+  // Thousands of hosts acting in lockstep leave a block of ties at a later instant in a
+  // bucket; earlier events then go before it, at every distance from the head.
+  CalendarQueue<int> q;
+  std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
+  RandomStream rng(9, "event-queue-ties");
+  std::uint64_t seq = 0;
+  int payload = 0;
+  std::int64_t now = 0;
+  const auto pop = [&] {
+    const auto want = *ref.begin();
+    ref.erase(ref.begin());
+    const auto got = q.pop();
+    ASSERT_EQ(std::tuple(got.time.ps(), got.seq, got.payload), want);
+    now = got.time.ps();
+  };
+  for (int round = 0; round < 40; ++round) {
+    const std::int64_t block = now + 1000 + static_cast<std::int64_t>(rng.below(1000));
+    for (int i = 0; i < 2000; ++i) {
+      q.push(Time::from_ps(block), payload);
+      ref.emplace(block, seq++, payload++);
+    }
+    for (int i = 0; i < 3000; ++i) {
+      if (rng.below(3) == 0) {
+        pop();
+      } else {
+        const std::int64_t t = now + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(block - now + 1)));
+        q.push(Time::from_ps(t), payload);
+        ref.emplace(t, seq++, payload++);
+      }
+      ASSERT_EQ(q.size(), ref.size());
+    }
+  }
+  while (!ref.empty()) pop();
+}
+
 TEST(EventQueue, LaneQueuePopsInTimeThenScheduleOrder) {
   for (std::int64_t gap : {1, 1000, 1000000}) differential<LaneQueue<int>>(4, gap);
   // Mostly recurring delays (11 of them for 8 lanes, so lanes change hands), ties, and
