@@ -5,8 +5,9 @@
 //   leaf_spine:N     the same leaves and spines for N hosts (N a multiple of 32)
 //   fat_tree:K       a fat-tree of k = K (K^3 / 4 hosts)
 // Set-up (building the network, its routes and the first sends) and the run are timed
-// apart, with the RSS after set-up and at the end. Instructions per packet-hop come from
-// bench/instructions_per_hop.sh (callgrind: this machine's VM has no hardware counters).
+// apart, with the RSS after set-up and at the end. Instructions and cache misses per
+// packet-hop come from bench/instructions_per_hop.sh (cachegrind: this machine's VM has no
+// hardware counters).
 // Prints wall time, events, packet-hops (one packet crossing one link) per second, the
 // most packets alive at once, bytes per packet (a packet and its pool slot; and the
 // process's peak RSS over the peak packets, a bound on everything a packet in flight
@@ -77,14 +78,14 @@ int main(int argc, char** argv) {
     std::uint64_t allocations = 0, bytes = 0;
   };
   Sample first, last;
-  double setup_rss = -1;  // MiB, at the first slice: the network built, nothing run yet
+  double setup_rss = 0;  // MiB: the network built and prepared, nothing run yet
   scenario::FabricRunOptions opt;
+  opt.on_prepared = [&] {
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    setup_rss = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  };
   opt.on_slice = [&](Time now) {
-    if (setup_rss < 0) {
-      rusage ru{};
-      getrusage(RUSAGE_SELF, &ru);
-      setup_rss = static_cast<double>(ru.ru_maxrss) / 1024.0;
-    }
     if (now < half) return;
     last = {now, allocations.load(std::memory_order_relaxed), allocated_bytes.load(std::memory_order_relaxed)};
     if (first.at == Time::max()) first = last;
@@ -97,10 +98,9 @@ int main(int argc, char** argv) {
   fmt::print("{:<16} {}sim {} set-up {:.2f} s (RSS {:.0f} MiB)  run {:.2f} s  events {}  packet-hops {}  "
              "{:.2f} M hops/s  peak packets {}  {} B/packet ({:.0f} B with everything)  peak RSS {:.0f} MiB  {}\n",
              which, argc > 3 ? fmt::format("partitions {} threads {}  ", argv[3], argc > 4 ? argv[4] : argv[3]) : "",
-             to_string(o.totals.end), o.setup_seconds, setup_rss < 0 ? rss / (1024.0 * 1024.0) : setup_rss,
-             o.wall_seconds, o.totals.events, o.totals.packet_hops, hops / o.wall_seconds / 1e6, o.totals.peak_packets,
-             sizeof(fabric::Packet) + sizeof(void*), rss / static_cast<double>(o.totals.peak_packets),
-             rss / (1024.0 * 1024.0),
+             to_string(o.totals.end), o.setup_seconds, setup_rss, o.wall_seconds, o.totals.events, o.totals.packet_hops,
+             hops / o.wall_seconds / 1e6, o.totals.peak_packets, sizeof(fabric::Packet) + sizeof(void*),
+             rss / static_cast<double>(o.totals.peak_packets), rss / (1024.0 * 1024.0),
              first.at < last.at
                  ? fmt::format("allocations from {:.0f} to {:.0f} us: {} ({:.1f} KiB)",
                                static_cast<double>(first.at.ps()) / 1e6, static_cast<double>(last.at.ps()) / 1e6,

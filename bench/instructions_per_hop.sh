@@ -13,16 +13,26 @@ bin=$(dirname "$0")/../build/release/bench/fabric_scale
 [ -x "$bin" ] || { echo "build the release preset first (make build)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-count() {  # STOP -> "instructions D1-misses LLd-misses packet-hops"
+count() {  # STOP -> "instructions D1-misses LLd-misses packet-hops", or a message and exit 1
   local out
-  out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64 \
-    --cachegrind-out-file="$tmp/cg" "$bin" "$case" "$1" 2>"$tmp/err")
-  local field
+  if ! out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64 \
+    --cachegrind-out-file="$tmp/cg" "$bin" "$case" "$1" 2>"$tmp/err"); then
+    echo "instructions_per_hop.sh: fabric_scale $case $1 failed:" >&2
+    grep -v '^==' "$tmp/err" >&2
+    exit 1
+  fi
   field() { sed -n "s/.*$1 *\([0-9,]*\).*/\1/p" "$tmp/err" | head -1 | tr -d ,; }
-  echo "$(field 'I *refs:') $(field 'D1  misses:') $(field 'LLd misses:') $(sed -n 's/.* packet-hops \([0-9]*\) .*/\1/p' <<<"$out")"
+  local values=("$(field 'I *refs:')" "$(field 'D1  misses:')" "$(field 'LLd misses:')"
+    "$(sed -n 's/.* packet-hops \([0-9]*\) .*/\1/p' <<<"$out")")
+  for v in "${values[@]}"; do
+    [ -n "$v" ] || { echo "instructions_per_hop.sh: cannot read cachegrind's or fabric_scale's output" >&2; exit 1; }
+  done
+  echo "${values[*]}"
 }
-read -r ir0 d10 ll0 hops0 < <(count 1ns)
-read -r ir1 d11 ll1 hops1 < <(count "$stop")
+counts=$(count 1ns)
+read -r ir0 d10 ll0 hops0 <<<"$counts"
+counts=$(count "$stop")
+read -r ir1 d11 ll1 hops1 <<<"$counts"
 hops=$((hops1 - hops0))
 [ "$hops" -gt 0 ] || { echo "$case: no packet-hops by $stop" >&2; exit 1; }
 per() { python3 -c "print(f'{($1) / $hops:.1f}')"; }

@@ -55,24 +55,6 @@ params::Value parse_value(const params::Spec& s, const std::string& text, const 
   }
 }
 
-// A double as the shortest text that reads back, in plain decimal notation (1e-07 ->
-// "0.0000001"), for the unit parsers that take no exponent.
-std::string plain_decimal(double v) {
-  std::string s = fmt::format("{}", v);
-  const auto e = s.find_first_of("eE");
-  if (e == std::string::npos) return s;
-  const int exp = std::stoi(s.substr(e + 1));
-  std::string mantissa = s.substr(0, e), sign;
-  if (mantissa[0] == '-') sign = "-", mantissa.erase(0, 1);
-  auto point = mantissa.find('.');
-  if (point == std::string::npos) point = mantissa.size();
-  std::string digits = mantissa.substr(0, point) + (point < mantissa.size() ? mantissa.substr(point + 1) : "");
-  long at = static_cast<long>(point) + exp;  // where the point goes in `digits`
-  if (at <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-at), '0') + digits;
-  if (at >= static_cast<long>(digits.size())) return sign + digits + std::string(at - digits.size(), '0');
-  return sign + digits.substr(0, at) + "." + digits.substr(at);
-}
-
 // A TOML leaf as the text parse_value expects, or an error naming its place.
 std::string leaf_text(const params::Spec& s, const toml::node& n, const std::string& where) {
   if (auto v = n.value<std::string>()) return *v;
@@ -102,6 +84,22 @@ std::string place(const std::string& origin, const toml::node& n) {
 }
 
 }  // namespace
+
+std::string plain_decimal(double v) {
+  std::string s = fmt::format("{}", v);
+  const auto e = s.find_first_of("eE");
+  if (e == std::string::npos) return s;
+  const int exp = std::stoi(s.substr(e + 1));
+  std::string mantissa = s.substr(0, e), sign;
+  if (mantissa[0] == '-') sign = "-", mantissa.erase(0, 1);
+  auto point = mantissa.find('.');
+  if (point == std::string::npos) point = mantissa.size();
+  std::string digits = mantissa.substr(0, point) + (point < mantissa.size() ? mantissa.substr(point + 1) : "");
+  long at = static_cast<long>(point) + exp;  // where the point goes in `digits`
+  if (at <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-at), '0') + digits;
+  if (at >= static_cast<long>(digits.size())) return sign + digits + std::string(at - digits.size(), '0');
+  return sign + digits.substr(0, at) + "." + digits.substr(at);
+}
 
 void ParamRegistry::declare(ParamSpec spec) {
   if (specs_.count(spec.key)) throw std::logic_error("parameter declared twice: " + spec.key);

@@ -34,6 +34,10 @@ struct ParamSpec : params::Spec {
   std::vector<std::pair<std::string, std::string>> preset_values;
 };
 
+// A double as the shortest text that reads back, in plain decimal notation (1e-07 ->
+// "0.0000001"), for the unit parsers that take no exponent.
+std::string plain_decimal(double v);
+
 // Every key a loader accepts.
 class ParamRegistry {
  public:

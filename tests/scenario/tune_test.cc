@@ -183,6 +183,14 @@ weights = ["1,1,1,1,1,1,1,1", "1,1,1,4,1,1,1,1"]
             bad + ":1:16: --constraint 'drops<<3': expected METRIC<=NUMBER or METRIC>=NUMBER");
   EXPECT_EQ(error("maximise = [\"goodput_gbps\"]\n"),
             bad + ":1:12: unknown key 'maximise' (expected param, maximize, minimize, constraints)");
+  EXPECT_EQ(error("[param]\nnic.congestion_control = [\"none\", \"dcqcn\"]\n"),
+            bad + ":2:26: nic.congestion_control: given by --param too");
+  // Floats as decimals, never in exponent form (which no unit parser takes).
+  EXPECT_EQ(space("fine.toml", "[param]\nnic.roce_rp.rpg_ai_rate = [0.00001, 5]\n").params.back(),
+            "nic.roce_rp.rpg_ai_rate=0.00001,5");
+  EXPECT_EQ(error("[param]\nnic.roce_rp.rpg_ai_rate = [0.0000001, 5]\n"),
+            bad + ":2:27: nic.roce_rp.rpg_ai_rate: '0.0000001': '0.0000001' is not a rate: expected a number of Mbps "
+                  "(e.g. 2.5) or a rate with its unit (e.g. 2500Kbps), exact to the bps");
   EXPECT_EQ(error("[param\n"), bad + ":1:7: malformed TOML: Error while parsing table header: expected ']', saw '\\n'");
   std::filesystem::remove_all(dir);
 }

@@ -562,6 +562,12 @@ TuneOutcome run_tune(const TuneOptions& given) {
   }
   for (const auto& t : opt.maximize) pb.terms.push_back(parse_objective_term(t, +1));
   for (const auto& t : opt.minimize) pb.terms.push_back(parse_objective_term(t, -1));
+  for (std::size_t i = 0; i < pb.terms.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (pb.terms[k].metric == pb.terms[i].metric)
+        throw InputError(fmt::format("tune: the objective names {} twice (--maximize, --minimize{}): give one "
+                                     "term per metric, with its weight",
+                                     pb.terms[i].metric, opt.space.empty() ? "" : ", or --space " + opt.space));
   if (pb.terms.empty()) throw InputError("tune: an objective is required: --maximize METRIC and/or --minimize METRIC");
   for (const auto& t : opt.constraints) pb.constraints.push_back(parse_tune_constraint(t));
   if (opt.seeds == 0) throw InputError("tune: --seeds must be at least 1");

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/input.h"
 #include "scenario/batch/tune.h"
+#include "scenario/parameters.h"
 
 namespace fabriclab::scenario {
 
@@ -26,7 +27,7 @@ std::string place(const std::string& file, const toml::node& n) {
 std::optional<std::string> scalar_text(const toml::node& n) {
   if (auto s = n.value<std::string>()) return *s;
   if (n.is_integer()) return std::to_string(*n.value<std::int64_t>());
-  if (n.is_floating_point()) return fmt::format("{}", *n.value<double>());
+  if (n.is_floating_point()) return plain_decimal(*n.value<double>());
   if (n.is_boolean()) return std::string(*n.value<bool>() ? "true" : "false");
   return std::nullopt;
 }
@@ -131,6 +132,13 @@ TuneOptions with_space_file(TuneOptions opt) {
   }
   if (params.empty() && opt.params.empty())
     throw InputError(fmt::format("{}: no [param] entries, and no --param: nothing to search", opt.space));
+  // A key the command line gives too is refused here, where the file's line is known.
+  for (const Entry& e : params) {
+    const std::string key = e.text.substr(0, e.text.find('='));
+    for (const std::string& given : opt.params)
+      if (given.substr(0, given.find('=')) == key)
+        throw InputError(fmt::format("{}:{}:{}: {}: given by --param too", opt.space, e.line, e.column, key));
+  }
   std::sort(params.begin(), params.end(),
             [](const Entry& a, const Entry& b) { return std::tie(a.line, a.column) < std::tie(b.line, b.column); });
   for (const Entry& e : params) opt.params.push_back(e.text);

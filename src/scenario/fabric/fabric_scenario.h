@@ -104,6 +104,9 @@ struct FabricRunOptions {
   // so the calls drift by a window each: 101 us, 201 us, ...): a benchmark samples its
   // counters there.
   std::function<void(Time)> on_slice = {};
+  // Called once the network is built and prepared, before the run's first event (a
+  // benchmark reads the set-up's memory there).
+  std::function<void()> on_prepared = {};
   // Split the run over the processes this joins (every one calls run_fabric alike);
   // rank 0 alone writes the outputs and holds the outcome's per-node counts.
   fabric::Exchange* ranks = nullptr;
@@ -122,8 +125,8 @@ struct FabricOutcome {
   std::optional<fabric::DeadlockReport> deadlock;
   std::vector<CollectiveRow> collectives;  // one per collective instance, in scenario order
   CollectiveNics collective_nics;
-  double setup_seconds = 0;                   // wall: building the network and preparing its run (routes, parts)
-  double wall_seconds = 0;                    // wall: the run itself
+  double setup_seconds = 0;  // wall: the network, observers, output directory and the run's preparation
+  double wall_seconds = 0;   // wall: the run itself
   std::vector<fabric::RankStats> rank_stats;  // a run over processes: each rank's exchanges
 };
 

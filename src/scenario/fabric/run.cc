@@ -165,6 +165,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   const Observers obs = opt.out_dir.empty() ? Observers{} : attach_observers(setup, *net, opt.out_dir);
   net->prepare();  // (what run() would do first), so that the set-up is timed apart
   const auto t0 = std::chrono::steady_clock::now();
+  if (opt.on_prepared) opt.on_prepared();
   FabricOutcome o;
   o.setup_seconds = std::chrono::duration<double>(t0 - start).count();
   o.totals = run_with_progress(*net, setup.value, opt);
