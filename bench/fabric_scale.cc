@@ -2,7 +2,8 @@
 // permutation traffic of 100 MB flows at 100G with PFC and ECN on, 1 ms simulated, on
 //   fat_tree_128     3-tier fat-tree, k = 8 (128 hosts, 80 switches)
 //   leaf_spine_1024  32 leaves x 32 hosts, 16 spines, 2 uplinks per leaf-spine pair (1:1)
-//   leaf_spine:N     the same leaves and spines for N hosts (N a multiple of 32)
+//   leaf_spine:N     the same leaves and spines for N hosts (N a multiple of 32; past
+//                    8 192 hosts, switch.buffer = N x 4 KiB, for the spines' headroom)
 //   fat_tree:K       a fat-tree of k = K (K^3 / 4 hosts)
 // Set-up (building the network, its routes and the first sends) and the run are timed
 // apart, with the RSS after set-up and at the end. Instructions and cache misses per
@@ -37,6 +38,11 @@
 
 using namespace fabriclab;
 
+namespace {
+void run_case(const std::string& which, const std::vector<std::string>& set, const std::string& partitions,
+              const std::string& threads);
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: fabric_scale fat_tree_128|leaf_spine_1024|leaf_spine:N|fat_tree:K [STOP [PARTITIONS "
@@ -62,6 +68,9 @@ int main(int argc, char** argv) {
   } else if (which == "leaf_spine_1024" || (kind == "leaf_spine" && size > 0 && size % 32 == 0)) {
     set.insert(set.end(), {"topology.kind=leaf_spine", "topology.leaves=" + std::to_string(size > 0 ? size / 32 : 32),
                            "topology.hosts_per_leaf=32", "topology.spines=16", "topology.uplinks=2"});
+    // A spine has N / 16 ports: past 8 192 hosts their PFC headroom outgrows 32 MiB, so
+    // the buffer grows with them (4 KiB per host: 64 KiB per spine port).
+    if (size > 8192) set.push_back("switch.buffer=" + std::to_string(size * 4) + "KiB");
   } else {
     std::fprintf(stderr,
                  "unknown case '%s' (fat_tree_128, leaf_spine_1024, leaf_spine:N with N a multiple of 32, "
@@ -69,6 +78,19 @@ int main(int argc, char** argv) {
                  which.c_str());
     return 2;
   }
+  try {
+    run_case(which, set, argc > 3 ? std::string(argv[3]) : "", argc > 4 ? std::string(argv[4]) : "");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fabric_scale %s: %s\n", which.c_str(), e.what());
+    return 2;
+  }
+  return 0;
+}
+
+namespace {
+
+void run_case(const std::string& which, const std::vector<std::string>& set, const std::string& partitions,
+              const std::string& threads) {
   const auto cfg = scenario::fabric_parameters().resolve_text("", "bench", set);
   // Allocations between the first slice at or after half the simulated time and the
   // last slice (the network's end-of-run audit and the outputs are not the run).
@@ -97,7 +119,10 @@ int main(int argc, char** argv) {
   const double rss = static_cast<double>(ru.ru_maxrss) * 1024.0;
   fmt::print("{:<16} {}sim {} set-up {:.2f} s (RSS {:.0f} MiB)  run {:.2f} s  events {}  packet-hops {}  "
              "{:.2f} M hops/s  peak packets {}  {} B/packet ({:.0f} B with everything)  peak RSS {:.0f} MiB  {}\n",
-             which, argc > 3 ? fmt::format("partitions {} threads {}  ", argv[3], argc > 4 ? argv[4] : argv[3]) : "",
+             which,
+             partitions.empty()
+                 ? ""
+                 : fmt::format("partitions {} threads {}  ", partitions, threads.empty() ? partitions : threads),
              to_string(o.totals.end), o.setup_seconds, setup_rss, o.wall_seconds, o.totals.events, o.totals.packet_hops,
              hops / o.wall_seconds / 1e6, o.totals.peak_packets, sizeof(fabric::Packet) + sizeof(void*),
              rss / static_cast<double>(o.totals.peak_packets), rss / (1024.0 * 1024.0),
@@ -107,5 +132,6 @@ int main(int argc, char** argv) {
                                last.allocations - first.allocations,
                                static_cast<double>(last.bytes - first.bytes) / 1024.0)
                  : std::string("allocations: too short a run to sample"));
-  return 0;
 }
+
+}  // namespace
