@@ -151,7 +151,7 @@ Time serialization_time(Bytes size, BitRate rate, WireRounding rounding) {
   const bool ps = rounding == WireRounding::ps_up;
   const u128 num = static_cast<u128>(size.count()) * 8u * (ps ? 1000000000000u : 1000000000u);  // bits x unit/s
   const u128 den = static_cast<u128>(rate.bps());
-  const u128 q = rounding == WireRounding::ps_up ? (num + den - 1) / den  // up: a frame is on the wire to its last bit
+  const u128 q = ps ? (num + den - 1) / den  // up: a frame is on the wire to its last bit
                  : rounding == WireRounding::ns_down ? num / den
                                                      : (2 * num + den) / (2 * den);  // nearest, half up
   const u128 scale = ps ? 1 : 1000;

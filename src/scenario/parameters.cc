@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
+#include <array>
 #include <functional>
 #include <fstream>
 #include <sstream>
@@ -86,19 +88,12 @@ std::string place(const std::string& origin, const toml::node& n) {
 }  // namespace
 
 std::string plain_decimal(double v) {
-  std::string s = fmt::format("{}", v);
-  const auto e = s.find_first_of("eE");
-  if (e == std::string::npos) return s;
-  const int exp = std::stoi(s.substr(e + 1));
-  std::string mantissa = s.substr(0, e), sign;
-  if (mantissa[0] == '-') sign = "-", mantissa.erase(0, 1);
-  auto point = mantissa.find('.');
-  if (point == std::string::npos) point = mantissa.size();
-  std::string digits = mantissa.substr(0, point) + (point < mantissa.size() ? mantissa.substr(point + 1) : "");
-  long at = static_cast<long>(point) + exp;  // where the point goes in `digits`
-  if (at <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-at), '0') + digits;
-  if (at >= static_cast<long>(digits.size())) return sign + digits + std::string(at - digits.size(), '0');
-  return sign + digits.substr(0, at) + "." + digits.substr(at);
+  // The shortest fixed-notation text that reads back (std::to_chars); a double needs at
+  // most 309 digits before the point and about 330 after it.
+  std::array<char, 512> buf;
+  const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v, std::chars_format::fixed);
+  if (ec != std::errc()) throw std::logic_error("plain_decimal: the buffer is too small");
+  return {buf.data(), end};
 }
 
 void ParamRegistry::declare(ParamSpec spec) {

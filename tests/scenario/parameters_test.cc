@@ -221,6 +221,15 @@ TEST(Parameters, RatesInADevicesUnitTakeBareNumbersAndFinerValues) {
   EXPECT_EQ(step("[tuning]\nstep = 2.5e-3\n"), (std::pair<std::int64_t, std::string>{2'500, "0.0025"}));
 }
 
+TEST(Parameters, PlainDecimalsReadBackWithoutAnExponent) {
+  EXPECT_EQ(plain_decimal(2.5), "2.5");
+  EXPECT_EQ(plain_decimal(0.1), "0.1");  // the shortest text that reads back, not 0.1000000000000000055...
+  EXPECT_EQ(plain_decimal(1e-7), "0.0000001");
+  EXPECT_EQ(plain_decimal(-1.5e-7), "-0.00000015");
+  EXPECT_EQ(plain_decimal(1.5e20), "150000000000000000000");
+  EXPECT_EQ(plain_decimal(40), "40");
+}
+
 TEST(Parameters, ListsAndIntegers) {
   EXPECT_EQ(split_list(" 3, 4 ,,5 "), (std::vector<std::string>{"3", "4", "5"}));
   EXPECT_EQ(split_list("2|3", '|'), (std::vector<std::string>{"2", "3"}));

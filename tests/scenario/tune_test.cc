@@ -141,7 +141,7 @@ TEST(Tune, ReadsTheSearchFromASpaceFile) {
     o.maximize = {"goodput_gbps"};
     return with_space_file(o);
   };
-  const TuneOptions o = space("good.toml", R"(maximize = "2*goodput_gbps"
+  const TuneOptions o = space("good.toml", R"(maximize = "0.001*totals.data_bytes_arrived"
 minimize = ["totals.drops"]
 constraints = ["totals.lossless_drops<=0", "totals.pfc_pause_frames<=10"]
 [param]
@@ -158,7 +158,7 @@ weights = ["1,1,1,1,1,1,1,1", "1,1,1,4,1,1,1,1"]
                                                 "nic.roce_np.cnp_scope=port,qp", "nic.roce_rp.rpg_ai_rate=5..400:log",
                                                 "nic.roce_rp.rate_reduce_monitor_period=0,4",
                                                 "switch.dwrr.weights=1,1,1,1,1,1,1,1;1,1,1,4,1,1,1,1"}));
-  EXPECT_EQ(o.maximize, (std::vector<std::string>{"goodput_gbps", "2*goodput_gbps"}));
+  EXPECT_EQ(o.maximize, (std::vector<std::string>{"goodput_gbps", "0.001*totals.data_bytes_arrived"}));
   EXPECT_EQ(o.minimize, (std::vector<std::string>{"totals.drops"}));
   EXPECT_EQ(o.constraints, (std::vector<std::string>{"totals.lossless_drops<=0", "totals.pfc_pause_frames<=10"}));
   // Errors name the file, line and column.
