@@ -40,8 +40,10 @@ bench: build
 	./build/release/bench/fabric_scale leaf_spine_1024 1ms 2
 	./build/release/bench/fabric_scale leaf_spine:4096 100us
 	./build/release/bench/fabric_scale leaf_spine:8192 100us
+	./build/release/bench/fabric_scale leaf_spine:16384 100us
 	./build/release/bench/fabric_scale fat_tree:16 100us
 	./bench/instructions_per_hop.sh leaf_spine:1024 50us
+	./bench/process_start.sh
 	./build/release/bench/offload_benchmark
 	./bench/exec_times.sh 4 1024 30
 
