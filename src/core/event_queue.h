@@ -8,10 +8,11 @@
 //   and a node's four children share a cache line or two).
 // - CalendarQueue: Brown's calendar queue (CACM 31(10), 1988): buckets of a fixed time
 //   width indexed by time modulo the "year", each kept sorted earliest first (ties and
-//   later events append in O(1), an earlier one is placed by binary search and the
-//   later ones move up); O(1) expected per operation when the width matches the spacing
-//   of distinct instants; resized (and its width re-estimated) as the population doubles
-//   or halves, or when pops start walking many empty days.
+//   later events append in O(1), one a few places early is put in its place, others
+//   are sorted in at once when their day comes); O(1) expected per operation when the
+//   width matches the spacing of distinct instants; resized (and its width
+//   re-estimated, from the median gap) as the population doubles or halves, when pops
+//   walk many empty days, or when pushes land in crowded days.
 // - LaneQueue: FIFO lanes for the few delays most events are scheduled with, in front of
 //   a calendar queue (below).
 //
@@ -26,6 +27,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <iterator>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -110,11 +113,18 @@ class QuadHeap {
 template <typename Payload>
 class CalendarQueue {
   // A bucket keeps its events sorted earliest first, popped from a moving head: an event
-  // later than everything in its bucket -- the usual case, and every event of a burst
-  // at one instant -- is appended in O(1).
+  // later than everything in its bucket -- the usual case, and every event of a burst at
+  // one instant numbered in order -- is appended in O(1), and one a few places early is
+  // put in its place. Any other waits, unsorted, after the sorted events, until the
+  // bucket's earliest is next needed: then the waiting ones are sorted and merged in at
+  // once. A burst of ties numbered out of order (the simulator numbers ties by the node
+  // that scheduled them, and nodes act in any order) costs a sort, not a move of the
+  // block for each event.
   class Bucket {
    public:
     bool empty() const { return head_ == ev_.size(); }
+    bool settled() const { return unsorted_ == 0; }
+    // The earliest event, once settled.
     const Event<Payload>& front() const { return ev_[head_]; }
     Event<Payload> pop_front() {
       Event<Payload> e = std::move(ev_[head_++]);
@@ -127,28 +137,68 @@ class CalendarQueue {
       }
       return e;
     }
-    void insert(Event<Payload> e) {
-      const auto first = ev_.begin() + static_cast<std::ptrdiff_t>(head_);
-      // Usually the event goes at the end or a few places before it: walk back a little,
-      // then search (a bucket can hold thousands of ties at a later instant, as many
-      // hosts acting in lockstep produce).
-      auto it = ev_.end();
-      for (int step = 0; step < 8 && it != first && e.before(*(it - 1)); ++step) --it;
-      if (it != first && e.before(*(it - 1)))
-        it = std::upper_bound(first, it, e,
-                              [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
-      ev_.insert(it, std::move(e));
+    // Places the event in order, or after the sorted events to wait for settle(); returns
+    // how many events it moved up.
+    std::size_t insert(Event<Payload> e) {
+      if (settled()) {
+        const auto first = ev_.begin() + static_cast<std::ptrdiff_t>(head_);
+        auto it = ev_.end();
+        for (int step = 0; step < 8 && it != first && e.before(*(it - 1)); ++step) --it;
+        if (it == first || !e.before(*(it - 1))) {
+          const auto moved = static_cast<std::size_t>(ev_.end() - it);
+          ev_.insert(it, std::move(e));
+          return moved;
+        }
+      }
+      ev_.push_back(std::move(e));
+      ++unsorted_;
+      return 0;
+    }
+    // Sorts the waiting events and merges them into the sorted ones, from the back, with
+    // `scratch` for room; returns how many sorted events moved up.
+    std::size_t settle(std::vector<Event<Payload>>& scratch) {
+      const std::size_t sorted = ev_.size() - unsorted_;
+      scratch.assign(std::make_move_iterator(ev_.begin() + static_cast<std::ptrdiff_t>(sorted)),
+                     std::make_move_iterator(ev_.end()));
+      std::sort(scratch.begin(), scratch.end(),
+                [](const Event<Payload>& a, const Event<Payload>& b) { return a.before(b); });
+      std::size_t i = sorted, j = scratch.size(), k = ev_.size();
+      while (j > 0) {
+        if (i > head_ && scratch[j - 1].before(ev_[i - 1])) ev_[--k] = std::move(ev_[--i]);
+        else ev_[--k] = std::move(scratch[--j]);
+      }
+      const std::size_t moved = sorted - i;
+      unsorted_ = 0;
+      scratch.clear();
+      return moved;
+    }
+    template <typename F>
+    void for_each(F&& f) const {
+      for (std::size_t i = head_; i < ev_.size(); ++i) f(ev_[i]);
     }
     template <typename F>
     void take_all(F&& f) {
       for (std::size_t i = head_; i < ev_.size(); ++i) f(std::move(ev_[i]));
       ev_.clear();
+      head_ = unsorted_ = 0;
+    }
+    // Storage, traded by CalendarQueue::grow() and shrink().
+    std::size_t capacity() const { return ev_.capacity(); }
+    bool full() const { return ev_.size() == ev_.capacity(); }
+    std::vector<Event<Payload>> release() { return std::exchange(ev_, {}); }     // when empty
+    void adopt(std::vector<Event<Payload>>&& empty) { ev_ = std::move(empty); }  // when empty
+    void move_to(std::vector<Event<Payload>>& bigger) {
+      bigger.assign(std::make_move_iterator(ev_.begin() + static_cast<std::ptrdiff_t>(head_)),
+                    std::make_move_iterator(ev_.end()));
       head_ = 0;
+      ev_.swap(bigger);
+      bigger.clear();
     }
 
    private:
     std::vector<Event<Payload>> ev_;
     std::size_t head_ = 0;
+    std::size_t unsorted_ = 0;  // the last ones, waiting for settle(); those before are sorted
   };
 
  public:
@@ -162,27 +212,37 @@ class CalendarQueue {
     if (t < now_) throw std::logic_error("event scheduled in the past");
     // The walk may stand past now (after a resize or a top() that looked ahead): an event
     // before the current day would be missed for a whole year, so rewind to its day.
-    if (t.ps() < day_end_ - width_) {
-      cur_ = index(t);
-      day_end_ = (t.ps() / width_ + 1) * width_;
+    if (t.ps() < day_end_ - width_) go_to_day_of(t.ps());
+    // The earliest event found by top() stays the earliest unless this one comes before
+    // it (LaneQueue reads the top before every push: a burst of ties pushed between
+    // reads must not be merged into its bucket one at a time).
+    if (found_ != kNotFound && e.before(buckets_[found_].front())) found_ = kNotFound;
+    const std::size_t moved = insert(std::move(e));
+    moves_ += moved;
+    if (++size_ > 2 * n_) {
+      resize(2 * n_);
+    } else if (moved > 0 && crowded()) [[unlikely]] {
+      reestimate();
     }
-    insert(std::move(e));
-    found_ = kNotFound;
-    if (++size_ > 2 * n_) resize(2 * n_);
   }
 
   Event<Payload> pop() {
     const std::size_t b = found_ != kNotFound ? found_ : find_min_bucket();
     found_ = kNotFound;
     Event<Payload> out = buckets_[b].pop_front();
+    if (buckets_[b].empty() && buckets_[b].capacity() > kKeep) shrink(buckets_[b]);
     now_ = out.time;
+    // The population can stay level while the spacing of events changes (a network
+    // filling up): re-estimate the width when pops walk many empty days, or when the days
+    // are crowded (pushes and the walk's merges check that as they move events; this
+    // catches the rest).
     if (--size_ < n_ / 2 && n_ > 2) {
       resize(n_ / 2);
     } else if (++pops_ == kCheckEvery) {
-      // The population can stay level while the spacing of events changes (a network
-      // filling up): when pops walk many empty days, re-estimate the width.
       if (walked_ > 4 * kCheckEvery) resize(n_);
+      else if (crowded()) reestimate();
       pops_ = walked_ = 0;
+      checked_moves_ = moves_;
     }
     return out;
   }
@@ -193,12 +253,84 @@ class CalendarQueue {
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  // Events moved up to make room for earlier ones in their bucket (pushed, or merged in
+  // by a settle), in all: a measure of crowding, for tests and benchmarks.
+  std::uint64_t moves() const { return moves_; }
 
  private:
-  void insert(Event<Payload> e) { buckets_[index(e.time)].insert(std::move(e)); }
+  std::size_t insert(Event<Payload> e) {
+    Bucket& bucket = buckets_[index(e.time)];
+    if (bucket.full() && bucket.capacity() >= kKeep) [[unlikely]]
+      grow(bucket);
+    return bucket.insert(std::move(e));
+  }
+  // Bursts of ties come to one bucket, then another, as the days go by. Were each bucket
+  // to keep the storage of its largest burst, the calendar would hold the sum of those
+  // bursts (a network of 8192 hosts: 24 MB for a population of 15 000 events); instead a
+  // bucket keeps at most kKeep events' storage once empty, and larger vectors go round
+  // the buckets through a pool of spares, so that no push allocates once warm.
+  void grow(Bucket& bucket) {
+    if (spares_.empty()) return;  // the vector grows itself
+    std::vector<Event<Payload>> bigger = std::move(spares_.back());
+    spares_.pop_back();
+    if (bigger.capacity() <= bucket.capacity()) return;  // too small to serve: freed, and the vector grows itself
+    bucket.move_to(bigger);
+    // `bigger` now holds the bucket's former vector
+    (bigger.capacity() > kKeep ? spares_ : smalls_).push_back(std::move(bigger));
+  }
+  // An empty bucket holding a large vector trades it for a small one (made new only while
+  // warming up: a bucket that took a spare left a small one behind).
+  void shrink(Bucket& bucket) {
+    spares_.push_back(bucket.release());
+    if (smalls_.empty()) {
+      std::vector<Event<Payload>> small;
+      small.reserve(kKeep);
+      bucket.adopt(std::move(small));
+    } else {
+      bucket.adopt(std::move(smalls_.back()));
+      smalls_.pop_back();
+    }
+  }
 
-  std::size_t index(Time t) const {
-    return static_cast<std::size_t>((t.ps() / width_) & static_cast<std::int64_t>(n_ - 1));
+  std::size_t index(Time t) const { return index(t.ps()); }
+  std::size_t index(std::int64_t ps) const {
+    return static_cast<std::size_t>((ps / width_) & static_cast<std::int64_t>(n_ - 1));
+  }
+
+  void go_to_day_of(std::int64_t t) {
+    cur_ = index(t);
+    const std::int64_t start = t - t % width_;
+    day_end_ = start > kLast - width_ ? kLast : start + width_;  // times up to Time::max()
+  }
+  void next_day() {
+    cur_ = (cur_ + 1) & (n_ - 1);
+    if (__builtin_add_overflow(day_end_, width_, &day_end_)) day_end_ = kLast;
+  }
+  // A width too wide for the events' spacing crowds the days, and events pushed or merged
+  // into them move many others up. When the moves since the last check outnumber the
+  // events by crowd_budget_ (so that the re-estimate, linear in the events, at most
+  // doubles what the crowding cost), the width is re-estimated; the events are spread
+  // anew only if it changed by more than half or double. Ties numbered out of order
+  // crowd a day whatever its width (32 768 hosts: 2 549 re-estimates in 10 us, none of
+  // which changed it, 15 % of the run): each re-estimate that changes nothing doubles
+  // the budget for the next.
+  bool crowded() const { return moves_ - checked_moves_ > crowd_budget_ + size_; }
+  void reestimate() {
+    checked_moves_ = moves_;
+    times_.clear();
+    for (std::size_t b = 0; b < n_; ++b)
+      buckets_[b].for_each([&](const Event<Payload>& e) { times_.push_back(e.time.ps()); });
+    const std::int64_t w = estimate_width();
+    if (w >= width_ / 2 && w <= 2 * width_) {
+      crowd_budget_ = std::min(2 * crowd_budget_, kMostCrowdBudget);
+      return;
+    }
+    crowd_budget_ = kCrowdBudget;
+    resize(n_, w);
+  }
+  void settle(Bucket& bucket) {
+    const std::size_t moved = bucket.settle(merge_);
+    moves_ += moved;
   }
 
   // The bucket holding the earliest event: walk the calendar from the current day; an
@@ -206,95 +338,129 @@ class CalendarQueue {
   // year). After a whole year with nothing due, search directly.
   std::size_t find_min_bucket() {
     if (size_ == 0) throw std::logic_error("pop from an empty event queue");
-    const std::size_t n = n_;
-    for (std::size_t step = 0; step < n; ++step) {
+    for (std::size_t step = 0; step < n_; ++step) {
       ++walked_;
-      const auto& bucket = buckets_[cur_];
-      if (!bucket.empty() && bucket.front().time.ps() < day_end_) return cur_;
-      cur_ = (cur_ + 1) & (n - 1);
-      day_end_ += width_;
+      auto& bucket = buckets_[cur_];
+      if (!bucket.empty()) {
+        if (!bucket.settled()) [[unlikely]] {
+          settle(bucket);
+          if (crowded()) {
+            reestimate();
+            return find_min_bucket();
+          }
+        }
+        if (bucket.front().time.ps() < day_end_) return cur_;
+      }
+      next_day();
     }
-    std::size_t best = n;
-    for (std::size_t b = 0; b < n; ++b)
-      if (!buckets_[b].empty() && (best == n || buckets_[b].front().before(buckets_[best].front()))) best = b;
-    const std::int64_t t = buckets_[best].front().time.ps();
-    cur_ = best;
-    day_end_ = (t / width_ + 1) * width_;
+    std::size_t best = n_;
+    for (std::size_t b = 0; b < n_; ++b) {
+      auto& bucket = buckets_[b];
+      if (bucket.empty()) continue;
+      if (!bucket.settled()) settle(bucket);
+      if (best == n_ || bucket.front().before(buckets_[best].front())) best = b;
+    }
+    go_to_day_of(buckets_[best].front().time.ps());
     return best;
   }
 
-  // Brown's width estimate, three times the mean separation of the earliest events,
-  // taken over distinct instants: a network simulator schedules bursts at one instant
-  // (ports of equal rate finishing frames together), and counting their zero gaps would
-  // shrink the width until every pop walked many empty days. A tie costs nothing in a
-  // bucket (it is appended), so buckets should hold a few instants, not a few events.
-  std::int64_t estimate_width() {
-    const std::size_t sample = size_ < 64 ? size_ : 64;
-    if (sample < 2) return width_;
-    std::vector<Event<Payload>>& taken = spill_;  // reused: a resize allocates nothing once warm
-    taken.clear();
-    std::size_t distinct = 0;
-    for (std::size_t k = 0; k < sample; ++k) {
-      const std::size_t b = find_min_bucket();
-      taken.push_back(buckets_[b].pop_front());
-      --size_;
-      if (k == 0 || taken[k].time != taken[k - 1].time) ++distinct;
+  // Brown's width estimate -- three times the separation of the earliest events -- read
+  // from the spilled events of a resize. Separations are taken over distinct instants: a
+  // network simulator schedules bursts at one instant (ports of equal rate finishing
+  // frames together), and counting their zero gaps would shrink the width until every
+  // pop walked many empty days; a tie costs nothing in a bucket (it is appended), so
+  // buckets should hold a few instants, not a few events. And the typical separation is
+  // their median, not their mean: a few far events among many near ones (timers every
+  // host set for one instant, an event at the end of the run) would otherwise set a width
+  // that put the near ones all in one day. (For exponential gaps the median is 0.69 of
+  // the mean: 2.1 times the mean, as Brown's mean without the gaps above twice it gives.)
+  std::int64_t estimate_width() {  // of the times in times_ (reordered)
+    if (times_.empty()) return width_;
+    // Now and the earliest distinct instants after it, kSample in all: select the earliest
+    // m times, sorted, and look further while ties leave too few distinct ones among
+    // them. (Now counts: when every event ties -- ports of one rate in lockstep -- the
+    // gap from now to them is the only one.)
+    std::array<std::int64_t, kSample> first;
+    std::size_t k = 0;
+    for (std::size_t m = std::min(times_.size(), kSample);; m = std::min(times_.size(), 4 * m)) {
+      const auto end = times_.begin() + static_cast<std::ptrdiff_t>(m);
+      std::nth_element(times_.begin(), end - 1, times_.end());
+      std::sort(times_.begin(), end);
+      first[0] = now_.ps();
+      k = 1;
+      for (std::size_t i = 0; i < m && k < kSample; ++i)
+        if (times_[i] != first[k - 1]) first[k++] = times_[i];
+      if (k == kSample || m == times_.size()) break;
     }
-    size_ += taken.size();
-    const std::int64_t span = taken.back().time.ps() - taken.front().time.ps();
-    for (auto& e : taken) insert(std::move(e));
-    taken.clear();
-    if (distinct < 2) return width_;
-    const std::int64_t w = 3 * span / static_cast<std::int64_t>(distinct - 1);
-    return w > 0 ? w : 1;
+    if (k < 2) return width_;
+    std::array<std::int64_t, kSample - 1> gaps;
+    for (std::size_t i = 1; i < k; ++i) gaps[i - 1] = first[i] - first[i - 1];
+    const auto median = gaps.begin() + static_cast<std::ptrdiff_t>((k - 2) / 2);  // the lower one
+    std::nth_element(gaps.begin(), median, gaps.begin() + static_cast<std::ptrdiff_t>(k - 1));
+    constexpr std::int64_t kWidest = kLast / 8;
+    return *median > kWidest / 3 ? kWidest : std::max<std::int64_t>(3 * *median, 1);
   }
 
-  // Spreads the events over `n` buckets of a re-estimated width. The buckets' storage is
-  // kept (a bucket beyond `n` waits, empty, for the calendar to grow again), so a queue
-  // whose population swings -- collectives' steps -- stops allocating once warm.
-  void resize(std::size_t n) {
+  // Spreads the events over `n` buckets of a re-estimated width, the year starting with
+  // the earliest event's day. The buckets' storage is kept (a bucket beyond `n` waits,
+  // empty, for the calendar to grow again), so a queue whose population swings --
+  // collectives' steps -- stops allocating once warm.
+  void resize(std::size_t n, std::int64_t width = 0) {  // 0: estimate it
     found_ = kNotFound;
-    const std::int64_t w = estimate_width();
+    checked_moves_ = moves_;
     spill_.clear();
-    for (std::size_t b = 0; b < n_; ++b)
+    for (std::size_t b = 0; b < n_; ++b) {
       buckets_[b].take_all([&](Event<Payload>&& e) { spill_.push_back(std::move(e)); });
+      if (buckets_[b].capacity() > kKeep) shrink(buckets_[b]);
+    }
     if (buckets_.size() < n) buckets_.resize(n);
     n_ = n;
-    width_ = w;
-    cur_ = index(now_);
-    day_end_ = (now_.ps() / width_ + 1) * width_;
+    if (width == 0) {
+      times_.clear();
+      for (const auto& e : spill_) times_.push_back(e.time.ps());
+      width = estimate_width();
+    }
+    width_ = width;
+    std::int64_t first = now_.ps();
+    if (!spill_.empty()) {
+      first = spill_.front().time.ps();
+      for (const auto& e : spill_) first = std::min(first, e.time.ps());
+    }
+    go_to_day_of(first);
     for (auto& e : spill_) insert(std::move(e));
     spill_.clear();
-    // Restart the walk at the earliest event.
-    std::size_t best = n_;
-    for (std::size_t b = 0; b < n_; ++b)
-      if (!buckets_[b].empty() && (best == n_ || buckets_[b].front().before(buckets_[best].front()))) best = b;
-    if (best < n_) {
-      cur_ = best;
-      day_end_ = (buckets_[best].front().time.ps() / width_ + 1) * width_;
-    }
   }
 
   void rebuild(std::size_t n, std::int64_t width) {
     buckets_.assign(n, {});
     n_ = n;
     width_ = width;
-    cur_ = index(now_);
-    day_end_ = (now_.ps() / width_ + 1) * width_;
+    go_to_day_of(now_.ps());
   }
 
-  std::vector<Bucket> buckets_;        // the first n_ are the calendar's; the rest keep their storage
-  std::size_t n_ = 0;                  // a power of two
-  std::vector<Event<Payload>> spill_;  // scratch for resize() and estimate_width()
-  std::int64_t width_ = 1000;          // ps per bucket
+  std::vector<Bucket> buckets_;                      // the first n_ are the calendar's; the rest keep their storage
+  std::size_t n_ = 0;                                // a power of two
+  std::vector<Event<Payload>> spill_;                // scratch for resize()
+  std::vector<Event<Payload>> merge_;                // scratch for Bucket::settle()
+  std::vector<std::vector<Event<Payload>>> spares_;  // storage for buckets growing past kKeep
+  std::vector<std::vector<Event<Payload>>> smalls_;  // kKeep events' storage, for buckets giving a spare back
+  std::vector<std::int64_t> times_;                  // scratch for estimate_width()
+  std::int64_t width_ = 1000;                        // ps per bucket
   std::size_t cur_ = 0;
   std::int64_t day_end_ = 0;  // end of the current bucket's day, in ps
   std::size_t size_ = 0;
   std::uint64_t next_seq_ = 0;
   static constexpr std::uint64_t kCheckEvery = 4096;
+  static constexpr std::size_t kSample = 64;  // distinct instants in the width estimate
+  static constexpr std::size_t kKeep = 32;    // events' storage an empty bucket keeps
   static constexpr std::size_t kNotFound = ~std::size_t{0};
+  static constexpr std::int64_t kLast = std::numeric_limits<std::int64_t>::max();
   std::size_t found_ = kNotFound;        // the bucket top() found, until the queue changes
   std::uint64_t pops_ = 0, walked_ = 0;  // since the last check of the width
+  std::uint64_t moves_ = 0;              // in all (moves())
+  std::uint64_t checked_moves_ = 0;      // moves_ at the last check
+  static constexpr std::uint64_t kCrowdBudget = 8 * kCheckEvery, kMostCrowdBudget = std::uint64_t{1} << 40;
+  std::uint64_t crowd_budget_ = kCrowdBudget;
   Time now_;
 };
 
@@ -583,14 +749,14 @@ class LaneQueue {
 };
 
 // The simulator's pending-event set, by bench/event_queue_benchmark and bench/fabric_scale
-// (2-core Debian 12 machine, per pop+push). Lockstep (ties, as ports of equal rate
-// produce): lanes 14-15 ns versus calendar 30 / 30 / 40 ns and 4-ary heap 47 / 65 / 77 ns
-// at 100 / 1k / 10k. Hold model (exponential 1 us gaps, none repeating, so all in the
-// calendar behind the lane lookup): lanes 82 / 88 / 251 / 505 ns versus calendar 63 / 71 /
-// 131 / 324 ns and heap 132 / 120 / 170 / 407 ns at 1k / 10k / 100k / 1M. The fabric's
-// events are mostly of a few delays: fat_tree_128 over 3 ms runs 10-12 % faster on lanes
-// than on the calendar alone, leaf_spine_1024 5-7 % faster with half the memory. Re-run
-// both before changing this.
+// (2-core Debian 12 machine, per pop+push, medians of 3, 2026-12-03). Lockstep (ties, as
+// ports of equal rate produce): lanes 15 ns versus calendar 25 / 25 / 25 ns and 4-ary
+// heap 24 / 47 / 58 ns at 100 / 1k / 10k. Hold model (exponential 1 us gaps, none
+// repeating, so all in the calendar behind the lane lookup): lanes 71 / 86 / 199 / 460 ns
+// versus calendar 62 / 74 / 177 / 442 ns and heap 75 / 101 / 141 / 283 ns at 1k / 10k /
+// 100k / 1M. The fabric's events are mostly of a few delays: fat_tree_128 over 3 ms runs
+// 10-12 % faster on lanes than on the calendar alone, leaf_spine_1024 5-7 % faster with
+// half the memory. Re-run both before changing this.
 template <typename Payload>
 using PendingEvents = LaneQueue<Payload>;
 

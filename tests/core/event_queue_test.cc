@@ -131,6 +131,178 @@ TEST(EventQueue, CalendarQueueInsertsBeforeABlockOfLaterTies) {
   while (!ref.empty()) pop();
 }
 
+// Pushes numbered events into a calendar queue and a reference set, pops from both,
+// and checks each pop. An event's number is its `rank` (below 2^40) then the count of
+// pushes, so numbers are unique and ties leave by rank.
+struct NumberedReference {
+  CalendarQueue<int> q;
+  std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
+  int payload = 0;
+  void push(std::int64_t t, std::uint64_t rank) {
+    const std::uint64_t seq = rank << 24 | static_cast<std::uint64_t>(payload);
+    q.push(Event<int>{Time::from_ps(t), seq, payload});
+    ref.emplace(t, seq, payload++);
+  }
+  std::int64_t pop() {
+    const auto want = *ref.begin();
+    ref.erase(ref.begin());
+    const auto got = q.pop();
+    EXPECT_EQ(std::tuple(got.time.ps(), got.seq, got.payload), want);
+    return got.time.ps();
+  }
+};
+
+TEST(EventQueue, CalendarQueueSortsTiesNumberedOutOfOrderInOneGo) {
+  // The simulator numbers ties by the node that scheduled them, and nodes act in any
+  // order: bursts of thousands of ties arrive numbered out of order. Placing each in
+  // turn would move a quarter of the burst up on average (n^2 / 4: 6 M moves a burst);
+  // the bucket sorts them when its day comes, moving only the few sorted events they
+  // land among.
+  NumberedReference r;
+  RandomStream rng(10, "event-queue-numbered-ties");
+  std::int64_t now = 0;
+  std::uint64_t pushes = 0;
+  for (int burst = 0; burst < 10; ++burst) {
+    const std::int64_t t = now + 5000;
+    for (int i = 0; i < 5000; ++i, ++pushes) r.push(t, rng.below(1ull << 40));
+    for (int i = 0; i < 100; ++i, ++pushes)
+      r.push(now + static_cast<std::int64_t>(rng.below(20000)), rng.below(1ull << 40));
+    while (r.ref.size() > 50) now = r.pop();
+  }
+  while (!r.ref.empty()) r.pop();
+  EXPECT_LT(r.q.moves(), pushes);
+}
+
+TEST(EventQueue, CalendarQueueSortsTiesInOneGoWhenTopIsReadBetweenPushes) {
+  // LaneQueue reads the calendar's top before every push to it: that read must not
+  // merge each tie of a burst in on its own.
+  NumberedReference r;
+  RandomStream rng(15, "event-queue-numbered-ties-top");
+  std::int64_t now = 0;
+  std::uint64_t pushes = 0;
+  for (int burst = 0; burst < 4; ++burst) {
+    const std::int64_t t = now + 5000;
+    for (int i = 0; i < 5000; ++i, ++pushes) {
+      r.push(t, rng.below(1ull << 40));
+      const auto& top = r.q.top();
+      ASSERT_EQ(std::tuple(top.time.ps(), top.seq),
+                std::tuple(std::get<0>(*r.ref.begin()), std::get<1>(*r.ref.begin())));
+    }
+    while (!r.ref.empty()) now = r.pop();
+  }
+  // Only a tie numbered below the top makes the next top() merge what waits: a new
+  // minimum of a random sequence, about ln n times a burst (H(5000) = 9.1), each merge
+  // moving at most the burst -- below 10 moves a push, where merging each tie on its
+  // own moved a quarter of the burst (1250) a push.
+  EXPECT_LT(r.q.moves(), 10 * pushes);
+}
+
+TEST(EventQueue, CalendarQueueSeesNumberedPushesBetweenTopAndPop) {
+  // Between a top() and its pop(): a tie numbered below the top, a tie that waits
+  // unsorted, an event before the top (a rewind); bursts larger than a bucket keeps.
+  for (std::uint64_t seed : {16u, 17u}) {
+    NumberedReference r;
+    RandomStream rng(seed, "event-queue-top-then-push");
+    std::int64_t now = 0;
+    for (int step = 0; step < 100000; ++step) {
+      if (r.ref.empty() || rng.below(100) < 50) {
+        const std::uint64_t span = rng.below(8) == 0 ? 100'000'000 : 20'000;
+        const std::int64_t t = now + static_cast<std::int64_t>(rng.below(span));
+        const int burst = rng.below(10) == 0 ? 33 + static_cast<int>(rng.below(300)) : 1;
+        for (int i = 0; i < burst; ++i) r.push(t, rng.below(1ull << 40));
+        continue;
+      }
+      const auto& top = r.q.top();
+      ASSERT_EQ(std::tuple(top.time.ps(), top.seq),
+                std::tuple(std::get<0>(*r.ref.begin()), std::get<1>(*r.ref.begin())));
+      const std::int64_t top_time = top.time.ps();
+      switch (rng.below(4)) {
+        case 0: r.push(top_time, 0); break;
+        case 1: r.push(top_time, rng.below(1ull << 40)); break;
+        case 2:
+          r.push(now + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(top_time - now + 1))),
+                 rng.below(1ull << 40));
+          break;
+        default: break;
+      }
+      now = r.pop();
+      ASSERT_EQ(r.q.size(), r.ref.size());
+    }
+    while (!r.ref.empty()) r.pop();
+  }
+}
+
+TEST(EventQueue, CalendarQueueTakesTimesUpToTheLast) {
+  // Times up to Time::max(): no overflow in the width, the days or the horizon.
+  NumberedReference r;
+  for (int i = 0; i < 4; ++i) r.push(1000, static_cast<std::uint64_t>(i));
+  r.push(Time::max().ps(), 9);
+  r.push(Time::max().ps() - 1, 8);
+  for (int i = 0; i < 100; ++i) r.push(2000 + i, static_cast<std::uint64_t>(i));
+  while (!r.ref.empty()) r.pop();
+}
+
+TEST(EventQueue, CalendarQueueIsNotCrowdedByAFewFarEvents) {
+  // Every host sets a timer for the same far instant, and one a run-end event further
+  // on, while packets come and go a few ps apart near now. A width set by the far events
+  // (the first estimate sees only their instants and one near one) puts every near event
+  // in the far block's day, where each push moves the block up; the width must follow
+  // the near events (the median gap, re-estimated once pushes crowd a day).
+  NumberedReference r;
+  RandomStream rng(11, "event-queue-far-block");
+  std::uint64_t seq = 0, pushes = 0;
+  r.push(1'000'000'000, seq++);
+  for (int i = 0; i < 4000; ++i, ++pushes) r.push(1000, seq++);
+  for (int i = 0; i < 4000; ++i, ++pushes) r.push(160'000'000, seq++);
+  std::int64_t now = 0;
+  for (int step = 0; step < 200000; ++step) {
+    now = r.pop();
+    if (now >= 160'000'000) break;
+    r.push(now + static_cast<std::int64_t>(rng.below(20000)), seq++);
+    ++pushes;
+  }
+  while (!r.ref.empty()) r.pop();
+  // With the width from the near events, about three instants share a day, and a push
+  // moves the later events of its day: fewer than three on average (the far block shares
+  // a near day once a year, B / n of a move a push on average). Had the block's day
+  // been the near events' day, every push would move it: 4000 events.
+  EXPECT_LT(r.q.moves(), 3 * pushes);
+}
+
+TEST(EventQueue, CalendarQueueNumberedPushesAmongFarJumps) {
+  // Numbered pushes (ties out of order) with gaps of every scale: ties, near, a year or
+  // two of the calendar ahead, and silences that leave only far events in it. Each pop
+  // must agree with the reference.
+  for (std::uint64_t seed : {12u, 13u, 14u}) {
+    NumberedReference r;
+    RandomStream rng(seed, "event-queue-numbered-far");
+    std::int64_t now = 0;
+    for (int step = 0; step < 100000; ++step) {
+      if (r.ref.empty() || rng.below(100) < 55) {
+        const int burst = rng.below(20) == 0 ? 1 + static_cast<int>(rng.below(40)) : 1;
+        std::int64_t t = now;
+        switch (rng.below(5)) {
+          case 0: break;  // a tie with now
+          case 1: t += static_cast<std::int64_t>(rng.below(1000)); break;
+          case 2: t += static_cast<std::int64_t>(rng.below(1'000'000)); break;
+          case 3: t += static_cast<std::int64_t>(rng.below(100'000'000)); break;
+          default: t += static_cast<std::int64_t>(rng.below(10'000'000'000)); break;
+        }
+        for (int i = 0; i < burst; ++i) r.push(t, rng.below(1ull << 40));
+      } else {
+        if (rng.below(4) == 0) {
+          const auto& top = r.q.top();
+          ASSERT_EQ(std::tuple(top.time.ps(), top.seq),
+                    std::tuple(std::get<0>(*r.ref.begin()), std::get<1>(*r.ref.begin())));
+        }
+        now = r.pop();
+      }
+      ASSERT_EQ(r.q.size(), r.ref.size());
+    }
+    while (!r.ref.empty()) r.pop();
+  }
+}
+
 TEST(EventQueue, LaneQueuePopsInTimeThenScheduleOrder) {
   for (std::int64_t gap : {1, 1000, 1000000}) differential<LaneQueue<int>>(4, gap);
   // Mostly recurring delays (11 of them for 8 lanes, so lanes change hands), ties, and
