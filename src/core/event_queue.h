@@ -28,7 +28,6 @@
 #include <array>
 #include <cstdint>
 #include <iterator>
-#include <limits>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -328,10 +327,7 @@ class CalendarQueue {
     crowd_budget_ = kCrowdBudget;
     resize(n_, w);
   }
-  void settle(Bucket& bucket) {
-    const std::size_t moved = bucket.settle(merge_);
-    moves_ += moved;
-  }
+  void settle(Bucket& bucket) { moves_ += bucket.settle(merge_); }
 
   // The bucket holding the earliest event: walk the calendar from the current day; an
   // event belongs to today only if it falls before today's end (else it is in a later
@@ -364,17 +360,16 @@ class CalendarQueue {
     return best;
   }
 
-  // Brown's width estimate -- three times the separation of the earliest events -- read
-  // from the spilled events of a resize. Separations are taken over distinct instants: a
-  // network simulator schedules bursts at one instant (ports of equal rate finishing
-  // frames together), and counting their zero gaps would shrink the width until every
-  // pop walked many empty days; a tie costs nothing in a bucket (it is appended), so
-  // buckets should hold a few instants, not a few events. And the typical separation is
+  // Brown's width estimate -- three times the separation of the earliest events -- from
+  // the times in times_ (every event's: filled by resize() or reestimate()). Separations are taken over distinct
+  // instants: a network simulator schedules bursts at one instant (ports of equal rate finishing frames together), and
+  // counting their zero gaps would shrink the width until every pop walked many empty days; a tie costs nothing in a
+  // bucket (it is appended), so buckets should hold a few instants, not a few events. And the typical separation is
   // their median, not their mean: a few far events among many near ones (timers every
   // host set for one instant, an event at the end of the run) would otherwise set a width
   // that put the near ones all in one day. (For exponential gaps the median is 0.69 of
   // the mean: 2.1 times the mean, as Brown's mean without the gaps above twice it gives.)
-  std::int64_t estimate_width() {  // of the times in times_ (reordered)
+  std::int64_t estimate_width() {  // reorders times_
     if (times_.empty()) return width_;
     // Now and the earliest distinct instants after it, kSample in all: select the earliest
     // m times, sorted, and look further while ties leave too few distinct ones among
@@ -454,7 +449,7 @@ class CalendarQueue {
   static constexpr std::size_t kSample = 64;  // distinct instants in the width estimate
   static constexpr std::size_t kKeep = 32;    // events' storage an empty bucket keeps
   static constexpr std::size_t kNotFound = ~std::size_t{0};
-  static constexpr std::int64_t kLast = std::numeric_limits<std::int64_t>::max();
+  static constexpr std::int64_t kLast = Time::max().ps();
   std::size_t found_ = kNotFound;        // the bucket top() found, until the queue changes
   std::uint64_t pops_ = 0, walked_ = 0;  // since the last check of the width
   std::uint64_t moves_ = 0;              // in all (moves())

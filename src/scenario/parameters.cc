@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <array>
+#include <charconv>
 #include <functional>
 #include <fstream>
 #include <sstream>

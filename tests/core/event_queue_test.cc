@@ -95,45 +95,10 @@ TEST(EventQueue, CalendarQueueSurvivesBurstsAtOneInstant) {
   differential<CalendarQueue<int>>(3, 300000, 95);
 }
 
-TEST(EventQueue, CalendarQueueInsertsBeforeABlockOfLaterTies) {
-  // Thousands of hosts acting in lockstep leave a block of ties at a later instant in a
-  // bucket; earlier events then go before it, at every distance from the head.
-  CalendarQueue<int> q;
-  std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
-  RandomStream rng(9, "event-queue-ties");
-  std::uint64_t seq = 0;
-  int payload = 0;
-  std::int64_t now = 0;
-  const auto pop = [&] {
-    const auto want = *ref.begin();
-    ref.erase(ref.begin());
-    const auto got = q.pop();
-    ASSERT_EQ(std::tuple(got.time.ps(), got.seq, got.payload), want);
-    now = got.time.ps();
-  };
-  for (int round = 0; round < 40; ++round) {
-    const std::int64_t block = now + 1000 + static_cast<std::int64_t>(rng.below(1000));
-    for (int i = 0; i < 2000; ++i) {
-      q.push(Time::from_ps(block), payload);
-      ref.emplace(block, seq++, payload++);
-    }
-    for (int i = 0; i < 3000; ++i) {
-      if (rng.below(3) == 0) {
-        pop();
-      } else {
-        const std::int64_t t = now + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(block - now + 1)));
-        q.push(Time::from_ps(t), payload);
-        ref.emplace(t, seq++, payload++);
-      }
-      ASSERT_EQ(q.size(), ref.size());
-    }
-  }
-  while (!ref.empty()) pop();
-}
-
 // Pushes numbered events into a calendar queue and a reference set, pops from both,
 // and checks each pop. An event's number is its `rank` (below 2^40) then the count of
-// pushes, so numbers are unique and ties leave by rank.
+// pushes, so numbers are unique and ties leave by rank (rank 0 throughout: in the order
+// of pushing, as with the queue's own numbers).
 struct NumberedReference {
   CalendarQueue<int> q;
   std::set<std::tuple<std::int64_t, std::uint64_t, int>> ref;
@@ -149,8 +114,31 @@ struct NumberedReference {
     const auto got = q.pop();
     EXPECT_EQ(std::tuple(got.time.ps(), got.seq, got.payload), want);
     return got.time.ps();
+  }  // top() names the reference's earliest; returns its time.
+  std::int64_t check_top() {
+    const auto& top = q.top();
+    EXPECT_EQ(std::tuple(top.time.ps(), top.seq), std::tuple(std::get<0>(*ref.begin()), std::get<1>(*ref.begin())));
+    return top.time.ps();
   }
 };
+
+TEST(EventQueue, CalendarQueueInsertsBeforeABlockOfLaterTies) {
+  // Thousands of hosts acting in lockstep leave a block of ties at a later instant in a
+  // bucket; earlier events then go before it, at every distance from the head.
+  NumberedReference r;
+  RandomStream rng(9, "event-queue-ties");
+  std::int64_t now = 0;
+  for (int round = 0; round < 40; ++round) {
+    const std::int64_t block = now + 1000 + static_cast<std::int64_t>(rng.below(1000));
+    for (int i = 0; i < 2000; ++i) r.push(block, 0);
+    for (int i = 0; i < 3000; ++i) {
+      if (rng.below(3) == 0) now = r.pop();
+      else r.push(now + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(block - now + 1))), 0);
+      ASSERT_EQ(r.q.size(), r.ref.size());
+    }
+  }
+  while (!r.ref.empty()) r.pop();
+}
 
 TEST(EventQueue, CalendarQueueSortsTiesNumberedOutOfOrderInOneGo) {
   // The simulator numbers ties by the node that scheduled them, and nodes act in any
@@ -184,9 +172,7 @@ TEST(EventQueue, CalendarQueueSortsTiesInOneGoWhenTopIsReadBetweenPushes) {
     const std::int64_t t = now + 5000;
     for (int i = 0; i < 5000; ++i, ++pushes) {
       r.push(t, rng.below(1ull << 40));
-      const auto& top = r.q.top();
-      ASSERT_EQ(std::tuple(top.time.ps(), top.seq),
-                std::tuple(std::get<0>(*r.ref.begin()), std::get<1>(*r.ref.begin())));
+      r.check_top();
     }
     while (!r.ref.empty()) now = r.pop();
   }
@@ -212,10 +198,7 @@ TEST(EventQueue, CalendarQueueSeesNumberedPushesBetweenTopAndPop) {
         for (int i = 0; i < burst; ++i) r.push(t, rng.below(1ull << 40));
         continue;
       }
-      const auto& top = r.q.top();
-      ASSERT_EQ(std::tuple(top.time.ps(), top.seq),
-                std::tuple(std::get<0>(*r.ref.begin()), std::get<1>(*r.ref.begin())));
-      const std::int64_t top_time = top.time.ps();
+      const std::int64_t top_time = r.check_top();
       switch (rng.below(4)) {
         case 0: r.push(top_time, 0); break;
         case 1: r.push(top_time, rng.below(1ull << 40)); break;
@@ -290,11 +273,7 @@ TEST(EventQueue, CalendarQueueNumberedPushesAmongFarJumps) {
         }
         for (int i = 0; i < burst; ++i) r.push(t, rng.below(1ull << 40));
       } else {
-        if (rng.below(4) == 0) {
-          const auto& top = r.q.top();
-          ASSERT_EQ(std::tuple(top.time.ps(), top.seq),
-                    std::tuple(std::get<0>(*r.ref.begin()), std::get<1>(*r.ref.begin())));
-        }
+        if (rng.below(4) == 0) r.check_top();
         now = r.pop();
       }
       ASSERT_EQ(r.q.size(), r.ref.size());
