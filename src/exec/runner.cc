@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -520,6 +521,7 @@ class Children {
 // Starts `n` children running body(rank, fd) and exiting with its result.
 template <typename Body>
 void spawn(Children& kids, int n, Body body) {
+  const pid_t launcher = ::getpid();
   for (int r = 0; r < n; ++r) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -533,6 +535,10 @@ void spawn(Children& kids, int n, Body body) {
                                    r, std::strerror(errno)));
     }
     if (pid == 0) {
+      // A rank dies with its launcher, whatever ends it (an interrupt exits at once,
+      // without stopping the children; a kill or a crash cannot stop them), as sweep
+      // workers do (scenario/batch/workers.cc).
+      if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher) ::_exit(128 + SIGKILL);
       ::close(sv[0]);
       for (const Child& c : kids.all()) ::close(c.fd);
       const int code = body(r, sv[1]);
