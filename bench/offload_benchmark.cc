@@ -1,7 +1,7 @@
 // Benchmarks of the offload planner at scale: building a collective's DAG and assigning
 // counters with the optimized strategy under the local analysis (the path used for
 // large P), the global analysis's assignment and verification at P = 64, and the
-// verifier on long single-rank chains.
+// verifier and the optimized assignment on long single-rank chains.
 //
 //   build/release/bench/offload_benchmark --benchmark_filter='Assign/.*1024'
 //
@@ -84,6 +84,35 @@ void BM_VerifyChain(benchmark::State& state, Analysis analysis, bool shared) {
   state.counters["peak_rss_MiB"] = peak_rss_mib();
 }
 
+// The optimized assignment (local analysis) on one rank's chain of n operations, each
+// triggered by its predecessor: counter adds, or puts to a second rank (whose arrivals
+// nothing consumes). A chain fits one counter with rising thresholds; the assignment
+// must get there in time and memory close to linear in n.
+void BM_AssignChain(benchmark::State& state, OpKind kind) {
+  const auto n = static_cast<int>(state.range(0));
+  Schedule dag(2);
+  OpId prev = -1;
+  for (int i = 0; i < n; ++i) {
+    const auto deps = prev < 0 ? std::span<const OpId>() : std::span<const OpId>(&prev, 1);
+    if (kind == OpKind::cntr_add) {
+      prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = 1}, deps);
+    } else {
+      prev = dag.add({.kind = OpKind::put, .rank = 0, .peer = 1, .bytes = 8}, deps);
+      const OpId put = prev;
+      dag.add({.kind = OpKind::arrival, .rank = 1, .peer = 0, .bytes = 8}, std::span<const OpId>(&put, 1));
+    }
+  }
+  dag.add({.kind = OpKind::host_wait, .rank = 0}, std::span<const OpId>(&prev, 1));
+  std::int64_t counters = 0;
+  for (auto _ : state) {
+    const Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
+    counters = s.counter_summary().max;
+  }
+  state.counters["ops"] = static_cast<double>(dag.size());
+  state.counters["counters"] = static_cast<double>(counters);
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+
 int register_all() {
   // The global analysis stops at kMaxGlobalOps (verify falls back to local above it).
   for (auto a : {Analysis::local, Analysis::global})
@@ -95,6 +124,13 @@ int register_all() {
         if (a == Analysis::local || n <= static_cast<std::int64_t>(kMaxGlobalOps)) b->Arg(n);
       b->Unit(benchmark::kMillisecond)->Iterations(1);
     }
+  for (OpKind k : {OpKind::cntr_add, OpKind::put})
+    benchmark::RegisterBenchmark(fmt::format("AssignChain/{}", to_string(k)).c_str(), BM_AssignChain, k)
+        ->Arg(8000)
+        ->Arg(32000)
+        ->Arg(100000)
+        ->Unit(benchmark::kMillisecond)
+        ->Iterations(1);
   for (const auto& a : algorithms()) {
     benchmark::RegisterBenchmark(("Assign/" + a.collective + "/" + a.algorithm).c_str(), BM_Assign, a.collective,
                                  a.algorithm)

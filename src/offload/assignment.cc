@@ -67,60 +67,126 @@ struct UnionFind {
 
 }  // namespace
 
+namespace {
+
+// w(I ∩ a ∩ b) and w(I \ a \ b) for the incrementers I = inc of a counter. When a and
+// b are both runs: over the segments where both are on or both off (a chain's pair has
+// none: the op's ancestors and its parent's descendants cover the rank). When one is a
+// bitset: over the other's runs, and w(I \ a \ b) = w(I) - w(I ∩ a) - w(I ∩ b) + w(I ∩ a ∩ b).
+// Both bitsets: word by word.
+std::pair<std::int64_t, std::int64_t> weigh_both_neither(const RankView& v, const IndexSet& a, const IndexSet& b,
+                                                         const DynBitset& inc) {
+  const bool unit = !v.has_heavy_weights;
+  const auto weigh = [&](std::size_t lo, std::size_t hi) -> std::int64_t {
+    if (unit) return static_cast<std::int64_t>(inc.count_range(lo, hi));
+    std::int64_t w = 0;
+    inc.for_each_in(lo, hi, [&](std::size_t x) { w += v.weight[x]; });
+    return w;
+  };
+  std::int64_t both = 0, neither = 0;
+  if (a.dense() && b.dense()) {
+    const DynBitset &da = a.bits(), &db = b.bits();
+    if (unit)
+      return {static_cast<std::int64_t>(inc.count_and(da, db)), static_cast<std::int64_t>(inc.count_and_not(da, db))};
+    inc.for_each([&](std::size_t x) {
+      const bool ia = da.test(x), ib = db.test(x);
+      if (ia && ib) both += v.weight[x];
+      if (!ia && !ib) neither += v.weight[x];
+    });
+    return {both, neither};
+  }
+  if (a.dense() || b.dense()) {
+    const IndexSet& runs = a.dense() ? b : a;
+    const DynBitset& bits = a.dense() ? a.bits() : b.bits();
+    std::int64_t total = 0, in_runs = 0, in_bits = 0;
+    if (unit) {
+      total = static_cast<std::int64_t>(inc.count());
+      in_bits = static_cast<std::int64_t>(inc.count_and(bits));
+    } else {
+      inc.for_each([&](std::size_t x) {
+        total += v.weight[x];
+        if (bits.test(x)) in_bits += v.weight[x];
+      });
+    }
+    for (const auto& r : runs.runs()) {
+      in_runs += weigh(r.lo, r.hi);
+      if (unit) {
+        both += static_cast<std::int64_t>(inc.count_and_range(bits, r.lo, r.hi));
+      } else {
+        inc.for_each_in(r.lo, r.hi, [&](std::size_t x) {
+          if (bits.test(x)) both += v.weight[x];
+        });
+      }
+    }
+    return {both, total - in_runs - in_bits + both};
+  }
+  const std::size_t m = inc.size();
+  auto ra = a.runs().begin(), rb = b.runs().begin();
+  const auto ea = a.runs().end(), eb = b.runs().end();
+  for (std::size_t pos = 0; pos < m;) {
+    while (ra != ea && ra->hi <= pos) ++ra;
+    while (rb != eb && rb->hi <= pos) ++rb;
+    const bool in_a = ra != ea && ra->lo <= pos, in_b = rb != eb && rb->lo <= pos;
+    const std::size_t next_a = ra == ea ? m : (in_a ? ra->hi : ra->lo);
+    const std::size_t next_b = rb == eb ? m : (in_b ? rb->hi : rb->lo);
+    const std::size_t end = std::min(next_a, next_b);
+    if (in_a && in_b) both += weigh(pos, end);
+    else if (!in_a && !in_b) neither += weigh(pos, end);
+    pos = end;
+  }
+  return {both, neither};
+}
+
+}  // namespace
+
 // pair_slack(v, p, I) = w(I ∩ Anc(v) ∩ Up(p)) - w(I \ Anc(v) \ Up(p)); the exact rule of
 // triggered-ops.md section 1 holds for (v, p) on a counter incremented by I iff
-// slack > 0 (subtract w(I ∩ Anc(v)) from both sides of "w(I \ Up(p)) < th(v)").
+// slack > 0 (subtract w(I ∩ Anc(v)) from both sides of "w(I \ Up(p)) < th(v)"). p is a
+// parent of v, so in Anc(v) and in neither term but its own.
 std::int64_t pair_slack(const RankView& v, std::int32_t op, std::int32_t p, const DynBitset& inc) {
-  const auto& anc = v.anc[static_cast<std::size_t>(op)];
-  const auto& desc = v.desc[static_cast<std::size_t>(p)];
   const auto pi = static_cast<std::size_t>(p);
-  std::int64_t support, harm;
-  if (!v.has_heavy_weights) {
-    support = static_cast<std::int64_t>(inc.count_and(anc, desc)) + (inc.test(pi) ? 1 : 0);
-    harm = static_cast<std::int64_t>(inc.count_and_not(anc, desc));
-  } else {
-    support = inc.test(pi) ? v.weight[pi] : 0;
-    harm = 0;
-    inc.for_each([&](std::size_t x) {
-      if (anc.test(x) && desc.test(x)) support += v.weight[x];
-      if (!anc.test(x) && !desc.test(x) && x != pi) harm += v.weight[x];
-    });
-  }
-  return support - harm;
+  const auto [both, neither] = weigh_both_neither(v, v.anc[static_cast<std::size_t>(op)], v.desc[pi], inc);
+  return (inc.test(pi) ? v.weight[pi] : 0) + both - neither;
 }
 
 namespace {
 
-// slack(v, op, p, G) for a group given as a member list: O(|G|) bit tests instead of
-// popcounts over the whole rank, for the common case of a small group.
+// slack(v, op, p, G) for a group given as a member list: O(|G|) membership tests instead
+// of a walk over the whole rank, for the common case of a small group.
 std::int64_t slack_of_members(const RankView& v, std::int32_t op, std::int32_t p, const std::vector<std::int32_t>& g) {
   const auto& anc = v.anc[static_cast<std::size_t>(op)];
   const auto& desc = v.desc[static_cast<std::size_t>(p)];
   std::int64_t s = 0;
   for (auto x : g) {
     const auto xi = static_cast<std::size_t>(x);
-    if (x == p || (anc.test(xi) && desc.test(xi))) s += v.weight[xi];
-    else if (!anc.test(xi) && !desc.test(xi)) s -= v.weight[xi];
+    const bool in_anc = anc.test(xi), in_desc = desc.test(xi);
+    if (x == p || (in_anc && in_desc)) s += v.weight[xi];
+    else if (!in_anc && !in_desc) s -= v.weight[xi];
   }
   return s;
 }
 
 // The slack of a relay of parent p triggered on a counter incremented by `inc`: the
 // relay needs p alone, so its ancestors are p's own. slack > 0 iff the incrementers that
-// are neither before nor after p weigh less than p.
+// are neither before nor after p weigh less than p (p itself is neither).
 std::int64_t relay_slack(const RankView& v, std::int32_t p, const DynBitset& inc) {
   const auto pi = static_cast<std::size_t>(p);
-  const auto& a = v.anc[pi];
-  const auto& d = v.desc[pi];
-  std::int64_t harm = 0;
-  inc.for_each([&](std::size_t x) {
-    if (x != pi && !a.test(x) && !d.test(x)) harm += v.weight[x];
-  });
-  return (inc.test(pi) ? v.weight[pi] : 0) - harm;
+  const std::int64_t own = inc.test(pi) ? v.weight[pi] : 0;
+  const std::int64_t neither = weigh_both_neither(v, v.anc[pi], v.desc[pi], inc).second;
+  return own - (neither - own);
+}
+
+// s with a universe of m >= its own.
+IndexSet widened(const IndexSet& s, std::size_t m) {
+  IndexSet w(m);
+  s.for_each_run([&](std::size_t lo, std::size_t hi) { w.push_back_run(lo, hi); });
+  return w;
 }
 
 // Extends the view with relay operations: relay k (local index n + k) relays parent p
-// to op o; o's parents become its relays. Order in H is derived from the old one.
+// to op o; o's parents become its relays. Order in H is derived from the old one:
+// Anc(relay) = {p} ∪ Anc(p), Desc(relay) = {o} ∪ Desc(o) among the old ops, and relay r1
+// precedes relay r2 iff r1's op is r2's parent or one of its ancestors.
 RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t, std::int32_t>>& relays) {
   const auto n = static_cast<std::size_t>(v.size());
   const auto m = n + relays.size();
@@ -132,46 +198,42 @@ RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t
   x.incrementer = v.incrementer;
   x.parents = v.parents;
   x.has_heavy_weights = v.has_heavy_weights;
-  x.anc.assign(m, DynBitset(m));
-  x.desc.assign(m, DynBitset(m));
-  for (std::size_t i = 0; i < n; ++i) {
-    v.anc[i].for_each([&](std::size_t j) { x.anc[i].set(j); });
-    v.desc[i].for_each([&](std::size_t j) { x.desc[i].set(j); });
-  }
   std::vector<char> relayed(n, 0);
   for (const auto& r : relays) relayed[static_cast<std::size_t>(r.first)] = 1;
   for (std::size_t i = 0; i < n; ++i)
     if (relayed[i]) x.parents[i].clear();
+  // The relays whose op (side 0) or parent (side 1) is y or in s, appended in order.
+  const auto add_relays = [&](IndexSet& out, int side, std::size_t y, const IndexSet& s) {
+    for (std::size_t k = 0; k < relays.size(); ++k) {
+      const auto z = static_cast<std::size_t>(side == 0 ? relays[k].first : relays[k].second);
+      if (z == y || s.test(z)) out.push_back(n + k);
+    }
+  };
+  x.anc.reserve(m);
+  x.desc.reserve(m);
+  for (std::size_t i = 0; i < n; ++i) {
+    // A relay precedes i iff its op is i or an ancestor; follows i iff its parent is i or a descendant.
+    x.anc.push_back(widened(v.anc[i], m));
+    add_relays(x.anc.back(), 0, i, v.anc[i]);
+    x.desc.push_back(widened(v.desc[i], m));
+    add_relays(x.desc.back(), 1, i, v.desc[i]);
+  }
   for (std::size_t k = 0; k < relays.size(); ++k) {
     const auto [o, p] = relays[k];
-    const std::size_t r = n + k;
+    const auto oi = static_cast<std::size_t>(o), pi = static_cast<std::size_t>(p);
     x.ops.push_back(-1);
     x.kind.push_back(OpKind::cntr_add);
     x.weight.push_back(1);
     x.incrementer.push_back(1);
     x.parents.push_back({p});
-    x.parents[static_cast<std::size_t>(o)].push_back(static_cast<std::int32_t>(r));
-    // Anc(relay) = {p} ∪ Anc(p); Desc(relay) = {o} ∪ Desc(o) (old ops).
-    x.anc[r].set(static_cast<std::size_t>(p));
-    v.anc[static_cast<std::size_t>(p)].for_each([&](std::size_t j) { x.anc[r].set(j); });
-    x.desc[r].set(static_cast<std::size_t>(o));
-    v.desc[static_cast<std::size_t>(o)].for_each([&](std::size_t j) { x.desc[r].set(j); });
+    x.parents[oi].push_back(static_cast<std::int32_t>(n + k));
+    x.anc.push_back(widened(v.anc[pi], m));
+    x.anc.back().insert(pi);
+    add_relays(x.anc.back(), 0, pi, v.anc[pi]);
+    x.desc.push_back(widened(v.desc[oi], m));
+    x.desc.back().insert(oi);
+    add_relays(x.desc.back(), 1, oi, v.desc[oi]);
   }
-  for (std::size_t r = n; r < m; ++r) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (x.anc[r].test(j)) x.desc[j].set(r);
-      if (x.desc[r].test(j)) x.anc[j].set(r);
-    }
-  }
-  // relay r1 -> relay r2 iff r1's op is r2's parent or one of its ancestors.
-  for (std::size_t r2 = n; r2 < m; ++r2)
-    for (std::size_t r1 = n; r1 < m; ++r1) {
-      const auto o1 = static_cast<std::size_t>(relays[r1 - n].first);
-      if (x.anc[r2].test(o1)) {
-        x.anc[r2].set(r1);
-        x.desc[r1].set(r2);
-      }
-    }
   return x;
 }
 
@@ -209,7 +271,7 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
     // Find a failing (op, parent) pair. A relayed op's parent p is checked as its relay
     // would be: the relay's ancestors are p's, so only what p itself needs is excused.
     std::int32_t bad_parent = -1;
-    const DynBitset* bad_anc = nullptr;
+    const IndexSet* bad_anc = nullptr;
     for (auto p : g) {
       for (auto o : children[static_cast<std::size_t>(p)]) {
         const auto& a = relayed[static_cast<std::size_t>(o)] ? v.anc[static_cast<std::size_t>(p)]
@@ -281,11 +343,8 @@ GroupedView group_view(const RankView& v0) {
     const auto& par = v.parents[static_cast<std::size_t>(i)];
     for (auto p : par) uf.unite(par[0], p);
   }
-  // Issue-order key: a relay sits just before the op it feeds.
-  auto key = [&](std::int32_t x) -> std::int64_t {
-    if (x < n0) return 2 * static_cast<std::int64_t>(x) + 1;
-    return 2 * static_cast<std::int64_t>(gv.relays[static_cast<std::size_t>(x - n0)].first);
-  };
+  gv.originals = n0;
+  const auto key = [&](std::int32_t x) { return gv.key(x); };
   std::unordered_map<std::int32_t, std::vector<std::int32_t>> members;
   for (std::int32_t i = 0; i < m; ++i)
     if (v.incrementer[static_cast<std::size_t>(i)]) members[uf.find(i)].push_back(i);
@@ -315,30 +374,78 @@ RankAssignment assignment_from_placement(const GroupedView& gv, const std::vecto
   a.increments.assign(m, -1);
   a.trigger.assign(m, -1);
   a.threshold.assign(m, 0);
-  std::vector<DynBitset> inc;
+  // Each counter's incrementers in index order, with the weight before each of them.
+  std::vector<std::vector<std::int32_t>> members;
   for (std::size_t g = 0; g < gv.groups.size(); ++g) {
-    const auto k = counter_of_group[g];
-    if (static_cast<std::size_t>(k) >= inc.size()) inc.resize(static_cast<std::size_t>(k) + 1, DynBitset(m));
+    const auto k = static_cast<std::size_t>(counter_of_group[g]);
+    if (k >= members.size()) members.resize(k + 1);
     for (auto x : gv.groups[g]) {
-      a.increments[static_cast<std::size_t>(x)] = k;
-      inc[static_cast<std::size_t>(k)].set(static_cast<std::size_t>(x));
+      a.increments[static_cast<std::size_t>(x)] = static_cast<std::int32_t>(k);
+      members[k].push_back(x);
     }
-    for (auto o : gv.triggered[g]) a.trigger[static_cast<std::size_t>(o)] = k;
+    for (auto o : gv.triggered[g]) a.trigger[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(k);
   }
-  a.counters = static_cast<std::int32_t>(inc.size());
+  a.counters = static_cast<std::int32_t>(members.size());
+  std::vector<std::vector<std::int64_t>> before(members.size());
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    std::sort(members[k].begin(), members[k].end());
+    before[k].assign(members[k].size() + 1, 0);
+    for (std::size_t j = 0; j < members[k].size(); ++j)
+      before[k][j + 1] = before[k][j] + v.weight[static_cast<std::size_t>(members[k][j])];
+  }
   for (std::size_t o = 0; o < m; ++o) {
-    const auto t = a.trigger[o];
-    if (t < 0) continue;
+    if (a.trigger[o] < 0) continue;
     // The cumulative count: everything on the counter that must precede o.
-    a.threshold[o] = v.weight_of_and(inc[static_cast<std::size_t>(t)], v.anc[o]);
+    const auto t = static_cast<std::size_t>(a.trigger[o]);
+    const auto& mem = members[t];
+    const auto& anc = v.anc[o];
+    std::int64_t th = 0;
+    if (anc.dense()) {
+      for (auto x : mem)
+        if (anc.bits().test(static_cast<std::size_t>(x))) th += v.weight[static_cast<std::size_t>(x)];
+    } else {
+      for (const auto& r : anc.runs()) {
+        const auto lo = std::lower_bound(mem.begin(), mem.end(), static_cast<std::int32_t>(r.lo)) - mem.begin();
+        const auto hi = std::lower_bound(mem.begin(), mem.end(), static_cast<std::int32_t>(r.hi)) - mem.begin();
+        th += before[t][static_cast<std::size_t>(hi)] - before[t][static_cast<std::size_t>(lo)];
+      }
+    }
+    a.threshold[o] = th;
   }
   return a;
 }
 
+namespace {
+
+// Whether every operation issued after original op o (by issue key: later originals and
+// the relays feeding them) descends from o. Then nothing placed after o can be harmful
+// to a pair (o, parent) or help it: everything later needs o, hence the parent.
+std::vector<char> cut_points(const GroupedView& gv) {
+  const RankView& v = gv.view;
+  const auto n0 = static_cast<std::size_t>(gv.originals);
+  const auto m = static_cast<std::size_t>(v.size());
+  std::vector<char> cut(n0, 0);
+  std::size_t k0 = 0;  // relays are in the order of the op they feed
+  for (std::size_t o = 0; o < n0; ++o) {
+    while (k0 < gv.relays.size() && static_cast<std::size_t>(gv.relays[k0].first) <= o) ++k0;
+    const auto& d = v.desc[o];
+    cut[o] = d.count_range(o + 1, n0) == n0 - o - 1 && d.count_range(n0 + k0, m) == m - n0 - k0;
+  }
+  return cut;
+}
+
+}  // namespace
+
+// First fit of the groups in issue order. Each counter keeps its (op, parent) pairs with
+// their slack, updated by each group placed on it (slack is additive over disjoint
+// incrementer sets). A pair whose op is a cut point retires once the groups placed start
+// after the op: every later member descends from the op and changes its slack by 0. On a
+// chain every op is a cut point, so a counter holds O(1) pairs, not the whole chain.
 RankAssignment assign_optimized(const RankView& v0) {
   const GroupedView gv = group_view(v0);
   const RankView& v = gv.view;
-  const auto m = v.size();
+  const auto m = static_cast<std::size_t>(v.size());
+  const std::vector<char> cut = cut_points(gv);
 
   struct Pair {
     std::int32_t op, parent;
@@ -351,21 +458,30 @@ RankAssignment assign_optimized(const RankView& v0) {
   std::vector<Counter> counters;
   std::vector<std::int32_t> counter_of_group(gv.groups.size(), -1);
   std::vector<Pair> own, updated;
+  // slack(op, parent, G) for the group being placed.
+  DynBitset gset;
+  const auto group_slack = [&](const std::vector<std::int32_t>& g, std::int32_t op, std::int32_t p) {
+    return g.size() <= 64 ? slack_of_members(v, op, p, g) : pair_slack(v, op, p, gset);
+  };
   for (std::size_t gi = 0; gi < gv.groups.size(); ++gi) {
     const auto& g = gv.groups[gi];
-    DynBitset gset(static_cast<std::size_t>(m));
-    for (auto x : g) gset.set(static_cast<std::size_t>(x));
+    if (g.size() > 64) {
+      gset = DynBitset(m);
+      for (auto x : g) gset.set(static_cast<std::size_t>(x));
+    }
+    const std::int64_t start = gv.key(g[0]);
+    const auto retired = [&](const Pair& pr) {
+      return pr.op < gv.originals && cut[static_cast<std::size_t>(pr.op)] && gv.key(pr.op) < start;
+    };
     const auto& trig = gv.triggered[gi];
     std::int32_t placed = -1;
     for (std::size_t k = 0; k < counters.size() && placed < 0; ++k) {
       Counter& c = counters[k];
+      std::erase_if(c.pairs, retired);
       bool ok = true;
       updated.clear();
       for (const Pair& pr : c.pairs) {
-        // Adding G changes the slack by its members' support minus their harm.
-        // Slack is additive over disjoint incrementer sets.
-        const std::int64_t s = pr.slack + (g.size() <= 64 ? slack_of_members(v, pr.op, pr.parent, g)
-                                                          : pair_slack(v, pr.op, pr.parent, gset));
+        const std::int64_t s = pr.slack + group_slack(g, pr.op, pr.parent);
         if (s <= 0) {
           ok = false;
           break;
@@ -373,12 +489,10 @@ RankAssignment assign_optimized(const RankView& v0) {
         updated.push_back({pr.op, pr.parent, s});
       }
       if (!ok) continue;
-      DynBitset merged = c.inc;
-      merged |= gset;
       own.clear();
       for (auto o : trig) {
         for (auto p : v.parents[static_cast<std::size_t>(o)]) {
-          const std::int64_t s = pair_slack(v, o, p, merged);
+          const std::int64_t s = pair_slack(v, o, p, c.inc) + group_slack(g, o, p);
           if (s <= 0) {
             ok = false;
             break;
@@ -388,16 +502,17 @@ RankAssignment assign_optimized(const RankView& v0) {
         if (!ok) break;
       }
       if (!ok) continue;
-      c.inc = std::move(merged);
+      for (auto x : g) c.inc.set(static_cast<std::size_t>(x));
       c.pairs = updated;
       c.pairs.insert(c.pairs.end(), own.begin(), own.end());
       placed = static_cast<std::int32_t>(k);
     }
     if (placed < 0) {
-      Counter c{gset, {}};
+      Counter c{DynBitset(m), {}};
+      for (auto x : g) c.inc.set(static_cast<std::size_t>(x));
       for (auto o : trig)
         for (auto p : v.parents[static_cast<std::size_t>(o)]) {
-          const std::int64_t s = pair_slack(v, o, p, gset);
+          const std::int64_t s = group_slack(g, o, p);
           if (s <= 0)
             throw std::logic_error(
                 fmt::format("optimized assignment: group of rank {} unsafe on its own counter", v.rank));

@@ -15,9 +15,16 @@ namespace fabriclab::offload {
 // group must share a counter), groups in issue order, and the ops each group triggers.
 struct GroupedView {
   RankView view;
+  std::int32_t originals = 0;  // the ops before relays: 0..originals-1
   std::vector<std::pair<std::int32_t, std::int32_t>> relays;
-  std::vector<std::vector<std::int32_t>> groups;
+  std::vector<std::vector<std::int32_t>> groups;  // members and groups sorted by key
   std::vector<std::vector<std::int32_t>> triggered;
+
+  // Issue-order key: original op x is 2x + 1; a relay sits just before the op it feeds.
+  std::int64_t key(std::int32_t x) const {
+    if (x < originals) return 2 * static_cast<std::int64_t>(x) + 1;
+    return 2 * static_cast<std::int64_t>(relays[static_cast<std::size_t>(x - originals)].first);
+  }
 };
 GroupedView group_view(const RankView& v);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace fabriclab::offload {
@@ -9,22 +11,6 @@ namespace fabriclab::offload {
 std::string_view to_string(Analysis a) { return params::name_of(kAnalysisNames, a); }
 
 Analysis parse_analysis(std::string_view s) { return params::parse_enum(kAnalysisNames, s, "analysis"); }
-
-std::int64_t RankView::weight_of(const DynBitset& s) const {
-  if (!has_heavy_weights) return static_cast<std::int64_t>(s.count());
-  std::int64_t w = 0;
-  s.for_each([&](std::size_t i) { w += weight[i]; });
-  return w;
-}
-
-std::int64_t RankView::weight_of_and(const DynBitset& a, const DynBitset& b) const {
-  if (!has_heavy_weights) return static_cast<std::int64_t>(a.count_and(b));
-  std::int64_t w = 0;
-  a.for_each([&](std::size_t i) {
-    if (b.test(i)) w += weight[i];
-  });
-  return w;
-}
 
 namespace {
 
@@ -140,34 +126,96 @@ std::vector<std::vector<std::int32_t>> global_successors(const Schedule& s) {
 
 namespace {
 
-// Strict descendants of every node of a DAG given by successor lists, by OR-ing
-// successors' sets in reverse topological order.
-std::vector<DynBitset> descendants(const std::vector<std::vector<std::int32_t>>& succ) {
-  const auto n = succ.size();
-  const auto order = topological_order(succ);
-  std::vector<DynBitset> desc(n, DynBitset(n));
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    auto& d = desc[static_cast<std::size_t>(*it)];
-    for (auto v : succ[static_cast<std::size_t>(*it)]) {
-      d.set(static_cast<std::size_t>(v));
-      d |= desc[static_cast<std::size_t>(v)];
+// Strict reach of every node over `next` (successors or predecessors), visiting nodes in
+// `order` so that each node's neighbours come first: set(x) = ∪ {y} ∪ set(y), y in next(x).
+template <class It>
+std::vector<IndexSet> reach(const std::vector<std::vector<std::int32_t>>& next, It begin, It end) {
+  const auto n = next.size();
+  std::vector<IndexSet> set(n, IndexSet(n));
+  for (It it = begin; it != end; ++it) {
+    auto& s = set[static_cast<std::size_t>(*it)];
+    for (auto y : next[static_cast<std::size_t>(*it)]) {
+      s.unite(set[static_cast<std::size_t>(y)]);
+      s.insert(static_cast<std::size_t>(y));
     }
   }
-  return desc;
+  return set;
 }
 
-void fill_anc(RankView& v) {
+// Predecessor lists from successor lists.
+std::vector<std::vector<std::int32_t>> reversed(const std::vector<std::vector<std::int32_t>>& succ) {
+  std::vector<std::vector<std::int32_t>> pred(succ.size());
+  for (std::size_t x = 0; x < succ.size(); ++x)
+    for (auto y : succ[x]) pred[static_cast<std::size_t>(y)].push_back(static_cast<std::int32_t>(x));
+  return pred;
+}
+
+// Strict descendants (desc) and ancestors (anc) of every node of a DAG.
+void closure(const std::vector<std::vector<std::int32_t>>& succ, std::vector<IndexSet>& desc,
+             std::vector<IndexSet>& anc) {
+  const auto order = topological_order(succ);
+  desc = reach(succ, order.rbegin(), order.rend());
+  anc = reach(reversed(succ), order.begin(), order.end());
+}
+
+// The sets over all operations, restricted to the view's and renumbered to local indices.
+// A bitset is read by testing each of the view's ops (the rank's own n^2 bits, not the
+// whole schedule's); runs by the view's ops inside each, taken a stretch at a time where
+// ids and local indices advance together (a chain's ancestors stay one run, at the cost
+// of a binary search).
+std::vector<IndexSet> project(const std::vector<IndexSet>& all, const RankView& v) {
   const auto n = v.ops.size();
-  v.anc.assign(n, DynBitset(n));
-  for (std::size_t x = 0; x < n; ++x) v.desc[x].for_each([&](std::size_t y) { v.anc[y].set(x); });
+  std::vector<std::pair<OpId, std::int32_t>> by_id;  // (op id, local index), by id
+  by_id.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) by_id.emplace_back(v.ops[i], static_cast<std::int32_t>(i));
+  std::sort(by_id.begin(), by_id.end());
+  std::vector<std::size_t> stretch_end(n);  // by_id[k ..  stretch_end[k]) are local indices +1 apart
+  for (std::size_t k = n; k-- > 0;)
+    stretch_end[k] = k + 1 < n && by_id[k + 1].second == by_id[k].second + 1 ? stretch_end[k + 1] : k + 1;
+  std::vector<IndexSet> out(n, IndexSet(n));
+  std::vector<IndexSet::Run> local;
+  for (std::size_t x = 0; x < n; ++x) {
+    const IndexSet& s = all[static_cast<std::size_t>(v.ops[x])];
+    if (s.dense()) {
+      for (std::size_t i = 0; i < n; ++i)
+        if (s.bits().test(static_cast<std::size_t>(v.ops[i]))) out[x].push_back(i);
+      continue;
+    }
+    local.clear();
+    const auto add = [&](std::size_t a, std::size_t b) {  // by_id[a, b)
+      for (std::size_t k = a; k < b;) {
+        const std::size_t e = std::min(stretch_end[k], b);
+        const auto lo = static_cast<std::uint32_t>(by_id[k].second);
+        local.push_back({lo, lo + static_cast<std::uint32_t>(e - k)});
+        k = e;
+      }
+    };
+    if (s.runs().size() * 8 > n) {  // many runs: one merged walk, O(runs + n)
+      std::size_t k = 0;
+      for (const auto& r : s.runs()) {
+        while (k < n && static_cast<std::size_t>(by_id[k].first) < r.lo) ++k;
+        std::size_t e = k;
+        while (e < n && static_cast<std::size_t>(by_id[e].first) < r.hi) ++e;
+        add(k, e);
+        k = e;
+      }
+    } else {
+      const auto at = [&](std::size_t id) {
+        return static_cast<std::size_t>(
+            std::lower_bound(by_id.begin(), by_id.end(), std::pair{static_cast<OpId>(id), std::int32_t{-1}}) -
+            by_id.begin());
+      };
+      for (const auto& r : s.runs()) add(at(r.lo), at(r.hi));
+    }
+    std::sort(local.begin(), local.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
+    for (const auto& r : local) out[x].push_back_run(r.lo, r.hi);
+  }
+  return out;
 }
 
 }  // namespace
 
-void compute_local_order(RankView& v) {
-  v.desc = descendants(local_successors(v));
-  fill_anc(v);
-}
+void compute_local_order(RankView& v) { closure(local_successors(v), v.desc, v.anc); }
 
 void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) {
   if (a == Analysis::local) {
@@ -177,14 +225,11 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) 
   if (s.size() > kMaxGlobalOps)
     throw InputError(fmt::format("global analysis of {} operations exceeds its limit of {}; use the local analysis",
                                  s.size(), kMaxGlobalOps));
-  const auto desc = descendants(global_successors(s));
+  std::vector<IndexSet> desc, anc;
+  closure(global_successors(s), desc, anc);
   for (auto& v : views) {
-    const auto n = v.ops.size();
-    v.desc.assign(n, DynBitset(n));
-    for (std::size_t x = 0; x < n; ++x)
-      for (std::size_t y = 0; y < n; ++y)
-        if (desc[static_cast<std::size_t>(v.ops[x])].test(static_cast<std::size_t>(v.ops[y]))) v.desc[x].set(y);
-    fill_anc(v);
+    v.desc = project(desc, v);
+    v.anc = project(anc, v);
   }
 }
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "core/error.h"
+#include "offload/assignment_detail.h"
 #include "offload/collectives.h"
 #include "offload/schedule_io.h"
 #include "offload/verifier.h"
@@ -164,6 +167,212 @@ TEST(Assignment, IsDeterministic) {
   const Schedule dag = build_schedule("allreduce", "rabenseifner", {.ranks = 12});
   EXPECT_EQ(schedule_to_json(assign_counters(dag, Strategy::optimized)).dump(),
             schedule_to_json(assign_counters(dag, Strategy::optimized)).dump());
+}
+
+// ---------------------------------------------------------------------------------------
+// The optimized assignment against its definition, on random ranks.
+
+// Strict reachability of a graph given by predecessor lists: reach[x][y] iff y precedes x.
+std::vector<std::vector<char>> ancestors_by_definition(const std::vector<std::vector<std::int32_t>>& pred) {
+  const auto n = pred.size();
+  std::vector<std::vector<char>> anc(n, std::vector<char>(n, 0));
+  for (std::size_t x = 0; x < n; ++x) {
+    std::vector<std::int32_t> todo(pred[x].begin(), pred[x].end());
+    while (!todo.empty()) {
+      const auto y = static_cast<std::size_t>(todo.back());
+      todo.pop_back();
+      if (anc[x][y]) continue;
+      anc[x][y] = 1;
+      todo.insert(todo.end(), pred[y].begin(), pred[y].end());
+    }
+  }
+  return anc;
+}
+
+// A random rank in issue order: arrivals (no local parents), counted puts, counter adds
+// (weighing 1, or 1..3 when `heavy`) and host waits, each non-arrival with up to three
+// earlier incrementers as parents (merges need relays), and now and then a transport
+// ordering after an earlier op.
+RankView random_view(std::mt19937_64& rng, bool heavy) {
+  RankView v;
+  const std::size_t n = 2 + rng() % 40;
+  std::vector<std::int32_t> incrementers;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto r = rng() % 10;
+    OpKind k = r < 3 ? OpKind::arrival : r < 6 ? OpKind::put : r < 8 ? OpKind::cntr_add : OpKind::host_wait;
+    if (k == OpKind::host_wait && incrementers.empty()) k = OpKind::put;
+    v.ops.push_back(static_cast<OpId>(i));
+    v.kind.push_back(k);
+    v.weight.push_back(k == OpKind::cntr_add && heavy ? static_cast<std::int64_t>(1 + rng() % 3) : 1);
+    v.has_heavy_weights |= v.weight.back() != 1;
+    v.incrementer.push_back(k != OpKind::host_wait);
+    v.parents.emplace_back();
+    v.after.emplace_back();
+    if (k != OpKind::arrival && !incrementers.empty()) {
+      const std::size_t want = k == OpKind::host_wait ? 1 + rng() % 3 : rng() % 3;
+      for (std::size_t j = 0; j < want; ++j) {
+        const auto p = incrementers[rng() % incrementers.size()];
+        if (std::find(v.parents[i].begin(), v.parents[i].end(), p) == v.parents[i].end()) v.parents[i].push_back(p);
+      }
+    }
+    if (i > 0 && rng() % 8 == 0) v.after[i].push_back(static_cast<std::int32_t>(rng() % i));
+    if (v.incrementer[i]) incrementers.push_back(static_cast<std::int32_t>(i));
+  }
+  return v;
+}
+
+// First fit by the definition of slack (triggered-ops.md section 1), over the groups in
+// the order group_view gives: a group goes on the first counter where every (op, parent)
+// pair triggered there, its own included, keeps w(support) > w(harm), recomputed from
+// scratch over all the counter's incrementers.
+RankAssignment first_fit_by_definition(const GroupedView& gv, const std::vector<std::vector<char>>& anc) {
+  const RankView& v = gv.view;
+  const auto m = static_cast<std::size_t>(v.size());
+  const auto slack = [&](std::int32_t o, std::int32_t p, const std::vector<std::int32_t>& inc) {
+    std::int64_t s = 0;
+    for (auto x : inc) {
+      const auto xi = static_cast<std::size_t>(x);
+      const bool before_o = anc[static_cast<std::size_t>(o)][xi] != 0;
+      const bool after_p = x == p || anc[xi][static_cast<std::size_t>(p)] != 0;
+      if (before_o && after_p) s += v.weight[xi];
+      if (!before_o && !after_p) s -= v.weight[xi];
+    }
+    return s;
+  };
+  std::vector<std::vector<std::int32_t>> inc;    // per counter
+  std::vector<std::vector<std::size_t>> groups;  // per counter
+  std::vector<std::int32_t> counter_of_group(gv.groups.size(), -1);
+  for (std::size_t gi = 0; gi < gv.groups.size(); ++gi) {
+    std::size_t k = 0;
+    for (; k < inc.size(); ++k) {
+      auto with = inc[k];
+      with.insert(with.end(), gv.groups[gi].begin(), gv.groups[gi].end());
+      auto on_k = groups[k];
+      on_k.push_back(gi);
+      bool ok = true;
+      for (auto h : on_k)
+        for (auto o : gv.triggered[h])
+          for (auto p : v.parents[static_cast<std::size_t>(o)]) ok = ok && slack(o, p, with) > 0;
+      if (ok) break;
+    }
+    if (k == inc.size()) {
+      inc.emplace_back();
+      groups.emplace_back();
+    }
+    inc[k].insert(inc[k].end(), gv.groups[gi].begin(), gv.groups[gi].end());
+    groups[k].push_back(gi);
+    counter_of_group[gi] = static_cast<std::int32_t>(k);
+  }
+  RankAssignment a;
+  a.counters = static_cast<std::int32_t>(inc.size());
+  a.relays = gv.relays;
+  a.increments.assign(m, -1);
+  a.trigger.assign(m, -1);
+  a.threshold.assign(m, 0);
+  for (std::size_t gi = 0; gi < gv.groups.size(); ++gi) {
+    for (auto x : gv.groups[gi]) a.increments[static_cast<std::size_t>(x)] = counter_of_group[gi];
+    for (auto o : gv.triggered[gi]) {
+      a.trigger[static_cast<std::size_t>(o)] = counter_of_group[gi];
+      for (auto x : inc[static_cast<std::size_t>(counter_of_group[gi])])
+        if (anc[static_cast<std::size_t>(o)][static_cast<std::size_t>(x)])
+          a.threshold[static_cast<std::size_t>(o)] += v.weight[static_cast<std::size_t>(x)];
+    }
+  }
+  return a;
+}
+
+// The closure (compute_local_order, then the relays' extension) and the placement
+// (retired pairs, slack by runs of ancestors) against their definitions.
+TEST(Assignment, OptimizedIsFirstFitByTheDefinitionOnRandomRanks) {
+  std::mt19937_64 rng(2026);
+  int with_relays = 0, shared = 0;
+  for (int round = 0; round < 400; ++round) {
+    RankView v = random_view(rng, round % 3 == 0);
+    SCOPED_TRACE(::testing::Message() << "round " << round);
+    compute_local_order(v);
+    const auto n = static_cast<std::size_t>(v.size());
+    // The rank's own graph: parents and transport orderings.
+    std::vector<std::vector<std::int32_t>> pred(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      pred[i] = v.parents[i];
+      pred[i].insert(pred[i].end(), v.after[i].begin(), v.after[i].end());
+    }
+    const auto anc0 = ancestors_by_definition(pred);
+    for (std::size_t x = 0; x < n; ++x)
+      for (std::size_t y = 0; y < n; ++y) {
+        ASSERT_EQ(v.anc[x].test(y), anc0[x][y] != 0) << x << " " << y;
+        ASSERT_EQ(v.desc[y].test(x), anc0[x][y] != 0) << x << " " << y;
+      }
+    const GroupedView gv = group_view(v);
+    const auto m = static_cast<std::size_t>(gv.view.size());
+    // The extended graph: a relayed op's parents are its relays, each relay's its parent.
+    std::vector<std::vector<std::int32_t>> pred_x(m);
+    for (std::size_t i = 0; i < m; ++i) {
+      pred_x[i] = gv.view.parents[i];
+      if (i < n) pred_x[i].insert(pred_x[i].end(), v.after[i].begin(), v.after[i].end());
+    }
+    const auto anc = ancestors_by_definition(pred_x);
+    for (std::size_t x = 0; x < m; ++x)
+      for (std::size_t y = 0; y < m; ++y) {
+        ASSERT_EQ(gv.view.anc[x].test(y), anc[x][y] != 0) << x << " " << y;
+        ASSERT_EQ(gv.view.desc[y].test(x), anc[x][y] != 0) << x << " " << y;
+      }
+    const RankAssignment want = first_fit_by_definition(gv, anc);
+    const RankAssignment got = assign_optimized(v);
+    EXPECT_EQ(got.counters, want.counters);
+    EXPECT_EQ(got.relays, want.relays);
+    EXPECT_EQ(got.increments, want.increments);
+    EXPECT_EQ(got.trigger, want.trigger);
+    EXPECT_EQ(got.threshold, want.threshold);
+    with_relays += !gv.relays.empty();
+    shared += got.counters < static_cast<std::int32_t>(gv.groups.size());
+  }
+  // The draw covers both what pass 1 relays and counters shared by several groups.
+  EXPECT_GT(with_relays, 40);
+  EXPECT_GT(shared, 200);
+}
+
+// The global analysis's projection of H onto each rank against the closure of H itself.
+TEST(Assignment, GlobalOrderIsTheClosureOfHappensBeforeOnEachRank) {
+  for (auto [c, a, ordered] : {std::tuple{"allreduce", "rabenseifner", false},
+                               {"allreduce", "ring", true},
+                               {"alltoall", "pairwise", false},
+                               {"bcast", "binomial", true}}) {
+    const Schedule dag = build_schedule(c, a, {.ranks = 6, .ordered_channels = ordered});
+    const auto succ = global_successors(dag);
+    std::vector<std::vector<std::int32_t>> pred(succ.size());
+    for (std::size_t x = 0; x < succ.size(); ++x)
+      for (auto y : succ[x]) pred[static_cast<std::size_t>(y)].push_back(static_cast<std::int32_t>(x));
+    const auto anc = ancestors_by_definition(pred);
+    auto views = rank_views(dag);
+    compute_order(dag, Analysis::global, views);
+    for (const auto& v : views)
+      for (std::size_t x = 0; x < v.ops.size(); ++x)
+        for (std::size_t y = 0; y < v.ops.size(); ++y) {
+          const bool before = anc[static_cast<std::size_t>(v.ops[x])][static_cast<std::size_t>(v.ops[y])] != 0;
+          ASSERT_EQ(v.anc[x].test(y), before) << c << "/" << a << " rank " << v.rank;
+          ASSERT_EQ(v.desc[y].test(x), before) << c << "/" << a << " rank " << v.rank;
+        }
+  }
+}
+
+// One rank's chain of 100 000 counter adds (weighing 2), each triggered by the previous
+// one: one counter, op i waiting for the 2i its predecessors add. Holding every pair of
+// the chain (or two bitsets of n bits per op: 2.5 GB) made this quadratic.
+TEST(Assignment, ALongChainSharesOneCounterWithRisingThresholds) {
+  const int n = 100000;
+  Schedule dag(1);
+  OpId prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2});
+  for (int i = 1; i < n; ++i) prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2}, {prev});
+  dag.add({.kind = OpKind::host_wait, .rank = 0}, {prev});
+  const Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
+  EXPECT_EQ(s.counter_summary().max, 1);
+  for (int i = 0; i <= n; ++i) {
+    const Op& o = s.op(static_cast<OpId>(i));
+    ASSERT_EQ(o.trigger, i == 0 ? kNoCounter : 0) << i;
+    ASSERT_EQ(o.threshold, 2 * static_cast<std::int64_t>(i)) << i;
+  }
+  EXPECT_TRUE(verify(s, {.analysis = Analysis::local, .random_runs = 1, .exhaustive_state_limit = 0}).ok());
 }
 
 }  // namespace

@@ -112,28 +112,32 @@ TEST(Verifier, RunsLongCounterAddChainsWithoutRecursion) {
 // One counter over a whole chain: op i waits for counter 0 >= i and adds 1 to it, so
 // every op's parent is its predecessor and the counter's incrementers span the chain.
 // With the last threshold one too low, n - 2, that op can fire before its parent: only
-// the parent and the op itself need the parent, so w(I \ Up(parent)) = n - 2.
+// the parent and the op itself need the parent, so w(I \ Up(parent)) = n - 2. The same
+// with every op adding 3 (thresholds and weights times 3: weighed by population counts
+// too, as every member weighs the same).
 TEST(Verifier, FindsTheOneLowThresholdOnALongSharedCounterChain) {
   const int n = 50000;
-  Schedule s(1);
-  s.set_counter_owners({0});
-  OpId prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 1, .target = 0});
-  for (int i = 1; i < n; ++i) {
-    const std::int64_t threshold = i == n - 1 ? i - 1 : i;
-    prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 1, .trigger = 0, .threshold = threshold, .target = 0},
-                 {prev});
-  }
-  for (auto a : {Analysis::local, Analysis::global}) {
-    const auto r = verify(s, {.analysis = a, .random_runs = 0, .exhaustive_state_limit = 0});
-    EXPECT_FALSE(r.safe_by_rule);
-    ASSERT_FALSE(r.violations.empty());
-    EXPECT_EQ(r.violations[0].method, "rule");
-    EXPECT_EQ(r.violations[0].op, n - 1);
-    EXPECT_NE(r.violations[0].message.find(fmt::format("bring the counter to {}", n - 2)), std::string::npos)
-        << r.violations[0].message;
-    std::size_t rule = 0;
-    for (const auto& v : r.violations) rule += v.method == "rule";
-    EXPECT_EQ(rule, 1u);
+  for (std::int64_t add : {1, 3}) {
+    Schedule s(1);
+    s.set_counter_owners({0});
+    OpId prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = add, .target = 0});
+    for (int i = 1; i < n; ++i) {
+      const std::int64_t threshold = add * (i == n - 1 ? i - 1 : i);
+      prev = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = add, .trigger = 0, .threshold = threshold, .target = 0},
+                   {prev});
+    }
+    for (auto a : {Analysis::local, Analysis::global}) {
+      const auto r = verify(s, {.analysis = a, .random_runs = 0, .exhaustive_state_limit = 0});
+      EXPECT_FALSE(r.safe_by_rule);
+      ASSERT_FALSE(r.violations.empty());
+      EXPECT_EQ(r.violations[0].method, "rule");
+      EXPECT_EQ(r.violations[0].op, n - 1);
+      EXPECT_NE(r.violations[0].message.find(fmt::format("bring the counter to {}", add * (n - 2))), std::string::npos)
+          << r.violations[0].message;
+      std::size_t rule = 0;
+      for (const auto& v : r.violations) rule += v.method == "rule";
+      EXPECT_EQ(rule, 1u);
+    }
   }
 }
 
