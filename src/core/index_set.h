@@ -10,8 +10,11 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "core/bitset.h"
@@ -25,7 +28,9 @@ class IndexSet {
   };
 
   IndexSet() = default;
-  explicit IndexSet(std::size_t n) : n_(n) {}
+  explicit IndexSet(std::size_t n) : n_(n) {
+    if (n > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("IndexSet: universe beyond 2^32");
+  }
 
   std::size_t universe() const { return n_; }
   bool dense() const { return dense_; }
@@ -42,6 +47,7 @@ class IndexSet {
 
   // |this ∩ [lo, hi)|
   std::size_t count_range(std::size_t lo, std::size_t hi) const {
+    if (lo >= hi) return 0;
     if (dense_) return bits_.count_range(lo, hi);
     std::size_t c = 0;
     for (auto it = first_run_ending_after(lo); it != runs_.end() && it->lo < hi; ++it)
@@ -54,6 +60,7 @@ class IndexSet {
   // Adds [lo, hi), which must start at or after the end of every member.
   void push_back_run(std::size_t lo, std::size_t hi) {
     if (lo >= hi) return;
+    assert(hi <= n_ && (dense_ || runs_.empty() || runs_.back().hi <= lo));
     if (dense_) return bits_.set_range(lo, hi);
     if (!runs_.empty() && runs_.back().hi == lo) {
       runs_.back().hi = static_cast<std::uint32_t>(hi);
@@ -62,6 +69,9 @@ class IndexSet {
     runs_.push_back({static_cast<std::uint32_t>(lo), static_cast<std::uint32_t>(hi)});
     if (runs_.size() > max_runs()) densify();
   }
+
+  // Frees room that appends reserved beyond the runs.
+  void shrink_to_fit() { runs_.shrink_to_fit(); }
 
   void insert(std::size_t x) {
     if (dense_) return bits_.set(x);
@@ -85,17 +95,36 @@ class IndexSet {
       runs_ = o.runs_;
       return;
     }
-    std::vector<Run> out;
-    out.reserve(runs_.size() + o.runs_.size());
-    auto a = runs_.cbegin(), b = o.runs_.cbegin();
-    while (a != runs_.cend() || b != o.runs_.cend()) {
-      const bool take_a = b == o.runs_.cend() || (a != runs_.cend() && a->lo <= b->lo);
-      const Run r = take_a ? *a++ : *b++;
-      if (!out.empty() && r.lo <= out.back().hi) out.back().hi = std::max(out.back().hi, r.hi);
-      else out.push_back(r);
+    // Two passes: the merged size first, so that the runs take no more room than they
+    // need (sets outlive their construction by far).
+    const auto merge = [&](auto&& emit) {
+      auto a = runs_.cbegin(), b = o.runs_.cbegin();
+      Run cur{0, 0};
+      bool open = false;
+      while (a != runs_.cend() || b != o.runs_.cend()) {
+        const bool take_a = b == o.runs_.cend() || (a != runs_.cend() && a->lo <= b->lo);
+        const Run r = take_a ? *a++ : *b++;
+        if (open && r.lo <= cur.hi) {
+          cur.hi = std::max(cur.hi, r.hi);
+          continue;
+        }
+        if (open) emit(cur);
+        cur = r;
+        open = true;
+      }
+      emit(cur);
+    };
+    std::size_t count = 0;
+    merge([&](const Run&) { ++count; });
+    if (count > max_runs()) {
+      densify();
+      for (const Run& r : o.runs_) bits_.set_range(r.lo, r.hi);
+      return;
     }
+    std::vector<Run> out;
+    out.reserve(count);
+    merge([&](const Run& r) { out.push_back(r); });
     runs_ = std::move(out);
-    if (runs_.size() > max_runs()) densify();
   }
 
   // f(lo, hi) for the maximal runs of members, in increasing order.

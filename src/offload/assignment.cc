@@ -208,6 +208,7 @@ RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t
       const auto z = static_cast<std::size_t>(side == 0 ? relays[k].first : relays[k].second);
       if (z == y || s.test(z)) out.push_back(n + k);
     }
+    out.shrink_to_fit();
   };
   x.anc.reserve(m);
   x.desc.reserve(m);
@@ -393,6 +394,7 @@ RankAssignment assignment_from_placement(const GroupedView& gv, const std::vecto
     for (std::size_t j = 0; j < members[k].size(); ++j)
       before[k][j + 1] = before[k][j] + v.weight[static_cast<std::size_t>(members[k][j])];
   }
+  std::vector<DynBitset> bits(members.size());
   for (std::size_t o = 0; o < m; ++o) {
     if (a.trigger[o] < 0) continue;
     // The cumulative count: everything on the counter that must precede o.
@@ -401,8 +403,17 @@ RankAssignment assignment_from_placement(const GroupedView& gv, const std::vecto
     const auto& anc = v.anc[o];
     std::int64_t th = 0;
     if (anc.dense()) {
-      for (auto x : mem)
-        if (anc.bits().test(static_cast<std::size_t>(x))) th += v.weight[static_cast<std::size_t>(x)];
+      // A counter with many members is read as a bitset (built once), else member by member.
+      if (!v.has_heavy_weights && mem.size() > m / 64) {
+        if (bits[t].size() == 0) {
+          bits[t] = DynBitset(m);
+          for (auto x : mem) bits[t].set(static_cast<std::size_t>(x));
+        }
+        th = static_cast<std::int64_t>(bits[t].count_and(anc.bits()));
+      } else {
+        for (auto x : mem)
+          if (anc.bits().test(static_cast<std::size_t>(x))) th += v.weight[static_cast<std::size_t>(x)];
+      }
     } else {
       for (const auto& r : anc.runs()) {
         const auto lo = std::lower_bound(mem.begin(), mem.end(), static_cast<std::int32_t>(r.lo)) - mem.begin();

@@ -179,6 +179,7 @@ std::vector<IndexSet> project(const std::vector<IndexSet>& all, const RankView& 
     if (s.dense()) {
       for (std::size_t i = 0; i < n; ++i)
         if (s.bits().test(static_cast<std::size_t>(v.ops[i]))) out[x].push_back(i);
+      out[x].shrink_to_fit();
       continue;
     }
     local.clear();
@@ -209,6 +210,7 @@ std::vector<IndexSet> project(const std::vector<IndexSet>& all, const RankView& 
     }
     std::sort(local.begin(), local.end(), [](const auto& a, const auto& b) { return a.lo < b.lo; });
     for (const auto& r : local) out[x].push_back_run(r.lo, r.hi);
+    out[x].shrink_to_fit();
   }
   return out;
 }
@@ -225,12 +227,15 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) 
   if (s.size() > kMaxGlobalOps)
     throw InputError(fmt::format("global analysis of {} operations exceeds its limit of {}; use the local analysis",
                                  s.size(), kMaxGlobalOps));
-  std::vector<IndexSet> desc, anc;
-  closure(global_successors(s), desc, anc);
-  for (auto& v : views) {
-    v.desc = project(desc, v);
-    v.anc = project(anc, v);
+  // One direction at a time: the sets over the whole schedule are the peak of memory.
+  const auto succ = global_successors(s);
+  const auto order = topological_order(succ);
+  {
+    const auto desc = reach(succ, order.rbegin(), order.rend());
+    for (auto& v : views) v.desc = project(desc, v);
   }
+  const auto anc = reach(reversed(succ), order.begin(), order.end());
+  for (auto& v : views) v.anc = project(anc, v);
 }
 
 }  // namespace fabriclab::offload

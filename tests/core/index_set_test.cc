@@ -26,6 +26,11 @@ TEST(DynBitset, CountsAndVisitsARangeAcrossWords) {
   EXPECT_EQ(b.count_range(63, 129), 5u);   // 63, 64, 65, 127, 128
   EXPECT_EQ(b.count_range(128, 128), 0u);  // empty
   EXPECT_EQ(b.count_range(199, 200), 1u);
+  DynBitset mask(200);
+  for (std::size_t x : {3, 64, 100, 128}) mask.set(x);
+  EXPECT_EQ(b.count_and_range(mask, 0, 200), 3u);   // 3, 64, 128
+  EXPECT_EQ(b.count_and_range(mask, 4, 128), 1u);   // 64
+  EXPECT_EQ(b.count_and_range(mask, 64, 129), 2u);  // 64, 128
   std::vector<std::size_t> seen;
   b.for_each_in(64, 128, [&](std::size_t x) { seen.push_back(x); });
   EXPECT_EQ(seen, (std::vector<std::size_t>{64, 65, 127}));
@@ -51,6 +56,7 @@ TEST(IndexSet, KeepsRunsOfAChainAndCountsThem) {
   EXPECT_EQ(s.runs()[0].hi, 6u);
   EXPECT_EQ(s.count(), 14u);
   EXPECT_EQ(s.count_range(4, 25), 2u + 1u + 5u);
+  EXPECT_EQ(s.count_range(25, 4), 0u);  // an empty range, not a wrapped count
   EXPECT_TRUE(s.test(5));
   EXPECT_FALSE(s.test(6));
   EXPECT_TRUE(s.test(29));

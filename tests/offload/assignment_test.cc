@@ -192,14 +192,23 @@ std::vector<std::vector<char>> ancestors_by_definition(const std::vector<std::ve
 // A random rank in issue order: arrivals (no local parents), counted puts, counter adds
 // (weighing 1, or 1..3 when `heavy`) and host waits, each non-arrival with up to three
 // earlier incrementers as parents (merges need relays), and now and then a transport
-// ordering after an earlier op.
-RankView random_view(std::mt19937_64& rng, bool heavy) {
+// ordering after an earlier op. `chain_like`: up to 200 ops, mostly each after the
+// previous incrementer (cut points, so pairs retire), few arrivals, and sometimes a host
+// wait over 65 to 80 of them (a group of more than 64 members).
+RankView random_view(std::mt19937_64& rng, bool heavy, bool chain_like) {
   RankView v;
-  const std::size_t n = 2 + rng() % 40;
+  const std::size_t n = chain_like ? 60 + rng() % 140 : 2 + rng() % 40;
   std::vector<std::int32_t> incrementers;
   for (std::size_t i = 0; i < n; ++i) {
-    const auto r = rng() % 10;
-    OpKind k = r < 3 ? OpKind::arrival : r < 6 ? OpKind::put : r < 8 ? OpKind::cntr_add : OpKind::host_wait;
+    const auto r = rng() % 20;
+    OpKind k = chain_like ? (r < 1    ? OpKind::arrival
+                             : r < 5  ? OpKind::put
+                             : r < 19 ? OpKind::cntr_add
+                                      : OpKind::host_wait)
+                          : (r < 6    ? OpKind::arrival
+                             : r < 12 ? OpKind::put
+                             : r < 16 ? OpKind::cntr_add
+                                      : OpKind::host_wait);
     if (k == OpKind::host_wait && incrementers.empty()) k = OpKind::put;
     v.ops.push_back(static_cast<OpId>(i));
     v.kind.push_back(k);
@@ -208,14 +217,23 @@ RankView random_view(std::mt19937_64& rng, bool heavy) {
     v.incrementer.push_back(k != OpKind::host_wait);
     v.parents.emplace_back();
     v.after.emplace_back();
+    auto& par = v.parents[i];
+    const auto add_parent = [&](std::int32_t p) {
+      if (std::find(par.begin(), par.end(), p) == par.end()) par.push_back(p);
+    };
     if (k != OpKind::arrival && !incrementers.empty()) {
-      const std::size_t want = k == OpKind::host_wait ? 1 + rng() % 3 : rng() % 3;
-      for (std::size_t j = 0; j < want; ++j) {
-        const auto p = incrementers[rng() % incrementers.size()];
-        if (std::find(v.parents[i].begin(), v.parents[i].end(), p) == v.parents[i].end()) v.parents[i].push_back(p);
+      if (chain_like) {
+        if (rng() % 10 != 0) add_parent(incrementers.back());
+        if (rng() % 10 == 0 || par.empty()) add_parent(incrementers[rng() % incrementers.size()]);
+        if (k == OpKind::host_wait && incrementers.size() >= 80 && rng() % 3 == 0)
+          for (std::size_t want = 65 + rng() % 16; par.size() < want;)
+            add_parent(incrementers[rng() % incrementers.size()]);
+      } else {
+        const std::size_t want = k == OpKind::host_wait ? 1 + rng() % 3 : rng() % 3;
+        for (std::size_t j = 0; j < want; ++j) add_parent(incrementers[rng() % incrementers.size()]);
       }
     }
-    if (i > 0 && rng() % 8 == 0) v.after[i].push_back(static_cast<std::int32_t>(rng() % i));
+    if (i > 0 && rng() % (chain_like ? 40 : 8) == 0) v.after[i].push_back(static_cast<std::int32_t>(rng() % i));
     if (v.incrementer[i]) incrementers.push_back(static_cast<std::int32_t>(i));
   }
   return v;
@@ -285,9 +303,9 @@ RankAssignment first_fit_by_definition(const GroupedView& gv, const std::vector<
 // (retired pairs, slack by runs of ancestors) against their definitions.
 TEST(Assignment, OptimizedIsFirstFitByTheDefinitionOnRandomRanks) {
   std::mt19937_64 rng(2026);
-  int with_relays = 0, shared = 0;
+  int with_relays = 0, shared = 0, large_groups = 0;
   for (int round = 0; round < 400; ++round) {
-    RankView v = random_view(rng, round % 3 == 0);
+    RankView v = random_view(rng, round % 3 == 0, round % 2 == 1);
     SCOPED_TRACE(::testing::Message() << "round " << round);
     compute_local_order(v);
     const auto n = static_cast<std::size_t>(v.size());
@@ -326,10 +344,40 @@ TEST(Assignment, OptimizedIsFirstFitByTheDefinitionOnRandomRanks) {
     EXPECT_EQ(got.threshold, want.threshold);
     with_relays += !gv.relays.empty();
     shared += got.counters < static_cast<std::int32_t>(gv.groups.size());
+    for (const auto& g : gv.groups) large_groups += g.size() > 64;
   }
-  // The draw covers both what pass 1 relays and counters shared by several groups.
+  // The draw covers what pass 1 relays, counters shared by several groups, and groups
+  // weighed as bitsets (more than 64 members).
   EXPECT_GT(with_relays, 40);
   EXPECT_GT(shared, 200);
+  EXPECT_GT(large_groups, 5);
+}
+
+// The placement under the global analysis, where local indices need not be a linear
+// extension of H (arrivals placed before their first consumer, transport orderings):
+// against first fit by the definition over the same order.
+TEST(Assignment, OptimizedIsFirstFitByTheDefinitionUnderTheGlobalOrder) {
+  for (const auto& info : algorithms())
+    for (Rank p : {3, 5, 6})
+      for (bool ordered : {false, true}) {
+        const Schedule dag = build_schedule(info.collective, info.algorithm, {.ranks = p, .ordered_channels = ordered});
+        auto views = rank_views(dag);
+        compute_order(dag, Analysis::global, views);
+        for (const auto& v : views) {
+          SCOPED_TRACE(info.collective + "/" + info.algorithm + " P=" + std::to_string(p) + " rank " +
+                       std::to_string(v.rank));
+          const GroupedView gv = group_view(v);
+          const auto m = static_cast<std::size_t>(gv.view.size());
+          std::vector<std::vector<char>> anc(m, std::vector<char>(m, 0));
+          for (std::size_t x = 0; x < m; ++x) gv.view.anc[x].for_each([&](std::size_t y) { anc[x][y] = 1; });
+          const RankAssignment want = first_fit_by_definition(gv, anc);
+          const RankAssignment got = assign_optimized(v);
+          ASSERT_EQ(got.counters, want.counters);
+          ASSERT_EQ(got.increments, want.increments);
+          ASSERT_EQ(got.trigger, want.trigger);
+          ASSERT_EQ(got.threshold, want.threshold);
+        }
+      }
 }
 
 // The global analysis's projection of H onto each rank against the closure of H itself.

@@ -141,6 +141,36 @@ TEST(Verifier, FindsTheOneLowThresholdOnALongSharedCounterChain) {
   }
 }
 
+// Two chains interleaved on one rank, each with its own counter spanning the rank: A's
+// adds weigh 2, B's 3 (each counter's members weigh the same, the two differ). B's last
+// op waits for one add too few, 3 (m - 2): only B's first m - 2 adds do not need its
+// parent, and they bring B to 3 (m - 2). Nothing else breaks the rule.
+TEST(Verifier, WeighsCountersWhoseMembersWeighDifferentAmounts) {
+  const int m = 3000;
+  Schedule s(1);
+  s.set_counter_owners({0, 0});
+  OpId a = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2, .target = 0});
+  OpId b = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 3, .target = 1});
+  OpId last_b = b;
+  for (int i = 1; i < m; ++i) {
+    a = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2, .trigger = 0, .threshold = 2 * i, .target = 0}, {a});
+    const std::int64_t th = 3 * (i == m - 1 ? i - 1 : i);
+    b = s.add({.kind = OpKind::cntr_add, .rank = 0, .add = 3, .trigger = 1, .threshold = th, .target = 1}, {b});
+    last_b = b;
+  }
+  for (auto an : {Analysis::local, Analysis::global}) {
+    const auto r = verify(s, {.analysis = an, .random_runs = 0, .exhaustive_state_limit = 0});
+    EXPECT_FALSE(r.safe_by_rule);
+    std::vector<OpId> bad;
+    for (const auto& v : r.violations)
+      if (v.method == "rule") bad.push_back(v.op);
+    EXPECT_EQ(bad, std::vector<OpId>{last_b});
+    ASSERT_FALSE(r.violations.empty());
+    EXPECT_NE(r.violations[0].message.find(fmt::format("bring the counter to {}", 3 * (m - 2))), std::string::npos)
+        << r.violations[0].message;
+  }
+}
+
 TEST(Verifier, CountsCounterAddsByTheirWeight) {
   // Rank 0: a put completing into c0; a cntr_add of 2 into c1 once c0 >= 1; a local
   // atomic completing into c1; the host waits on c1 for both (2 + 1 = 3).
