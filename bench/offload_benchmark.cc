@@ -87,8 +87,9 @@ void BM_VerifyChain(benchmark::State& state, Analysis analysis, bool shared) {
 // The optimized assignment (local analysis) on one rank's chain of n operations, each
 // triggered by its predecessor: counter adds, or puts to a second rank (whose arrivals
 // nothing consumes). A chain fits one counter with rising thresholds; the assignment
-// must get there in time and memory close to linear in n.
-void BM_AssignChain(benchmark::State& state, OpKind kind) {
+// must get there in time and memory close to linear in n. `trailing_arrival`: an arrival
+// nothing consumes is issued last on the chain's rank (no op of the chain is a cut point).
+void BM_AssignChain(benchmark::State& state, OpKind kind, bool trailing_arrival) {
   const auto n = static_cast<int>(state.range(0));
   Schedule dag(2);
   OpId prev = -1;
@@ -103,6 +104,10 @@ void BM_AssignChain(benchmark::State& state, OpKind kind) {
     }
   }
   dag.add({.kind = OpKind::host_wait, .rank = 0}, std::span<const OpId>(&prev, 1));
+  if (trailing_arrival) {
+    const OpId put = dag.add({.kind = OpKind::put, .rank = 1, .peer = 0, .bytes = 8});
+    dag.add({.kind = OpKind::arrival, .rank = 0, .peer = 1, .bytes = 8}, std::span<const OpId>(&put, 1));
+  }
   std::int64_t counters = 0;
   for (auto _ : state) {
     const Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
@@ -124,8 +129,9 @@ int register_all() {
         if (a == Analysis::local || n <= static_cast<std::int64_t>(kMaxGlobalOps)) b->Arg(n);
       b->Unit(benchmark::kMillisecond)->Iterations(1);
     }
-  for (OpKind k : {OpKind::cntr_add, OpKind::put})
-    benchmark::RegisterBenchmark(fmt::format("AssignChain/{}", to_string(k)).c_str(), BM_AssignChain, k)
+  for (auto [k, trailing] : {std::pair{OpKind::cntr_add, false}, {OpKind::put, false}, {OpKind::cntr_add, true}})
+    benchmark::RegisterBenchmark(fmt::format("AssignChain/{}{}", to_string(k), trailing ? "_then_arrival" : "").c_str(),
+                                 BM_AssignChain, k, trailing)
         ->Arg(8000)
         ->Arg(32000)
         ->Arg(100000)

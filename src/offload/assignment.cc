@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 #include <functional>
+#include <limits>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -428,47 +429,199 @@ RankAssignment assignment_from_placement(const GroupedView& gv, const std::vecto
 
 namespace {
 
-// Whether every operation issued after original op o (by issue key: later originals and
-// the relays feeding them) descends from o. Then nothing placed after o can be harmful
-// to a pair (o, parent) or help it: everything later needs o, hence the parent.
-std::vector<char> cut_points(const GroupedView& gv) {
-  const RankView& v = gv.view;
-  const auto n0 = static_cast<std::size_t>(gv.originals);
-  const auto m = static_cast<std::size_t>(v.size());
-  std::vector<char> cut(n0, 0);
-  std::size_t k0 = 0;  // relays are in the order of the op they feed
-  for (std::size_t o = 0; o < n0; ++o) {
-    while (k0 < gv.relays.size() && static_cast<std::size_t>(gv.relays[k0].first) <= o) ++k0;
-    const auto& d = v.desc[o];
-    cut[o] = d.count_range(o + 1, n0) == n0 - o - 1 && d.count_range(n0 + k0, m) == m - n0 - k0;
+// What ops issued after original op o can do to pairs (o, parent). Every later op that
+// descends from o changes their slack by exactly 0 (it needs o, hence the parent, and is
+// not an ancestor of o). `cut`: every later op descends from o. Otherwise `unordered`
+// lists the later incrementers that do not (by issue key: later originals, then the
+// relays feeding them) when there are at most kMaxUnordered of them and the walk that
+// finds them is short; `many` when not.
+struct Later {
+  static constexpr std::size_t kMaxUnordered = 8;
+  static constexpr std::size_t kMaxWalk = 64;
+  bool cut = false;
+  bool many = true;
+  std::vector<std::int32_t> unordered;
+};
+
+// Later for each original op, computed the first time a pair of the op is made (most
+// ops trigger nothing).
+class LaterOps {
+ public:
+  explicit LaterOps(const GroupedView& gv)
+      : gv_(gv), done_(static_cast<std::size_t>(gv.originals), 0), later_(static_cast<std::size_t>(gv.originals)) {}
+
+  const Later& of(std::int32_t op) {
+    const auto o = static_cast<std::size_t>(op);
+    if (!done_[o]) {
+      compute(o);
+      done_[o] = 1;
+    }
+    return later_[o];
   }
-  return cut;
-}
+
+ private:
+  void compute(std::size_t o) {
+    const RankView& v = gv_.view;
+    const auto n0 = static_cast<std::size_t>(gv_.originals);
+    const auto m = static_cast<std::size_t>(v.size());
+    // The relays after o: those feeding a later op (relays are in the order of their op).
+    const auto k0 = static_cast<std::size_t>(
+        std::upper_bound(gv_.relays.begin(), gv_.relays.end(), static_cast<std::int32_t>(o),
+                         [](std::int32_t x, const auto& r) { return x < r.first; }) -
+        gv_.relays.begin());
+    const auto& d = v.desc[o];
+    Later& l = later_[o];
+    l.cut = d.count_range(o + 1, n0) == n0 - o - 1 && d.count_range(n0 + k0, m) == m - n0 - k0;
+    if (l.cut || d.dense()) return;
+    std::size_t budget = Later::kMaxWalk;
+    const auto outside = [&](std::size_t lo, std::size_t hi) {  // [lo, hi) \ d
+      auto r = d.runs().begin();
+      for (std::size_t x = lo; x < hi && budget > 0 && l.unordered.size() <= Later::kMaxUnordered;) {
+        while (r != d.runs().end() && r->hi <= x) ++r;
+        if (r != d.runs().end() && r->lo <= x) {
+          x = r->hi;
+          continue;
+        }
+        --budget;
+        if (v.incrementer[x]) l.unordered.push_back(static_cast<std::int32_t>(x));
+        ++x;
+      }
+    };
+    outside(o + 1, n0);
+    outside(n0 + k0, m);
+    l.many = budget == 0 || l.unordered.size() > Later::kMaxUnordered;
+    if (l.many) l.unordered = {};
+  }
+
+  const GroupedView& gv_;
+  std::vector<char> done_;
+  std::vector<Later> later_;
+};
 
 }  // namespace
 
 // First fit of the groups in issue order. Each counter keeps its (op, parent) pairs with
 // their slack, updated by each group placed on it (slack is additive over disjoint
-// incrementer sets). A pair whose op is a cut point retires once the groups placed start
-// after the op: every later member descends from the op and changes its slack by 0. On a
-// chain every op is a cut point, so a counter holds O(1) pairs, not the whole chain.
+// incrementer sets). Once the groups being placed start after a pair's op, only the later
+// incrementers unordered with the op can still change its slack (`Later`, with the change
+// each would make: its effects). A pair retires when none of those still to be placed
+// would lower it, and of pairs on one counter whose remaining effects are the same only
+// the one with the least slack stays (it fails whenever another would). On a chain every
+// op is a cut point, so a counter holds O(1) pairs, not the whole chain; an op issued
+// after the chain and unordered with it (an arrival nothing consumes) affects every pair
+// alike, so they still collapse to one.
 RankAssignment assign_optimized(const RankView& v0) {
   const GroupedView gv = group_view(v0);
   const RankView& v = gv.view;
   const auto m = static_cast<std::size_t>(v.size());
-  const std::vector<char> cut = cut_points(gv);
+  LaterOps later(gv);
+  std::vector<std::int32_t> group_of(m, -1);
+  for (std::size_t g = 0; g < gv.groups.size(); ++g)
+    for (auto x : gv.groups[g]) group_of[static_cast<std::size_t>(x)] = static_cast<std::int32_t>(g);
 
   struct Pair {
     std::int32_t op, parent;
     std::int64_t slack;
+    std::int32_t effects;  // index into `effects`, or -1
   };
   struct Counter {
     DynBitset inc;
-    std::vector<Pair> pairs;
+    std::vector<Pair> pairs;  // pairs prune never drops
+    std::vector<Pair> loose;  // pairs of cut points, or with effects known
+    // The least key of an op in `loose`: before groups start past it, pruning finds nothing.
+    std::int64_t prunable = std::numeric_limits<std::int64_t>::max();
   };
+  // Per pair with a short Later list: (x, the change x makes to its slack), x ascending.
+  std::vector<std::vector<std::pair<std::int32_t, std::int64_t>>> effects;
+  const auto new_pair = [&](std::int32_t o, std::int32_t p, std::int64_t slack) {
+    Pair pr{o, p, slack, -1};
+    if (o >= gv.originals) return pr;
+    const Later& l = later.of(o);
+    if (l.cut || l.many) return pr;
+    std::vector<std::pair<std::int32_t, std::int64_t>> e;
+    for (auto x : l.unordered) {
+      const auto xi = static_cast<std::size_t>(x);
+      const bool before_o = v.anc[static_cast<std::size_t>(o)].test(xi);
+      const bool after_p = x == p || v.desc[static_cast<std::size_t>(p)].test(xi);
+      if (before_o && after_p) e.emplace_back(x, v.weight[xi]);
+      if (!before_o && !after_p) e.emplace_back(x, -v.weight[xi]);
+    }
+    pr.effects = static_cast<std::int32_t>(effects.size());
+    effects.push_back(std::move(e));
+    return pr;
+  };
+  // Drops the pairs of c that can no longer decide anything, before group gi (starting at
+  // key `start`) is tried on it.
+  std::vector<std::pair<std::uint64_t, std::size_t>> alike;  // (hash of remaining effects, pair)
+  std::vector<char> drop;
+  const auto may_drop = [&](const Pair& pr) {
+    return pr.op < gv.originals && (pr.effects >= 0 || later.of(pr.op).cut);
+  };
+  const auto add_pair = [&](Counter& c, const Pair& pr) {
+    if (!may_drop(pr)) return c.pairs.push_back(pr);
+    c.loose.push_back(pr);
+    c.prunable = std::min(c.prunable, gv.key(pr.op));
+  };
+  const auto prune = [&](Counter& c, std::size_t gi, std::int64_t start) {
+    if (start <= c.prunable) return;
+    const auto remaining = [&](const Pair& pr, auto&& f) {
+      for (const auto& [x, change] : effects[static_cast<std::size_t>(pr.effects)])
+        if (group_of[static_cast<std::size_t>(x)] >= static_cast<std::int32_t>(gi)) f(x, change);
+    };
+    auto& pairs = c.loose;
+    alike.clear();
+    drop.assign(pairs.size(), 0);
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const Pair& pr = pairs[i];
+      if (gv.key(pr.op) >= start) continue;
+      if (later.of(pr.op).cut) {
+        drop[i] = 1;
+        continue;
+      }
+      if (pr.effects < 0) continue;
+      bool lowers = false;
+      std::uint64_t h = 0x9e3779b97f4a7c15ull;
+      remaining(pr, [&](std::int32_t x, std::int64_t change) {
+        lowers |= change < 0;
+        h = (h ^ static_cast<std::uint64_t>(x)) * 0x100000001b3ull;
+        h = (h ^ static_cast<std::uint64_t>(change)) * 0x100000001b3ull;
+      });
+      if (!lowers) drop[i] = 1;
+      else alike.emplace_back(h, i);
+    }
+    std::sort(alike.begin(), alike.end());
+    for (std::size_t a = 0; a < alike.size();) {
+      std::size_t b = a + 1;
+      while (b < alike.size() && alike[b].first == alike[a].first) ++b;
+      // Within one hash: each pair against the earlier survivors with the same effects.
+      for (std::size_t i = a; i < b; ++i) {
+        const auto pi = alike[i].second;
+        for (std::size_t j = a; j < i && !drop[pi]; ++j) {
+          const auto pj = alike[j].second;
+          if (drop[pj]) continue;
+          std::vector<std::pair<std::int32_t, std::int64_t>> ei, ej;
+          remaining(pairs[pi], [&](std::int32_t x, std::int64_t ch) { ei.emplace_back(x, ch); });
+          remaining(pairs[pj], [&](std::int32_t x, std::int64_t ch) { ej.emplace_back(x, ch); });
+          if (ei != ej) continue;
+          drop[pairs[pi].slack < pairs[pj].slack ? pj : pi] = 1;
+        }
+      }
+      a = b;
+    }
+    std::size_t w = 0;
+    c.prunable = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      if (drop[i]) continue;
+      pairs[w++] = pairs[i];
+      c.prunable = std::min(c.prunable, gv.key(pairs[i].op));
+    }
+    pairs.resize(w);
+  };
+
   std::vector<Counter> counters;
   std::vector<std::int32_t> counter_of_group(gv.groups.size(), -1);
-  std::vector<Pair> own, updated;
+  std::vector<Pair> own;
+  std::vector<std::int64_t> updated;  // the slacks of a counter's pairs with the group
   // slack(op, parent, G) for the group being placed.
   DynBitset gset;
   const auto group_slack = [&](const std::vector<std::int32_t>& g, std::int32_t op, std::int32_t p) {
@@ -481,23 +634,23 @@ RankAssignment assign_optimized(const RankView& v0) {
       for (auto x : g) gset.set(static_cast<std::size_t>(x));
     }
     const std::int64_t start = gv.key(g[0]);
-    const auto retired = [&](const Pair& pr) {
-      return pr.op < gv.originals && cut[static_cast<std::size_t>(pr.op)] && gv.key(pr.op) < start;
-    };
     const auto& trig = gv.triggered[gi];
     std::int32_t placed = -1;
     for (std::size_t k = 0; k < counters.size() && placed < 0; ++k) {
       Counter& c = counters[k];
-      std::erase_if(c.pairs, retired);
+      prune(c, gi, start);
       bool ok = true;
       updated.clear();
-      for (const Pair& pr : c.pairs) {
-        const std::int64_t s = pr.slack + group_slack(g, pr.op, pr.parent);
-        if (s <= 0) {
-          ok = false;
-          break;
+      for (const auto* list : {&c.pairs, &c.loose}) {
+        for (const Pair& pr : *list) {
+          const std::int64_t s = pr.slack + group_slack(g, pr.op, pr.parent);
+          if (s <= 0) {
+            ok = false;
+            break;
+          }
+          updated.push_back(s);
         }
-        updated.push_back({pr.op, pr.parent, s});
+        if (!ok) break;
       }
       if (!ok) continue;
       own.clear();
@@ -508,18 +661,20 @@ RankAssignment assign_optimized(const RankView& v0) {
             ok = false;
             break;
           }
-          own.push_back({o, p, s});
+          own.push_back({o, p, s, -1});
         }
         if (!ok) break;
       }
       if (!ok) continue;
       for (auto x : g) c.inc.set(static_cast<std::size_t>(x));
-      c.pairs = updated;
-      c.pairs.insert(c.pairs.end(), own.begin(), own.end());
+      std::size_t u = 0;
+      for (auto* list : {&c.pairs, &c.loose})
+        for (Pair& pr : *list) pr.slack = updated[u++];
+      for (const Pair& pr : own) add_pair(c, new_pair(pr.op, pr.parent, pr.slack));
       placed = static_cast<std::int32_t>(k);
     }
     if (placed < 0) {
-      Counter c{DynBitset(m), {}};
+      Counter c{DynBitset(m), {}, {}};
       for (auto x : g) c.inc.set(static_cast<std::size_t>(x));
       for (auto o : trig)
         for (auto p : v.parents[static_cast<std::size_t>(o)]) {
@@ -527,7 +682,7 @@ RankAssignment assign_optimized(const RankView& v0) {
           if (s <= 0)
             throw std::logic_error(
                 fmt::format("optimized assignment: group of rank {} unsafe on its own counter", v.rank));
-          c.pairs.push_back({o, p, s});
+          add_pair(c, new_pair(o, p, s));
         }
       counters.push_back(std::move(c));
       placed = static_cast<std::int32_t>(counters.size() - 1);

@@ -67,12 +67,13 @@ class UpSets {
   // The members form groups (group g: bits [bits[g], bits[g + 1]) of the sets, members
   // in that order), one per counter walked at once. For every query node q (distinct),
   // of group query_group[k], weight(q) becomes the weight of the members of its group
-  // that q reaches, q itself included; member j weighs weight_of_member(j), or every
-  // member `uniform` when that is not 0.
+  // that q reaches, q itself included; member j weighs `common`, or weight_of_member(j)
+  // when bit j of `odd` is set (so a walk whose members mostly weigh the same is weighed
+  // by population counts, plus a correction for the few others).
   template <class F>
   void weigh(std::span<const std::int32_t> members, std::span<const std::size_t> bits,
-             std::span<const std::int32_t> queries, std::span<const std::int32_t> query_group, std::int64_t uniform,
-             F&& weight_of_member) {
+             std::span<const std::int32_t> queries, std::span<const std::int32_t> query_group, std::int64_t common,
+             std::span<const std::uint64_t> odd, F&& weight_of_member) {
     words_per_set_ = (members.size() + 63) / 64;
     arena_.clear();
     sets_ = 0;
@@ -113,7 +114,7 @@ class UpSets {
         words(set)[at(j) / 64] |= std::uint64_t{1} << (at(j) % 64);
       }
       if (const auto g = query_[at(x)]; g > 0 && set >= 0)
-        weight_[at(x)] = weight_in(words(set), bits[at(g - 1)], bits[at(g)], uniform, weight_of_member);
+        weight_[at(x)] = weight_in(words(set), bits[at(g - 1)], bits[at(g)], common, odd, weight_of_member);
       if (pending_[at(x)] == 0) {
         if (set >= 0) free_.push_back(set);
       } else {
@@ -160,18 +161,16 @@ class UpSets {
   std::uint64_t* words(std::int32_t set) { return arena_.data() + at(set) * words_per_set_; }
   // The weight of the bits [begin, end) of a set.
   template <class F>
-  static std::int64_t weight_in(const std::uint64_t* set, std::size_t begin, std::size_t end, std::int64_t uniform,
-                                F& weight_of_member) {
+  static std::int64_t weight_in(const std::uint64_t* set, std::size_t begin, std::size_t end, std::int64_t common,
+                                std::span<const std::uint64_t> odd, F& weight_of_member) {
     std::int64_t w = 0;
     for (std::size_t k = begin / 64; k * 64 < end; ++k) {
       std::uint64_t bits = set[k];
       if (k * 64 < begin) bits &= ~std::uint64_t{0} << (begin % 64);
       if (end < k * 64 + 64) bits &= (std::uint64_t{1} << (end % 64)) - 1;
-      if (uniform != 0) {
-        w += uniform * std::popcount(bits);
-        continue;
-      }
-      for (; bits; bits &= bits - 1) w += weight_of_member(k * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+      w += common * std::popcount(bits);
+      for (bits &= odd[k]; bits; bits &= bits - 1)
+        w += weight_of_member(k * 64 + static_cast<std::size_t>(std::countr_zero(bits))) - common;
     }
     return w;
   }
@@ -256,6 +255,8 @@ void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, UpSets& g
   // queried parent increments the counter its child waits on (validate), so it belongs
   // to one group.
   std::vector<std::int32_t> walk_members, walk_queries, walk_group;
+  std::vector<std::uint64_t> odd;  // walk members not weighing `common`
+  std::unordered_map<std::int64_t, std::size_t> weight_count;
   std::vector<std::size_t> bits;
   const auto walk = [&](std::span<const std::size_t> ls) {
     walk_members.clear();
@@ -271,13 +272,19 @@ void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, UpSets& g
         walk_group.push_back(static_cast<std::int32_t>(g));
       }
     }
-    // Members that all weigh the same (1 unless counter adds of another amount are in the
-    // walk) are weighed by population counts.
+    // Members weigh 1 unless counter adds of another amount are in the walk: the weight
+    // most of them have is counted by population counts, the others one by one.
     const auto weight_of = [&](std::size_t j) { return s.op(op_of(walk_members[j])).weight(); };
-    std::int64_t uniform = walk_members.empty() ? 1 : weight_of(0);
-    for (std::size_t j = 1; j < walk_members.size() && uniform != 0; ++j)
-      if (weight_of(j) != uniform) uniform = 0;
-    graph.weigh(walk_members, bits, walk_queries, walk_group, uniform, weight_of);
+    weight_count.clear();
+    for (std::size_t j = 0; j < walk_members.size(); ++j) ++weight_count[weight_of(j)];
+    std::int64_t common = 1;
+    std::size_t most = 0;
+    for (const auto& [w, c] : weight_count)
+      if (c > most || (c == most && w < common)) common = w, most = c;
+    odd.assign((walk_members.size() + 63) / 64, 0);
+    for (std::size_t j = 0; j < walk_members.size(); ++j)
+      if (weight_of(j) != common) odd[j / 64] |= std::uint64_t{1} << (j % 64);
+    graph.weigh(walk_members, bits, walk_queries, walk_group, common, odd, weight_of);
   };
   for (auto l : checked)
     for (auto y : members[l]) total[l] += s.op(op_of(y)).weight();

@@ -404,23 +404,36 @@ TEST(Assignment, GlobalOrderIsTheClosureOfHappensBeforeOnEachRank) {
   }
 }
 
-// One rank's chain of 100 000 counter adds (weighing 2), each triggered by the previous
-// one: one counter, op i waiting for the 2i its predecessors add. Holding every pair of
-// the chain (or two bitsets of n bits per op: 2.5 GB) made this quadratic.
+// One rank's chain of 100 000 counter adds, each triggered by the previous one: one
+// counter, op i waiting for what its i predecessors add. Holding every pair of the chain
+// (or two bitsets of n bits per op: 2.5 GB) made this quadratic. Then the same with an
+// arrival nothing consumes issued last on the rank: unordered with the whole chain, it is
+// harmful to every pair (no op of the chain is a cut point any more), and the pairs, all
+// affected alike, still collapse to one. Adds of 1: the arrival's 1 would let op i + 1
+// reach its threshold i + 1 without op i, so it needs a counter of its own. Adds of 2: op
+// i + 1 waits for 2i + 2, and the arrival's 1 with every other add makes 2i + 1 at most,
+// so it shares the chain's counter.
 TEST(Assignment, ALongChainSharesOneCounterWithRisingThresholds) {
   const int n = 100000;
-  Schedule dag(1);
-  OpId prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2});
-  for (int i = 1; i < n; ++i) prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = 2}, {prev});
-  dag.add({.kind = OpKind::host_wait, .rank = 0}, {prev});
-  const Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
-  EXPECT_EQ(s.counter_summary().max, 1);
-  for (int i = 0; i <= n; ++i) {
-    const Op& o = s.op(static_cast<OpId>(i));
-    ASSERT_EQ(o.trigger, i == 0 ? kNoCounter : 0) << i;
-    ASSERT_EQ(o.threshold, 2 * static_cast<std::int64_t>(i)) << i;
+  for (auto [add, trailing_arrival] : {std::pair{1, false}, {2, false}, {1, true}, {2, true}}) {
+    SCOPED_TRACE(::testing::Message() << "adds of " << add << (trailing_arrival ? ", an arrival last" : ""));
+    Schedule dag(2);
+    OpId prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = add});
+    for (int i = 1; i < n; ++i) prev = dag.add({.kind = OpKind::cntr_add, .rank = 0, .add = add}, {prev});
+    dag.add({.kind = OpKind::host_wait, .rank = 0}, {prev});
+    if (trailing_arrival) {
+      const OpId put = dag.add({.kind = OpKind::put, .rank = 1, .peer = 0, .bytes = 8});
+      dag.add({.kind = OpKind::arrival, .rank = 0, .peer = 1, .bytes = 8}, {put});
+    }
+    const Schedule s = assign_counters(dag, Strategy::optimized, {.analysis = Analysis::local});
+    EXPECT_EQ(s.counter_summary().per_rank[0], trailing_arrival && add == 1 ? 2 : 1);
+    for (int i = 0; i <= n; ++i) {
+      const Op& o = s.op(static_cast<OpId>(i));
+      ASSERT_EQ(o.trigger, i == 0 ? kNoCounter : s.op(0).target) << i;
+      ASSERT_EQ(o.threshold, add * static_cast<std::int64_t>(i)) << i;
+    }
+    EXPECT_TRUE(verify(s, {.analysis = Analysis::local, .random_runs = 1, .exhaustive_state_limit = 0}).ok());
   }
-  EXPECT_TRUE(verify(s, {.analysis = Analysis::local, .random_runs = 1, .exhaustive_state_limit = 0}).ok());
 }
 
 }  // namespace
