@@ -217,6 +217,25 @@ std::vector<IndexSet> project(const std::vector<IndexSet>& all, const RankView& 
 
 }  // namespace
 
+std::optional<std::vector<IndexSet>> descendants_within(const std::vector<std::vector<std::int32_t>>& succ,
+                                                        std::size_t budget) {
+  const auto n = succ.size();
+  const auto order = topological_order(succ);
+  std::vector<IndexSet> set(n, IndexSet(n));
+  const auto size = [&](const IndexSet& x) { return x.dense() ? n / 64 + 1 : x.runs().size(); };
+  std::size_t work = 0;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    auto& d = set[static_cast<std::size_t>(*it)];
+    for (auto y : succ[static_cast<std::size_t>(*it)]) {
+      work += size(d) + size(set[static_cast<std::size_t>(y)]) + 1;
+      if (work > budget) return std::nullopt;
+      d.unite(set[static_cast<std::size_t>(y)]);
+      d.insert(static_cast<std::size_t>(y));
+    }
+  }
+  return set;
+}
+
 void compute_local_order(RankView& v) { closure(local_successors(v), v.desc, v.anc); }
 
 void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -64,5 +65,11 @@ std::vector<std::vector<std::int32_t>> global_successors(const Schedule& s);
 std::vector<std::vector<std::int32_t>> local_successors(const RankView& v);
 // A topological order of a DAG given by successor lists; throws InputError on a cycle.
 std::vector<std::int32_t> topological_order(const std::vector<std::vector<std::int32_t>>& succ);
+
+// Strict descendants of every node of a DAG as IndexSets, built only while they stay
+// small: nullopt as soon as the work of the unions (runs merged; a set turned bitset
+// counts n/64) passes `budget`. A chain costs O(n); a tangled graph gives up early.
+std::optional<std::vector<IndexSet>> descendants_within(const std::vector<std::vector<std::int32_t>>& succ,
+                                                        std::size_t budget);
 
 }  // namespace fabriclab::offload

@@ -202,8 +202,8 @@ class UpSets {
 
 // Checks every triggered operation of one rank. `graph` holds the analysis' graph, whose
 // nodes are op ids (global) or the rank's local indices (local).
-void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, UpSets& graph, std::size_t& reported,
-                     VerifyReport& rep) {
+void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, UpSets& graph, const std::vector<IndexSet>* desc,
+                     std::size_t& reported, VerifyReport& rep) {
   const auto node = [&](std::size_t i) { return a == Analysis::global ? v.ops[i] : static_cast<std::int32_t>(i); };
   const auto op_of = [&](std::int32_t x) { return a == Analysis::global ? x : v.ops[static_cast<std::size_t>(x)]; };
   // I(K) of each counter of the rank (graph nodes), and the ops waiting on it.
@@ -288,13 +288,44 @@ void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, UpSets& g
   };
   for (auto l : checked)
     for (auto y : members[l]) total[l] += s.op(op_of(y)).weight();
-  if (at_once) walk(checked);
-  for (auto l : checked) {
-    if (!at_once) walk(std::span<const std::size_t>(&l, 1));
-    for (auto i : waiters[l]) {
-      const auto& ps = v.parents[static_cast<std::size_t>(i)];
-      for (std::size_t k = 0; k < ps.size(); ++k)
-        weight_up[first[static_cast<std::size_t>(i)] + k] = graph.weight(node(static_cast<std::size_t>(ps[k])));
+  if (desc != nullptr) {
+    // By the runs of each parent's descendants, over the counter's members sorted by node
+    // with the weight before each: O(runs x log members) per parent.
+    std::vector<std::pair<std::int32_t, std::int64_t>> sorted;  // (node, weight)
+    std::vector<std::int64_t> before;
+    for (auto l : checked) {
+      sorted.clear();
+      for (auto y : members[l]) sorted.emplace_back(y, s.op(op_of(y)).weight());
+      std::sort(sorted.begin(), sorted.end());
+      before.assign(sorted.size() + 1, 0);
+      for (std::size_t j = 0; j < sorted.size(); ++j) before[j + 1] = before[j] + sorted[j].second;
+      const auto at = [&](std::size_t x) {
+        return static_cast<std::size_t>(
+            std::lower_bound(sorted.begin(), sorted.end(), std::pair{static_cast<std::int32_t>(x), std::int64_t{-1}},
+                             [](const auto& e, const auto& k) { return e.first < k.first; }) -
+            sorted.begin());
+      };
+      for (auto i : waiters[l]) {
+        const auto& ps = v.parents[static_cast<std::size_t>(i)];
+        for (std::size_t k = 0; k < ps.size(); ++k) {
+          const auto q = static_cast<std::size_t>(node(static_cast<std::size_t>(ps[k])));
+          std::int64_t w = 0;
+          const auto j = at(q);
+          if (j < sorted.size() && static_cast<std::size_t>(sorted[j].first) == q) w += sorted[j].second;
+          (*desc)[q].for_each_run([&](std::size_t lo, std::size_t hi) { w += before[at(hi)] - before[at(lo)]; });
+          weight_up[first[static_cast<std::size_t>(i)] + k] = w;
+        }
+      }
+    }
+  } else {
+    if (at_once) walk(checked);
+    for (auto l : checked) {
+      if (!at_once) walk(std::span<const std::size_t>(&l, 1));
+      for (auto i : waiters[l]) {
+        const auto& ps = v.parents[static_cast<std::size_t>(i)];
+        for (std::size_t k = 0; k < ps.size(); ++k)
+          weight_up[first[static_cast<std::size_t>(i)] + k] = graph.weight(node(static_cast<std::size_t>(ps[k])));
+      }
     }
   }
   // Reported in op order, then parent order.
@@ -324,17 +355,35 @@ void check_rule_rank(const Schedule& s, Analysis a, const RankView& v, UpSets& g
   }
 }
 
-void check_rule(const Schedule& s, Analysis a, VerifyReport& rep) {
+// Descendant runs for the rule when they stay small (see RuleWeighing): the work of
+// their unions (and so their room) within 16 times the graph's size or 4 M runs (32 MB),
+// else the walk, whose room does not grow with the graph.
+std::optional<std::vector<IndexSet>> rule_runs(const std::vector<std::vector<std::int32_t>>& succ,
+                                               VerifyOptions::RuleWeighing how) {
+  if (how == VerifyOptions::RuleWeighing::walk) return std::nullopt;
+  std::size_t edges = 0;
+  for (const auto& x : succ) edges += x.size();
+  const std::size_t budget = how == VerifyOptions::RuleWeighing::runs
+                                 ? std::numeric_limits<std::size_t>::max()
+                                 : 16 * (succ.size() + edges) + (std::size_t{1} << 22);
+  return descendants_within(succ, budget);
+}
+
+void check_rule(const Schedule& s, Analysis a, VerifyOptions::RuleWeighing how, VerifyReport& rep) {
   const auto views = rank_views(s);
   std::size_t reported = 0;
   if (a == Analysis::global) {
-    UpSets graph(global_successors(s));
-    for (const auto& v : views) check_rule_rank(s, a, v, graph, reported, rep);
+    auto succ = global_successors(s);
+    const auto desc = rule_runs(succ, how);
+    UpSets graph(std::move(succ));
+    for (const auto& v : views) check_rule_rank(s, a, v, graph, desc ? &*desc : nullptr, reported, rep);
     return;
   }
   for (const auto& v : views) {
-    UpSets graph(local_successors(v));
-    check_rule_rank(s, a, v, graph, reported, rep);
+    auto succ = local_successors(v);
+    const auto desc = rule_runs(succ, how);
+    UpSets graph(std::move(succ));
+    check_rule_rank(s, a, v, graph, desc ? &*desc : nullptr, reported, rep);
   }
 }
 
@@ -599,7 +648,7 @@ VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
   VerifyReport rep;
   rep.analysis = opt.analysis;
   if (rep.analysis == Analysis::global && s.size() > kMaxGlobalOps) rep.analysis = Analysis::local;
-  if (opt.rule) check_rule(s, rep.analysis, rep);
+  if (opt.rule) check_rule(s, rep.analysis, opt.rule_weighing, rep);
   const ExecIndex ix(s);
   check_fixpoint(ix, rep);
   for (int k = 0; k < opt.random_runs; ++k) {

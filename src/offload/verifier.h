@@ -30,6 +30,11 @@ struct VerifyOptions {
   std::size_t exhaustive_state_limit = 200000;  // 0: no exhaustive search
   std::size_t exhaustive_max_ops = 200;         // larger schedules: random runs only
   bool rule = true;  // false: executions only (the rule's bitsets are quadratic in a rank's size)
+  // How the rule weighs what each queried parent reaches: `automatic` takes descendant
+  // runs when they stay small (chains), else walks the graph with bitsets; the other two
+  // force one way (tests compare them).
+  enum class RuleWeighing : std::uint8_t { automatic, walk, runs };
+  RuleWeighing rule_weighing = RuleWeighing::automatic;
 };
 
 struct Violation {

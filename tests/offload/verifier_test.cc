@@ -423,21 +423,30 @@ std::vector<OpId> rule_by_closure(const Schedule& s, Analysis a) {
   return bad;
 }
 
+// Both ways of weighing what a parent reaches (walking the graph with bitsets, and the
+// runs of its descendants) are forced in turn, and the verdicts and messages compared.
 TEST(Verifier, RuleAgreesWithTheClosureOfHappensBeforeOnRandomSchedules) {
+  using W = VerifyOptions::RuleWeighing;
   int unsafe = 0;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
     const Rank ranks = static_cast<Rank>(1 + seed % 4);
     const auto s = random_assigned(seed, ranks, 4 + static_cast<int>(seed % 30));
     for (auto a : {Analysis::local, Analysis::global}) {
       const auto expected = rule_by_closure(s, a);
-      const auto r = verify(s, {.analysis = a, .random_runs = 0, .exhaustive_state_limit = 0});
-      std::vector<OpId> got;
-      for (const auto& v : r.violations)
-        if (v.method == "rule") got.push_back(v.op);
       const std::vector<OpId> first(
           expected.begin(), expected.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(expected.size(), 5)));
-      EXPECT_EQ(got, first) << "seed " << seed << " " << to_string(a);
-      EXPECT_EQ(r.safe_by_rule, expected.empty()) << "seed " << seed << " " << to_string(a);
+      std::vector<std::string> messages;
+      for (W w : {W::walk, W::runs}) {
+        const auto r = verify(s, {.analysis = a, .random_runs = 0, .exhaustive_state_limit = 0, .rule_weighing = w});
+        std::vector<OpId> got;
+        std::string text;
+        for (const auto& v : r.violations)
+          if (v.method == "rule") got.push_back(v.op), text += v.message + "\n";
+        EXPECT_EQ(got, first) << "seed " << seed << " " << to_string(a) << " weighing " << static_cast<int>(w);
+        EXPECT_EQ(r.safe_by_rule, expected.empty()) << "seed " << seed << " " << to_string(a);
+        messages.push_back(text);
+      }
+      EXPECT_EQ(messages[0], messages[1]) << "seed " << seed;
       unsafe += !expected.empty();
     }
   }
