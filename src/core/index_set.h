@@ -32,7 +32,6 @@ class IndexSet {
     if (n > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("IndexSet: universe beyond 2^32");
   }
 
-  std::size_t universe() const { return n_; }
   bool dense() const { return dense_; }
   const DynBitset& bits() const { return bits_; }         // dense only
   const std::vector<Run>& runs() const { return runs_; }  // sparse only
@@ -73,12 +72,24 @@ class IndexSet {
   // Frees room that appends reserved beyond the runs.
   void shrink_to_fit() { runs_.shrink_to_fit(); }
 
+  // Adds x anywhere: joins the runs it touches, in place.
   void insert(std::size_t x) {
     if (dense_) return bits_.set(x);
-    if (test(x)) return;
-    IndexSet one(n_);
-    one.push_back(x);
-    unite(one);
+    const auto i = static_cast<std::size_t>(first_run_ending_after(x) - runs_.cbegin());
+    if (i < runs_.size() && runs_[i].lo <= x) return;  // a member
+    const bool after_prev = i > 0 && runs_[i - 1].hi == x, before_next = i < runs_.size() && runs_[i].lo == x + 1;
+    const auto x32 = static_cast<std::uint32_t>(x);
+    if (after_prev && before_next) {
+      runs_[i - 1].hi = runs_[i].hi;
+      runs_.erase(runs_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (after_prev) {
+      runs_[i - 1].hi = x32 + 1;
+    } else if (before_next) {
+      runs_[i].lo = x32;
+    } else {
+      runs_.insert(runs_.begin() + static_cast<std::ptrdiff_t>(i), Run{x32, x32 + 1});
+      if (runs_.size() > max_runs()) densify();
+    }
   }
 
   // this ∪= o (same universe).

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <functional>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "core/error.h"
@@ -532,13 +533,14 @@ RankAssignment assign_optimized(const RankView& v0) {
     std::int64_t prunable = std::numeric_limits<std::int64_t>::max();
   };
   // Per pair with a short Later list: (x, the change x makes to its slack), x ascending.
-  std::vector<std::vector<std::pair<std::int32_t, std::int64_t>>> effects;
+  using Effects = std::vector<std::pair<std::int32_t, std::int64_t>>;
+  std::vector<Effects> effects;
   const auto new_pair = [&](std::int32_t o, std::int32_t p, std::int64_t slack) {
     Pair pr{o, p, slack, -1};
     if (o >= gv.originals) return pr;
     const Later& l = later.of(o);
     if (l.cut || l.many) return pr;
-    std::vector<std::pair<std::int32_t, std::int64_t>> e;
+    Effects e;
     for (auto x : l.unordered) {
       const auto xi = static_cast<std::size_t>(x);
       const bool before_o = v.anc[static_cast<std::size_t>(o)].test(xi);
@@ -550,10 +552,6 @@ RankAssignment assign_optimized(const RankView& v0) {
     effects.push_back(std::move(e));
     return pr;
   };
-  // Drops the pairs of c that can no longer decide anything, before group gi (starting at
-  // key `start`) is tried on it.
-  std::vector<std::pair<std::uint64_t, std::size_t>> alike;  // (hash of remaining effects, pair)
-  std::vector<char> drop;
   const auto may_drop = [&](const Pair& pr) {
     return pr.op < gv.originals && (pr.effects >= 0 || later.of(pr.op).cut);
   };
@@ -562,56 +560,47 @@ RankAssignment assign_optimized(const RankView& v0) {
     c.loose.push_back(pr);
     c.prunable = std::min(c.prunable, gv.key(pr.op));
   };
+  // Drops the loose pairs of c that can no longer decide anything, before group gi
+  // (starting at key `start`) is tried on it: a survivor per list of remaining effects.
+  std::map<Effects, std::size_t> survivor;  // remaining effects -> index in c.loose
+  std::vector<char> drop;
   const auto prune = [&](Counter& c, std::size_t gi, std::int64_t start) {
     if (start <= c.prunable) return;
-    const auto remaining = [&](const Pair& pr, auto&& f) {
-      for (const auto& [x, change] : effects[static_cast<std::size_t>(pr.effects)])
-        if (group_of[static_cast<std::size_t>(x)] >= static_cast<std::int32_t>(gi)) f(x, change);
-    };
     auto& pairs = c.loose;
-    alike.clear();
+    survivor.clear();
     drop.assign(pairs.size(), 0);
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const Pair& pr = pairs[i];
       if (gv.key(pr.op) >= start) continue;
-      if (later.of(pr.op).cut) {
+      if (pr.effects < 0) {  // a cut point: nothing later changes the pair
         drop[i] = 1;
         continue;
       }
-      if (pr.effects < 0) continue;
-      bool lowers = false;
-      std::uint64_t h = 0x9e3779b97f4a7c15ull;
-      remaining(pr, [&](std::int32_t x, std::int64_t change) {
-        lowers |= change < 0;
-        h = (h ^ static_cast<std::uint64_t>(x)) * 0x100000001b3ull;
-        h = (h ^ static_cast<std::uint64_t>(change)) * 0x100000001b3ull;
-      });
-      if (!lowers) drop[i] = 1;
-      else alike.emplace_back(h, i);
-    }
-    std::sort(alike.begin(), alike.end());
-    for (std::size_t a = 0; a < alike.size();) {
-      std::size_t b = a + 1;
-      while (b < alike.size() && alike[b].first == alike[a].first) ++b;
-      // Within one hash: each pair against the earlier survivors with the same effects.
-      for (std::size_t i = a; i < b; ++i) {
-        const auto pi = alike[i].second;
-        for (std::size_t j = a; j < i && !drop[pi]; ++j) {
-          const auto pj = alike[j].second;
-          if (drop[pj]) continue;
-          std::vector<std::pair<std::int32_t, std::int64_t>> ei, ej;
-          remaining(pairs[pi], [&](std::int32_t x, std::int64_t ch) { ei.emplace_back(x, ch); });
-          remaining(pairs[pj], [&](std::int32_t x, std::int64_t ch) { ej.emplace_back(x, ch); });
-          if (ei != ej) continue;
-          drop[pairs[pi].slack < pairs[pj].slack ? pj : pi] = 1;
-        }
+      Effects rest;  // the effects of ops not placed yet
+      for (const auto& e : effects[static_cast<std::size_t>(pr.effects)])
+        if (group_of[static_cast<std::size_t>(e.first)] >= static_cast<std::int32_t>(gi)) rest.push_back(e);
+      if (std::none_of(rest.begin(), rest.end(), [](const auto& e) { return e.second < 0; })) {
+        drop[i] = 1;
+        continue;
       }
-      a = b;
+      const auto [it, first] = survivor.try_emplace(std::move(rest), i);
+      if (first) continue;
+      // Alike: the one with less slack fails whenever the other would (ties: the earlier).
+      std::size_t& kept = it->second;
+      if (pr.slack < pairs[kept].slack) {
+        drop[kept] = 1;
+        kept = i;
+      } else {
+        drop[i] = 1;
+      }
     }
     std::size_t w = 0;
     c.prunable = std::numeric_limits<std::int64_t>::max();
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      if (drop[i]) continue;
+      if (drop[i]) {
+        if (pairs[i].effects >= 0) effects[static_cast<std::size_t>(pairs[i].effects)] = {};
+        continue;
+      }
       pairs[w++] = pairs[i];
       c.prunable = std::min(c.prunable, gv.key(pairs[i].op));
     }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "core/error.h"
 
@@ -128,14 +129,21 @@ namespace {
 
 // Strict reach of every node over `next` (successors or predecessors), visiting nodes in
 // `order` so that each node's neighbours come first: set(x) = ∪ {y} ∪ set(y), y in next(x).
+// nullopt once the work of the unions (runs merged; a bitset counts n/64) passes `budget`.
 template <class It>
-std::vector<IndexSet> reach(const std::vector<std::vector<std::int32_t>>& next, It begin, It end) {
+std::optional<std::vector<IndexSet>> reach(const std::vector<std::vector<std::int32_t>>& next, It begin, It end,
+                                           std::size_t budget = std::numeric_limits<std::size_t>::max()) {
   const auto n = next.size();
   std::vector<IndexSet> set(n, IndexSet(n));
+  const auto size = [&](const IndexSet& x) { return x.dense() ? n / 64 + 1 : x.runs().size(); };
+  std::size_t work = 0;
   for (It it = begin; it != end; ++it) {
     auto& s = set[static_cast<std::size_t>(*it)];
     for (auto y : next[static_cast<std::size_t>(*it)]) {
-      s.unite(set[static_cast<std::size_t>(y)]);
+      const auto& sy = set[static_cast<std::size_t>(y)];
+      work += size(s) + size(sy) + 1;
+      if (work > budget) return std::nullopt;
+      s.unite(sy);
       s.insert(static_cast<std::size_t>(y));
     }
   }
@@ -148,14 +156,6 @@ std::vector<std::vector<std::int32_t>> reversed(const std::vector<std::vector<st
   for (std::size_t x = 0; x < succ.size(); ++x)
     for (auto y : succ[x]) pred[static_cast<std::size_t>(y)].push_back(static_cast<std::int32_t>(x));
   return pred;
-}
-
-// Strict descendants (desc) and ancestors (anc) of every node of a DAG.
-void closure(const std::vector<std::vector<std::int32_t>>& succ, std::vector<IndexSet>& desc,
-             std::vector<IndexSet>& anc) {
-  const auto order = topological_order(succ);
-  desc = reach(succ, order.rbegin(), order.rend());
-  anc = reach(reversed(succ), order.begin(), order.end());
 }
 
 // The sets over all operations, restricted to the view's and renumbered to local indices.
@@ -219,24 +219,16 @@ std::vector<IndexSet> project(const std::vector<IndexSet>& all, const RankView& 
 
 std::optional<std::vector<IndexSet>> descendants_within(const std::vector<std::vector<std::int32_t>>& succ,
                                                         std::size_t budget) {
-  const auto n = succ.size();
   const auto order = topological_order(succ);
-  std::vector<IndexSet> set(n, IndexSet(n));
-  const auto size = [&](const IndexSet& x) { return x.dense() ? n / 64 + 1 : x.runs().size(); };
-  std::size_t work = 0;
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    auto& d = set[static_cast<std::size_t>(*it)];
-    for (auto y : succ[static_cast<std::size_t>(*it)]) {
-      work += size(d) + size(set[static_cast<std::size_t>(y)]) + 1;
-      if (work > budget) return std::nullopt;
-      d.unite(set[static_cast<std::size_t>(y)]);
-      d.insert(static_cast<std::size_t>(y));
-    }
-  }
-  return set;
+  return reach(succ, order.rbegin(), order.rend(), budget);
 }
 
-void compute_local_order(RankView& v) { closure(local_successors(v), v.desc, v.anc); }
+void compute_local_order(RankView& v) {
+  const auto succ = local_successors(v);
+  const auto order = topological_order(succ);
+  v.desc = *reach(succ, order.rbegin(), order.rend());
+  v.anc = *reach(reversed(succ), order.begin(), order.end());
+}
 
 void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) {
   if (a == Analysis::local) {
@@ -250,10 +242,10 @@ void compute_order(const Schedule& s, Analysis a, std::vector<RankView>& views) 
   const auto succ = global_successors(s);
   const auto order = topological_order(succ);
   {
-    const auto desc = reach(succ, order.rbegin(), order.rend());
+    const auto desc = *reach(succ, order.rbegin(), order.rend());
     for (auto& v : views) v.desc = project(desc, v);
   }
-  const auto anc = reach(reversed(succ), order.begin(), order.end());
+  const auto anc = *reach(reversed(succ), order.begin(), order.end());
   for (auto& v : views) v.anc = project(anc, v);
 }
 

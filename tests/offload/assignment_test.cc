@@ -189,6 +189,40 @@ std::vector<std::vector<char>> ancestors_by_definition(const std::vector<std::ve
   return anc;
 }
 
+// Ancestors by definition of a rank's graph: its parents and, for the first ops, the
+// transport orderings `after` (a view extended with relays has none for the relays).
+std::vector<std::vector<char>> ancestors_by_definition(const RankView& v,
+                                                       const std::vector<std::vector<std::int32_t>>& after) {
+  std::vector<std::vector<std::int32_t>> pred(v.parents);
+  for (std::size_t i = 0; i < after.size(); ++i) pred[i].insert(pred[i].end(), after[i].begin(), after[i].end());
+  return ancestors_by_definition(pred);
+}
+
+// The view's anc/desc against a closure: anc[x][y] iff y precedes x.
+::testing::AssertionResult order_is(const RankView& v, const std::vector<std::vector<char>>& anc) {
+  for (std::size_t x = 0; x < v.ops.size(); ++x)
+    for (std::size_t y = 0; y < v.ops.size(); ++y)
+      if (v.anc[x].test(y) != (anc[x][y] != 0) || v.desc[y].test(x) != (anc[x][y] != 0))
+        return ::testing::AssertionFailure() << "rank " << v.rank << ": op " << y << " before op " << x << " is "
+                                             << (anc[x][y] != 0) << " in H, not in anc/desc";
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult same_assignment(const RankAssignment& got, const RankAssignment& want) {
+  if (got.counters != want.counters)
+    return ::testing::AssertionFailure() << got.counters << " counters, not " << want.counters;
+  if (got.relays != want.relays) return ::testing::AssertionFailure() << "other relays";
+  for (std::size_t i = 0; i < want.increments.size(); ++i)
+    if (got.increments[i] != want.increments[i] || got.trigger[i] != want.trigger[i] ||
+        got.threshold[i] != want.threshold[i])
+      return ::testing::AssertionFailure()
+             << "op " << i << ": increments " << got.increments[i] << " triggers on " << got.trigger[i] << " at "
+             << got.threshold[i] << ", not " << want.increments[i] << ", " << want.trigger[i] << " at "
+             << want.threshold[i];
+  if (got.increments.size() != want.increments.size()) return ::testing::AssertionFailure() << "other sizes";
+  return ::testing::AssertionSuccess();
+}
+
 // A random rank in issue order: arrivals (no local parents), counted puts, counter adds
 // (weighing 1, or 1..3 when `heavy`) and host waits, each non-arrival with up to three
 // earlier incrementers as parents (merges need relays), and now and then a transport
@@ -308,40 +342,13 @@ TEST(Assignment, OptimizedIsFirstFitByTheDefinitionOnRandomRanks) {
     RankView v = random_view(rng, round % 3 == 0, round % 2 == 1);
     SCOPED_TRACE(::testing::Message() << "round " << round);
     compute_local_order(v);
-    const auto n = static_cast<std::size_t>(v.size());
-    // The rank's own graph: parents and transport orderings.
-    std::vector<std::vector<std::int32_t>> pred(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      pred[i] = v.parents[i];
-      pred[i].insert(pred[i].end(), v.after[i].begin(), v.after[i].end());
-    }
-    const auto anc0 = ancestors_by_definition(pred);
-    for (std::size_t x = 0; x < n; ++x)
-      for (std::size_t y = 0; y < n; ++y) {
-        ASSERT_EQ(v.anc[x].test(y), anc0[x][y] != 0) << x << " " << y;
-        ASSERT_EQ(v.desc[y].test(x), anc0[x][y] != 0) << x << " " << y;
-      }
+    ASSERT_TRUE(order_is(v, ancestors_by_definition(v, v.after)));
+    // Extended with relays: a relayed op's parents are its relays, each relay's its parent.
     const GroupedView gv = group_view(v);
-    const auto m = static_cast<std::size_t>(gv.view.size());
-    // The extended graph: a relayed op's parents are its relays, each relay's its parent.
-    std::vector<std::vector<std::int32_t>> pred_x(m);
-    for (std::size_t i = 0; i < m; ++i) {
-      pred_x[i] = gv.view.parents[i];
-      if (i < n) pred_x[i].insert(pred_x[i].end(), v.after[i].begin(), v.after[i].end());
-    }
-    const auto anc = ancestors_by_definition(pred_x);
-    for (std::size_t x = 0; x < m; ++x)
-      for (std::size_t y = 0; y < m; ++y) {
-        ASSERT_EQ(gv.view.anc[x].test(y), anc[x][y] != 0) << x << " " << y;
-        ASSERT_EQ(gv.view.desc[y].test(x), anc[x][y] != 0) << x << " " << y;
-      }
-    const RankAssignment want = first_fit_by_definition(gv, anc);
+    const auto anc = ancestors_by_definition(gv.view, v.after);
+    ASSERT_TRUE(order_is(gv.view, anc));
     const RankAssignment got = assign_optimized(v);
-    EXPECT_EQ(got.counters, want.counters);
-    EXPECT_EQ(got.relays, want.relays);
-    EXPECT_EQ(got.increments, want.increments);
-    EXPECT_EQ(got.trigger, want.trigger);
-    EXPECT_EQ(got.threshold, want.threshold);
+    EXPECT_TRUE(same_assignment(got, first_fit_by_definition(gv, anc)));
     with_relays += !gv.relays.empty();
     shared += got.counters < static_cast<std::int32_t>(gv.groups.size());
     for (const auto& g : gv.groups) large_groups += g.size() > 64;
@@ -370,12 +377,7 @@ TEST(Assignment, OptimizedIsFirstFitByTheDefinitionUnderTheGlobalOrder) {
           const auto m = static_cast<std::size_t>(gv.view.size());
           std::vector<std::vector<char>> anc(m, std::vector<char>(m, 0));
           for (std::size_t x = 0; x < m; ++x) gv.view.anc[x].for_each([&](std::size_t y) { anc[x][y] = 1; });
-          const RankAssignment want = first_fit_by_definition(gv, anc);
-          const RankAssignment got = assign_optimized(v);
-          ASSERT_EQ(got.counters, want.counters);
-          ASSERT_EQ(got.increments, want.increments);
-          ASSERT_EQ(got.trigger, want.trigger);
-          ASSERT_EQ(got.threshold, want.threshold);
+          ASSERT_TRUE(same_assignment(assign_optimized(v), first_fit_by_definition(gv, anc)));
         }
       }
 }
@@ -391,16 +393,17 @@ TEST(Assignment, GlobalOrderIsTheClosureOfHappensBeforeOnEachRank) {
     std::vector<std::vector<std::int32_t>> pred(succ.size());
     for (std::size_t x = 0; x < succ.size(); ++x)
       for (auto y : succ[x]) pred[static_cast<std::size_t>(y)].push_back(static_cast<std::int32_t>(x));
-    const auto anc = ancestors_by_definition(pred);
+    const auto all = ancestors_by_definition(pred);
     auto views = rank_views(dag);
     compute_order(dag, Analysis::global, views);
-    for (const auto& v : views)
-      for (std::size_t x = 0; x < v.ops.size(); ++x)
-        for (std::size_t y = 0; y < v.ops.size(); ++y) {
-          const bool before = anc[static_cast<std::size_t>(v.ops[x])][static_cast<std::size_t>(v.ops[y])] != 0;
-          ASSERT_EQ(v.anc[x].test(y), before) << c << "/" << a << " rank " << v.rank;
-          ASSERT_EQ(v.desc[y].test(x), before) << c << "/" << a << " rank " << v.rank;
-        }
+    for (const auto& v : views) {
+      const auto n = v.ops.size();
+      std::vector<std::vector<char>> anc(n, std::vector<char>(n));
+      for (std::size_t x = 0; x < n; ++x)
+        for (std::size_t y = 0; y < n; ++y)
+          anc[x][y] = all[static_cast<std::size_t>(v.ops[x])][static_cast<std::size_t>(v.ops[y])];
+      ASSERT_TRUE(order_is(v, anc)) << c << "/" << a;
+    }
   }
 }
 
