@@ -70,6 +70,19 @@ expect tune-space-located 2 "bad-space.toml:5:40: nic.roce_rp.rate_to_set_on_fir
     '$fl' tune '$ex/incast.toml' --space '$tmp/bad-space.toml' --out '$tmp/x'"
 expect tune-nothing-to-search 2 'a dimension is required: --param KEY=... or --space FILE' -- \
   "$fl" tune "$ex/incast.toml" --maximize goodput_gbps --out "$tmp/x"
+# Trials run a generation at a time on the workers, or one at a time (--jobs 1): the same
+# trials, best and report, byte for byte.
+par=("$fl" tune "$ex/incast.toml" --set nic.congestion_control=dcqcn
+  --param switch.wred.green_min_threshold=5KB..400KB:log --param switch.wred.green_max_threshold=20KB..4MB:log
+  --param nic.roce_rp.rate_to_set_on_first_cnp=0..20000 --param nic.roce_np.cnp_scope=port,qp
+  --maximize goodput_gbps --constraint 'totals.pfc_pause_frames<=400' --trials 40 --quiet)
+expect tune-generations 0 '^tune: 40 trials' -- "${par[@]}" --jobs 2 --out "$tmp/g2"
+expect tune-one-at-a-time 0 '^tune: 40 trials' -- "${par[@]}" --jobs 1 --out "$tmp/g1"
+for f in trials.csv best.toml report.md; do
+  expect "tune-generations-same-$f" 0 '' -- cmp "$tmp/g1/$f" "$tmp/g2/$f"
+done
+# Kmax at or below Kmin (both searched): recorded as invalid with the reason, not run.
+expect tune-invalid-recorded 0 ',invalid,0,,.*must be above green_min_threshold' -- cat "$tmp/g2/trials.csv"
 # Another search in the same directory is refused; so are bad dimensions and objectives.
 expect tune-other-search 2 'holds a different tuning' -- "${tune[@]}" --seed 2
 expect tune-no-objective 2 'an objective is required' -- \

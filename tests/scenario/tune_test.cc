@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -92,6 +93,65 @@ TEST(Tune, AnEvaluationErrorStopsTheSearchAndIsRethrown) {
                       }),
                InputError);
   EXPECT_EQ(f.calls, 5u);
+}
+
+// Run ahead a generation at a time, the search asks the same points in the same order as
+// one at a time, with the same results; every point run in a batch is one of its trials
+// (ISRES draws a generation before it ranks it, so a batch is a generation's new points),
+// numbered in the order the search asks them; the first batch is the whole first
+// generation (the population: limit / 4 within n + 2 .. 20 (n + 1), here n = 3).
+TEST(Tune, BatchesOfAGenerationGiveTheTrialsOfOneAtATime) {
+  for (const std::size_t limit : {7u, 40u, 300u}) {
+    Synthetic f, g;
+    const auto one = search(f.space, 1, limit, 5, [&](std::size_t i, const auto& v) { return f(i, v); });
+    std::vector<std::vector<TrialRequest>> batches;
+    const auto many = search(
+        g.space, 1, limit, 5,
+        [&](const std::vector<TrialRequest>& b) {
+          batches.push_back(b);
+          std::vector<TrialResult> r;
+          for (const TrialRequest& q : b) r.push_back(g(q.index, q.values));
+          return r;
+        },
+        true);
+    ASSERT_EQ(one.size(), limit);
+    ASSERT_EQ(many.size(), limit);
+    for (std::size_t i = 0; i < limit; ++i) {
+      EXPECT_EQ(many[i].values, one[i].values) << limit << " " << i;
+      EXPECT_EQ(many[i].result.objective, one[i].result.objective) << i;
+      EXPECT_EQ(many[i].result.excess, one[i].result.excess) << i;
+    }
+    EXPECT_EQ(g.calls, limit);  // nothing run for nothing
+    const std::size_t population = std::clamp<std::size_t>(limit / 4, 5, 80);
+    ASSERT_FALSE(batches.empty());
+    EXPECT_EQ(batches[0].size(), std::min(population, limit));
+    std::size_t next = 0;
+    for (const auto& b : batches) {
+      EXPECT_LE(b.size(), population);
+      for (const TrialRequest& q : b) {
+        EXPECT_EQ(q.index, next);
+        if (q.index < many.size()) {
+          EXPECT_EQ(q.values, many[q.index].values);
+        }
+        ++next;
+      }
+    }
+    EXPECT_GE(batches.size(), (limit + population - 1) / population);
+  }
+}
+
+TEST(Tune, AnErrorInABatchStopsTheSearchAndIsRethrown) {
+  Synthetic f;
+  std::size_t batches = 0;
+  EXPECT_THROW(search(
+                   f.space, 1, 40, 1,
+                   [&](const std::vector<TrialRequest>&) -> std::vector<TrialResult> {
+                     ++batches;
+                     throw InputError("a run failed");
+                   },
+                   true),
+               InputError);
+  EXPECT_EQ(batches, 1u);
 }
 
 TEST(Tune, MapsTheUnitIntervalOntoEachScale) {

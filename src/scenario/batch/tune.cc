@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -183,34 +184,94 @@ long best_trial(const std::vector<Trial>& trials) {
 
 namespace {
 
-// What NLopt's callbacks share: the space, the trials so far (by their values), and the
-// first exception an evaluation threw (rethrown after nlopt_optimize returns).
+// What NLopt's callbacks share over the passes of a search. A pass runs ISRES from its
+// seed; the points asked are served from what has run. In a pass that runs ahead, the
+// first point not run yet (the next trial) opens a batch: the rest of its generation is
+// collected with stand-in values, the pass is stopped at the generation's end, the batch
+// runs, and the next pass replays up to there on real values.
 struct SearchState {
-  const std::vector<TuneParam>* space;
-  std::size_t limit;
-  const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>* evaluate;
-  std::vector<Trial> trials;
-  std::map<std::vector<std::string>, std::size_t> index;
-  std::exception_ptr error;
-  nlopt_opt opt = nullptr;
+  const std::vector<TuneParam>* space = nullptr;
+  std::size_t limit = 0;
+  const std::function<std::vector<TrialResult>(const std::vector<TrialRequest>&)>* evaluate = nullptr;
+  std::size_t population = 1;
 
-  // The trial at x: run (once) or looked up; nullptr when the search must stop.
-  const Trial* at(const double* x) {
+  std::vector<Trial> trials;                                  // in the order the search asked
+  std::map<std::vector<std::string>, std::size_t> index;      // values -> trial
+  std::map<std::vector<std::string>, TrialResult> ran_ahead;  // run in a batch, not asked yet
+  std::exception_ptr error;
+
+  // This pass.
+  nlopt_opt opt = nullptr;
+  bool ahead = false;               // run ahead (else evaluate as asked)
+  std::size_t calls = 0;            // objective calls so far: ISRES evaluates a generation's points in turn
+  std::size_t batch_end = 0;        // with a batch open: the call that starts the next generation
+  std::vector<TrialRequest> batch;  // the points collected (the first is the next trial)
+  std::set<std::vector<std::string>> in_batch;
+  // The last point looked up: the constraints are asked about the point the objective was.
+  std::vector<double> last_x;
+  const TrialResult* last = nullptr;
+
+  std::vector<std::string> values_at(const double* x) const {
     std::vector<std::string> values;
     for (std::size_t d = 0; d < space->size(); ++d) values.push_back((*space)[d].value_at(x[d]));
-    if (const auto it = index.find(values); it != index.end()) return &trials[it->second];
+    return values;
+  }
+
+  void stop(std::exception_ptr e = nullptr) {
+    if (e && !error) error = e;
+    nlopt_force_stop(opt);
+  }
+
+  // A trial asked for the first time: its index is the next.
+  const TrialResult* take(std::vector<std::string> values, TrialResult r) {
+    index.emplace(values, trials.size());
+    trials.push_back({std::move(values), std::move(r)});
+    return &trials.back().result;
+  }
+
+  // The result at x; nullptr for a stand-in (a batch is being collected) or when the
+  // search must stop.
+  const TrialResult* at(const double* x, bool objective) {
+    const std::size_t n = space->size();
+    if (objective) ++calls;
+    if (!batch.empty() && objective && calls > batch_end) {  // the next generation: the batch is whole
+      stop();
+      return nullptr;
+    }
+    if (!objective && last_x.size() == n && std::equal(x, x + n, last_x.begin())) return batch.empty() ? last : nullptr;
+    last_x.assign(x, x + n);
+    last = lookup(x);
+    return last;
+  }
+
+  const TrialResult* lookup(const double* x) {
+    std::vector<std::string> values = values_at(x);
+    if (const auto it = index.find(values); it != index.end()) return &trials[it->second].result;
+    if (!batch.empty()) {  // collecting: a stand-in, and the point joins the batch
+      if (!ran_ahead.count(values) && trials.size() + batch.size() < limit && in_batch.insert(values).second)
+        batch.push_back({trials.size() + batch.size(), std::move(values)});
+      return nullptr;
+    }
     if (trials.size() >= limit || error) {
-      nlopt_force_stop(opt);
+      stop();
+      return nullptr;
+    }
+    if (const auto it = ran_ahead.find(values); it != ran_ahead.end()) {
+      TrialResult r = std::move(it->second);
+      ran_ahead.erase(it);
+      return take(std::move(values), std::move(r));
+    }
+    if (ahead) {  // open a batch: this point and the rest of its generation
+      batch_end = ((calls - 1) / population + 1) * population;
+      in_batch.insert(values);
+      batch.push_back({trials.size(), std::move(values)});
       return nullptr;
     }
     try {
-      Trial t{values, (*evaluate)(trials.size(), values)};
-      index.emplace(values, trials.size());
-      trials.push_back(std::move(t));
-      return &trials.back();
+      std::vector<TrialResult> r = (*evaluate)({{trials.size(), values}});
+      return take(std::move(values), std::move(r.at(0)));
     } catch (...) {
-      error = std::current_exception();
-      nlopt_force_stop(opt);
+      stop(std::current_exception());
       return nullptr;
     }
   }
@@ -222,57 +283,96 @@ struct ConstraintRef {
 };
 
 // A failed or unsafe trial is scored far below any real one (ISRES also sees it violate
-// the implicit constraint).
+// the implicit constraint). A stand-in scores the same: ISRES draws a generation's points
+// before it ranks them, so what a stand-in says changes nothing that is kept.
 constexpr double kFailed = -1e300;
 
 double objective_cb(unsigned, const double* x, double*, void* data) {
-  const Trial* t = static_cast<SearchState*>(data)->at(x);
-  return t && t->result.ok ? t->result.objective : kFailed;
+  const TrialResult* t = static_cast<SearchState*>(data)->at(x, true);
+  return t && t->ok ? t->objective : kFailed;
 }
 
 double constraint_cb(unsigned, const double* x, double*, void* data) {
   const auto* c = static_cast<ConstraintRef*>(data);
-  const Trial* t = c->state->at(x);
+  const TrialResult* t = c->state->at(x, false);
   if (!t) return 0;
-  if (c->k == t->result.excess.size()) return t->result.ok ? -1 : 1;
-  return t->result.excess[c->k];
+  if (c->k == t->excess.size()) return t->ok ? -1 : 1;
+  return t->excess[c->k];
 }
+
+// Objective and constraint calls a search may spend on replays before it stops running
+// ahead (a space of few distinct points can make many passes of many repeated points).
+constexpr std::size_t kReplayBudget = 20'000'000;
 
 }  // namespace
 
 std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t constraints, std::size_t trials,
                           std::uint64_t seed,
-                          const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>& evaluate) {
+                          const std::function<std::vector<TrialResult>(const std::vector<TrialRequest>&)>& evaluate,
+                          bool parallel) {
   if (space.empty()) throw InputError("tune: at least one --param is required");
   if (trials == 0) throw InputError("tune: --trials must be at least 1");
   const auto n = static_cast<unsigned>(space.size());
-  SearchState st{&space, trials, &evaluate, {}, {}, {}, nlopt_create(NLOPT_GN_ISRES, n)};
-  if (!st.opt) throw std::runtime_error("nlopt_create(ISRES) failed");
-  struct Destroy {
-    nlopt_opt o;
-    ~Destroy() { nlopt_destroy(o); }
-  } destroy{st.opt};
-  nlopt_srand(static_cast<unsigned long>(seed));
-  nlopt_set_lower_bounds1(st.opt, 0.0);
-  nlopt_set_upper_bounds1(st.opt, 1.0);
-  nlopt_set_max_objective(st.opt, objective_cb, &st);
-  std::vector<ConstraintRef> refs;
-  for (std::size_t k = 0; k <= constraints; ++k) refs.push_back({&st, k});
-  for (auto& r : refs) nlopt_add_inequality_constraint(st.opt, constraint_cb, &r, 0.0);
+  SearchState st;
+  st.space = &space;
+  st.limit = trials;
+  st.evaluate = &evaluate;
   // A population that leaves room for generations within the trials (ISRES's default,
   // 20 (n + 1), would spend a short search on its first one).
-  nlopt_set_population(st.opt, static_cast<unsigned>(std::clamp<std::size_t>(trials / 4, n + 2, 20 * (n + 1))));
-  // Calls that land on points already run cost nothing: bounded by distinct points (at()).
-  nlopt_set_maxeval(st.opt, static_cast<int>(std::min<std::size_t>(trials * 200, 1u << 30)));
-  std::vector<double> x(n, 0.5);
-  double f = 0;
-  // It ends by force_stop or maxeval; the trials are the result.
-  const nlopt_result rc = nlopt_optimize(st.opt, x.data(), &f);
-  if (st.error) std::rethrow_exception(st.error);
-  if (rc == NLOPT_FAILURE || rc == NLOPT_INVALID_ARGS || rc == NLOPT_OUT_OF_MEMORY)
-    throw std::runtime_error(
-        fmt::format("NLopt's ISRES stopped with error {} after {} trials", static_cast<int>(rc), st.trials.size()));
+  st.population = std::clamp<std::size_t>(trials / 4, n + 2, 20 * (n + 1));
+  std::vector<ConstraintRef> refs;
+  for (std::size_t k = 0; k <= constraints; ++k) refs.push_back({&st, k});
+  std::size_t replayed = 0;
+  for (;;) {
+    st.opt = nlopt_create(NLOPT_GN_ISRES, n);
+    if (!st.opt) throw std::runtime_error("nlopt_create(ISRES) failed");
+    struct Destroy {
+      nlopt_opt o;
+      ~Destroy() { nlopt_destroy(o); }
+    } destroy{st.opt};
+    nlopt_srand(static_cast<unsigned long>(seed));
+    nlopt_set_lower_bounds1(st.opt, 0.0);
+    nlopt_set_upper_bounds1(st.opt, 1.0);
+    nlopt_set_max_objective(st.opt, objective_cb, &st);
+    for (auto& r : refs) nlopt_add_inequality_constraint(st.opt, constraint_cb, &r, 0.0);
+    nlopt_set_population(st.opt, static_cast<unsigned>(st.population));
+    // Calls that land on points already run cost nothing: bounded by distinct points (at()).
+    nlopt_set_maxeval(st.opt, static_cast<int>(std::min<std::size_t>(trials * 200, 1u << 30)));
+    st.ahead = parallel && replayed < kReplayBudget;
+    st.calls = 0;
+    st.batch.clear();
+    st.in_batch.clear();
+    st.last_x.clear();
+    std::vector<double> x(n, 0.5);
+    double f = 0;
+    // It ends by force_stop or maxeval; the trials are the result.
+    const nlopt_result rc = nlopt_optimize(st.opt, x.data(), &f);
+    if (st.error) std::rethrow_exception(st.error);
+    if (st.batch.empty()) {
+      if (rc == NLOPT_FAILURE || rc == NLOPT_INVALID_ARGS || rc == NLOPT_OUT_OF_MEMORY)
+        throw std::runtime_error(
+            fmt::format("NLopt's ISRES stopped with error {} after {} trials", static_cast<int>(rc), st.trials.size()));
+      break;
+    }
+    replayed += st.calls * (constraints + 2);
+    std::vector<TrialResult> results = evaluate(st.batch);
+    if (results.size() != st.batch.size()) throw std::logic_error("tune: a batch's results do not match its points");
+    for (std::size_t i = 0; i < results.size(); ++i) st.ran_ahead.emplace(st.batch[i].values, std::move(results[i]));
+  }
   return std::move(st.trials);
+}
+
+std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t constraints, std::size_t trials,
+                          std::uint64_t seed,
+                          const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>& evaluate) {
+  return search(
+      space, constraints, trials, seed,
+      [&](const std::vector<TrialRequest>& batch) {
+        std::vector<TrialResult> out;
+        for (const TrialRequest& r : batch) out.push_back(evaluate(r.index, r.values));
+        return out;
+      },
+      false);
 }
 
 namespace {
@@ -387,8 +487,7 @@ std::string to_text(const Measured& m) {
   return t + "\n";
 }
 
-Measured from_text(const std::string& text, unsigned seeds, const Problem& pb) {
-  std::istringstream in(text);
+Measured from_text(std::istream& in, unsigned seeds, const Problem& pb) {
   std::string word;
   const auto number = [&] {
     in >> word;
@@ -410,70 +509,98 @@ Measured from_text(const std::string& text, unsigned seeds, const Problem& pb) {
   return m;
 }
 
-Measured measure(const TuneOptions& opt, const Problem& pb, const std::vector<std::string>& overrides,
-                 std::int64_t first_seed, const fs::path& dir, const std::string& label, std::size_t* ran) {
-  std::vector<std::vector<std::string>> points;
-  std::vector<std::string> dirs;
-  std::vector<std::size_t> which;
-  Measured m;
-  m.status.assign(opt.seeds, 0);
-  m.metrics.assign(pb.terms.size() + pb.constraints.size(), std::numeric_limits<double>::quiet_NaN());
-  // Settings that break a rule across keys (Kmin above Kmax): a failed trial, not a run.
-  std::vector<std::string> all = opt.sets;
-  all.insert(all.end(), overrides.begin(), overrides.end());
-  try {
-    (void)fabric_parameters().resolve(opt.scenario, all);
-  } catch (const InputError& e) {
-    m.invalid = e.what();
-    if (m.invalid.rfind("--set: ", 0) == 0) m.invalid = m.invalid.substr(7);
-    m.status.assign(opt.seeds, 2);
-    m.result.ok = false;
-    m.result.excess.assign(pb.constraints.size(), std::numeric_limits<double>::infinity());
-    return m;
+// One setting to measure: overrides of the scenario, run into dir/sK.
+struct SettingRuns {
+  std::vector<std::string> overrides;
+  fs::path dir;
+};
+
+// Settings (the scenario with each one's overrides) run at `seeds` seeds from
+// `first_seed` into dir/sK, those not complete yet, all of them together on the workers
+// (and the MPI ranks): for each, the objective's mean, each constraint's worst excess, and
+// the metrics behind them (objective terms' means, constraints' worst values). `ran`
+// counts the settings that had runs to make.
+std::vector<Measured> measure(const TuneOptions& opt, const Problem& pb, const std::vector<SettingRuns>& settings,
+                              std::int64_t first_seed, const std::string& label, std::size_t* ran) {
+  std::vector<Measured> out(settings.size());
+  std::vector<std::size_t> valid;
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    Measured& m = out[i];
+    m.status.assign(opt.seeds, 0);
+    m.metrics.assign(pb.terms.size() + pb.constraints.size(), std::numeric_limits<double>::quiet_NaN());
+    // Settings that break a rule across keys (Kmin above Kmax): a failed trial, not a run.
+    std::vector<std::string> all = opt.sets;
+    all.insert(all.end(), settings[i].overrides.begin(), settings[i].overrides.end());
+    try {
+      check_across_keys(fabric_parameters().resolve(opt.scenario, all));
+      valid.push_back(i);
+    } catch (const InputError& e) {
+      m.invalid = e.what();
+      if (m.invalid.rfind("--set: ", 0) == 0) m.invalid = m.invalid.substr(7);
+      m.status.assign(opt.seeds, 2);
+      m.result.ok = false;
+      m.result.excess.assign(pb.constraints.size(), std::numeric_limits<double>::infinity());
+    }
   }
   // Rank 0 alone looks at the disk; the others take its word (a broadcast), so that every
   // rank of an MPI job makes the same calls and sees the same results even when its view
   // of the shared file system lags.
   const bool root = mpi_rank() == 0;
-  std::string pending;
-  if (root) {
-    // Runs left by other settings under this name (an interrupted search that went
-    // another way, or another --trials) are not these settings' runs.
-    std::string settings;
-    for (const auto& o : overrides) settings += o + "\n";
-    settings += fmt::format("first sim.seed {}\n", first_seed);
-    std::error_code ec;
-    if (fs::exists(dir / "settings.txt", ec) && read_text(dir / "settings.txt") != settings) fs::remove_all(dir, ec);
-    fs::create_directories(dir, ec);
-    write_file(dir / "settings.txt", settings);
-    for (unsigned k = 0; k < opt.seeds; ++k)
-      if (!complete_summary(dir / fmt::format("s{}", k) / "summary.json")) pending += fmt::format("{} ", k);
-  }
+  std::string pending;  // a line per valid setting: its seeds still to run
+  if (root)
+    for (const std::size_t i : valid) {
+      const fs::path& dir = settings[i].dir;
+      // Runs left by other settings under this name (an interrupted search that went
+      // another way, or another --trials) are not these settings' runs.
+      std::string said;
+      for (const auto& o : settings[i].overrides) said += o + "\n";
+      said += fmt::format("first sim.seed {}\n", first_seed);
+      std::error_code ec;
+      if (fs::exists(dir / "settings.txt", ec) && read_text(dir / "settings.txt") != said) fs::remove_all(dir, ec);
+      fs::create_directories(dir, ec);
+      write_file(dir / "settings.txt", said);
+      for (unsigned k = 0; k < opt.seeds; ++k)
+        if (!complete_summary(dir / fmt::format("s{}", k) / "summary.json")) pending += fmt::format("{} ", k);
+      pending += "\n";
+    }
   pending = broadcast_from_root(pending);
-  std::istringstream in(pending);  // (not views::istream: clang 14 with libstdc++ 12 cannot)
-  for (unsigned k = 0; in >> k;) {
-    std::vector<std::string> o = overrides;
-    o.push_back(fmt::format("sim.seed={}", first_seed + k));
-    points.push_back(std::move(o));
-    dirs.push_back((dir / fmt::format("s{}", k)).string());
-    which.push_back(k);
+  std::vector<std::vector<std::string>> points;
+  std::vector<std::string> dirs;
+  std::vector<std::pair<std::size_t, unsigned>> which;  // (setting, seed)
+  std::istringstream lines(pending);
+  std::string line;
+  for (const std::size_t i : valid) {
+    std::getline(lines, line);
+    std::istringstream in(line);  // (not views::istream: clang 14 with libstdc++ 12 cannot)
+    bool any = false;
+    for (unsigned k = 0; in >> k; any = true) {
+      std::vector<std::string> o = settings[i].overrides;
+      o.push_back(fmt::format("sim.seed={}", first_seed + k));
+      points.push_back(std::move(o));
+      dirs.push_back((settings[i].dir / fmt::format("s{}", k)).string());
+      which.emplace_back(i, k);
+    }
+    if (any && ran) *ran += 1;
   }
   if (!points.empty()) {
     const auto st = run_scenario_points(opt.scenario, opt.sets, points, dirs, opt.jobs, label, false);
     if (root)
-      for (std::size_t i = 0; i < which.size(); ++i) m.status[which[i]] = st[i];
-    if (ran) *ran += 1;
+      for (std::size_t p = 0; p < which.size(); ++p) out[which[p].first].status[which[p].second] = st[p];
   }
   std::string text;
   if (root) try {
-      read_back(opt, pb, dir, m);
-      text = to_text(m);
+      for (const std::size_t i : valid) {
+        read_back(opt, pb, settings[i].dir, out[i]);
+        text += to_text(out[i]);
+      }
     } catch (const std::exception& e) {
       text = std::string("error\n") + e.what();
     }
   text = broadcast_from_root(text);
   if (text.rfind("error\n", 0) == 0) throw InputError(text.substr(6));
-  return from_text(text, opt.seeds, pb);
+  std::istringstream in(text);
+  for (const std::size_t i : valid) out[i] = from_text(in, opt.seeds, pb);
+  return out;
 }
 
 std::string status_text(const Measured& m) {
@@ -603,25 +730,35 @@ TuneOutcome run_tune(const TuneOptions& given) {
   if (refused = broadcast_from_root(refused); !refused.empty()) throw InputError(refused);
 
   TuneOutcome out;
-  std::vector<Measured> measured;
+  std::map<std::vector<std::string>, Measured> measured;  // by values (a batch run ahead may hold one never asked)
   double best = -std::numeric_limits<double>::infinity();
-  const auto trials = search(pb.space, pb.constraints.size(), opt.trials, opt.seed,
-                             [&](std::size_t i, const std::vector<std::string>& values) {
-                               const fs::path tdir = dir / "trials" / fmt::format("t{:04}", i);
-                               Measured m = measure(opt, pb, overrides_of(pb, values), pb.base_seed, tdir,
-                                                    fmt::format("tune t{:04}", i), &out.ran);
-                               const bool feasible = Trial{values, m.result}.feasible();
-                               if (feasible) best = std::max(best, m.result.objective);
-                               if (opt.progress && root)
-                                 fmt::print(stderr, "tune: t{:04} {}: {}{}\n", i, fmt::join(values, " "),
-                                            !m.invalid.empty()
-                                                ? "invalid (" + m.invalid + ")"
-                                                : fmt::format("objective {}, {}", csv_number(m.result.objective),
-                                                              feasible ? "feasible" : "infeasible"),
-                                            std::isfinite(best) ? fmt::format(" (best {})", csv_number(best)) : "");
-                               measured.push_back(m);
-                               return m.result;
-                             });
+  const auto trials = search(
+      pb.space, pb.constraints.size(), opt.trials, opt.seed,
+      [&](const std::vector<TrialRequest>& batch) {
+        std::vector<SettingRuns> settings;
+        for (const TrialRequest& r : batch)
+          settings.push_back({overrides_of(pb, r.values), dir / "trials" / fmt::format("t{:04}", r.index)});
+        const std::string label = batch.size() == 1
+                                      ? fmt::format("tune t{:04}", batch[0].index)
+                                      : fmt::format("tune t{:04}..t{:04}", batch.front().index, batch.back().index);
+        std::vector<Measured> ms = measure(opt, pb, settings, pb.base_seed, label, &out.ran);
+        std::vector<TrialResult> results;
+        for (std::size_t b = 0; b < batch.size(); ++b) {
+          const Measured& m = ms[b];
+          const bool feasible = Trial{batch[b].values, m.result}.feasible();
+          if (feasible) best = std::max(best, m.result.objective);
+          if (opt.progress && root)
+            fmt::print(stderr, "tune: t{:04} {}: {}{}\n", batch[b].index, fmt::join(batch[b].values, " "),
+                       !m.invalid.empty() ? "invalid (" + m.invalid + ")"
+                                          : fmt::format("objective {}, {}", csv_number(m.result.objective),
+                                                        feasible ? "feasible" : "infeasible"),
+                       std::isfinite(best) ? fmt::format(" (best {})", csv_number(best)) : "");
+          results.push_back(m.result);
+          measured.emplace(batch[b].values, m);
+        }
+        return results;
+      },
+      opt.jobs * static_cast<unsigned>(mpi_size()) > 1);
   out.trials = trials.size();
   out.best = best_trial(trials);
 
@@ -637,9 +774,9 @@ TuneOutcome run_tune(const TuneOptions& given) {
   if (out.best >= 0)
     rows.push_back({fmt::format("tuned (t{:04})", out.best), fmt::format("tuned-t{:04}", out.best),
                     overrides_of(pb, trials[static_cast<std::size_t>(out.best)].values)});
-  std::vector<Measured> reruns;
-  for (const Row& r : rows)
-    reruns.push_back(measure(opt, pb, r.overrides, fresh, dir / "rerun" / r.dir, "tune rerun", nullptr));
+  std::vector<SettingRuns> rerun;
+  for (const Row& r : rows) rerun.push_back({r.overrides, dir / "rerun" / r.dir});
+  const std::vector<Measured> reruns = measure(opt, pb, rerun, fresh, "tune rerun", nullptr);
   if (!root) {
     out.root = false;
     return out;
@@ -653,12 +790,13 @@ TuneOutcome run_tune(const TuneOptions& given) {
   for (const auto& c : pb.constraints) csv += "," + c.metric + " (worst)";
   csv += ",note\n";
   for (std::size_t i = 0; i < trials.size(); ++i) {
+    const Measured& m = measured.at(trials[i].values);
     csv += fmt::format("t{:04}", i);
     for (const auto& v : trials[i].values) csv += "," + csv_cell(v);
-    csv += fmt::format(",{},{},{}", status_text(measured[i]), trials[i].feasible() ? 1 : 0,
-                       measured[i].invalid.empty() ? csv_number(trials[i].result.objective) : "");
-    for (double v : measured[i].metrics) csv += fmt::format(",{}", csv_number(v));
-    csv += fmt::format(",{}\n", csv_cell(measured[i].invalid));
+    csv += fmt::format(",{},{},{}", status_text(m), trials[i].feasible() ? 1 : 0,
+                       m.invalid.empty() ? csv_number(trials[i].result.objective) : "");
+    for (double v : m.metrics) csv += fmt::format(",{}", csv_number(v));
+    csv += fmt::format(",{}\n", csv_cell(m.invalid));
   }
   write_file(dir / "trials.csv", csv);
 
@@ -708,9 +846,10 @@ TuneOutcome run_tune(const TuneOptions& given) {
     if (out.best < 0) fs::remove(dir / stale, ignored);
   // The search, drawn.
   std::vector<TrialPoint> points;
-  for (std::size_t i = 0; i < trials.size(); ++i)
-    points.push_back({trials[i].values, trials[i].result.objective, trials[i].feasible(), measured[i].invalid.empty(),
-                      measured[i].goodput_gbps, measured[i].pause_frames});
+  for (const Trial& t : trials) {
+    const Measured& m = measured.at(t.values);
+    points.push_back({t.values, t.result.objective, t.feasible(), m.invalid.empty(), m.goodput_gbps, m.pause_frames});
+  }
   draw_tune_plots(dir, pb.space, points);
   md += "\n## The search\n\n"
         "- `objective.png`: the objective of every trial and the best feasible so far.\n"

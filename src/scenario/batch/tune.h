@@ -18,8 +18,11 @@
 // scale, rounded to an integer, or to one of a list of choices). A value that maps to a
 // point already run is not run again, so --trials counts distinct points. A trial runs the
 // scenario once per seed (sim.seed, sim.seed + 1, ...: the same seeds for every trial, so
-// that trials differ by their settings, not their luck), in parallel worker processes;
-// the objective is the mean over seeds, a constraint holds when it holds at every seed.
+// that trials differ by their settings, not their luck); the objective is the mean over
+// seeds, a constraint holds when it holds at every seed. With more than one worker, the
+// new points of an ISRES generation and their seeds run together in worker processes
+// (search(): a generation is drawn before its values are looked at); the trials are the
+// same as one at a time.
 //
 // DIR/tune.json      the scenario, the options and the search space
 // DIR/trials/tNNNN/sK  each run's outputs (summary.json, flows.csv, ports.csv)
@@ -33,7 +36,7 @@
 // says its settings in settings.txt; runs of other settings under that name are removed
 // and run again, as after a change of --trials, which changes the population).
 //
-// Launched by mpirun or srun, every rank runs the same search: a trial's runs go to the
+// Launched by mpirun or srun, every rank runs the same search: a batch's runs go to the
 // free workers of every rank (--jobs per rank, run_scenario_points), every rank reads them
 // back from DIR (a file system they all see), and rank 0 writes the outputs -- the same
 // files as on one machine.
@@ -102,9 +105,30 @@ struct Trial {
   bool feasible() const;
 };
 
+// A point the search asks to be run: its trial index and its values.
+struct TrialRequest {
+  std::size_t index;
+  std::vector<std::string> values;
+};
+
 // The search itself, on any evaluation (scenario runs, or a test's function): at most
-// `trials` distinct points, ISRES seeded by `seed`. `evaluate` gets a trial's index and
-// values, and may throw (the search stops and rethrows).
+// `trials` distinct points, ISRES seeded by `seed`. `evaluate` runs a batch of points
+// (their results in the same order) and may throw (the search stops and rethrows).
+//
+// With `parallel`, a batch is the rest of an ISRES generation: ISRES draws a whole
+// generation before it looks at any of its values, so the search is run ahead with
+// stand-in values to learn the generation's points, they are evaluated together, and the
+// search is replayed from its seed on the real values (each replay costs lookups, not
+// runs). The replay checks every point against the values: a point asked that was not
+// foreseen is simply run next, so the trials -- their points, order and indices -- are
+// the same as one point at a time, whatever NLopt does inside; a foreseen point the
+// replay never asks is run for nothing (never with ISRES as NLopt 2.7 has it).
+// Without `parallel`, one point at a time, as the search asks.
+std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t constraints, std::size_t trials,
+                          std::uint64_t seed,
+                          const std::function<std::vector<TrialResult>(const std::vector<TrialRequest>&)>& evaluate,
+                          bool parallel);
+// One point at a time: `evaluate` gets a trial's index and values.
 std::vector<Trial> search(const std::vector<TuneParam>& space, std::size_t constraints, std::size_t trials,
                           std::uint64_t seed,
                           const std::function<TrialResult(std::size_t, const std::vector<std::string>&)>& evaluate);

@@ -175,14 +175,20 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
 
 }  // namespace
 
-std::unique_ptr<Network> build_network(const FabricSetup& setup, fabric::Exchange* ranks) {
+void check_across_keys(const FabricSetup& setup) {
   const FabricScenario& s = setup.value;
-  const Config& cfg = setup.config;  // where each value was set, for messages
+  const Config& cfg = setup.config;
   if (s.sw.wred.kmax <= s.sw.wred.kmin)
     throw InputError(fmt::format("{}: switch.wred.green_max_threshold ({}) must be above green_min_threshold ({})",
                                  cfg.origin("switch.wred.green_max_threshold"),
                                  cfg.shown("switch.wred.green_max_threshold"),
                                  cfg.shown("switch.wred.green_min_threshold")));
+}
+
+std::unique_ptr<Network> build_network(const FabricSetup& setup, fabric::Exchange* ranks) {
+  const FabricScenario& s = setup.value;
+  const Config& cfg = setup.config;  // where each value was set, for messages
+  check_across_keys(setup);
   auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
   net->set_wire_format(s.wire);
   fabric::build_topology(*net, s.topology);

@@ -90,6 +90,11 @@ const Parameters<FabricScenario>& fabric_parameters();
 // The DCQCN values a run used, for summary.json: both ends, in sysfs names and units.
 nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np);
 
+// The rules across keys that need no network built (WRED's Kmax above its Kmin): throws
+// InputError naming the keys. build_network checks them first; `tune` uses them to tell
+// settings that cannot load from runs that fail.
+void check_across_keys(const FabricSetup& setup);
+
 // The network, its topology and its flows, ready to run.
 // `ranks`: the run is split over the processes it joins (MPI ranks; see
 // fabric::Network::set_partitions), into sim.partitions parts or one per rank.
