@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "offload/schedule_io.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/csv_table.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -147,6 +149,48 @@ TEST(CollectivesScenario, ABroadcastRowByHand) {
             "name,iteration,collective,algorithm,strategy,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,"
             "path,counters_max_per_nic,algbw_gbps,busbw_gbps,messages,retransmitted_packets\n"
             "b,0,bcast,binomial,optimized,2,4096,0.000,0.000,3000.000,0.000,3000.000,offloaded,1,10.923,10.923,1,0\n");
+  std::filesystem::remove_all(dir);
+}
+
+// summary.json's bus bandwidth (what `tune` can maximise): the slowest and the mean of
+// the collectives that move data, each worked out from its row's bytes, ranks and
+// completion by nccl-tests' rule; a barrier (no bandwidth) is left out, not counted as 0.
+TEST(CollectivesScenario, TheSummarysBusBandwidthIsTheSlowestAndTheMeanOfTheRows) {
+  const std::string scenario = std::string(kBroadcast) + R"(
+[[collective]]
+name = "big"
+collective = "bcast"
+algorithm = "binomial"
+bytes = "64KiB"
+[[collective]]
+name = "sum"
+collective = "allreduce"
+algorithm = "ring"
+bytes = "32KiB"
+[[collective]]
+name = "z"
+collective = "barrier"
+algorithm = "dissemination"
+)";
+  const auto dir = std::filesystem::temp_directory_path() / "fabriclab_collectives_busbw_test";
+  const FabricOutcome o = run_fabric(fabric_parameters().resolve_text(scenario, "b.toml"),
+                                     {.scenario = "b.toml", .out_dir = dir.string()});
+  ASSERT_EQ(o.collectives.size(), 4u);
+  const CsvTable rows = read_csv(dir / "collectives.csv");
+  std::vector<double> busbw;
+  for (std::size_t r = 0; r < rows.rows(); ++r) {
+    const std::string c = rows.text(r, "collective");
+    ASSERT_FALSE(rows.text(r, "completion_ns").empty()) << r;
+    if (c == "barrier") continue;
+    const double bytes = rows.number(r, "bytes"), n = rows.number(r, "ranks");
+    const double factor = c == "allreduce" ? 2 * (n - 1) / n : 1;  // bcast: 1
+    busbw.push_back(bytes * 8 / rows.number(r, "completion_ns") * factor);
+  }
+  ASSERT_EQ(busbw.size(), 3u);
+  const nlohmann::json j = read_json(dir / "summary.json")["collectives"];
+  EXPECT_NEAR(j["busbw_gbps_min"].get<double>(), *std::min_element(busbw.begin(), busbw.end()), 1e-9);
+  EXPECT_NEAR(j["busbw_gbps_mean"].get<double>(), (busbw[0] + busbw[1] + busbw[2]) / 3, 1e-9);
+  EXPECT_GT(j["busbw_gbps_min"].get<double>(), 0);
   std::filesystem::remove_all(dir);
 }
 

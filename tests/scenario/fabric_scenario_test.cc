@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -52,6 +53,28 @@ TEST(FabricScenario, IncastExample) {
   // 16 MB of payload (plus headers) leave through one 100G port: >= 1.28 ms.
   EXPECT_GE(o.totals.end.ps(), us(1280).ps());
   EXPECT_EQ(o.fingerprint, 0x9e2288e35198e8d4ull);
+}
+
+// summary.json's mean flow completion time and deepest switch queue (what `tune` can
+// minimise or bound): the mean of flows.csv's fct_ns and the largest max_queue_bytes of
+// ports.csv's switch ports. On the incast example the queue must have passed WRED's Kmax
+// (400 KB: ECN marked it) and stayed within the 4 MiB buffer (nothing dropped).
+TEST(FabricScenario, SummaryMeanAndDeepestQueueAgreeWithTheTables) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "fabric_scenario_summary_means";
+  const FabricOutcome o = run_example("incast.toml", dir.string());
+  ASSERT_TRUE(o.totals.all_finished);
+  const CsvTable flows = read_csv(dir / "flows.csv"), ports = read_csv(dir / "ports.csv");
+  double sum = 0;
+  for (std::size_t r = 0; r < flows.rows(); ++r) sum += flows.number(r, "fct_ns");
+  double deepest = 0;
+  for (std::size_t r = 0; r < ports.rows(); ++r)
+    if (ports.text(r, "node").rfind("sw", 0) == 0) deepest = std::max(deepest, ports.number(r, "max_queue_bytes"));
+  const nlohmann::json j = read_json(dir / "summary.json");
+  EXPECT_NEAR(std::stod(j["flows"]["fct_ns_mean"].get<std::string>()), sum / static_cast<double>(flows.rows()), 1e-3);
+  EXPECT_EQ(j["totals"]["max_switch_queue_bytes"].get<double>(), deepest);
+  EXPECT_GT(deepest, 400e3);
+  EXPECT_LE(deepest, 4.0 * 1024 * 1024);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(FabricScenario, LeafSpineExample) {

@@ -129,6 +129,12 @@ std::int64_t nccl_size(const std::string& collective, std::int64_t bytes, std::i
   return collective == "allgather" || collective == "alltoall" ? bytes * n : bytes;
 }
 
+double algbw_gbps(const CollectiveRow& r) {
+  // bits per ns = Gb/s
+  return static_cast<double>(nccl_size(r.collective, r.bytes, r.ranks)) * 8.0 * 1000.0 /
+         static_cast<double>(r.result.job.completion().ps());
+}
+
 namespace {
 
 // The collective's schedule, counter-assigned.
@@ -370,8 +376,7 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
     if (r.result.done()) {
       done = ns_text(j.done);
       completion = ns_text(j.completion());
-      const double gbps = static_cast<double>(nccl_size(r.collective, r.bytes, r.ranks)) * 8.0 * 1000.0 /
-                          static_cast<double>(j.completion().ps());
+      const double gbps = algbw_gbps(r);
       algbw = fmt::format("{:.3f}", gbps);
       busbw = fmt::format("{:.3f}", gbps * busbw_factor(r.collective, r.ranks));
     }
@@ -385,6 +390,7 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
 
 nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows, const CollectiveNics& nics) {
   std::vector<std::int64_t> completions;
+  std::vector<double> busbws;  // of the collectives done that move data (not barriers)
   std::uint64_t offloaded = 0, software = 0, retransmitted = 0, messages = 0;
   std::int64_t max_counters = 0;
   Time stall;
@@ -393,6 +399,7 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
     retransmitted += r.result.retransmitted;
     if (!r.result.done()) continue;
     completions.push_back(r.result.job.completion().ps());
+    if (const double f = busbw_factor(r.collective, r.ranks); f > 0 && r.bytes > 0) busbws.push_back(algbw_gbps(r) * f);
     stall = stall + r.result.job.stall();
     if (r.result.job.offloaded) {
       ++offloaded;
@@ -413,6 +420,14 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
   j["completion_p50_ns"] = percentile(0.50);
   j["completion_p99_ns"] = percentile(0.99);
   j["completion_max_ns"] = percentile(1.0);
+  // NCCL's bus bandwidth (collectives.csv's busbw_gbps): the slowest and the mean, for
+  // tune's objectives; null when no collective that moves data is done.
+  j["busbw_gbps_min"] = nullptr;
+  j["busbw_gbps_mean"] = nullptr;
+  if (!busbws.empty()) {
+    j["busbw_gbps_min"] = *std::min_element(busbws.begin(), busbws.end());
+    j["busbw_gbps_mean"] = std::accumulate(busbws.begin(), busbws.end(), 0.0) / static_cast<double>(busbws.size());
+  }
   j["stall_total_ns"] = ns_text(stall);
   j["counters_max_per_nic"] = max_counters;
   j["peak_counters_on_a_nic"] = nics.peak_counters_on_a_nic;

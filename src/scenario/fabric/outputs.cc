@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -34,6 +35,9 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
                          f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
                          f.retransmitted, finish_at);
   }
+  long double sum = 0;  // a 64-bit mantissa: the sum of the ps is exact up to 2^64 ps (213 days)
+  for (const std::int64_t f : fcts) sum += static_cast<long double>(f);
+  o.fct_mean = fcts.empty() ? Time() : Time::from_ps(std::llroundl(sum / static_cast<long double>(fcts.size())));
   o.fct_p50 = Time::from_ps(nearest_rank(fcts, 0.50));
   o.fct_p99 = Time::from_ps(nearest_rank(fcts, 0.99));
   o.fct_max = Time::from_ps(nearest_rank(fcts, 1.0));
@@ -187,7 +191,8 @@ void link_elements_json(Network& net, const FabricScenario& s, const ReorderReco
 }  // namespace
 
 nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, Network& net,
-                                    const FabricOutcome& o, Time paused_total, const ReorderRecorder* reorder) {
+                                    const FabricOutcome& o, const fabric::PortCounters& all,
+                                    const ReorderRecorder* reorder) {
   const FabricScenario& s = setup.value;
   const auto& l = net.ledger();
   nlohmann::ordered_json j;
@@ -205,6 +210,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   j["flows"] = {{"count", net.flows().size()},
                 {"finished", o.totals.flows_finished},
                 {"finish_at", name_of(fabric::kFlowEndNames, net.nic_config().flow_end)},
+                {"fct_ns_mean", ns_text(o.fct_mean)},
                 {"fct_ns_p50", ns_text(o.fct_p50)},
                 {"fct_ns_p99", ns_text(o.fct_p99)},
                 {"fct_ns_max", ns_text(o.fct_max)},
@@ -223,7 +229,8 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                  {"ecn_marks", o.ecn_marks},
                  {"pfc_pause_frames", o.pfc_frames},
                  {"pfc_resume_frames", o.pfc_resumes},
-                 {"paused_ns_all_ports", ns_text(paused_total)}};
+                 {"paused_ns_all_ports", ns_text(all.paused)},
+                 {"max_switch_queue_bytes", all.max_queue_bytes}};
   for (const auto& r : fabric::kDropReasonNames)
     j["totals"]["drops_by_reason"][std::string(r.name)] = l.dropped(r.value);
   nlohmann::ordered_json cc;

@@ -21,8 +21,10 @@ std::string ports_table(const fabric::Network& net, const std::vector<fabric::Po
 // ports.csv (PortCounters' fields); `all` gets every port's counts added up. Throws
 // std::logic_error when the ports' drops and the ledger's drops by reason disagree.
 std::string ports_csv(const fabric::Network& net, fabric::PortCounters& all);
-// summary.json; `reorder` when output.reorder_metrics watched ports.
+// summary.json; `all`: every port's counts (ports_csv); `reorder` when
+// output.reorder_metrics watched ports.
 nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, fabric::Network& net,
-                                    const FabricOutcome& o, Time paused_total, const ReorderRecorder* reorder);
+                                    const FabricOutcome& o, const fabric::PortCounters& all,
+                                    const ReorderRecorder* reorder);
 
 }  // namespace fabriclab::scenario

@@ -194,7 +194,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
   if (collectives && s.output.ops) write_file(dir / "ops.csv", collectives->ops_csv());
   if (obs.reorder) obs.reorder->write(dir);
-  nlohmann::ordered_json summary = summary_json(setup, opt.scenario, *net, o, all.paused, obs.reorder.get());
+  nlohmann::ordered_json summary = summary_json(setup, opt.scenario, *net, o, all, obs.reorder.get());
   if (obs.window) {
     const WindowCounts::Result span = obs.window->result(o.totals.end);
     obs.window->write(dir, span);
