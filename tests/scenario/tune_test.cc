@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -317,11 +318,34 @@ TEST(Tune, WritesTheSettingsAsANicAndASwitchTakeThem) {
   EXPECT_NE(nic.find("echo 8 > \"/sys/class/net/$IF/ecn/roce_np/min_time_between_cnps\"\n"), std::string::npos);
   EXPECT_NE(nic.find("#   nic.roce_np.cnp_scope = qp\n"), std::string::npos);
   EXPECT_EQ(nic.find("switch"), std::string::npos);
-  const auto db = nlohmann::json::parse(sonic_config_json(space, values));
+  // The scenario's other keys, as the tuned settings leave them.
+  std::map<std::string, std::string> scenario{{"switch.pfc.headroom", "auto"},
+                                              {"switch.scheduler", "strict"},
+                                              {"switch.dwrr.weights", "1,1,1,4,1,1,1,1"},
+                                              {"switch.dwrr.strict", "6,7"}};
+  const auto shown = [&](const std::string& key) { return scenario.at(key); };
+  const auto db = nlohmann::json::parse(sonic_config_json(space, values, shown));
   EXPECT_EQ(db["WRED_PROFILE"]["AZURE_LOSSLESS"]["green_min_threshold"], "12400");
   EXPECT_EQ(db["WRED_PROFILE"]["AZURE_LOSSLESS"]["wred_green_enable"], "true");
   EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["xon_offset"], "2048");
   EXPECT_EQ(db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["dynamic_th"], "-1");
+  // A headroom size is the profile's xoff only when the headroom is given, not computed.
+  const std::vector<TuneParam> headroom{parse_tune_param("switch.pfc.headroom_size=32KiB..256KiB")};
+  EXPECT_EQ(sonic_config_json(headroom, {"233KB"}, shown), "");
+  scenario["switch.pfc.headroom"] = "given";
+  EXPECT_EQ(nlohmann::json::parse(
+                sonic_config_json(headroom, {"233KB"}, shown))["BUFFER_PROFILE"]["pg_lossless_tuned_profile"]["xoff"],
+            "233000");
+  // DWRR weights are scheduler profiles, one per queue (the strict ones STRICT), only
+  // when the switch schedules by DWRR.
+  const std::vector<TuneParam> dwrr{parse_tune_param("switch.dwrr.weights=1,1,1,1,1,1,1,1;1,1,1,4,1,1,1,1")};
+  EXPECT_EQ(sonic_config_json(dwrr, {"1,1,1,4,1,1,1,1"}, shown), "");
+  scenario["switch.scheduler"] = "dwrr";
+  const auto sched = nlohmann::json::parse(sonic_config_json(dwrr, {"1,1,1,4,1,1,1,1"}, shown))["SCHEDULER"];
+  ASSERT_EQ(sched.size(), 8u);
+  EXPECT_EQ(sched["fabriclab.q3"], (nlohmann::json{{"type", "DWRR"}, {"weight", "4"}}));
+  EXPECT_EQ(sched["fabriclab.q0"], (nlohmann::json{{"type", "DWRR"}, {"weight", "1"}}));
+  EXPECT_EQ(sched["fabriclab.q6"], (nlohmann::json{{"type", "STRICT"}}));
   // Model variants have no sysfs file: listed, not echoed into one; nor is a rate a NIC
   // cannot take (a fraction of a Mb/s, from a list of choices).
   const std::vector<TuneParam> variants{parse_tune_param("nic.roce_rp.cut_grid=global,first_cnp"),
@@ -339,7 +363,7 @@ TEST(Tune, WritesTheSettingsAsANicAndASwitchTakeThem) {
   // Nothing for a device: no files.
   const std::vector<TuneParam> other{parse_tune_param("topology.link_delay=1us..10us")};
   EXPECT_EQ(nic_sysfs_script(other, {"2us"}), "");
-  EXPECT_EQ(sonic_config_json(other, {"2us"}), "");
+  EXPECT_EQ(sonic_config_json(other, {"2us"}, shown), "");
 }
 
 }  // namespace

@@ -837,9 +837,16 @@ TuneOutcome run_tune(const TuneOptions& given) {
       write_file(dir / "best-nic.sh", nic);
       md += "\nOn a ConnectX NIC (`best-nic.sh IF`):\n\n```sh\n" + nic + "```\n";
     }
-    if (const std::string sonic = sonic_config_json(pb.space, b.values); !sonic.empty()) {
+    std::vector<std::string> tuned = opt.sets;
+    for (const auto& o : overrides_of(pb, b.values)) tuned.push_back(o);
+    const FabricSetup best_setup = fabric_parameters().resolve(opt.scenario, tuned);
+    const auto shown = [&](const std::string& key) { return best_setup.config.shown(key); };
+    if (const std::string sonic = sonic_config_json(pb.space, b.values, shown); !sonic.empty()) {
       write_file(dir / "best-sonic.json", sonic);
-      md += "\nOn a SONiC switch (`best-sonic.json`, for `sudo config load`):\n\n```json\n" + sonic + "```\n";
+      md += "\nOn a SONiC switch (`best-sonic.json`, for `sudo config load`";
+      if (sonic.find("\"SCHEDULER\"") != std::string::npos)
+        md += "; bind each fabriclab.qN scheduler to queue N of the ports, `QUEUE|PORT|N`";
+      md += "):\n\n```json\n" + sonic + "```\n";
     }
   }
   for (const char* stale : {"best-nic.sh", "best-sonic.json"})

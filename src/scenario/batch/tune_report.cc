@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <sstream>
 
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
@@ -90,14 +91,16 @@ std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vec
   return out;
 }
 
-std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values) {
+std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values,
+                              const std::function<std::string(const std::string&)>& shown) {
   nlohmann::ordered_json wred, buffer;
+  bool scheduler = false;
   for (std::size_t d = 0; d < space.size(); ++d) {
     const TuneParam& p = space[d];
     const std::string& key = p.key;
     if (starts_with(key, "switch.wred.")) {
       const std::string name = key.substr(12);
-      if (name == "mark_at") continue;  // where fabriclab measures the queue: no SONiC field
+      if (name == "mark_at" || name == "queue_bytes") continue;  // how fabriclab measures the queue: no SONiC field
       const bool bytes = p.kind == params::Kind::bytes;
       wred[name] = bytes ? base_integer(p, values[d]) : values[d];
     } else if (key == "switch.mmu.dynamic_th") {
@@ -105,16 +108,38 @@ std::string sonic_config_json(const std::vector<TuneParam>& space, const std::ve
     } else if (key == "switch.pfc.xon_offset") {
       buffer["xon_offset"] = base_integer(p, values[d]);
     } else if (key == "switch.pfc.headroom_size") {
-      buffer["xoff"] = base_integer(p, values[d]);
+      // Used only with a given headroom; with "auto" SONiC's buffer manager sizes it from
+      // the port's speed and cable, as fabriclab's formula does.
+      if (shown("switch.pfc.headroom") == "given") buffer["xoff"] = base_integer(p, values[d]);
+    } else if (key == "switch.dwrr.weights" || key == "switch.dwrr.strict") {
+      scheduler = shown("switch.scheduler") == "dwrr";
     }
   }
-  if (wred.empty() && buffer.empty()) return "";
+  nlohmann::ordered_json schedulers;
+  if (scheduler) {
+    const auto list = [&](const std::string& key) {
+      std::vector<std::string> out;
+      std::string item;
+      std::istringstream in(shown(key));
+      while (std::getline(in, item, ',')) out.push_back(item);
+      return out;
+    };
+    const std::vector<std::string> weights = list("switch.dwrr.weights"), strict = list("switch.dwrr.strict");
+    for (std::size_t q = 0; q < weights.size(); ++q) {
+      const bool is_strict = std::find(strict.begin(), strict.end(), std::to_string(q)) != strict.end();
+      schedulers[fmt::format("fabriclab.q{}", q)] = is_strict ? nlohmann::ordered_json{{"type", "STRICT"}}
+                                                              : nlohmann::ordered_json{{"type", "DWRR"},
+                                                                                       {"weight", weights[q]}};
+    }
+  }
+  if (wred.empty() && buffer.empty() && schedulers.empty()) return "";
   nlohmann::ordered_json db;
   if (!wred.empty()) {
     wred["wred_green_enable"] = "true";
     db["WRED_PROFILE"]["AZURE_LOSSLESS"] = wred;
   }
   if (!buffer.empty()) db["BUFFER_PROFILE"]["pg_lossless_tuned_profile"] = buffer;
+  if (!schedulers.empty()) db["SCHEDULER"] = schedulers;
   return db.dump(4) + "\n";
 }
 

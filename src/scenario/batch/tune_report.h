@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,15 @@ namespace fabriclab::scenario {
 // named in a comment. Empty when no dimension is a NIC key.
 std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vector<std::string>& values);
 
-// The tuned switch.wred.*, switch.mmu.dynamic_th, switch.pfc.xon_offset and
-// switch.pfc.headroom_size as SONiC CONFIG_DB tables (WRED_PROFILE AZURE_LOSSLESS and the
-// lossless BUFFER_PROFILE, for `sudo config load`), bytes as integers. Empty when no
-// dimension is such a key.
-std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values);
+// The tuned switch.wred.*, switch.mmu.dynamic_th, switch.pfc.xon_offset,
+// switch.pfc.headroom_size and switch.dwrr.* as SONiC CONFIG_DB tables (WRED_PROFILE
+// AZURE_LOSSLESS, the lossless BUFFER_PROFILE, SCHEDULER profiles fabriclab.q0..q7 to
+// bind to a port's queues), for `sudo config load`, bytes as integers. `shown` gives any
+// key's value in the tuned settings (the scenario with them): the headroom's size is the
+// profile's xoff only when switch.pfc.headroom is "given", the DWRR values are
+// schedulers only when switch.scheduler is "dwrr". Empty when nothing applies.
+std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values,
+                              const std::function<std::string(const std::string&)>& shown);
 
 // One trial as the plots see it.
 struct TrialPoint {
