@@ -96,8 +96,7 @@ Formula formula_counted(std::string_view c, std::string_view a, const BuildOptio
 // the recursive-doubling-style chains wait on every earlier arrival. Locally all arrivals
 // are concurrent, so every op that waits on two or more of them is relayed and no two
 // of those groups can share a counter: counts are arrivals + relay groups (+ what a
-// rank's own local atomics add). Rabenseifner has no formula yet (its final
-// reduce-scatter group and its allgather relays pack in a way not derived here).
+// rank's own local atomics add).
 Formula formula_uncounted(std::string_view c, std::string_view a, const BuildOptions& o, bool naive) {
   const std::int64_t p = o.ranks, k = floor_log2(p), L = ceil_log2(p);
   const bool ordered = o.ordered_channels;
@@ -112,6 +111,17 @@ Formula formula_uncounted(std::string_view c, std::string_view a, const BuildOpt
     };
   if (c == "allgather" && a == "recursive_doubling")
     return [=](std::int64_t r) { return by_fold_role(r, p, 1, 2 * k + 1, chain(k)); };
+  // Naive: 2k arrivals, the k local reduce atomics, and a trigger counter for each op
+  // waiting on two or more (rounds 2..k of the reduce-scatter: two each; every allgather
+  // put); the fold's odd rank adds its partner's arrival and the put back to it. Optimized:
+  // 3k (the k = 1 ranks of P = 2, 3: 2), one fewer with ordered channels; the fold's odd
+  // rank two more. Found with the allocator, checked against it for every P in 2..256.
+  if (c == "allreduce" && a == "rabenseifner")
+    return [=](std::int64_t r) {
+      if (naive) return by_fold_role(r, p, 1, 6 * k, 6 * k - 2);
+      if (ordered) return by_fold_role(r, p, 1, 3 * k + 1, 3 * k - 1);
+      return by_fold_role(r, p, 1, 3 * k + 2, k == 1 ? 2 : 3 * k);
+    };
   if (c == "barrier" && a == "dissemination") return [=](std::int64_t) { return chain(L); };
   if (c == "allreduce" && a == "ring")
     return [=](std::int64_t) -> std::int64_t { return !naive && ordered ? 1 : 2 * (p - 1); };
@@ -140,18 +150,10 @@ Formula formula_uncounted(std::string_view c, std::string_view a, const BuildOpt
 
 }  // namespace
 
-bool has_estimate(std::string_view collective, std::string_view algorithm, const BuildOptions& o) {
-  return o.count_send_completions || !(collective == "allreduce" && algorithm == "rabenseifner");
-}
-
 Estimate estimate_counters(std::string_view collective, std::string_view algorithm, const BuildOptions& o,
                            Strategy strategy) {
   // Everything the builder would reject, except the size of the DAG: none is built.
   check_build_options(collective, algorithm, o, /*check_size=*/false);
-  if (!has_estimate(collective, algorithm, o))
-    throw InputError(fmt::format("no closed-form estimate for {} {} with uncounted send completions yet; run the "
-                                 "allocator (fabriclab counters) for this case",
-                                 collective, algorithm));
   const bool naive = strategy == Strategy::naive;
   if (strategy == Strategy::exact)
     throw InputError("the closed-form estimates are for the naive and optimized strategies");

@@ -23,12 +23,11 @@ struct Estimate {
   std::int64_t total = 0;
 };
 
-// Formulas exist for naive and for optimized under the local analysis, with or without
-// ordered channels and counted send completions -- except Rabenseifner's allreduce with
-// uncounted sends. Throws InputError otherwise (and for anything build_schedule would
-// reject, except a DAG too large to build).
+// Formulas exist for every collective and algorithm, naive and optimized under the local
+// analysis, with or without ordered channels and counted send completions. Throws
+// InputError for the exact strategy and for anything build_schedule would reject
+// (except a DAG too large to build).
 Estimate estimate_counters(std::string_view collective, std::string_view algorithm, const BuildOptions& options,
                            Strategy strategy);
-bool has_estimate(std::string_view collective, std::string_view algorithm, const BuildOptions& options);
 
 }  // namespace fabriclab::offload

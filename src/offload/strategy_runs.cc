@@ -93,10 +93,6 @@ void attach_estimate(Outcome& o, const BuildOptions& bo, const std::string& coll
   if (o.variant.strategy == Strategy::exact ||
       (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
     return;
-  if (!has_estimate(collective, algorithm, bo)) {
-    o.estimate = "n/a";
-    return;
-  }
   const Estimate e = estimate_counters(collective, algorithm, bo, o.variant.strategy);
   o.estimate_matches = e.per_rank == o.counters.per_rank;
   o.estimate = fmt::format("{} / {}{}", e.max, e.total, o.estimate_matches ? "" : " (MISMATCH)");

@@ -57,8 +57,8 @@ std::vector<Variant> variants(const std::string& strategy, const std::string& an
 VerifyOptions verify_options(const Schedule& s);
 
 Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it);
-// Sets o.estimate to the closed form for this variant ("max / total", "n/a" where there is
-// none, unchanged "-" for exact and optimized/global, which have no closed form) and
+// Sets o.estimate to the closed form for this variant ("max / total"; unchanged "-" for
+// exact and optimized/global, which have no closed form) and
 // o.estimate_matches to whether it equals what the allocator produced, rank by rank.
 void attach_estimate(Outcome& o, const BuildOptions& options, const std::string& collective,
                      const std::string& algorithm);

@@ -1,5 +1,6 @@
 // The exhaustive comparison of the closed-form estimates with the allocator that the
-// issue asks for: every P in 2..256 and spot values up to 4096. Labelled "slow": it runs
+// issue asks for: every P in 2..256 (counted and uncounted send completions, with and
+// without ordered channels) and spot values up to 4096. Labelled "slow": it runs
 // in `make test` (release) but not under the sanitizers, where it would take most of the
 // CI budget without exercising any code the fast suite does not. One test per algorithm,
 // so that `ctest -j` spreads the sweep over the cores.
@@ -18,19 +19,21 @@ class EstimatesSweep : public testing::TestWithParam<AlgorithmInfo> {};
 
 TEST_P(EstimatesSweep, EqualTheAllocatorForEveryPFrom2To256) {
   const AlgorithmInfo& a = GetParam();
-  for (Rank p = 2; p <= 256; ++p) expect_estimate_equals_allocator(a, {.ranks = p, .root = a.uses_root ? p / 3 : 0});
+  for (const bool ordered : {false, true})
+    for (Rank p = 2; p <= 256; ++p)
+      expect_estimate_equals_allocator(a, {.ranks = p, .root = a.uses_root ? p / 3 : 0, .ordered_channels = ordered});
 }
 
-// Rabenseifner with uncounted sends has no formula yet (issue 26): not instantiated.
 class EstimatesSweepUncounted : public testing::TestWithParam<AlgorithmInfo> {};
 
-TEST_P(EstimatesSweepUncounted, EqualTheAllocatorWithSendsUncountedUpTo128) {
+TEST_P(EstimatesSweepUncounted, EqualTheAllocatorWithSendsUncountedForEveryPFrom2To256) {
   const AlgorithmInfo& a = GetParam();
-  for (Rank p = 2; p <= 128; ++p) {
-    BuildOptions o{.ranks = p, .root = a.uses_root ? p / 3 : 0};
-    o.count_send_completions = false;
-    expect_estimate_equals_allocator(a, o);
-  }
+  for (const bool ordered : {false, true})
+    for (Rank p = 2; p <= 256; ++p) {
+      BuildOptions o{.ranks = p, .root = a.uses_root ? p / 3 : 0, .ordered_channels = ordered};
+      o.count_send_completions = false;
+      expect_estimate_equals_allocator(a, o);
+    }
 }
 
 TEST_P(EstimatesSweep, EqualTheAllocatorAtSpotValuesUpTo4096) {
@@ -51,15 +54,8 @@ std::string test_name(const testing::TestParamInfo<AlgorithmInfo>& info) {
   return name;
 }
 
-std::vector<AlgorithmInfo> with_uncounted_formula() {
-  std::vector<AlgorithmInfo> out;
-  for (const auto& a : algorithms())
-    if (a.algorithm != "rabenseifner") out.push_back(a);
-  return out;
-}
-
 INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweep, testing::ValuesIn(algorithms()), test_name);
-INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweepUncounted, testing::ValuesIn(with_uncounted_formula()), test_name);
+INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweepUncounted, testing::ValuesIn(algorithms()), test_name);
 
 }  // namespace
 }  // namespace fabriclab::offload
