@@ -18,12 +18,16 @@ Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
   nic_.ecmp_fields = sw_.hash_fields;
 }
 
-void Network::set_wire_format(const WireFormat& w) {
-  if (!nodes_.empty()) throw std::logic_error("Network::set_wire_format after nodes were added");
-  if (max_frame_bytes(nic_.mtu, w) > 0xffff)
+void check_wire_format(const NicConfig& nic, const WireFormat& w) {
+  if (max_frame_bytes(nic.mtu, w) > 0xffff)
     throw InputError(fmt::format("wire.header_bytes = {}, wire.min_frame_bytes = {}: a frame of nic.mtu = {} payload "
                                  "bytes would pass 65535 bytes",
-                                 w.header_bytes, w.min_frame_bytes, nic_.mtu));
+                                 w.header_bytes, w.min_frame_bytes, nic.mtu));
+}
+
+void Network::set_wire_format(const WireFormat& w) {
+  if (!nodes_.empty()) throw std::logic_error("Network::set_wire_format after nodes were added");
+  check_wire_format(nic_, w);
   ctx_.wire = w;
   sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, w));
 }

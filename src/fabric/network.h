@@ -79,6 +79,10 @@ struct RankStats {
   double exchange_seconds = 0;
 };
 
+// Throws InputError when a frame of nic.mtu payload bytes in format `w` would not fit
+// the 16 bits a packet keeps its size in (Network::set_wire_format checks it).
+void check_wire_format(const NicConfig& nic, const WireFormat& w);
+
 class Network final : private FlowEvents {
  public:
   Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed);

@@ -3,7 +3,7 @@
 # examples/incast.toml with DCQCN, the tuned settings, rerun on fresh seeds, cause not one
 # PFC pause and deliver at least the goodput of the scenario as given and of every DCQCN
 # preset; the report's numbers are those of the rerun (checked by running the best
-# settings by hand). About 5 s on two cores; labelled slow (not under the sanitizers).
+# settings by hand). About 4 s on two cores; labelled slow (not under the sanitizers).
 # Usage: FABRICLAB=path tune_incast_test.sh EXAMPLES_DIR
 set -u
 ex=$1

@@ -83,6 +83,23 @@ for f in trials.csv best.toml report.md; do
 done
 # Kmax at or below Kmin (both searched): recorded as invalid with the reason, not run.
 expect tune-invalid-recorded 0 ',invalid,0,,.*must be above green_min_threshold' -- cat "$tmp/g2/trials.csv"
+# NIC keys that contradict each other: invalid too, not run (no worker prints an error).
+expect tune-invalid-nic 0 '^invalid$' -- bash -c "'$fl' tune '$ex/incast.toml' --set nic.flow_end=last_ack_received \
+  --param nic.transport=rc,uc --maximize goodput_gbps --trials 2 --quiet --out '$tmp/nic' >'$tmp/nic.txt' 2>&1;
+  grep -q 'expected nic.transport = rc' '$tmp/nic/trials.csv' && [ \$(wc -l <'$tmp/nic.txt') = 1 ] &&
+  grep ',uc,' '$tmp/nic/trials.csv' | cut -d, -f3"
+# A metric with no value in the runs (no flow has finished by 50 us): the trials are not
+# scored, each says why, and the search ends as one where no trial met its constraints.
+expect tune-unscored 1 'no trial met every constraint' -- "$fl" tune "$ex/incast.toml" --set sim.stop_time=50us \
+  --param switch.wred.green_min_threshold=5KB..100KB:log --minimize flows.fct_ns_mean --trials 3 --quiet \
+  --out "$tmp/u"
+expect tune-unscored-note 0 '^t0000,[0-9.]+KB,ok,0,,,flows.fct_ns_mean: no value in the run of s0$' -- \
+  cat "$tmp/u/trials.csv"
+expect tune-unscored-plots 0 '^3$' -- bash -c "ls '$tmp/u' | grep -cE '^(objective|tradeoff|sensitivity)\.png$'"
+# (gnuplot's warnings on plots with nothing to draw are not printed: resumed, one line.)
+expect tune-unscored-quiet 0 '^1$' -- bash -c "'$fl' tune '$ex/incast.toml' --set sim.stop_time=50us \
+  --param switch.wred.green_min_threshold=5KB..100KB:log --minimize flows.fct_ns_mean --trials 3 --quiet \
+  --out '$tmp/u' 2>&1 | wc -l"
 # Another search in the same directory is refused; so are bad dimensions and objectives.
 expect tune-other-search 2 'holds a different tuning' -- "${tune[@]}" --seed 2
 expect tune-no-objective 2 'an objective is required' -- \

@@ -74,6 +74,13 @@ TEST(FabricScenario, SummaryMeanAndDeepestQueueAgreeWithTheTables) {
   EXPECT_EQ(j["totals"]["max_switch_queue_bytes"].get<double>(), deepest);
   EXPECT_GT(deepest, 400e3);
   EXPECT_LE(deepest, 4.0 * 1024 * 1024);
+  // Stopped before any flow finished: no completion times (null), not times of 0.
+  const FabricOutcome early = run_fabric(resolve(fabric_parameters(), kExamples + "/incast.toml",
+                                                 {"sim.stop_time=50us"}),
+                                         {.scenario = "incast.toml", .out_dir = dir.string()});
+  ASSERT_EQ(early.totals.flows_finished, 0u);
+  const nlohmann::json e = read_json(dir / "summary.json")["flows"];
+  for (const char* k : {"fct_ns_mean", "fct_ns_p50", "fct_ns_p99", "fct_ns_max"}) EXPECT_TRUE(e[k].is_null()) << k;
   std::filesystem::remove_all(dir);
 }
 

@@ -346,6 +346,13 @@ TEST(Tune, WritesTheSettingsAsANicAndASwitchTakeThem) {
   EXPECT_EQ(sched["fabriclab.q3"], (nlohmann::json{{"type", "DWRR"}, {"weight", "4"}}));
   EXPECT_EQ(sched["fabriclab.q0"], (nlohmann::json{{"type", "DWRR"}, {"weight", "1"}}));
   EXPECT_EQ(sched["fabriclab.q6"], (nlohmann::json{{"type", "STRICT"}}));
+  // SONiC keeps a weight in 8 bits: weights above 255 are left out, and said so.
+  const std::vector<TuneParam> heavy{parse_tune_param("switch.dwrr.weights=1,1,1,1,1,1,1,1;1,1,1,300,1,1,1,1")};
+  scenario["switch.dwrr.weights"] = "1,1,1,300,1,1,1,1";
+  std::string left_out;
+  EXPECT_EQ(sonic_config_json(heavy, {"1,1,1,300,1,1,1,1"}, shown, &left_out), "");
+  EXPECT_EQ(left_out,
+            "the DWRR weights 1,1,1,300,1,1,1,1 are not written as SONiC schedulers: SONiC takes weights up to 255");
   // Model variants have no sysfs file: listed, not echoed into one; nor is a rate a NIC
   // cannot take (a fraction of a Mb/s, from a list of choices).
   const std::vector<TuneParam> variants{parse_tune_param("nic.roce_rp.cut_grid=global,first_cnp"),

@@ -49,9 +49,13 @@ std::vector<std::size_t> biggest_first(const std::string& scenario, std::vector<
 
 // One point run into `dir` (in a worker process): its exit status.
 int run_point(const std::string& scenario, const std::vector<std::string>& overrides, const std::string& dir) {
-  const FabricSetup cfg = fabric_parameters().resolve(scenario, overrides);
-  const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dir, .progress = false});
-  return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
+  try {
+    const FabricSetup cfg = fabric_parameters().resolve(scenario, overrides);
+    const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dir, .progress = false});
+    return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
+  } catch (const InputError& e) {  // the run's directory says which point (and which seed) it is
+    throw InputError(fmt::format("{}: {}", dir, e.what()));
+  }
 }
 
 // What the progress line says of a point that ended with `status`.

@@ -382,6 +382,7 @@ std::map<std::string, double> metrics_of(const fs::path& summary) {
   std::map<std::string, double> out;
   for (const auto& [k, v] : flatten_summary(read_json(summary), {"scenario", "config"}))
     if (const auto x = parse_number(v)) out[k] = *x;
+    else if (v.empty()) out[k] = std::numeric_limits<double>::quiet_NaN();  // null: none in this run
   const auto bytes = out.find("totals.data_bytes_arrived"), end = out.find("run.simulated_end_ns");
   if (bytes != out.end() && end != out.end() && end->second > 0) out["goodput_gbps"] = bytes->second * 8 / end->second;
   return out;
@@ -413,6 +414,7 @@ struct Measured {
   std::vector<double> metrics;
   std::vector<int> status;  // per seed: 0 ok, 1 unsafe, 2 bad input, 3 internal error
   std::string invalid;      // why the settings do not load (nothing ran)
+  std::string note;         // why runs that ended well could not be scored (a metric with no value)
   // Means over the seeds, for the trade-off plot.
   double goodput_gbps = std::numeric_limits<double>::quiet_NaN();
   double pause_frames = std::numeric_limits<double>::quiet_NaN();
@@ -445,20 +447,34 @@ void read_back(const TuneOptions& opt, const Problem& pb, const fs::path& dir, M
       m.result.ok = false;
       m.status[k] = 1;
     }
+    // Every value the objective and the constraints need; one with none in this run (no
+    // flow finished for an FCT, no collective done for a bus bandwidth) leaves the trial
+    // unscored, said in its note, rather than ending the search.
+    std::vector<double> v(nt + nc);
+    for (std::size_t t = 0; t < nt; ++t)
+      v[t] = metric(values, pb.terms[t].metric, pb.terms[t].weight > 0 ? "--maximize" : "--minimize");
+    for (std::size_t c = 0; c < nc; ++c)
+      v[nt + c] = metric(values, pb.constraints[c].metric, "--constraint " + pb.constraints[c].text);
+    if (const auto nan = std::find_if(v.begin(), v.end(), [](double x) { return std::isnan(x); }); nan != v.end()) {
+      const std::size_t i = static_cast<std::size_t>(nan - v.begin());
+      if (m.note.empty())
+        m.note = fmt::format("{}: no value in the run of s{}",
+                             i < nt ? pb.terms[i].metric : pb.constraints[i - nt].metric, k);
+      m.result.ok = false;
+      continue;
+    }
     goodput += optional(values, "goodput_gbps");  // for the plots only: NaN when missing
     pauses += optional(values, "totals.pfc_pause_frames");
     for (std::size_t t = 0; t < nt; ++t) {
-      const double v = metric(values, pb.terms[t].metric, pb.terms[t].weight > 0 ? "--maximize" : "--minimize");
-      m.metrics[t] += v;
-      m.result.objective += pb.terms[t].weight * v;
+      m.metrics[t] += v[t];
+      m.result.objective += pb.terms[t].weight * v[t];
     }
     for (std::size_t c = 0; c < nc; ++c) {
       const TuneConstraint& tc = pb.constraints[c];
-      const double v = metric(values, tc.metric, "--constraint " + tc.text);
-      const double excess = tc.at_most ? v - tc.bound : tc.bound - v;
+      const double excess = tc.at_most ? v[nt + c] - tc.bound : tc.bound - v[nt + c];
       if (excess >= m.result.excess[c]) {
         m.result.excess[c] = excess;
-        worst[c] = v;
+        worst[c] = v[nt + c];
       }
     }
     ++measured;
@@ -484,7 +500,7 @@ std::string to_text(const Measured& m) {
   for (double e : m.result.excess) t += fmt::format("{:.17g} ", e);
   t += "\n";
   for (double v : m.metrics) t += fmt::format("{:.17g} ", v);
-  return t + "\n";
+  return t + "\n" + m.note + "\n";  // (a note is one line: metric names and a seed's directory)
 }
 
 Measured from_text(std::istream& in, unsigned seeds, const Problem& pb) {
@@ -506,6 +522,8 @@ Measured from_text(std::istream& in, unsigned seeds, const Problem& pb) {
   for (auto& e : m.result.excess) e = number();
   m.metrics.resize(pb.terms.size() + pb.constraints.size());
   for (auto& v : m.metrics) v = number();
+  std::getline(in, word);  // the rest of the metrics' line
+  std::getline(in, m.note);
   return m;
 }
 
@@ -547,6 +565,11 @@ std::vector<Measured> measure(const TuneOptions& opt, const Problem& pb, const s
   // of the shared file system lags.
   const bool root = mpi_rank() == 0;
   std::string pending;  // a line per valid setting: its seeds still to run
+  if (root)
+    for (std::size_t i = 0; i < settings.size(); ++i) {  // runs of other settings under an invalid one's name
+      std::error_code ec;
+      if (!out[i].invalid.empty()) fs::remove_all(settings[i].dir, ec);
+    }
   if (root)
     for (const std::size_t i : valid) {
       const fs::path& dir = settings[i].dir;
@@ -750,8 +773,9 @@ TuneOutcome run_tune(const TuneOptions& given) {
           if (opt.progress && root)
             fmt::print(stderr, "tune: t{:04} {}: {}{}\n", batch[b].index, fmt::join(batch[b].values, " "),
                        !m.invalid.empty() ? "invalid (" + m.invalid + ")"
+                       : !m.note.empty()  ? "not scored (" + m.note + ")"
                                           : fmt::format("objective {}, {}", csv_number(m.result.objective),
-                                                        feasible ? "feasible" : "infeasible"),
+                                                       feasible ? "feasible" : "infeasible"),
                        std::isfinite(best) ? fmt::format(" (best {})", csv_number(best)) : "");
           results.push_back(m.result);
           measured.emplace(batch[b].values, m);
@@ -796,7 +820,7 @@ TuneOutcome run_tune(const TuneOptions& given) {
     csv += fmt::format(",{},{},{}", status_text(m), trials[i].feasible() ? 1 : 0,
                        m.invalid.empty() ? csv_number(trials[i].result.objective) : "");
     for (double v : m.metrics) csv += fmt::format(",{}", csv_number(v));
-    csv += fmt::format(",{}\n", csv_cell(m.invalid));
+    csv += fmt::format(",{}\n", csv_cell(m.invalid.empty() ? m.note : m.invalid));
   }
   write_file(dir / "trials.csv", csv);
 
@@ -829,6 +853,7 @@ TuneOutcome run_tune(const TuneOptions& given) {
     for (double v : m.metrics) md += fmt::format(" {} |", csv_number(v));
     md += "\n";
   }
+  for (const char* stale : {"best-nic.sh", "best-sonic.json"}) fs::remove(dir / stale, ignored);  // an earlier best's
   if (out.best >= 0) {
     const Trial& b = trials[static_cast<std::size_t>(out.best)];
     md += "\n## Tuned settings\n\nAs scenario keys (`best.toml`):\n\n```toml\n" +
@@ -841,16 +866,16 @@ TuneOutcome run_tune(const TuneOptions& given) {
     for (const auto& o : overrides_of(pb, b.values)) tuned.push_back(o);
     const FabricSetup best_setup = fabric_parameters().resolve(opt.scenario, tuned);
     const auto shown = [&](const std::string& key) { return best_setup.config.shown(key); };
-    if (const std::string sonic = sonic_config_json(pb.space, b.values, shown); !sonic.empty()) {
+    std::string left_out;
+    if (const std::string sonic = sonic_config_json(pb.space, b.values, shown, &left_out); !sonic.empty()) {
       write_file(dir / "best-sonic.json", sonic);
       md += "\nOn a SONiC switch (`best-sonic.json`, for `sudo config load`";
       if (sonic.find("\"SCHEDULER\"") != std::string::npos)
         md += "; bind each fabriclab.qN scheduler to queue N of the ports, `QUEUE|PORT|N`";
       md += "):\n\n```json\n" + sonic + "```\n";
     }
+    if (!left_out.empty()) md += "\nOn a SONiC switch: " + left_out + ".\n";
   }
-  for (const char* stale : {"best-nic.sh", "best-sonic.json"})
-    if (out.best < 0) fs::remove(dir / stale, ignored);
   // The search, drawn.
   std::vector<TrialPoint> points;
   for (const Trial& t : trials) {

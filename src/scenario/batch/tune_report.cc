@@ -30,7 +30,9 @@ std::string axis_range(char axis, const std::vector<double>& values, bool log = 
   double lo = INFINITY, hi = -INFINITY;
   for (double v : values)
     if (std::isfinite(v) && (!log || v > 0)) lo = std::min(lo, v), hi = std::max(hi, v);
-  if (!std::isfinite(lo) || lo < hi) return fmt::format("set autoscale {}\n", axis);
+  // No value at all (no trial scored): a fixed empty axis, as gnuplot cannot autoscale none.
+  if (!std::isfinite(lo)) return fmt::format("set {}range [0:1]\n", axis);
+  if (lo < hi) return fmt::format("set autoscale {}\n", axis);
   if (log) return fmt::format("set {}range [{:.9g}:{:.9g}]\n", axis, lo / 2, hi * 2);
   const double pad = std::max(1.0, std::fabs(lo) * 0.05);
   return fmt::format("set {}range [{:.9g}:{:.9g}]\n", axis, lo - pad, hi + pad);
@@ -92,7 +94,7 @@ std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vec
 }
 
 std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values,
-                              const std::function<std::string(const std::string&)>& shown) {
+                              const std::function<std::string(const std::string&)>& shown, std::string* left_out) {
   nlohmann::ordered_json wred, buffer;
   bool scheduler = false;
   for (std::size_t d = 0; d < space.size(); ++d) {
@@ -125,7 +127,14 @@ std::string sonic_config_json(const std::vector<TuneParam>& space, const std::ve
       return out;
     };
     const std::vector<std::string> weights = list("switch.dwrr.weights"), strict = list("switch.dwrr.strict");
-    for (std::size_t q = 0; q < weights.size(); ++q) {
+    // SONiC keeps a scheduler's weight in 8 bits (orchagent stores it as a uint8): a larger
+    // one would be cut silently, so the profiles are left out and the report says why.
+    const bool fits = std::all_of(weights.begin(), weights.end(),
+                                  [](const std::string& w) { return std::stol(w) <= 255; });
+    if (!fits && left_out)
+      *left_out = fmt::format("the DWRR weights {} are not written as SONiC schedulers: SONiC takes weights up to 255",
+                              shown("switch.dwrr.weights"));
+    for (std::size_t q = 0; fits && q < weights.size(); ++q) {
       const bool is_strict = std::find(strict.begin(), strict.end(), std::to_string(q)) != strict.end();
       schedulers[fmt::format("fabriclab.q{}", q)] = is_strict ? nlohmann::ordered_json{{"type", "STRICT"}}
                                                               : nlohmann::ordered_json{{"type", "DWRR"},
@@ -192,6 +201,9 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
   write_file(dir / "objective.dat", obj);
   draw_plot(dir, "objective",
             axis_range('x', index) + axis_range('y', objective) +
+                (std::none_of(objective.begin(), objective.end(), [](double v) { return std::isfinite(v); })
+                     ? "set label 1 'no trial was scored' at graph 0.5, 0.5 center\n"
+                     : "") +
                 "set xlabel 'trial'\nset ylabel 'objective'\nset key bottom right\n"
                 "plot 'objective.dat' using 1:($3 == 1 ? $2 : 1/0) with points pt 7 title 'feasible', "
                 "'' using 1:($3 == 0 ? $2 : 1/0) with points pt 6 title 'infeasible', "

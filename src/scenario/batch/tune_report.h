@@ -23,9 +23,11 @@ std::string nic_sysfs_script(const std::vector<TuneParam>& space, const std::vec
 // bind to a port's queues), for `sudo config load`, bytes as integers. `shown` gives any
 // key's value in the tuned settings (the scenario with them): the headroom's size is the
 // profile's xoff only when switch.pfc.headroom is "given", the DWRR values are
-// schedulers only when switch.scheduler is "dwrr". Empty when nothing applies.
+// schedulers only when switch.scheduler is "dwrr" and every weight fits SONiC's 8 bits
+// (else `left_out` says why they are not written). Empty when nothing applies.
 std::string sonic_config_json(const std::vector<TuneParam>& space, const std::vector<std::string>& values,
-                              const std::function<std::string(const std::string&)>& shown);
+                              const std::function<std::string(const std::string&)>& shown,
+                              std::string* left_out = nullptr);
 
 // One trial as the plots see it.
 struct TrialPoint {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <stdexcept>
 
 namespace fabriclab::scenario::experiments {
@@ -21,6 +22,7 @@ std::uint32_t host_index(const std::string& name) {
 
 double metric(const nlohmann::json& summary, const char* section, const char* key) {
   const auto& v = summary.at(section).at(key);
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();  // none in the run (no flow finished)
   return v.is_string() ? std::stod(v.get<std::string>()) : v.get<double>();
 }
 

@@ -70,7 +70,8 @@ double gbps(double bytes, double ns);
 // The index of host "hN".
 std::uint32_t host_index(const std::string& name);
 
-// summary[section][key] as a number (our summaries write times as strings).
+// summary[section][key] as a number (our summaries write times as strings); NaN for a
+// null (none in the run, such as the completion times when no flow finished).
 double metric(const nlohmann::json& summary, const char* section, const char* key);
 
 // A clustered bar chart of `dat` (first column: labels; then one column per series).

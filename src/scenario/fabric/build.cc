@@ -178,6 +178,8 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
 void check_across_keys(const FabricSetup& setup) {
   const FabricScenario& s = setup.value;
   const Config& cfg = setup.config;
+  fabric::check_nic_config(s.nic);
+  fabric::check_wire_format(s.nic, s.wire);
   if (s.sw.wred.kmax <= s.sw.wred.kmin)
     throw InputError(fmt::format("{}: switch.wred.green_max_threshold ({}) must be above green_min_threshold ({})",
                                  cfg.origin("switch.wred.green_max_threshold"),

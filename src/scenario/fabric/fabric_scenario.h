@@ -90,9 +90,11 @@ const Parameters<FabricScenario>& fabric_parameters();
 // The DCQCN values a run used, for summary.json: both ends, in sysfs names and units.
 nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::CnpParams& np);
 
-// The rules across keys that need no network built (WRED's Kmax above its Kmin): throws
+// The rules across keys that need no network built (WRED's Kmax above its Kmin, the
+// NIC's keys among themselves, a frame of the MTU in the wire format): throws
 // InputError naming the keys. build_network checks them first; `tune` uses them to tell
-// settings that cannot load from runs that fail.
+// settings that cannot load from runs that fail. (Rules that need the topology, such as
+// reserves and headroom within the buffer, are found by the run.)
 void check_across_keys(const FabricSetup& setup);
 
 // The network, its topology and its flows, ready to run.

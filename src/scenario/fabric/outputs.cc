@@ -206,14 +206,19 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                     {"min_frame_bytes", w.min_frame_bytes},
                     {"gap_bytes", w.gap_bytes},
                     {"serialization", name_of(fabric::kWireRoundingNames, w.rounding)}}}};
+  // Completion times of the flows that finished; none finished: null, not a time of 0.
+  const auto fct = [&](Time t) -> nlohmann::ordered_json {
+    if (o.totals.flows_finished == 0) return nullptr;
+    return ns_text(t);
+  };
   // clang-format off
   j["flows"] = {{"count", net.flows().size()},
                 {"finished", o.totals.flows_finished},
                 {"finish_at", name_of(fabric::kFlowEndNames, net.nic_config().flow_end)},
-                {"fct_ns_mean", ns_text(o.fct_mean)},
-                {"fct_ns_p50", ns_text(o.fct_p50)},
-                {"fct_ns_p99", ns_text(o.fct_p99)},
-                {"fct_ns_max", ns_text(o.fct_max)},
+                {"fct_ns_mean", fct(o.fct_mean)},
+                {"fct_ns_p50", fct(o.fct_p50)},
+                {"fct_ns_p99", fct(o.fct_p99)},
+                {"fct_ns_max", fct(o.fct_max)},
                 {"retransmitted_packets", o.retransmitted}};
   // clang-format on
   j["totals"] = {{"data_packets_sent", l.data_packets_sent},

@@ -1,11 +1,13 @@
 #include "scenario/report/gnuplot.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/error.h"
 #include "scenario/report/files.h"
@@ -21,8 +23,13 @@ void draw_plot(const std::filesystem::path& dir, const std::string& stem, const 
   std::fflush(stderr);
   const pid_t pid = fork();
   if (pid < 0) throw InputError("cannot start gnuplot (fork failed)");
+  // gnuplot's messages go to STEM.gp.log: its warnings (an empty data file, say) are not
+  // the run's to print; its errors are quoted when it fails.
+  const std::string log = script + ".log";
   if (pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(126);
+    const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 2);
     execlp("gnuplot", "gnuplot", script.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -34,7 +41,14 @@ void draw_plot(const std::filesystem::path& dir, const std::string& stem, const 
     throw InputError("gnuplot not found: it draws the plots (scripts/install-deps.sh installs gnuplot-nox); the "
                      "data and " +
                      (dir / script).string() + " are written");
-  if (code != 0) throw InputError(fmt::format("gnuplot failed on {} (exit {})", (dir / script).string(), code));
+  std::string said;
+  if (std::error_code ec; std::filesystem::exists(dir / log, ec)) {
+    said = read_text(dir / log);
+    std::filesystem::remove(dir / log, ec);
+  }
+  if (code != 0)
+    throw InputError(fmt::format("gnuplot failed on {} (exit {}){}", (dir / script).string(), code,
+                                 said.empty() ? "" : ":\n" + said));
 }
 
 }  // namespace fabriclab::scenario

@@ -11,7 +11,7 @@ namespace fabriclab::scenario {
 
 // Writes DIR/STEM.gp -- a PNG terminal, `set output "STEM.png"`, then `body` -- and runs
 // gnuplot on it in DIR. Throws InputError if gnuplot is missing or fails (its message
-// names the script).
+// names the script and quotes gnuplot's). gnuplot's warnings are not printed.
 void draw_plot(const std::filesystem::path& dir, const std::string& stem, const std::string& body);
 
 }  // namespace fabriclab::scenario
