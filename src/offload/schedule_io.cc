@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
+#include <ostream>
+#include <span>
 #include <tuple>
 #include <set>
 #include <sstream>
@@ -33,60 +36,94 @@ std::vector<CounterId> rank_counter_ids(const Schedule& s) {
   return ids;
 }
 
-nlohmann::ordered_json schedule_to_json(const Schedule& s) {
+void write_schedule_json(const Schedule& s, std::ostream& out) {
   const std::vector<CounterId> cid = rank_counter_ids(s);
-  auto counter = [&](CounterId c) { return c == kNoCounter ? json(nullptr) : json(cid[static_cast<std::size_t>(c)]); };
-  json j;
-  j["format"] = kFormat;
-  j["collective"] = s.collective;
-  j["algorithm"] = s.algorithm;
-  j["ranks"] = s.ranks();
-  j["strategy"] = s.strategy;
-  j["bytes"] = s.bytes;
-  j["datatype"] = s.datatype;
-  j["root"] = s.root;
-  j["ordered_channels"] = s.ordered_channels;
+  fmt::memory_buffer buf;
+  const auto flush = [&] {
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    buf.clear();
+  };
+  const auto field = [&](const char* name, const json& v, bool last = false) {
+    fmt::format_to(std::back_inserter(buf), " \"{}\": {}{}\n", name, v.dump(), last ? "" : ",");
+  };
+  buf.append(std::string_view("{\n"));
+  field("format", kFormat);
+  field("collective", s.collective);
+  field("algorithm", s.algorithm);
+  field("ranks", s.ranks());
+  field("strategy", s.strategy);
+  field("bytes", s.bytes);
+  field("datatype", s.datatype);
+  field("root", s.root);
+  field("ordered_channels", s.ordered_channels);
   if (!s.layout.empty()) {
     json pro = json::array();
     for (const HostCopy& c : s.layout.prologue)
       pro.push_back({{"rank", c.rank}, {"src_offset", c.src_offset}, {"dst_offset", c.dst_offset}, {"bytes", c.bytes}});
-    j["layout"] = {{"window_bytes", s.layout.window_bytes},
-                   {"input_offset", s.layout.input_offset},
-                   {"output_offset", s.layout.output_offset},
-                   {"prologue", std::move(pro)}};
+    field("layout", {{"window_bytes", s.layout.window_bytes},
+                     {"input_offset", s.layout.input_offset},
+                     {"output_offset", s.layout.output_offset},
+                     {"prologue", std::move(pro)}});
   }
-  json ops = json::array();
+  // The operations one per line, written as they are read: a schedule of millions of
+  // operations never becomes a document in memory.
+  buf.append(std::string_view(" \"ops\": [\n"));
+  auto it = std::back_inserter(buf);
+  const auto counter = [&](CounterId c) {
+    if (c == kNoCounter) fmt::format_to(it, "null");
+    else fmt::format_to(it, "{}", cid[static_cast<std::size_t>(c)]);
+  };
+  const auto list = [&](std::span<const OpId> ids) {
+    buf.push_back('[');
+    for (std::size_t k = 0; k < ids.size(); ++k) fmt::format_to(it, "{}{}", k ? ", " : "", ids[k]);
+    buf.push_back(']');
+  };
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto id = static_cast<OpId>(i);
     const Op& o = s.op(id);
-    json e;
-    e["id"] = id;
-    e["rank"] = o.rank;
-    e["kind"] = std::string(to_string(o.kind));
+    fmt::format_to(it, "  {{\"id\": {}, \"rank\": {}, \"kind\": \"{}\"", id, o.rank, to_string(o.kind));
     if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
-      e["peer"] = o.peer;
-      e["bytes"] = o.bytes;
+      fmt::format_to(it, ", \"peer\": {}, \"bytes\": {}", o.peer, o.bytes);
       if (!s.layout.empty()) {
-        if (o.kind != OpKind::arrival) e["src_offset"] = o.src_offset;
-        e["dst_offset"] = o.dst_offset;
+        if (o.kind != OpKind::arrival) fmt::format_to(it, ", \"src_offset\": {}", o.src_offset);
+        fmt::format_to(it, ", \"dst_offset\": {}", o.dst_offset);
       }
     }
     if (o.kind == OpKind::cntr_add) {
-      e["target"] = counter(o.target);
-      e["add"] = o.add;
+      fmt::format_to(it, ", \"target\": ");
+      counter(o.target);
+      fmt::format_to(it, ", \"add\": {}", o.add);
     }
-    e["deps"] = std::vector<OpId>(s.deps(id).begin(), s.deps(id).end());
-    if (!s.after(id).empty()) e["after"] = std::vector<OpId>(s.after(id).begin(), s.after(id).end());
-    if (o.trigger == kNoCounter) e["trigger"] = nullptr;
-    else e["trigger"] = {{"counter", counter(o.trigger)}, {"threshold", o.threshold}};
-    e["completion"] = counter(o.completion);
-    if (o.relay) e["relay"] = true;
-    ops.push_back(std::move(e));
+    fmt::format_to(it, ", \"deps\": ");
+    list(s.deps(id));
+    if (!s.after(id).empty()) {
+      fmt::format_to(it, ", \"after\": ");
+      list(s.after(id));
+    }
+    if (o.trigger == kNoCounter) {
+      fmt::format_to(it, ", \"trigger\": null");
+    } else {
+      fmt::format_to(it, ", \"trigger\": {{\"counter\": ");
+      counter(o.trigger);
+      fmt::format_to(it, ", \"threshold\": {}}}", o.threshold);
+    }
+    fmt::format_to(it, ", \"completion\": ");
+    counter(o.completion);
+    if (o.relay) fmt::format_to(it, ", \"relay\": true");
+    fmt::format_to(it, "}}{}\n", i + 1 < s.size() ? "," : "");
+    if (buf.size() > (1u << 20)) flush();
   }
-  j["ops"] = std::move(ops);
+  buf.append(std::string_view(" ],\n"));
   const auto c = s.counter_summary();
-  j["counters"] = {{"per_rank", c.per_rank}, {"max", c.max}, {"total", c.total}};
-  return j;
+  field("counters", {{"per_rank", c.per_rank}, {"max", c.max}, {"total", c.total}}, true);
+  buf.append(std::string_view("}\n"));
+  flush();
+}
+
+nlohmann::ordered_json schedule_to_json(const Schedule& s) {
+  std::ostringstream out;
+  write_schedule_json(s, out);
+  return json::parse(out.str());
 }
 
 std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset) {
@@ -316,7 +353,8 @@ Schedule read_schedule_json(const std::string& path) { return schedule_from_json
 void write_schedule_json(const Schedule& s, const std::string& path) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw InputError(fmt::format("{}: cannot open for writing", path));
-  out << schedule_to_json(s).dump(1) << '\n';
+  write_schedule_json(s, out);
+  out.flush();
   if (!out) throw InputError(fmt::format("{}: write failed", path));
 }
 

@@ -21,6 +21,8 @@ namespace fabriclab::offload {
 // names; the reader maps each (rank, file id) to a schedule-wide id in (rank, file id)
 // order and keeps the file's id as the counter's name for messages. A file whose ids are
 // unique across the schedule reads the same way.
+// The file as a JSON document (write_schedule_json's text, parsed: for tests and small
+// schedules; files are written as a stream).
 nlohmann::ordered_json schedule_to_json(const Schedule& s);
 // `origin` names the source in error messages (a file name).
 Schedule schedule_from_json_text(const std::string& text, const std::string& origin);
@@ -29,6 +31,9 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
 // named by operations, numbered from 0 in id order; kNoCounter for counters no op names.
 std::vector<CounterId> rank_counter_ids(const Schedule& s);
 
+// The file: its fields, then the operations one per line, then the counters, written as a
+// stream (a schedule of millions of operations never becomes a document in memory).
+void write_schedule_json(const Schedule& s, std::ostream& out);
 void write_schedule_json(const Schedule& s, const std::string& path);
 Schedule read_schedule_json(const std::string& path);
 
