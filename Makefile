@@ -45,6 +45,7 @@ bench: build
 	./bench/instructions_per_hop.sh leaf_spine:1024 50us
 	./bench/process_start.sh
 	./build/release/bench/offload_benchmark
+	./bench/counters_cli.sh 1024
 	./bench/exec_times.sh 4 1024 30
 
 # Rewrites the C++ of FORMAT_DIRS in place with .clang-format (tests/format_test.sh checks

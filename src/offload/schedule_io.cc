@@ -1,5 +1,6 @@
 #include "offload/schedule_io.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -70,47 +71,47 @@ void write_schedule_json(const Schedule& s, std::ostream& out) {
   buf.append(std::string_view(" \"ops\": [\n"));
   auto it = std::back_inserter(buf);
   const auto counter = [&](CounterId c) {
-    if (c == kNoCounter) fmt::format_to(it, "null");
-    else fmt::format_to(it, "{}", cid[static_cast<std::size_t>(c)]);
+    if (c == kNoCounter) fmt::format_to(it, FMT_COMPILE("null"));
+    else fmt::format_to(it, FMT_COMPILE("{}"), cid[static_cast<std::size_t>(c)]);
   };
   const auto list = [&](std::span<const OpId> ids) {
     buf.push_back('[');
-    for (std::size_t k = 0; k < ids.size(); ++k) fmt::format_to(it, "{}{}", k ? ", " : "", ids[k]);
+    for (std::size_t k = 0; k < ids.size(); ++k) fmt::format_to(it, FMT_COMPILE("{}{}"), k ? ", " : "", ids[k]);
     buf.push_back(']');
   };
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto id = static_cast<OpId>(i);
     const Op& o = s.op(id);
-    fmt::format_to(it, "  {{\"id\": {}, \"rank\": {}, \"kind\": \"{}\"", id, o.rank, to_string(o.kind));
+    fmt::format_to(it, FMT_COMPILE("  {{\"id\": {}, \"rank\": {}, \"kind\": \"{}\""), id, o.rank, to_string(o.kind));
     if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
-      fmt::format_to(it, ", \"peer\": {}, \"bytes\": {}", o.peer, o.bytes);
+      fmt::format_to(it, FMT_COMPILE(", \"peer\": {}, \"bytes\": {}"), o.peer, o.bytes);
       if (!s.layout.empty()) {
-        if (o.kind != OpKind::arrival) fmt::format_to(it, ", \"src_offset\": {}", o.src_offset);
-        fmt::format_to(it, ", \"dst_offset\": {}", o.dst_offset);
+        if (o.kind != OpKind::arrival) fmt::format_to(it, FMT_COMPILE(", \"src_offset\": {}"), o.src_offset);
+        fmt::format_to(it, FMT_COMPILE(", \"dst_offset\": {}"), o.dst_offset);
       }
     }
     if (o.kind == OpKind::cntr_add) {
-      fmt::format_to(it, ", \"target\": ");
+      fmt::format_to(it, FMT_COMPILE(", \"target\": "));
       counter(o.target);
-      fmt::format_to(it, ", \"add\": {}", o.add);
+      fmt::format_to(it, FMT_COMPILE(", \"add\": {}"), o.add);
     }
-    fmt::format_to(it, ", \"deps\": ");
+    fmt::format_to(it, FMT_COMPILE(", \"deps\": "));
     list(s.deps(id));
     if (!s.after(id).empty()) {
-      fmt::format_to(it, ", \"after\": ");
+      fmt::format_to(it, FMT_COMPILE(", \"after\": "));
       list(s.after(id));
     }
     if (o.trigger == kNoCounter) {
-      fmt::format_to(it, ", \"trigger\": null");
+      fmt::format_to(it, FMT_COMPILE(", \"trigger\": null"));
     } else {
-      fmt::format_to(it, ", \"trigger\": {{\"counter\": ");
+      fmt::format_to(it, FMT_COMPILE(", \"trigger\": {{\"counter\": "));
       counter(o.trigger);
-      fmt::format_to(it, ", \"threshold\": {}}}", o.threshold);
+      fmt::format_to(it, FMT_COMPILE(", \"threshold\": {}}}"), o.threshold);
     }
-    fmt::format_to(it, ", \"completion\": ");
+    fmt::format_to(it, FMT_COMPILE(", \"completion\": "));
     counter(o.completion);
-    if (o.relay) fmt::format_to(it, ", \"relay\": true");
-    fmt::format_to(it, "}}{}\n", i + 1 < s.size() ? "," : "");
+    if (o.relay) fmt::format_to(it, FMT_COMPILE(", \"relay\": true"));
+    fmt::format_to(it, FMT_COMPILE("}}{}\n"), i + 1 < s.size() ? "," : "");
     if (buf.size() > (1u << 20)) flush();
   }
   buf.append(std::string_view(" ],\n"));

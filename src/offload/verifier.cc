@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <exception>
 #include <span>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -392,26 +394,59 @@ void check_rule(const Schedule& s, Analysis a, VerifyOptions::RuleWeighing how, 
 
 // What the executor looks up, built once per schedule and shared by every copy of the
 // executor state (the exhaustive search copies states, not this).
-struct ExecIndex {
-  explicit ExecIndex(const Schedule& sched) : s(&sched) {
-    const auto n = sched.size();
-    waiters.resize(sched.counter_count());
-    arrivals_of.resize(n);
-    after_children.resize(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      const auto id = static_cast<OpId>(i);
-      const Op& o = sched.op(id);
-      if (o.kind == OpKind::arrival) arrivals_of[static_cast<std::size_t>(sched.deps(id)[0])].push_back(id);
-      if (o.trigger != kNoCounter) waiters[static_cast<std::size_t>(o.trigger)].push_back(id);
-      for (OpId b : sched.after(id)) after_children[static_cast<std::size_t>(b)].push_back(id);
+// Lists of operations per key, in one array (compressed rows): millions of small lists
+// without a heap block each.
+class OpLists {
+ public:
+  // add(key, op) for every pair, in two passes: count(key) for all, then fill(key, op) in
+  // the same order (each list keeps that order).
+  explicit OpLists(std::size_t keys) : begin_(keys + 1, 0) {}
+  void count(std::size_t key) { ++begin_[key + 1]; }
+  void fill(std::size_t key, OpId op) {
+    if (next_.empty()) {
+      for (std::size_t k = 1; k < begin_.size(); ++k) begin_[k] += begin_[k - 1];
+      next_.assign(begin_.begin(), begin_.end() - 1);
+      items_.resize(begin_.back());
     }
+    items_[next_[key]++] = op;
+  }
+  std::span<const OpId> operator[](std::size_t key) const {
+    if (items_.empty()) return {};
+    return {items_.data() + begin_[key], begin_[key + 1] - begin_[key]};
+  }
+  std::span<OpId> mutable_list(std::size_t key) { return {items_.data() + begin_[key], begin_[key + 1] - begin_[key]}; }
+  std::size_t keys() const { return begin_.size() - 1; }
+
+ private:
+  std::vector<std::size_t> begin_, next_;
+  std::vector<OpId> items_;
+};
+
+struct ExecIndex {
+  explicit ExecIndex(const Schedule& sched)
+      : s(&sched), waiters(sched.counter_count()), arrivals_of(sched.size()), after_children(sched.size()) {
+    const auto n = sched.size();
+    for (const bool filling : {false, true})
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto id = static_cast<OpId>(i);
+        const Op& o = sched.op(id);
+        const auto add = [&](OpLists& lists, std::size_t key) {
+          if (filling) lists.fill(key, id);
+          else lists.count(key);
+        };
+        if (o.kind == OpKind::arrival) add(arrivals_of, static_cast<std::size_t>(sched.deps(id)[0]));
+        if (o.trigger != kNoCounter) add(waiters, static_cast<std::size_t>(o.trigger));
+        for (OpId b : sched.after(id)) add(after_children, static_cast<std::size_t>(b));
+      }
     // Released in threshold order, then issue order.
-    for (auto& w : waiters)
+    for (std::size_t c = 0; c < waiters.keys(); ++c) {
+      const auto w = waiters.mutable_list(c);
       std::stable_sort(w.begin(), w.end(),
                        [&](OpId a, OpId b) { return sched.op(a).threshold < sched.op(b).threshold; });
+    }
   }
   const Schedule* s;
-  std::vector<std::vector<OpId>> waiters, arrivals_of, after_children;
+  OpLists waiters, arrivals_of, after_children;
 };
 
 // Executes a schedule the way a NIC does: an operation fires the instant its counter
@@ -643,12 +678,50 @@ void exhaustive(const ExecIndex& ix, std::size_t limit, VerifyReport& rep) {
 
 }  // namespace
 
+namespace {
+// The fixpoint (liveness), the random runs and the exhaustive search, into `rep`.
+void executions(const Schedule& s, const VerifyOptions& opt, VerifyReport& rep);
+// From this many operations the rule runs beside the executions (a thread costs tens of us).
+constexpr std::size_t kRuleThreadOps = 50'000;
+}  // namespace
+
 VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
   validate(s, true);
   VerifyReport rep;
   rep.analysis = opt.analysis;
   if (rep.analysis == Analysis::global && s.size() > kMaxGlobalOps) rep.analysis = Analysis::local;
-  if (opt.rule) check_rule(s, rep.analysis, opt.rule_weighing, rep);
+  // The rule and the executions share nothing but the schedule: on a large one the rule
+  // runs on a thread of its own (the same report either way: the rule's is merged first,
+  // as if it had run first).
+  VerifyReport by_rule;
+  std::exception_ptr rule_error;
+  const Analysis analysis = rep.analysis;
+  const auto run_rule = [&] {
+    try {
+      check_rule(s, analysis, opt.rule_weighing, by_rule);
+    } catch (...) {
+      rule_error = std::current_exception();
+    }
+  };
+  std::thread rule;
+  if (opt.rule && opt.parallel && s.size() >= kRuleThreadOps) rule = std::thread(run_rule);
+  else if (opt.rule) run_rule();
+  struct Join {
+    std::thread& t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{rule};
+  executions(s, opt, rep);
+  if (rule.joinable()) rule.join();
+  if (rule_error) std::rethrow_exception(rule_error);
+  rep.safe_by_rule = by_rule.safe_by_rule;
+  rep.violations.insert(rep.violations.begin(), by_rule.violations.begin(), by_rule.violations.end());
+  return rep;
+}
+
+namespace {
+void executions(const Schedule& s, const VerifyOptions& opt, VerifyReport& rep) {
   const ExecIndex ix(s);
   check_fixpoint(ix, rep);
   for (int k = 0; k < opt.random_runs; ++k) {
@@ -660,7 +733,7 @@ VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
   }
   if (opt.exhaustive_state_limit > 0 && s.size() <= opt.exhaustive_max_ops && rep.safe_by_execution)
     exhaustive(ix, opt.exhaustive_state_limit, rep);
-  return rep;
 }
+}  // namespace
 
 }  // namespace fabriclab::offload

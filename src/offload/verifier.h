@@ -35,6 +35,9 @@ struct VerifyOptions {
   // force one way (tests compare them).
   enum class RuleWeighing : std::uint8_t { automatic, walk, runs };
   RuleWeighing rule_weighing = RuleWeighing::automatic;
+  // On a large schedule (50 000 operations or more) the rule runs on a thread beside the
+  // executions; the report is the same either way (tests compare the two).
+  bool parallel = true;
 };
 
 struct Violation {

@@ -141,6 +141,41 @@ TEST(Verifier, FindsTheOneLowThresholdOnALongSharedCounterChain) {
   }
 }
 
+// On a schedule of 50 000 operations or more the rule runs on a thread beside the
+// executions: the report is the one of running them one after the other -- the same
+// verdicts and the same violations (the rule's first) with the same messages. A ring
+// allreduce on 128 ranks (65 024 operations) with one threshold lowered breaks both.
+TEST(Verifier, TheRuleOnAThreadGivesTheSameReport) {
+  Schedule s = assign_counters(build_schedule("allreduce", "ring", {.ranks = 128}), Strategy::optimized,
+                               {.analysis = Analysis::local});
+  ASSERT_GE(s.size(), 50000u);
+  std::size_t low = s.size();
+  for (std::size_t i = 0; i < s.size() && low == s.size(); ++i) {
+    const Op& op = s.op(static_cast<OpId>(i));
+    if (op.trigger != kNoCounter && op.threshold > 1 && op.rank == 5) low = i;
+  }
+  ASSERT_LT(low, s.size());
+  s.op(static_cast<OpId>(low)).threshold -= 1;
+  VerifyOptions o{.analysis = Analysis::local, .random_runs = 2, .exhaustive_state_limit = 0};
+  const VerifyReport both = verify(s, o);
+  o.parallel = false;
+  const VerifyReport one = verify(s, o);
+  EXPECT_FALSE(both.safe_by_rule);
+  EXPECT_FALSE(both.safe_by_execution);
+  EXPECT_EQ(both.safe_by_rule, one.safe_by_rule);
+  EXPECT_EQ(both.live_by_fixpoint, one.live_by_fixpoint);
+  EXPECT_EQ(both.safe_by_execution, one.safe_by_execution);
+  EXPECT_EQ(both.random_runs, one.random_runs);
+  ASSERT_EQ(both.violations.size(), one.violations.size());
+  ASSERT_FALSE(both.violations.empty());
+  EXPECT_EQ(both.violations[0].method, "rule");
+  for (std::size_t k = 0; k < both.violations.size(); ++k) {
+    EXPECT_EQ(both.violations[k].method, one.violations[k].method) << k;
+    EXPECT_EQ(both.violations[k].op, one.violations[k].op) << k;
+    EXPECT_EQ(both.violations[k].message, one.violations[k].message) << k;
+  }
+}
+
 // Two chains interleaved on one rank, each with its own counter spanning the rank: A's
 // adds weigh 2, B's 3 (each counter's members weigh the same, the two differ). B's last
 // op waits for one add too few, 3 (m - 2): only B's first m - 2 adds do not need its
