@@ -11,6 +11,7 @@
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "offload/estimates.h"
+#include "offload/segment.h"
 #include "offload/strategy_runs.h"
 
 namespace fabriclab::cli {
@@ -23,6 +24,7 @@ struct CountersArgs {
   std::string collective, algorithm;
   int ranks = 0;
   std::int64_t bytes = 8;
+  std::int64_t segment = 0;  // split atomics into segments of at most this many bytes (0: no split)
   int root = 0;
   int radix = 4;
   std::string datatype = "double";
@@ -52,18 +54,30 @@ BuildOptions build_options(const CountersArgs& a, int ranks) {
 int run_single(const CountersArgs& a) {
   if (a.collective.empty() || a.algorithm.empty() || a.ranks_text.empty())
     throw InputError("counters: give --collective, --algorithm and --ranks (or --table)");
-  const Schedule dag = build_schedule(a.collective, a.algorithm, build_options(a, a.ranks));
+  const BuildOptions bo = build_options(a, a.ranks);
+  Schedule dag = build_schedule(a.collective, a.algorithm, bo);
+  std::string segments;
+  if (a.segment != 0) {
+    const std::int64_t element = datatype_size(bo.datatype);
+    if (a.segment < 0 || a.segment % element != 0)
+      throw InputError(fmt::format("--segment {}: expected a positive multiple of the {}-byte {} elements (the "
+                                   "NIC's largest atomic, as exec splits with)",
+                                   a.segment, element, a.datatype));
+    const std::size_t before = dag.size();
+    dag = split_atomics(dag, a.segment);
+    segments = fmt::format("; atomics split into segments of at most {} bytes: {} more operations", a.segment,
+                           dag.size() - before);
+  }
   const auto vs = variants(a.strategy, a.analysis, dag);
-  fmt::print("{} {} on {} ranks, {} bytes ({}{}{}): {} operations in the DAG\n", a.collective, a.algorithm, a.ranks,
+  fmt::print("{} {} on {} ranks, {} bytes ({}{}{}{}): {} operations in the DAG\n", a.collective, a.algorithm, a.ranks,
              a.bytes, a.datatype, a.ordered ? ", ordered channels" : "",
-             a.uncounted_sends ? ", send completions not counted" : "", dag.size());
+             a.uncounted_sends ? ", send completions not counted" : "", segments, dag.size());
   fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", "strategy", "ops", "relays", "counters/max",
              "counters/total", "estimate", "verifier");
   int rc = 0;
-  const BuildOptions bo = build_options(a, a.ranks);
   for (const auto& v : vs) {
     Outcome o = run_variant(dag, v, true);
-    attach_estimate(o, bo, a.collective, a.algorithm);
+    attach_estimate(o, bo, a.collective, a.algorithm, a.segment != 0);
     fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", v.label(), o.ops, o.relays, o.counters.max,
                o.counters.total, o.estimate, verdict(o));
     if (!o.estimate_matches) rc = 1;
@@ -174,6 +188,9 @@ Command add_counters_command(CLI::App& app) {
                 "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall");
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
   c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")->capture_default_str();
+  c->add_option("--segment", args->segment,
+                "split every atomic of more than this many bytes into segments of at most as many (what exec "
+                "does with the NIC's atomic size); a multiple of the datatype's size");
   c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
   c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
   c->add_option("--datatype", args->datatype, "int64, double or float")->capture_default_str();

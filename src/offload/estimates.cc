@@ -150,6 +150,10 @@ Formula formula_uncounted(std::string_view c, std::string_view a, const BuildOpt
 
 }  // namespace
 
+bool estimate_holds_segmented(std::string_view collective, std::string_view algorithm, const BuildOptions& o) {
+  return !(collective == "allreduce" && algorithm == "rabenseifner" && !o.count_send_completions);
+}
+
 Estimate estimate_counters(std::string_view collective, std::string_view algorithm, const BuildOptions& o,
                            Strategy strategy) {
   // Everything the builder would reject, except the size of the DAG: none is built.

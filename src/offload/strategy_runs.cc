@@ -89,10 +89,15 @@ Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
 }
 
 // The closed form for this variant, compared with what the allocator produced.
-void attach_estimate(Outcome& o, const BuildOptions& bo, const std::string& collective, const std::string& algorithm) {
+void attach_estimate(Outcome& o, const BuildOptions& bo, const std::string& collective, const std::string& algorithm,
+                     bool segmented) {
   if (o.variant.strategy == Strategy::exact ||
       (o.variant.strategy == Strategy::optimized && o.variant.analysis == Analysis::global))
     return;
+  if (segmented && (o.variant.strategy == Strategy::naive || !estimate_holds_segmented(collective, algorithm, bo))) {
+    o.estimate = "n/a";
+    return;
+  }
   const Estimate e = estimate_counters(collective, algorithm, bo, o.variant.strategy);
   o.estimate_matches = e.per_rank == o.counters.per_rank;
   o.estimate = fmt::format("{} / {}{}", e.max, e.total, o.estimate_matches ? "" : " (MISMATCH)");

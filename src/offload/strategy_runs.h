@@ -60,8 +60,10 @@ Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it);
 // Sets o.estimate to the closed form for this variant ("max / total"; unchanged "-" for
 // exact and optimized/global, which have no closed form) and
 // o.estimate_matches to whether it equals what the allocator produced, rank by rank.
+// `segmented`: the schedule's atomics were split (split_atomics): optimized/local keeps
+// its closed form where estimate_holds_segmented says so ("n/a" elsewhere), naive has none.
 void attach_estimate(Outcome& o, const BuildOptions& options, const std::string& collective,
-                     const std::string& algorithm);
+                     const std::string& algorithm, bool segmented = false);
 // "safe+live (global, exhaustive)", "REJECTED", ...
 std::string verdict(const Outcome& o);
 std::string verdict(const VerifyReport& r);

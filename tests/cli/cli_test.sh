@@ -36,6 +36,23 @@ for t in naive optimized-local optimized-global exact-local exact-global; do
   expect "verify-rs-empty-blocks-$t" 0 'verdict: safe and live' -- "$fl" verify "$tmp/rs.$t.json"
 done
 
+# Segments (--segment, what exec does with a NIC's atomic size): a 64 KiB recursive-doubling
+# allreduce on 8 ranks with atomics of at most 4 KiB. Each of the 48 atomics (24 to a peer,
+# each with its arrival; 24 local) becomes 16: 15 x (48 + 24) = 1080 more operations. The
+# optimized count is the unsegmented one (k = 3), naive has no closed form, and the file
+# holds 768 atomics of 4096 bytes, the same 3 MiB in all, and verifies.
+seg=("$fl" counters --collective allreduce --algorithm recursive_doubling --ranks 8 --bytes 65536 --segment 4096)
+expect counters-segment 0 'segments of at most 4096 bytes: 1080 more operations\): 1160 operations' -- "${seg[@]}"
+expect counters-segment-optimized 0 'optimized/local +1160 +0 +3 +24 +3 / 24 +safe\+live' -- \
+  "${seg[@]}" --strategy optimized --analysis local --json "$tmp/seg.json"
+expect counters-segment-naive 0 'naive +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +n/a +safe\+live' -- "${seg[@]}" --strategy naive
+expect counters-segment-file 0 '^768 4096 3145728$' -- python3 -c "import json
+a = [o for o in json.load(open('$tmp/seg.json'))['ops'] if o['kind'] == 'atomic']
+print(len(a), max(o['bytes'] for o in a), sum(o['bytes'] for o in a))"
+expect verify-segmented 0 'verdict: safe and live' -- "$fl" verify "$tmp/seg.json"
+expect counters-segment-bad 2 '^fabriclab: error: --segment 12: expected a positive multiple of the 8-byte double elements' -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 4 --segment 12
+
 # The reference's own example, and a planted unsafe schedule.
 expect verify-doc-example 0 'verdict: safe and live' -- "$fl" verify "$data/doc_example.json"
 expect verify-unsafe 1 'op 4 \(host_wait on rank 1\) can fire before its parent op 1' -- \
