@@ -34,8 +34,8 @@ Estimate estimate_counters(std::string_view collective, std::string_view algorit
 // (split_atomics, as exec does for a NIC's atomic size): the segments of one transfer have
 // its dependences and are concurrent, so they join its group and its counter, and only
 // thresholds rise -- for every collective and option but Rabenseifner's allreduce with
-// uncounted sends, whose local reduce atomics, once split, need more. Checked against the allocator (tests/offload/estimates_test.cc). Naive counts grow
-// with the segments: no closed form.
+// uncounted sends, whose local reduce atomics, once split, need more. Checked against the allocator
+// (tests/offload/estimates_test.cc). Naive counts grow with the segments: no closed form.
 bool estimate_holds_segmented(std::string_view collective, std::string_view algorithm, const BuildOptions& options);
 
 }  // namespace fabriclab::offload

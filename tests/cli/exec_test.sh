@@ -104,7 +104,7 @@ expect schedule-file 0 'exec .*ring2.json \(allreduce ring on 2 ranks.*result: 2
   --analysis local --json "$tmp/rs4.json" >/dev/null
 expect schedule-empty-blocks 0 'exec .*rs4.json \(reduce_scatter ring on 4 ranks, 8 B.*result: 3/3 iterations verified' -- \
   bash -o pipefail -c "'$fl' exec --schedule '$tmp/rs4.json' --iterations 3 | tr '\n' ' '"
-sed '/"output_offset"/{n;s/0,/8,/}' "$tmp/rs4.json" >"$tmp/rs4-off-end.json"
+sed 's/"output_offset":\[0,/"output_offset":[8,/' "$tmp/rs4.json" >"$tmp/rs4-off-end.json"
 expect schedule-block-off-end 2 "rs4-off-end.json: layout: rank 0's input \(8 bytes at 0\) or output \(8 bytes at 8\) does not fit the 8-byte window" -- \
   "$fl" exec --schedule "$tmp/rs4-off-end.json"
 sed '0,/"threshold": 3/s//"threshold": 2/' "$tmp/ring2.json" >"$tmp/ring2-early.json"
