@@ -13,12 +13,15 @@ bin=$(dirname "$0")/../build/release/fabriclab
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%-15s %-19s %9s %10s %9s  %s\n' collective algorithm wall "peak RSS" "file" verdict
-"$bin" counters --table --ranks 2 --quiet --strategy naive 2>/dev/null |
+"$bin" counters --table --ranks 2 --quiet 2>/dev/null |
   awk 'NF > 3 && $3 == "2" {print $1, $2}' | while read -r c a; do
+  rm -f "$tmp/s.json"
+  code=0
   /usr/bin/time -o "$tmp/time" -f '%e %M' "$bin" counters --collective "$c" --algorithm "$a" --ranks "$ranks" \
-    --strategy optimized --json "$tmp/s.json" >"$tmp/out" 2>&1 || true
-  read -r wall rss <"$tmp/time"
+    --strategy optimized --json "$tmp/s.json" >"$tmp/out" 2>&1 || code=$?
+  read -r wall rss < <(tail -n 1 "$tmp/time")  # (time says "Command exited with ..." first on a failure)
   verdict=$(awk '/^optimized/ {print $(NF - 1), $NF; exit}' "$tmp/out")
+  [ "$code" -eq 0 ] || verdict="FAILED (exit $code): $(tail -n 1 "$tmp/out")"
   printf '%-15s %-19s %7.2f s %6d MiB %5d MiB  %s\n' "$c" "$a" "$wall" $((rss / 1024)) \
-    $(($(stat -c %s "$tmp/s.json" 2>/dev/null || echo 0) / 1048576)) "${verdict:-FAILED: $(tail -1 "$tmp/out")}"
+    $(($(stat -c %s "$tmp/s.json" 2>/dev/null || echo 0) / 1048576)) "$verdict"
 done

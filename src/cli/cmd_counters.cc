@@ -24,7 +24,8 @@ struct CountersArgs {
   std::string collective, algorithm;
   int ranks = 0;
   std::int64_t bytes = 8;
-  std::int64_t segment = 0;  // split atomics into segments of at most this many bytes (0: no split)
+  std::int64_t segment = 0;  // split atomics into segments of at most this many bytes
+  bool segment_given = false;
   int root = 0;
   int radix = 4;
   std::string datatype = "double";
@@ -57,14 +58,16 @@ int run_single(const CountersArgs& a) {
   const BuildOptions bo = build_options(a, a.ranks);
   Schedule dag = build_schedule(a.collective, a.algorithm, bo);
   std::string segments;
-  if (a.segment != 0) {
+  bool segmented = false;
+  if (a.segment_given) {
     const std::int64_t element = datatype_size(bo.datatype);
-    if (a.segment < 0 || a.segment % element != 0)
+    if (a.segment <= 0 || a.segment % element != 0)
       throw InputError(fmt::format("--segment {}: expected a positive multiple of the {}-byte {} elements (the "
                                    "NIC's largest atomic, as exec splits with)",
                                    a.segment, element, a.datatype));
     const std::size_t before = dag.size();
     dag = split_atomics(dag, a.segment);
+    segmented = dag.size() != before;  // (nothing split: the unsegmented closed forms hold)
     segments = fmt::format("; atomics split into segments of at most {} bytes: {} more operations", a.segment,
                            dag.size() - before);
   }
@@ -77,7 +80,7 @@ int run_single(const CountersArgs& a) {
   int rc = 0;
   for (const auto& v : vs) {
     Outcome o = run_variant(dag, v, true);
-    attach_estimate(o, bo, a.collective, a.algorithm, a.segment != 0);
+    attach_estimate(o, bo, a.collective, a.algorithm, segmented);
     fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", v.label(), o.ops, o.relays, o.counters.max,
                o.counters.total, o.estimate, verdict(o));
     if (!o.estimate_matches) rc = 1;
@@ -188,9 +191,10 @@ Command add_counters_command(CLI::App& app) {
                 "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall");
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
   c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")->capture_default_str();
-  c->add_option("--segment", args->segment,
-                "split every atomic of more than this many bytes into segments of at most as many (what exec "
-                "does with the NIC's atomic size); a multiple of the datatype's size");
+  auto* segment =
+      c->add_option("--segment", args->segment,
+                    "split every atomic of more than this many bytes into segments of at most as many (what exec "
+                    "does with the NIC's atomic size); a multiple of the datatype's size");
   c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
   c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
   c->add_option("--datatype", args->datatype, "int64, double or float")->capture_default_str();
@@ -210,8 +214,11 @@ Command add_counters_command(CLI::App& app) {
   c->add_flag("--quiet", args->quiet, "--table: no progress on stderr");
   // --ranks is a count for one collective and a list for the table.
   c->add_option("--ranks", args->ranks_text, "number of ranks P; with --table a list (default 8,64,512)");
-  return {c, [args]() {
+  return {c, [args, segment]() {
+            args->segment_given = segment->count() > 0;
             if (args->table) {
+              if (args->segment_given)
+                throw InputError("--segment is for one collective (--collective, --algorithm, --ranks), not --table");
               if (!args->ranks_text.empty()) args->table_ranks = args->ranks_text;
               return run_table(*args);
             }

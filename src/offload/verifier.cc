@@ -7,6 +7,7 @@
 #include <limits>
 #include <exception>
 #include <span>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -410,6 +411,8 @@ class OpLists {
     }
     items_[next_[key]++] = op;
   }
+  // Once every fill is done: the fill cursors go (8 bytes a key).
+  void finish() { std::vector<std::size_t>().swap(next_); }
   std::span<const OpId> operator[](std::size_t key) const {
     if (items_.empty()) return {};
     return {items_.data() + begin_[key], begin_[key + 1] - begin_[key]};
@@ -438,6 +441,7 @@ struct ExecIndex {
         if (o.trigger != kNoCounter) add(waiters, static_cast<std::size_t>(o.trigger));
         for (OpId b : sched.after(id)) add(after_children, static_cast<std::size_t>(b));
       }
+    for (OpLists* lists : {&waiters, &arrivals_of, &after_children}) lists->finish();
     // Released in threshold order, then issue order.
     for (std::size_t c = 0; c < waiters.keys(); ++c) {
       const auto w = waiters.mutable_list(c);
@@ -681,8 +685,6 @@ void exhaustive(const ExecIndex& ix, std::size_t limit, VerifyReport& rep) {
 namespace {
 // The fixpoint (liveness), the random runs and the exhaustive search, into `rep`.
 void executions(const Schedule& s, const VerifyOptions& opt, VerifyReport& rep);
-// From this many operations the rule runs beside the executions (a thread costs tens of us).
-constexpr std::size_t kRuleThreadOps = 50'000;
 }  // namespace
 
 VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
@@ -704,8 +706,16 @@ VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
     }
   };
   std::thread rule;
-  if (opt.rule && opt.parallel && s.size() >= kRuleThreadOps) rule = std::thread(run_rule);
-  else if (opt.rule) run_rule();
+  if (opt.rule && opt.rule_thread_ops > 0 && s.size() >= opt.rule_thread_ops) {
+    try {
+      rule = std::thread(run_rule);
+    } catch (const std::system_error&) {  // no thread to be had (a process limit): here, first
+      run_rule();
+    }
+  } else if (opt.rule) {
+    run_rule();
+  }
+  if (rule_error && !rule.joinable()) std::rethrow_exception(rule_error);  // as before: the rule's error first
   struct Join {
     std::thread& t;
     ~Join() {

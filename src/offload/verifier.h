@@ -35,9 +35,10 @@ struct VerifyOptions {
   // force one way (tests compare them).
   enum class RuleWeighing : std::uint8_t { automatic, walk, runs };
   RuleWeighing rule_weighing = RuleWeighing::automatic;
-  // On a large schedule (50 000 operations or more) the rule runs on a thread beside the
-  // executions; the report is the same either way (tests compare the two).
-  bool parallel = true;
+  // On a schedule of this many operations or more the rule runs on a thread beside the
+  // executions (a thread costs tens of us); the report is the same either way (tests
+  // compare the two). 0: never.
+  std::size_t rule_thread_ops = 50'000;
 };
 
 struct Violation {

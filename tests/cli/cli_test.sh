@@ -52,6 +52,13 @@ print(len(a), max(o['bytes'] for o in a), sum(o['bytes'] for o in a))"
 expect verify-segmented 0 'verdict: safe and live' -- "$fl" verify "$tmp/seg.json"
 expect counters-segment-bad 2 '^fabriclab: error: --segment 12: expected a positive multiple of the 8-byte double elements' -- \
   "$fl" counters --collective allreduce --algorithm ring --ranks 4 --segment 12
+expect counters-segment-zero 2 '^fabriclab: error: --segment 0: expected a positive multiple' -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 4 --segment 0
+expect counters-segment-table 2 '^fabriclab: error: --segment is for one collective' -- \
+  "$fl" counters --table --ranks 4 --segment 8 --quiet
+# Nothing to split (a broadcast has no atomics): the closed forms stand, naive's too.
+expect counters-segment-nothing 0 'naive +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ / [0-9]+ +safe' -- \
+  "$fl" counters --collective bcast --algorithm binomial --ranks 8 --segment 8 --strategy naive
 
 # The reference's own example, and a planted unsafe schedule.
 expect verify-doc-example 0 'verdict: safe and live' -- "$fl" verify "$data/doc_example.json"
