@@ -21,11 +21,12 @@ void draw_plot(const std::filesystem::path& dir, const std::string& stem, const 
                                        stem, body));
   std::fflush(stdout);
   std::fflush(stderr);
+  // gnuplot's messages go to STEM.gp.log: its warnings (an empty data file, say) are not
+  // the run's to print; its errors are quoted when it fails. (Named before the fork: the
+  // child allocates nothing.)
+  const std::string log = script + ".log";
   const pid_t pid = fork();
   if (pid < 0) throw InputError("cannot start gnuplot (fork failed)");
-  // gnuplot's messages go to STEM.gp.log: its warnings (an empty data file, say) are not
-  // the run's to print; its errors are quoted when it fails.
-  const std::string log = script + ".log";
   if (pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(126);
     const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
