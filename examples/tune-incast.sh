@@ -15,12 +15,6 @@
 # (FABRICLAB=path runs another build; tests/cli/tune_incast_test.sh checks this search.)
 set -euo pipefail
 examples=$(cd "$(dirname "$0")" && pwd)
-# The defaults, each dropped when the options given name it.
-declare -A given=()
-for a in "$@"; do [ -z "$a" ] || given[${a%%=*}]=1; done
-defaults=()
-[ -n "${given[--trials]:-}" ] || defaults+=(--trials 1000)
-[ -n "${given[--seeds]:-}" ] || defaults+=(--seeds 2)
-[ -n "${given[--out]:-}" ] || defaults+=(--out results/tune-incast)
+# The defaults come first: an option given again after them (--trials, --seeds, --out) counts.
 "${FABRICLAB:-$examples/../build/release/fabriclab}" tune "$examples/incast.toml" --set nic.congestion_control=dcqcn \
-  --space "$examples/tune-incast-space.toml" "${defaults[@]}" "$@"
+  --space "$examples/tune-incast-space.toml" --trials 1000 --seeds 2 --out results/tune-incast "$@"

@@ -13,12 +13,6 @@
 #   examples/tune-training.sh [extra fabriclab tune options, e.g. --trials 200 --jobs 8]
 set -euo pipefail
 examples=$(cd "$(dirname "$0")" && pwd)
-# The defaults, each dropped when the options given name it.
-declare -A given=()
-for a in "$@"; do [ -z "$a" ] || given[${a%%=*}]=1; done
-defaults=()
-[ -n "${given[--trials]:-}" ] || defaults+=(--trials 60)
-[ -n "${given[--seeds]:-}" ] || defaults+=(--seeds 2)
-[ -n "${given[--out]:-}" ] || defaults+=(--out results/tune-training)
+# The defaults come first: an option given again after them (--trials, --seeds, --out) counts.
 "${FABRICLAB:-$examples/../build/release/fabriclab}" tune "$examples/training.toml" \
-  --space "$examples/tune-training-space.toml" "${defaults[@]}" "$@"
+  --space "$examples/tune-training-space.toml" --trials 60 --seeds 2 --out results/tune-training "$@"

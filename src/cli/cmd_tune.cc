@@ -19,6 +19,9 @@ Command add_tune_command(CLI::App& app) {
               "maximise an objective under constraints; every trial in DIR/trials.csv, the best as DIR/best.toml, and "
               "DIR/report.md comparing it, rerun on fresh seeds, with the scenario as given and each DCQCN preset");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)")->required();
+  // Given twice, the last --trials, --seeds, --seed, --jobs or --out counts: a script that
+  // sets defaults before "$@" lets its caller override them.
+  const auto last = CLI::MultiOptionPolicy::TakeLast;
   sub->add_option("--param", a->params,
                   "a dimension: key=LO..HI (linear), key=LO..HI:log, key=LO..HI:int or key=A,B,... (choices); "
                   "repeatable");
@@ -31,12 +34,17 @@ Command add_tune_command(CLI::App& app) {
   sub->add_option("--minimize", a->minimize, "[WEIGHT*]METRIC, subtracted from the objective; repeatable");
   sub->add_option("--constraint", a->constraints, "METRIC<=V or METRIC>=V, at every seed of a trial; repeatable");
   sub->add_option("--set", a->sets, "override a parameter in every run: key=value (repeatable)");
-  sub->add_option("--trials", a->trials, "distinct settings to run")->check(CLI::Range(1, 100000));
+  sub->add_option("--trials", a->trials, "distinct settings to run")
+      ->check(CLI::Range(1, 100000))
+      ->multi_option_policy(last);
   sub->add_option("--seeds", a->seeds, "runs per trial (sim.seed, sim.seed + 1, ...); the objective is their mean")
-      ->check(CLI::Range(1, 1000));
-  sub->add_option("--seed", a->seed, "seed of the search")->check(CLI::Range(0, 2147483647));
-  sub->add_option("--jobs", a->jobs, "runs at once (worker processes; per MPI rank)")->check(CLI::Range(1, 256));
-  sub->add_option("--out", a->out_dir, "output directory")->required();
+      ->check(CLI::Range(1, 1000))
+      ->multi_option_policy(last);
+  sub->add_option("--seed", a->seed, "seed of the search")->check(CLI::Range(0, 2147483647))->multi_option_policy(last);
+  sub->add_option("--jobs", a->jobs, "runs at once (worker processes; per MPI rank)")
+      ->check(CLI::Range(1, 256))
+      ->multi_option_policy(last);
+  sub->add_option("--out", a->out_dir, "output directory")->required()->multi_option_policy(last);
   auto quiet = std::make_shared<bool>(false);
   sub->add_flag("--quiet", *quiet, "no progress on stderr");
   return {sub, [a, quiet] {

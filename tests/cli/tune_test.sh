@@ -100,6 +100,10 @@ expect tune-unscored-plots 0 '^3$' -- bash -c "ls '$tmp/u' | grep -cE '^(objecti
 expect tune-unscored-quiet 0 '^1$' -- bash -c "'$fl' tune '$ex/incast.toml' --set sim.stop_time=50us \
   --param switch.wred.green_min_threshold=5KB..100KB:log --minimize flows.fct_ns_mean --trials 3 --quiet \
   --out '$tmp/u' 2>&1 | wc -l"
+# Given twice, the last --trials counts (the example scripts set defaults before "$@").
+expect tune-last-trials-counts 0 '^tune: 3 trials' -- "$fl" tune "$ex/incast.toml" \
+  --param switch.wred.green_min_threshold=5KB..100KB:log --maximize goodput_gbps --trials 2 --trials 3 --quiet \
+  --out "$tmp/last"
 # Another search in the same directory is refused; so are bad dimensions and objectives.
 expect tune-other-search 2 'holds a different tuning' -- "${tune[@]}" --seed 2
 expect tune-no-objective 2 'an objective is required' -- \
