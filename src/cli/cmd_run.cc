@@ -65,8 +65,10 @@ int run_run(const RunArgs& a) {
   const auto& t = o.totals;
   auto us = [](Time x) { return fmt::format("{:.3f} us", static_cast<double>(x.ps()) / 1e6); };
   fmt::print("{}: {} of {} flows delivered, {} simulated\n", a.scenario, t.flows_finished, o.flows, us(t.end));
-  fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct_p50), us(o.fct_p99), us(o.fct_max),
-             o.retransmitted);
+  if (o.fct)
+    fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct->p50), us(o.fct->p99),
+               us(o.fct->max), o.retransmitted);
+  else fmt::print("  no flow finished; {} packets retransmitted\n", o.retransmitted);
   fmt::print("  {} drops ({} on lossless priorities), {} ECN marks, {} CNPs, {} PFC frames\n", o.drops,
              o.lossless_drops, o.ecn_marks, o.cnps_sent, o.pfc_frames);
   fmt::print("  {} events, {} packet-hops in {:.2f} s wall ({:.1f} M packet-hops/s) after {:.2f} s of set-up\n",

@@ -393,28 +393,22 @@ void check_rule(const Schedule& s, Analysis a, VerifyOptions::RuleWeighing how, 
 // ---------------------------------------------------------------------------------------
 // The executor shared by the fixpoint and the adversary.
 
-// What the executor looks up, built once per schedule and shared by every copy of the
-// executor state (the exhaustive search copies states, not this).
 // Lists of operations per key, in one array (compressed rows): millions of small lists
-// without a heap block each.
+// without a heap block each. Built in two passes over the pairs: count(key) for each,
+// then, after allocate(), fill(key, op) for each in the same order (a list keeps it).
 class OpLists {
  public:
-  // add(key, op) for every pair, in two passes: count(key) for all, then fill(key, op) in
-  // the same order (each list keeps that order).
   explicit OpLists(std::size_t keys) : begin_(keys + 1, 0) {}
   void count(std::size_t key) { ++begin_[key + 1]; }
-  void fill(std::size_t key, OpId op) {
-    if (next_.empty()) {
-      for (std::size_t k = 1; k < begin_.size(); ++k) begin_[k] += begin_[k - 1];
-      next_.assign(begin_.begin(), begin_.end() - 1);
-      items_.resize(begin_.back());
-    }
-    items_[next_[key]++] = op;
+  void allocate() {
+    for (std::size_t k = 1; k < begin_.size(); ++k) begin_[k] += begin_[k - 1];
+    next_.assign(begin_.begin(), begin_.end() - 1);
+    items_.resize(begin_.back());
   }
+  void fill(std::size_t key, OpId op) { items_[next_[key]++] = op; }
   // Once every fill is done: the fill cursors go (8 bytes a key).
   void finish() { std::vector<std::size_t>().swap(next_); }
   std::span<const OpId> operator[](std::size_t key) const {
-    if (items_.empty()) return {};
     return {items_.data() + begin_[key], begin_[key + 1] - begin_[key]};
   }
   std::span<OpId> mutable_list(std::size_t key) { return {items_.data() + begin_[key], begin_[key + 1] - begin_[key]}; }
@@ -425,11 +419,15 @@ class OpLists {
   std::vector<OpId> items_;
 };
 
+// What the executor looks up, built once per schedule and shared by every copy of the
+// executor state (the exhaustive search copies states, not this).
 struct ExecIndex {
   explicit ExecIndex(const Schedule& sched)
       : s(&sched), waiters(sched.counter_count()), arrivals_of(sched.size()), after_children(sched.size()) {
     const auto n = sched.size();
-    for (const bool filling : {false, true})
+    for (const bool filling : {false, true}) {
+      if (filling)
+        for (OpLists* lists : {&waiters, &arrivals_of, &after_children}) lists->allocate();
       for (std::size_t i = 0; i < n; ++i) {
         const auto id = static_cast<OpId>(i);
         const Op& o = sched.op(id);
@@ -441,6 +439,7 @@ struct ExecIndex {
         if (o.trigger != kNoCounter) add(waiters, static_cast<std::size_t>(o.trigger));
         for (OpId b : sched.after(id)) add(after_children, static_cast<std::size_t>(b));
       }
+    }
     for (OpLists* lists : {&waiters, &arrivals_of, &after_children}) lists->finish();
     // Released in threshold order, then issue order.
     for (std::size_t c = 0; c < waiters.keys(); ++c) {
@@ -680,11 +679,21 @@ void exhaustive(const ExecIndex& ix, std::size_t limit, VerifyReport& rep) {
   rep.exhaustive_complete = true;
 }
 
-}  // namespace
-
-namespace {
 // The fixpoint (liveness), the random runs and the exhaustive search, into `rep`.
-void executions(const Schedule& s, const VerifyOptions& opt, VerifyReport& rep);
+void executions(const Schedule& s, const VerifyOptions& opt, VerifyReport& rep) {
+  const ExecIndex ix(s);
+  check_fixpoint(ix, rep);
+  for (int k = 0; k < opt.random_runs; ++k) {
+    ++rep.random_runs;
+    if (!random_run(ix, opt.seed + static_cast<std::uint64_t>(k), rep)) {
+      rep.safe_by_execution = false;
+      break;
+    }
+  }
+  if (opt.exhaustive_state_limit > 0 && s.size() <= opt.exhaustive_max_ops && rep.safe_by_execution)
+    exhaustive(ix, opt.exhaustive_state_limit, rep);
+}
+
 }  // namespace
 
 VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
@@ -729,21 +738,5 @@ VerifyReport verify(const Schedule& s, const VerifyOptions& opt) {
   rep.violations.insert(rep.violations.begin(), by_rule.violations.begin(), by_rule.violations.end());
   return rep;
 }
-
-namespace {
-void executions(const Schedule& s, const VerifyOptions& opt, VerifyReport& rep) {
-  const ExecIndex ix(s);
-  check_fixpoint(ix, rep);
-  for (int k = 0; k < opt.random_runs; ++k) {
-    ++rep.random_runs;
-    if (!random_run(ix, opt.seed + static_cast<std::uint64_t>(k), rep)) {
-      rep.safe_by_execution = false;
-      break;
-    }
-  }
-  if (opt.exhaustive_state_limit > 0 && s.size() <= opt.exhaustive_max_ops && rep.safe_by_execution)
-    exhaustive(ix, opt.exhaustive_state_limit, rep);
-}
-}  // namespace
 
 }  // namespace fabriclab::offload

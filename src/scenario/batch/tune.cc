@@ -546,7 +546,7 @@ std::vector<Measured> measure(const TuneOptions& opt, const Problem& pb, const s
     Measured& m = out[i];
     m.status.assign(opt.seeds, 0);
     m.metrics.assign(pb.terms.size() + pb.constraints.size(), std::numeric_limits<double>::quiet_NaN());
-    // Settings that break a rule across keys (Kmin above Kmax): a failed trial, not a run.
+    // Settings that break a rule across keys (Kmin above Kmax, ...): invalid, not run.
     std::vector<std::string> all = opt.sets;
     all.insert(all.end(), settings[i].overrides.begin(), settings[i].overrides.end());
     try {
@@ -566,19 +566,19 @@ std::vector<Measured> measure(const TuneOptions& opt, const Problem& pb, const s
   const bool root = mpi_rank() == 0;
   std::string pending;  // a line per valid setting: its seeds still to run
   if (root)
-    for (std::size_t i = 0; i < settings.size(); ++i) {  // runs of other settings under an invalid one's name
-      std::error_code ec;
-      if (!out[i].invalid.empty()) fs::remove_all(settings[i].dir, ec);
-    }
-  if (root)
-    for (const std::size_t i : valid) {
+    for (std::size_t i = 0; i < settings.size(); ++i) {
       const fs::path& dir = settings[i].dir;
       // Runs left by other settings under this name (an interrupted search that went
-      // another way, or another --trials) are not these settings' runs.
+      // another way, or another --trials) are not these settings' runs; an invalid
+      // setting has none.
+      std::error_code ec;
+      if (!out[i].invalid.empty()) {
+        fs::remove_all(dir, ec);
+        continue;
+      }
       std::string said;
       for (const auto& o : settings[i].overrides) said += o + "\n";
       said += fmt::format("first sim.seed {}\n", first_seed);
-      std::error_code ec;
       if (fs::exists(dir / "settings.txt", ec) && read_text(dir / "settings.txt") != said) fs::remove_all(dir, ec);
       fs::create_directories(dir, ec);
       write_file(dir / "settings.txt", said);

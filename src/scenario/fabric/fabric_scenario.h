@@ -123,8 +123,13 @@ struct FabricOutcome {
   fabric::RunTotals totals;
   std::uint64_t fingerprint = 0;
   std::uint64_t flows = 0;
-  Time fct_mean, fct_p50, fct_p99, fct_max;  // over finished flows (mean rounded to the ps; nearest rank)
-  std::uint64_t retransmitted = 0;           // packets, all flows
+  // Over the flows that finished (the mean rounded to the ps; nearest ranks); none when
+  // none finished.
+  struct Completions {
+    Time mean, p50, p99, max;
+  };
+  std::optional<Completions> fct;
+  std::uint64_t retransmitted = 0;  // packets, all flows
   std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
   std::uint64_t pfc_resumes = 0;  // of pfc_frames, the resumes (XON)
   std::uint64_t watchdog_storms = 0, watchdog_drops = 0;

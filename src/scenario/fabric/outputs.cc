@@ -35,12 +35,13 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
                          f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
                          f.retransmitted, finish_at);
   }
-  long double sum = 0;  // a 64-bit mantissa: the sum of the ps is exact up to 2^64 ps (213 days)
-  for (const std::int64_t f : fcts) sum += static_cast<long double>(f);
-  o.fct_mean = fcts.empty() ? Time() : Time::from_ps(std::llroundl(sum / static_cast<long double>(fcts.size())));
-  o.fct_p50 = Time::from_ps(nearest_rank(fcts, 0.50));
-  o.fct_p99 = Time::from_ps(nearest_rank(fcts, 0.99));
-  o.fct_max = Time::from_ps(nearest_rank(fcts, 1.0));
+  if (!fcts.empty()) {
+    long double sum = 0;  // a 64-bit mantissa: the sum of the ps is exact up to 2^64 ps (213 days)
+    for (const std::int64_t f : fcts) sum += static_cast<long double>(f);
+    o.fct = FabricOutcome::Completions{Time::from_ps(std::llroundl(sum / static_cast<long double>(fcts.size()))),
+                                       Time::from_ps(nearest_rank(fcts, 0.50)), Time::from_ps(nearest_rank(fcts, 0.99)),
+                                       Time::from_ps(nearest_rank(fcts, 1.0))};
+  }
   return flows;
 }
 
@@ -207,18 +208,18 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                     {"gap_bytes", w.gap_bytes},
                     {"serialization", name_of(fabric::kWireRoundingNames, w.rounding)}}}};
   // Completion times of the flows that finished; none finished: null, not a time of 0.
-  const auto fct = [&](Time t) -> nlohmann::ordered_json {
-    if (o.totals.flows_finished == 0) return nullptr;
-    return ns_text(t);
+  const auto fct = [&](Time FabricOutcome::Completions::*t) -> nlohmann::ordered_json {
+    if (!o.fct) return nullptr;
+    return ns_text((*o.fct).*t);
   };
   // clang-format off
   j["flows"] = {{"count", net.flows().size()},
                 {"finished", o.totals.flows_finished},
                 {"finish_at", name_of(fabric::kFlowEndNames, net.nic_config().flow_end)},
-                {"fct_ns_mean", fct(o.fct_mean)},
-                {"fct_ns_p50", fct(o.fct_p50)},
-                {"fct_ns_p99", fct(o.fct_p99)},
-                {"fct_ns_max", fct(o.fct_max)},
+                {"fct_ns_mean", fct(&FabricOutcome::Completions::mean)},
+                {"fct_ns_p50", fct(&FabricOutcome::Completions::p50)},
+                {"fct_ns_p99", fct(&FabricOutcome::Completions::p99)},
+                {"fct_ns_max", fct(&FabricOutcome::Completions::max)},
                 {"retransmitted_packets", o.retransmitted}};
   // clang-format on
   j["totals"] = {{"data_packets_sent", l.data_packets_sent},
