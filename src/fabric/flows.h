@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/bytes.h"
 #include "core/units.h"
 
 namespace fabriclab::fabric {
@@ -73,12 +74,25 @@ class MessageEvents {
 //                   on its way anywhere, so only this work can make anything happen;
 //   step(at)        every part has run every event at or before `at` and none after;
 //                   it may schedule events at `at` or later in any part.
+// Over several processes (Network::set_partitions with an Exchange), every process keeps
+// a copy of the work, runs the events of its own parts only, and steps its copy at the
+// same instants; the copies agree because, before every step and every next_step(true),
+// each process sends the others what its parts changed that those read:
+//   share(out)           this process's parts' part of that state, written;
+//   take_shared(in)      another process's, read (every other process's, in rank order);
+// and at the end, rank 0 gathers what the other processes' parts kept for the results:
+//   share_results(out)   written by every process but rank 0;
+//   take_results(in)     read by rank 0, once per other process, in rank order.
 class Coordinator {
  public:
   virtual ~Coordinator() = default;
   virtual void begin() = 0;
   virtual Time next_step(bool idle) = 0;
   virtual void step(Time at) = 0;
+  virtual void share(ByteWriter& /*out*/) const {}
+  virtual void take_shared(ByteReader& /*in*/) {}
+  virtual void share_results(ByteWriter& /*out*/) const {}
+  virtual void take_results(ByteReader& /*in*/) {}
 };
 
 // Packets of a connection carry this bit in Packet::flow (with the connection's index):

@@ -175,13 +175,31 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
   held_in_ += n;
 }
 
-Time Network::coordinate(Time at) {
+Time Network::coordinate(Time at, bool* idle_after) {
   if (n_parts_ == 1) sim_.advance_to(at);
-  for (auto& part : parts_) part->sim.advance_to(at);
+  for (std::uint32_t q = first_part_; q < end_part_; ++q) parts_[q]->sim.advance_to(at);
+  share_with_coordinator();
   const std::uint64_t released = released_;
   coordinator_->step(at);
   if (released_ != released) last_release_ = at;  // (release() is called from the step)
-  return coordinator_->next_step(idle());
+  const bool now_idle = idle();
+  if (idle_after) *idle_after = now_idle;
+  return coordinator_->next_step(now_idle);
+}
+
+void Network::share_with_coordinator() {
+  if (!exchange_) return;
+  std::vector<std::byte> mine;
+  ByteWriter w(mine);
+  coordinator_->share(w);
+  ByRank all;
+  exchange_->all_gather(mine, all, "a step of the collectives");
+  for (int r = 0; r < exchange_->size(); ++r) {
+    if (r == exchange_->rank()) continue;
+    ByteReader in(all.of(r));
+    coordinator_->take_shared(in);
+    if (!in.done()) throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
+  }
 }
 
 void Network::coordinator_moved() {
@@ -192,12 +210,19 @@ void Network::coordinator_moved() {
 
 bool Network::idle() const {
   if (n_parts_ == 1) return sim_.pending() == 0;
-  for (const auto& part : parts_) {
-    if (part->sim.pending() > 0) return false;
-    for (const Outbox& o : part->out)
-      if (!o.window[0].frames.empty() || !o.window[1].frames.empty()) return false;
-  }
-  return true;
+  // Here: this process's parts' events, and the frames on their way into them (another
+  // process's parts' outboxes hold those it sent here; this one's, those not yet sent).
+  bool idle = true;
+  for (std::uint32_t q = first_part_; q < end_part_ && idle; ++q) idle = parts_[q]->sim.pending() == 0;
+  for (const auto& part : parts_)
+    for (const Outbox& o : part->out) idle = idle && o.window[0].frames.empty() && o.window[1].frames.empty();
+  if (!exchange_) return idle;
+  std::vector<std::byte> mine;
+  ByteWriter(mine).put(idle);
+  ByRank all;
+  exchange_->all_gather(mine, all, "a step of the collectives (idle)");
+  for (int r = 0; r < exchange_->size(); ++r) idle = idle && ByteReader(all.of(r)).get<bool>();
+  return idle;
 }
 
 void Network::check_buffers() {
@@ -434,13 +459,13 @@ WatchdogCounts Network::watchdog_counts(std::uint32_t sw, std::size_t port) cons
   return own_watchdog(node, port);
 }
 
-void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now) {
+void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done) {
   // Every process's share of what the run's totals add up from.
   struct Share {
     Ledger ledger;
     std::uint64_t events, fingerprint, packet_hops, in_flight_packets, in_flight_bytes, peak, flows_finished;
     Time last_now;
-    bool pending;
+    bool pending, work_done;
     RankStats stats;
   };
   const Share mine{ledger_,
@@ -453,6 +478,7 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now) {
                    t.flows_finished,
                    last_now,
                    pending,
+                   work_done,
                    rank_stats_};
   std::vector<std::byte> bytes;
   ByteWriter(bytes).put(mine);
@@ -462,6 +488,7 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now) {
   t = RunTotals{.end = t.end};
   std::uint64_t fp = 0;
   pending = false;
+  work_done = true;
   all_rank_stats_.clear();
   for (int r = 0; r < exchange_->size(); ++r) {
     const Share s = ByteReader(all.of(r)).get<Share>();
@@ -475,6 +502,7 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now) {
     t.flows_finished += s.flows_finished;
     last_now = std::max(last_now, s.last_now);
     pending = pending || s.pending;
+    work_done = work_done && s.work_done;
     all_rank_stats_.push_back(s.stats);
   }
   total_events_ = t.events;
@@ -499,7 +527,8 @@ void Network::gather_results() {
   port_base_.assign(nodes_.size() + 1, 0);
   for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
   // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
-  // sender's retransmissions, the receiver's delivery, the finish where it happened).
+  // sender's retransmissions, the receiver's delivery, the finish where it happened),
+  // and what its parts kept of the coordinator's work.
   ByRank out, in;
   out.clear(exchange_->size());
   if (exchange_->rank() != 0) {  // (rank 0 sends itself nothing)
@@ -530,6 +559,7 @@ void Network::gather_results() {
       for (std::uint32_t id = 0; id < flows_.size(); ++id)
         if (runs_here(flows_[id].spec.dst)) w.put(s.delivered[id]);
     }
+    if (coordinator_) coordinator_->share_results(w);
   }
   for (int r = 0; r < exchange_->size(); ++r) out.next_rank();  // all of it for rank 0
   exchange_->all_to_all(out, in, "the end of the run (outputs to rank 0)");
@@ -573,6 +603,7 @@ void Network::gather_results() {
       for (std::uint32_t id = 0; id < flows_.size(); ++id)
         if (owner(flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
     }
+    if (coordinator_) coordinator_->take_results(rd);
     if (!rd.done()) throw std::logic_error(fmt::format("rank {} sent more than its nodes' counters", r));
   }
 }
@@ -626,7 +657,12 @@ RunTotals Network::finish() {
   if (found != packets_alive())
     throw std::logic_error("packet leak: " + std::to_string(packets_alive()) + " packets alive, " +
                            std::to_string(found) + " in queues and on links");
-  if (exchange_) agree_on_totals(t, pending, last_now);
+  // The work held in this process's parts is done (another process's parts' copies here
+  // are held but never run).
+  bool work_done = ctx_.work_released == ctx_.work_held;
+  for (std::uint32_t q = first_part_; q < end_part_; ++q)
+    work_done = work_done && parts_[q]->ctx.work_released == parts_[q]->ctx.work_held;
+  if (exchange_) agree_on_totals(t, pending, last_now, work_done);
   // As an undivided run's, the clock ends where the last window did if events remain,
   // else at the last event.
   if (!parts_.empty()) t.end = std::max(t.end, pending ? ran_until_ : last_now);
@@ -645,8 +681,7 @@ RunTotals Network::finish() {
       s = {.at = s.at};
     }
   }
-  t.all_finished = t.flows_finished == flows_.size() && released_ == held_ && ctx_.work_released == ctx_.work_held;
-  for (const auto& part : parts_) t.all_finished = t.all_finished && part->ctx.work_released == part->ctx.work_held;
+  t.all_finished = t.flows_finished == flows_.size() && released_ == held_ && work_done;
   t.deadlock = deadlock_.has_value();
 
   const Ledger& l = ledger_;

@@ -213,7 +213,8 @@ class Network final : private FlowEvents {
   // size) with `threads` threads (at most the smallest block). The outcome is the same
   // on every process (totals, ledger, deadlock); rank 0 alone holds what the outputs
   // read of the nodes and flows (holds_results()). A failure in any process ends the run
-  // in every one with a RankFailure naming it. Collectives (a coordinator) are refused.
+  // in every one with a RankFailure naming it. A coordinator keeps a copy on every
+  // process (Coordinator: share, take_shared, share_results, take_results).
   void set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange);
   // Once finished over several processes: every rank's RankStats, by rank (else empty).
   const std::vector<RankStats>& rank_stats() const { return all_rank_stats_; }
@@ -221,6 +222,10 @@ class Network final : private FlowEvents {
   void set_partitioner(Partitioner p);
   // The part node `id` runs in, and the window (after run() has prepared the network).
   std::uint32_t partition_of(std::uint32_t node) const { return n_parts_ > 1 ? part_of_.at(node) : 0; }
+  // This process runs part `part`, or node `node`'s events (always, but over several
+  // processes; once prepared).
+  bool runs_part(std::uint32_t part) const { return !exchange_ || (part >= first_part_ && part < end_part_); }
+  bool runs_here(std::uint32_t node) const { return !exchange_ || runs_part(part_of_[node]); }
   Time window() const { return window_; }
 
   // Look for PFC deadlocks every `interval` (0 = never): a cycle of queues paused for at
@@ -255,9 +260,13 @@ class Network final : private FlowEvents {
   RunTotals finish();
   FabricContext& ctx_of(std::uint32_t node) { return n_parts_ > 1 ? parts_[part_of_.at(node)]->ctx : ctx_; }
   // Runs the coordinator's step at `at` (an undivided run, or thread 0 of a partitioned
-  // one while no part runs) and returns its next instant.
-  Time coordinate(Time at);
-  bool idle() const;  // no event pending, no frame crossing between parts
+  // one while no part runs) and returns its next instant; `idle_after`: whether the
+  // network was idle after it.
+  Time coordinate(Time at, bool* idle_after = nullptr);
+  // No event pending, no frame crossing between parts (over several processes: in any).
+  bool idle() const;
+  // Over several processes: the coordinators' copies agree on what the parts changed.
+  void share_with_coordinator();
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
@@ -271,13 +280,9 @@ class Network final : private FlowEvents {
   void exchange_window(int window);
   // Over several processes, at the end: the totals every rank agrees on, and what rank 0
   // needs for the outputs; a failure in any rank, thrown in every one.
-  void agree_on_totals(RunTotals& t, bool& pending, Time& last_now);
+  void agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done);
   // Over several processes: the parts rank `rank` runs, [first, end).
   std::pair<std::uint32_t, std::uint32_t> parts_of_rank(int rank) const;
-  // This process runs node `node` (always, but over several processes).
-  bool runs_here(std::uint32_t node) const {
-    return !exchange_ || (part_of_[node] >= first_part_ && part_of_[node] < end_part_);
-  }
   // The host whose event finishes flow `f` (nic.flow_end): its receiver or its sender.
   std::uint32_t finishing_host(const FlowSpec& f) const { return nic_.flow_end == FlowEnd::acked ? f.src : f.dst; }
   void gather_results();

@@ -65,9 +65,6 @@ void Network::partition() {
       if (n->port(i).tap())
         throw InputError(why + "cannot capture or observe frames at a port (" + n->name() + " port " +
                          std::to_string(i) + ")");
-  if (coordinator_ && exchange_)
-    throw InputError(why + "over " + std::to_string(exchange_->size()) +
-                     " processes cannot run collectives (their coordinator acts on every part at once)");
   if (hosts_.size() < n_parts_)
     throw InputError(why + "needs a host per partition at least (" + std::to_string(hosts_.size()) + " hosts)");
 
@@ -385,9 +382,9 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
               progress(until);
             }
             if (step) {
-              due = coordinate(until);
-              idle_after_step = idle();
+              due = coordinate(until, &idle_after_step);
             } else if (settle) {
+              share_with_coordinator();
               due = coordinator_->next_step(true);
             }
           } catch (...) {

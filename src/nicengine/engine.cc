@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace fabriclab::nicengine {
@@ -27,13 +29,13 @@ Engine::Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy p
 void Engine::begin() {
   const auto hosts = static_cast<std::uint32_t>(net_.host_count());
   const std::uint32_t parts = net_.partitions();
-  std::vector<Simulator*> sims(parts, nullptr);
+  std::vector<Simulator*> sims(parts, nullptr);  // null: a part another process runs
   part_of_host_.resize(hosts);
   host_of_part_.assign(parts, hosts);
   for (std::uint32_t h = 0; h < hosts; ++h) {
-    const std::uint32_t p = net_.partition_of(net_.host(h).id());
+    const std::uint32_t id = net_.host(h).id(), p = net_.partition_of(id);
     part_of_host_[h] = p;
-    sims[p] = &net_.sim_of(net_.host(h).id());
+    if (net_.runs_here(id)) sims[p] = &net_.sim_of(id);
     if (host_of_part_[p] == hosts) host_of_part_[p] = h;
   }
   model_.bind(sims, part_of_host_);
@@ -41,30 +43,13 @@ void Engine::begin() {
     for (std::uint32_t p = 0; p < parts; ++p)
       if (model_.ops_in_part(j, p) > 0) net_.hold_in(net_.host(host_of_part_[p]).id(), 1);
   traffic_.assign(parts, std::vector<Traffic>(jobs_));
-  tags_.assign(parts, {});
-  chunks_.clear();
-  chunks_.resize(kChunks);
   begun_ = true;
 }
 
-std::uint32_t Engine::new_tag(std::uint32_t part) {
-  PartTags& t = tags_[part];
-  if (!t.free.empty()) {
-    const std::uint32_t tag = t.free.back();
-    t.free.pop_back();
-    return tag;
-  }
-  if (t.next == (1u << kChunkBits)) {
-    const std::uint64_t chunk = std::uint64_t{t.chunks} * tags_.size() + part;
-    if (chunk >= kChunks)
-      throw std::logic_error("collectives: more than " + std::to_string(kChunks / tags_.size() << kChunkBits) +
-                             " messages in flight from one part");
-    chunks_[chunk] = std::make_unique<InFlight[]>(std::size_t{1} << kChunkBits);
-    ++t.chunks;
-    t.next = 0;
-  }
-  const std::uint64_t chunk = std::uint64_t{t.chunks - 1} * tags_.size() + part;
-  return static_cast<std::uint32_t>(chunk << kChunkBits | t.next++);
+std::pair<std::uint32_t, offload::OpId> Engine::of_tag(std::uint32_t tag) const {
+  const auto j = static_cast<std::uint32_t>(std::upper_bound(first_tag_.begin(), first_tag_.end(), tag) -
+                                            first_tag_.begin() - 1);
+  return {j, static_cast<offload::OpId>(tag - first_tag_[j])};
 }
 
 void Engine::add(nicmodel::Job job) {
@@ -75,7 +60,14 @@ void Engine::add(nicmodel::Job job) {
       throw InputError("collective '" + job.name + "': get operations (RDMA READ) are not modelled on the fabric");
   const std::string name = job.name;
   std::vector<std::int32_t> hosts = job.nic_of_rank;
+  // Every operation of the run gets a tag of its own (32 bits on the wire).
+  const std::uint64_t end = first_tag_.back() + s.ops().size();
+  if (end > std::uint64_t{1} << 32)
+    throw InputError(fmt::format("collective '{}': the run's collectives have {} operations with this one; messages "
+                                 "tell at most 2^32 apart (fewer collectives, or smaller ones)",
+                                 name, end));
   model_.add(std::move(job));  // checks the schedule and the rank map
+  first_tag_.push_back(end);
   ++jobs_;
   net_.hold(1);  // until its host sees it complete
   // One connection per pair of hosts that exchange data, shared by every collective.
@@ -105,34 +97,27 @@ std::uint32_t Engine::connection(std::uint32_t src, std::uint32_t dst) const {
 
 void Engine::send(std::uint32_t job, offload::OpId op, std::int32_t from_nic, std::int32_t to_nic, std::int64_t bytes) {
   const auto from = static_cast<std::uint32_t>(from_nic), to = static_cast<std::uint32_t>(to_nic);
-  const std::uint32_t part = part_of_host_[from];
-  const std::uint32_t tag = new_tag(part);
-  in_flight(tag) = {job, op, static_cast<std::uint8_t>(part), static_cast<std::uint8_t>(part_of_host_[to]), 2};
-  Traffic& t = traffic_[part][job];
+  Traffic& t = traffic_[part_of_host_[from]][job];
   ++t.messages;
   t.bytes += static_cast<std::uint64_t>(bytes);
-  net_.post(connection(from, to), static_cast<std::uint64_t>(bytes), tag);
-}
-
-void Engine::settle(std::uint32_t tag, std::uint32_t part) {
-  if (--in_flight(tag).reports_left == 0) tags_[part].free.push_back(tag);
+  net_.post(connection(from, to), static_cast<std::uint64_t>(bytes),
+            static_cast<std::uint32_t>(first_tag_[job] + static_cast<std::uint64_t>(op)));
 }
 
 void Engine::message_arrived(std::uint32_t tag) {
-  const InFlight m = in_flight(tag);
-  settle(tag, m.to_part);
-  model_.message_arrived(m.job, m.op);
+  const auto [job, op] = of_tag(tag);
+  model_.message_arrived(job, op);
 }
 
 void Engine::message_completed(std::uint32_t tag) {
-  const InFlight m = in_flight(tag);
-  settle(tag, m.from_part);
-  model_.message_completed(m.job, m.op);
+  const auto [job, op] = of_tag(tag);
+  model_.message_completed(job, op);
 }
 
+// (At the sender: its part's count.)
 void Engine::message_retransmitted(std::uint32_t tag) {
-  const InFlight& m = in_flight(tag);
-  ++traffic_[m.from_part][m.job].retransmitted;
+  const auto [job, op] = of_tag(tag);
+  ++traffic_[part_of_host_[static_cast<std::size_t>(model_.op_nic(job, op))]][job].retransmitted;
 }
 
 void Engine::part_done(std::uint32_t /*job*/, std::uint32_t part) {
@@ -142,6 +127,26 @@ void Engine::part_done(std::uint32_t /*job*/, std::uint32_t part) {
 void Engine::seen_complete(std::uint32_t job, Time at) {
   net_.release();
   if (on_seen_complete_) on_seen_complete_(job, at);
+}
+
+// Each part this process runs: its traffic, job by job; then what its NICs kept.
+void Engine::share_results(ByteWriter& out) const {
+  for (std::uint32_t p = 0; p < traffic_.size(); ++p)
+    if (net_.runs_part(p)) {
+      out.put(p);
+      for (const Traffic& t : traffic_[p]) out.put(t);
+    }
+  out.put(~std::uint32_t{0});
+  model_.write_part_results(out);
+}
+
+void Engine::take_results(ByteReader& in) {
+  for (auto p = in.get<std::uint32_t>(); p != ~std::uint32_t{0}; p = in.get<std::uint32_t>()) {
+    if (p >= traffic_.size() || net_.runs_part(p))
+      throw std::logic_error("collectives: another process sent the traffic of part " + std::to_string(p));
+    for (Traffic& t : traffic_[p]) t = in.get<Traffic>();
+  }
+  model_.read_part_results(in);
 }
 
 std::vector<CollectiveResult> Engine::results() const {

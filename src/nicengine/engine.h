@@ -14,6 +14,10 @@
 // on its host's simulator (a partitioned run: its part's); what acts on the whole model
 // -- issues, offload decisions, completions seen by the host -- runs as the network's
 // coordinator, between windows, so a run gives the same collectives however it is split.
+// Over several processes (MPI ranks), each holds a copy of the model and runs its parts'
+// NICs; the copies share their parts' progress before each step (fabric::Coordinator),
+// and a message's tag names its collective and operation, so the process that receives
+// it needs nothing from the one that sent it.
 // An operation that fires before a dependence has completed stops the run with
 // nicmodel::UnsafeSchedule naming it; every counter must end at its per-iteration value.
 //
@@ -86,6 +90,10 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents,
     model_.step(at);
     in_step_ = false;
   }
+  void share(ByteWriter& out) const override { model_.write_parts(out); }
+  void take_shared(ByteReader& in) override { model_.read_parts(in); }
+  void share_results(ByteWriter& out) const override;
+  void take_results(ByteReader& in) override;
   bool begun_ = false, in_step_ = false;
   std::uint32_t connection(std::uint32_t src, std::uint32_t dst) const;
 
@@ -96,27 +104,10 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents,
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> conns_;
   std::vector<std::uint32_t> part_of_host_;  // once begun
   std::vector<std::uint32_t> host_of_part_;  // a host of each part (whose context holds its work)
-  // Messages in flight, by tag, in chunks that never move: a part takes whole chunks
-  // (its k-th is chunk k * parts + part) for new tags, and a tag is reused, by the part
-  // whose event made its message's second report (arrived, completed), once both are in.
-  // The two reports of a message between parts come in different windows, so parts
-  // running at once touch distinct entries.
-  struct InFlight {
-    std::uint32_t job = 0;
-    offload::OpId op = 0;
-    std::uint8_t from_part = 0, to_part = 0, reports_left = 0;
-  };
-  static constexpr std::uint32_t kChunkBits = 12, kChunks = 1u << 16;
-  std::vector<std::unique_ptr<InFlight[]>> chunks_;  // kChunks slots
-  struct PartTags {
-    std::vector<std::uint32_t> free;
-    std::uint32_t chunks = 0;               // chunks taken
-    std::uint32_t next = 1u << kChunkBits;  // next new entry of the last chunk taken
-  };
-  std::vector<PartTags> tags_;  // per part
-  InFlight& in_flight(std::uint32_t tag) { return chunks_[tag >> kChunkBits][tag & ((1u << kChunkBits) - 1)]; }
-  std::uint32_t new_tag(std::uint32_t part);
-  void settle(std::uint32_t tag, std::uint32_t part);
+  // A message's tag: job j's operation `op` (the model's id) is first_tag_[j] + op; the
+  // last entry is the end of the last job's tags (the run's operations, < 2^32).
+  std::vector<std::uint64_t> first_tag_{0};
+  std::pair<std::uint32_t, offload::OpId> of_tag(std::uint32_t tag) const;
   struct Traffic {
     std::uint64_t messages = 0, bytes = 0, retransmitted = 0;
   };

@@ -20,6 +20,18 @@ namespace {
 enum Kind : std::uint64_t { kNicDone = 2, kDeliver = 3, kPosted = 4 };
 std::uint64_t tag(Kind k, std::uint64_t job, std::uint64_t x = 0) { return k << 60 | job << 40 | x; }
 bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cntr_add; }
+
+// The parts another copy sent, which must be parts run elsewhere.
+std::vector<std::uint8_t> their_parts(ByteReader& in, const std::vector<Simulator*>& sims) {
+  std::vector<std::uint8_t> theirs(sims.size(), 0);
+  for (auto n = in.get<std::uint32_t>(); n > 0; --n) {
+    const auto p = in.get<std::uint32_t>();
+    if (p >= sims.size() || sims[p] || theirs[p])
+      throw std::logic_error("NIC model: another copy sent part " + std::to_string(p) + ", which is not its own");
+    theirs[p] = 1;
+  }
+  return theirs;
+}
 }  // namespace
 
 // What each policy allows a collective that cannot start offloaded.
@@ -327,9 +339,11 @@ void OffloadModel::bind(std::vector<Simulator*> sims, std::vector<std::uint32_t>
   if (bound_) throw std::logic_error("NIC model: bound twice");
   if (sims.empty() || part_of_nic.size() != nics_.size())
     throw std::logic_error("NIC model: bind() needs a simulator and a part for every NIC");
+  if (std::none_of(sims.begin(), sims.end(), [](const Simulator* s) { return s != nullptr; }))
+    throw std::logic_error("NIC model: bind(): no part runs here");
   for (std::size_t n = 0; n < nics_.size(); ++n) {
-    if (part_of_nic[n] >= sims.size() || !sims[part_of_nic[n]])
-      throw std::logic_error("NIC model: bind(): NIC " + std::to_string(n) + " has no simulator");
+    if (part_of_nic[n] >= sims.size())
+      throw std::logic_error("NIC model: bind(): NIC " + std::to_string(n) + " has no part");
     nics_[n]->part = part_of_nic[n];
     nics_[n]->sim = sims[part_of_nic[n]];
   }
@@ -351,6 +365,10 @@ std::int32_t OffloadModel::nic_of(std::uint32_t j, offload::Rank r) const {
 
 Time OffloadModel::message_time(std::int64_t bytes) const {
   return p_.latency + serialization_time(Bytes::from_count(bytes), p_.bandwidth);
+}
+
+std::int32_t OffloadModel::op_nic(std::uint32_t j, OpId op) const {
+  return nic_of(j, running_[j]->c->steps[static_cast<std::size_t>(op)].rank);
 }
 
 offload::OpId OffloadModel::schedule_op(std::uint32_t j, offload::OpId op) const {
@@ -432,7 +450,7 @@ void OffloadModel::step(Time at) {
   if (at < last_step_)
     throw std::logic_error("NIC model: a step at " + to_string(at) + " after one at " + to_string(last_step_));
   for (Simulator* s : sims_)  // its driver brought every clock to `at` (Simulator::advance_to)
-    if (s->now() != at)
+    if (s && s->now() != at)
       throw std::logic_error("NIC model: a step at " + to_string(at) + " with a simulator at " + to_string(s->now()));
   last_step_ = at;
   // Completions first, in job order (each gives resources back and may start or issue
@@ -471,6 +489,67 @@ void OffloadModel::step(Time at) {
     std::vector<std::int32_t>().swap(r.deps_left);
     return true;
   });
+}
+
+// Each copy's own parts (those with a simulator here) and, for each, the progress of
+// every job a step reads: those running and those draining (lists alike in every copy).
+void OffloadModel::write_parts(ByteWriter& out) const {
+  out.put(static_cast<std::uint32_t>(std::count_if(sims_.begin(), sims_.end(), [](auto* s) { return s; })));
+  for (std::uint32_t p = 0; p < sims_.size(); ++p) {
+    if (!sims_[p]) continue;
+    out.put(p);
+    for (std::uint32_t j : active_) out.put(tally_[p][j]);
+    for (std::uint32_t j : draining_) out.put(tally_[p][j]);
+  }
+}
+
+void OffloadModel::read_parts(ByteReader& in) {
+  for (auto n = in.get<std::uint32_t>(); n > 0; --n) {
+    const auto p = in.get<std::uint32_t>();
+    if (p >= sims_.size() || sims_[p])
+      throw std::logic_error("NIC model: another copy sent the progress of part " + std::to_string(p));
+    for (std::uint32_t j : active_) tally_[p][j] = in.get<Tally>();
+    for (std::uint32_t j : draining_) tally_[p][j] = in.get<Tally>();
+  }
+}
+
+// Its parts, then what their NICs kept: each cache's counts, NIC by NIC; the times of
+// every traced operation they ran, job by job.
+void OffloadModel::write_part_results(ByteWriter& out) const {
+  out.put(static_cast<std::uint32_t>(std::count_if(sims_.begin(), sims_.end(), [](auto* s) { return s; })));
+  for (std::uint32_t p = 0; p < sims_.size(); ++p)
+    if (sims_[p]) out.put(p);
+  for (const auto& nic : nics_)
+    if (nic->sim) {
+      out.put(nic->cache.hits());
+      out.put(nic->cache.misses());
+      out.put(nic->cache.evictions());
+    }
+  for (std::uint32_t j = 0; j < traces_.size(); ++j) {
+    const auto& steps = running_[j]->c->steps;
+    for (std::size_t m = 0; m < traces_[j].fired.size(); ++m)
+      if (nics_[static_cast<std::size_t>(nic_of(j, steps[m].rank))]->sim) {
+        out.put(traces_[j].fired[m]);
+        out.put(traces_[j].completed[m]);
+      }
+  }
+}
+
+void OffloadModel::read_part_results(ByteReader& in) {
+  const std::vector<std::uint8_t> theirs = their_parts(in, sims_);
+  for (auto& nic : nics_)
+    if (theirs[nic->part]) {
+      const auto hits = in.get<std::uint64_t>(), misses = in.get<std::uint64_t>();
+      nic->cache.set_counts(hits, misses, in.get<std::uint64_t>());
+    }
+  for (std::uint32_t j = 0; j < traces_.size(); ++j) {
+    const auto& steps = running_[j]->c->steps;
+    for (std::size_t m = 0; m < traces_[j].fired.size(); ++m)
+      if (theirs[nics_[static_cast<std::size_t>(nic_of(j, steps[m].rank))]->part]) {
+        traces_[j].fired[m] = in.get<Time>();
+        traces_[j].completed[m] = in.get<Time>();
+      }
+  }
 }
 
 void OffloadModel::nic_event(Nic& nic, std::uint64_t t) {
@@ -608,9 +687,12 @@ void OffloadModel::start_offloaded(std::uint32_t j, Time now) {
   for (std::size_t k = 0; k < r.counter.size(); ++k) r.counter[k] = {0, c.fire_begin[k], c.fire_begin[k + 1]};
   r.done.assign(c.steps.size(), 0);
   started(j, now);
-  for (OpId id : c.start_ops) enqueue(j, id);
+  // (On the NICs that run here: another process starts the rest, in its copy.)
+  for (OpId id : c.start_ops)
+    if (nic_of_op(j, id).sim) enqueue(j, id);
   for (CounterId k : c.fire_at_zero)  // threshold 0
-    add_to_counter(j, k, 0, *nics_[static_cast<std::size_t>(nic_of(j, c.counter_rank[static_cast<std::size_t>(k)]))]);
+    if (Nic& nic = *nics_[static_cast<std::size_t>(nic_of(j, c.counter_rank[static_cast<std::size_t>(k)]))]; nic.sim)
+      add_to_counter(j, k, 0, nic);
 }
 
 void OffloadModel::start_software(std::uint32_t j, Time now) {
@@ -619,7 +701,8 @@ void OffloadModel::start_software(std::uint32_t j, Time now) {
   r.offloaded = false;
   r.deps_left = c.deps;
   started(j, now);
-  for (OpId id : c.software_roots) software_ready(j, id, nic_of_op(j, id));
+  for (OpId id : c.software_roots)
+    if (Nic& nic = nic_of_op(j, id); nic.sim) software_ready(j, id, nic);
 }
 
 // Software path: every dependence of `id` is done. The host posts a data operation;

@@ -42,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/bytes.h"
 #include "core/error.h"
 #include "core/params.h"
 #include "core/simulator.h"
@@ -148,7 +149,8 @@ class OffloadModel final {
   // never completes (a model bug).
   std::vector<JobResult> run();
   // With a transport, after every add(): NIC n's events run on *sims[part_of_nic[n]]
-  // (the simulators outlive the model; each is run by one thread at a time).
+  // (the simulators outlive the model; each is run by one thread at a time). A null
+  // simulator: another process runs that part, with its own copy of the model (below).
   void bind(std::vector<Simulator*> sims, std::vector<std::uint32_t> part_of_nic);
   // How many of job j's operations run on the NICs of part `part` (once bound).
   std::int64_t ops_in_part(std::uint32_t j, std::uint32_t part) const { return part_ops_[j][part]; }
@@ -168,7 +170,19 @@ class OffloadModel final {
   void message_arrived(std::uint32_t job, offload::OpId op);
   void message_completed(std::uint32_t job, offload::OpId op);
   const std::vector<JobResult>& results() const { return results_; }
+  // Over several processes, each with a copy of the model that runs the NICs of its
+  // parts: a step starts what it starts on the NICs that run here only, and reads what
+  // every part has done, so before each step (and each next_step(true)) every copy
+  // writes its parts' progress and reads the others' (the copies then step alike); at
+  // the end one copy reads what the others' NICs kept (counter caches' counts, the
+  // operations' times), and holds the whole results.
+  void write_parts(ByteWriter& out) const;
+  void read_parts(ByteReader& in);
+  void write_part_results(ByteWriter& out) const;
+  void read_part_results(ByteReader& in);
   std::size_t jobs() const { return jobs_.size(); }
+  // The NIC that runs job j's operation `op` (the model's id).
+  std::int32_t op_nic(std::uint32_t j, offload::OpId op) const;
   const Job& job(std::uint32_t j) const { return jobs_[j]; }
   // The schedule's id of the model's operation `op` in job `j` (for messages and traces).
   offload::OpId schedule_op(std::uint32_t j, offload::OpId op) const;
@@ -210,7 +224,7 @@ class OffloadModel final {
     OffloadModel* model;
     std::int32_t index;
     std::uint32_t part = 0;
-    Simulator* sim = nullptr;
+    Simulator* sim = nullptr;  // null: another process runs it
     NicPool pool;
     CounterCache cache;
     std::vector<std::pair<std::uint32_t, offload::OpId>> fifo;  // (job, op) to process

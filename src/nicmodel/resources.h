@@ -74,6 +74,12 @@ class CounterCache {
   std::uint64_t hits() const { return hits_; }
   std::uint64_t misses() const { return misses_; }
   std::uint64_t evictions() const { return evictions_; }
+  // The counts of this cache's copy in the process that ran its NIC (a run over several).
+  void set_counts(std::uint64_t hits, std::uint64_t misses, std::uint64_t evictions) {
+    hits_ = hits;
+    misses_ = misses;
+    evictions_ = evictions;
+  }
   double hit_rate() const {
     const auto n = hits_ + misses_;
     return n == 0 ? 0.0 : static_cast<double>(hits_) / static_cast<double>(n);

@@ -2,9 +2,10 @@
 # Sweeps and runs over MPI ranks (Open MPI's mpirun, as CI runs it: as root,
 # oversubscribed), end to end: the same sweep.csv byte for byte as on one machine; a rank
 # killed in the middle, then the same command again: the points it was running are
-# named, none is lost, the table is again the same; a run split over ranks gives the
-# undivided run's outputs, finds its deadlock, and ends naming a rank that hangs or dies;
-# without mpirun nothing changes; other commands refuse to run over several ranks. Usage: FABRICLAB=path/to/fabriclab mpi_test.sh EXAMPLES_DIR
+# named, none is lost, the table is again the same; a run split over ranks (collectives
+# on the NIC engine included) gives the undivided run's outputs, finds its deadlock, and
+# ends naming a rank that hangs or dies; without mpirun nothing changes; other commands
+# refuse to run over several ranks. Usage: FABRICLAB=path/to/fabriclab mpi_test.sh EXAMPLES_DIR
 set -u
 examples=$1
 fl=${FABRICLAB:?set FABRICLAB}
@@ -111,10 +112,11 @@ expect tune-two-ranks-resumed 0 '^tune: 5 trials \(0 run now\)' -- \
 expect counters-refused 2 'fabriclab counters runs on one process; of the commands, `run` splits over MPI ranks' -- \
   "${mpirun[@]}" -n 2 "$fl" counters --collective allreduce --algorithm ring --ranks 4
 
-# A run split over ranks: the undivided run's flows.csv and ports.csv byte for byte, and
-# its summary.json but for the wall time and the peak of packets alive (a split run's is
-# the sum of its parts' peaks); with sim.partitions = 4 and two threads on each of two
-# ranks, the threaded run's summary.json too, peak included.
+# A run split over ranks: the undivided run's flows.csv and ports.csv (and with
+# collectives, collectives.csv and ops.csv) byte for byte, and its summary.json but for
+# the wall time and the peak of packets alive (a split run's is the sum of its parts'
+# peaks); with sim.partitions = 4 and two threads on each of two ranks, the threaded
+# run's summary.json too, peak included.
 same_summary() {  # NAME A B [what else to leave out]
   local skip="wall_seconds${4:+|$4}"
   expect "$1" 0 '' -- bash -c "diff <(grep -Ev '$skip' '$2') <(grep -Ev '$skip' '$3')"
@@ -123,24 +125,42 @@ split_runs() {  # NAME SCENARIO [--set ...]
   local name=$1
   shift
   expect "$name-one" 0 'flows delivered' -- "$fl" run "$@" --quiet --out "$tmp/$name-one"
+  local files=(flows.csv ports.csv)
+  for f in collectives.csv ops.csv; do [ -e "$tmp/$name-one/$f" ] && files+=("$f"); done
   expect "$name-threads" 0 'flows delivered' -- "$fl" run "$@" --quiet --out "$tmp/$name-4x2" \
     --set sim.partitions=4 --set sim.threads=2
   for n in 2 4; do
     expect "$name-ranks-$n" 0 "on $n MPI ranks: [0-9]+ windows" -- "${mpirun[@]}" -n $n "$fl" run "$@" --quiet \
       --out "$tmp/$name-r$n"
-    for f in flows.csv ports.csv; do expect "$name-ranks-$n-$f" 0 '' -- cmp "$tmp/$name-one/$f" "$tmp/$name-r$n/$f"; done
+    for f in "${files[@]}"; do expect "$name-ranks-$n-$f" 0 '' -- cmp "$tmp/$name-one/$f" "$tmp/$name-r$n/$f"; done
     same_summary "$name-ranks-$n-summary" "$tmp/$name-one/summary.json" "$tmp/$name-r$n/summary.json" \
       peak_packets_alive
   done
   expect "$name-4x2-ranks" 0 'on 2 MPI ranks' -- "${mpirun[@]}" -n 2 "$fl" run "$@" --quiet --out "$tmp/$name-4x2r" \
     --set sim.partitions=4 --set sim.threads=2
-  for f in flows.csv ports.csv; do expect "$name-4x2-ranks-$f" 0 '' -- cmp "$tmp/$name-one/$f" "$tmp/$name-4x2r/$f"; done
+  for f in "${files[@]}"; do expect "$name-4x2-ranks-$f" 0 '' -- cmp "$tmp/$name-one/$f" "$tmp/$name-4x2r/$f"; done
   same_summary "$name-4x2-ranks-summary" "$tmp/$name-4x2/summary.json" "$tmp/$name-4x2r/summary.json"
 }
 split_runs incast "$examples/incast.toml"
 split_runs leaf-spine "$examples/leaf-spine.toml"
 split_runs spreading "$examples/congestion-spreading.toml"
 split_runs fat-tree "$examples/leaf-spine.toml" --set topology.kind=fat_tree --set topology.k=4
+# Collectives on the NIC engine: each rank steps its copy of the NIC model, the copies
+# share their parts' progress before each step; four ring allreduces beside an incast,
+# then the same in software (fallback, 100 counters: a 64-rank ring needs 126), then on
+# a fat-tree split by METIS, with a random placement.
+split_runs collectives "$examples/collectives.toml" --set output.ops=true
+split_runs collectives-software "$examples/collectives.toml" --set nic.counters=100 \
+  --set collective.0.policy=fallback --set output.ops=true
+split_runs collectives-fat-tree "$examples/collectives.toml" --set topology.kind=fat_tree --set topology.k=4 \
+  --set sim.partitioner=metis --set collective.0.placement=random --set collective.0.ranks=12 --set output.ops=true
+# The training pattern's allreduces on the engine, one issued when the one before is seen
+# done (without the distribution flows, which a split run refuses).
+expect training-one 0 '2 of 2 collectives done' -- "$fl" run "$examples/training.toml" --quiet --out "$tmp/train-one" \
+  --set traffic.training.distribution_bytes=0B
+expect training-ranks 0 'on 3 MPI ranks' -- "${mpirun[@]}" -n 3 "$fl" run "$examples/training.toml" --quiet \
+  --out "$tmp/train-r3" --set traffic.training.distribution_bytes=0B
+for f in collectives.csv ports.csv; do expect "training-ranks-$f" 0 '' -- cmp "$tmp/train-one/$f" "$tmp/train-r3/$f"; done
 # output.window over ranks: each rank reads its own nodes at the span's ends, rank 0
 # gathers them; the undivided run's window files and summary, inside the run and cut by
 # its end.
@@ -174,8 +194,8 @@ for f in flows.csv ports.csv; do expect "ring-ranks-$f" 0 '' -- cmp "$tmp/ring-o
 same_summary ring-ranks-summary "$tmp/ring-one/summary.json" "$tmp/ring-r3/summary.json" peak_packets_alive
 
 # What acts across parts within a window is refused by its key, once, exit 2.
-expect ranks-collectives 2 'collectives.toml:[0-9]+:[0-9]+: \[\[collective\]\] entries are not supported on 2 MPI ranks' -- \
-  "${mpirun[@]}" -n 2 "$fl" run "$examples/collectives.toml" --quiet --out "$tmp/x"
+expect ranks-distribution 2 'training.toml:[0-9]+:[0-9]+: traffic.training.distribution_bytes = 15625KiB is not supported on 2 MPI ranks' -- \
+  "${mpirun[@]}" -n 2 "$fl" run "$examples/training.toml" --quiet --out "$tmp/x"
 expect ranks-impairment 2 'reorder.toml:[0-9]+:[0-9]+: impair.link is not supported on 2 MPI ranks \(one part each\); run it without mpirun' -- \
   "${mpirun[@]}" -n 2 "$fl" run "$examples/reorder.toml" --quiet --out "$tmp/x"
 expect ranks-fewer-parts 2 'sim.partitions = 3: fewer parts than the 4 MPI ranks' -- \

@@ -10,8 +10,13 @@
 
 #include <memory>
 #include <string>
+#include <thread>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
+#include "fabric/loopback.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 
@@ -257,25 +262,37 @@ TEST(Engine, UcConnectionsIgnoreDuplicatesAndPastPackets) {
 }
 
 // One run of a ring allreduce and an all-to-all issued while it runs, on 8 hosts with
-// DCQCN, undivided or split into `parts` run by `threads`.
+// DCQCN, undivided or split into `parts` run by `threads` (over the processes `ranks`
+// joins, if given), on NICs `p` under `policy`.
 struct Outcome {
   std::vector<CollectiveResult> results;
   std::uint64_t fingerprint;
   bool all_finished;
+  std::vector<std::uint64_t> cache_hits, cache_misses;                 // by NIC
+  std::vector<std::vector<nicmodel::OffloadModel::OpTimes>> op_times;  // by job
 };
-Outcome ring_and_alltoall(std::uint32_t parts, std::uint32_t threads) {
+Outcome ring_and_alltoall(std::uint32_t parts, std::uint32_t threads, fabric::Exchange* ranks = nullptr,
+                          NicParams p = {}, Policy policy = Policy::stall) {
   fabric::NicConfig nic;
   nic.congestion_control = "dcqcn";
   auto net = star(8, us(1), false, nic);
-  if (parts > 1) net->set_partitions(parts, threads);
-  Engine e(*net, NicParams{}, Policy::stall, 3);
+  if (ranks) net->set_partitions(parts, threads, *ranks);
+  else if (parts > 1) net->set_partitions(parts, threads);
+  Engine e(*net, p, policy, 3);
   e.add({.name = "ring", .schedule = assigned("allreduce", "ring", 8, 1 << 20), .nic_of_rank = linear(8), .issue = {}});
   e.add({.name = "a2a",
          .schedule = assigned("alltoall", "pairwise", 8, 8 << 10),
          .nic_of_rank = linear(8),
          .issue = us(3)});
+  e.trace_ops();
   const fabric::RunTotals t = net->run(ms(10));
-  return {e.results(), net->fingerprint(), t.all_finished};
+  Outcome o{e.results(), net->fingerprint(), t.all_finished, {}, {}, {}};
+  for (std::int32_t n = 0; n < 8; ++n) {
+    o.cache_hits.push_back(e.model().cache(n).hits());
+    o.cache_misses.push_back(e.model().cache(n).misses());
+  }
+  for (std::uint32_t j = 0; j < 2; ++j) o.op_times.push_back(e.model().op_times(j));
+  return o;
 }
 
 void expect_same(const std::vector<CollectiveResult>& a, const std::vector<CollectiveResult>& b) {
@@ -308,6 +325,70 @@ TEST(Engine, SameRunSameResultsHoweverItIsSplit) {
   EXPECT_EQ(one.fingerprint, two.fingerprint);
   const Outcome four = ring_and_alltoall(4, 2);
   expect_same(a.results, four.results);
+}
+
+// Over several processes (threads standing in for MPI ranks), each with a copy of the
+// model running its parts' NICs: every copy steps alike (the same issues, starts and
+// completions as undivided), and rank 0 ends with the undivided run's results whole --
+// the traffic, the counter caches' counts and every operation's times, gathered from the
+// processes that ran them. Under stall, and under fallback with 16 counters, where the
+// all-to-all (issued while the ring holds 14 counters per NIC) runs in software.
+TEST(Engine, OverSeveralProcessesRankZeroHoldsTheUndividedResults) {
+  NicParams short_of_counters;
+  short_of_counters.counters = 16;
+  for (const auto& [p, policy] : {std::pair{NicParams{}, Policy::stall}, {short_of_counters, Policy::fallback}}) {
+    const Outcome whole = ring_and_alltoall(1, 1, nullptr, p, policy);
+    ASSERT_TRUE(whole.all_finished);
+    EXPECT_EQ(whole.results[1].job.offloaded, policy == Policy::stall);
+    for (const auto& [ranks, parts, threads] : {std::tuple{2, 2u, 1u}, {3, 3u, 1u}, {2, 4u, 2u}}) {
+      SCOPED_TRACE(fmt::format("{} ranks, {} parts, {} threads, policy {}", ranks, parts, threads,
+                               policy == Policy::stall ? "stall" : "fallback"));
+      fabric::Loopback loop(ranks);
+      std::vector<Outcome> by_rank(static_cast<std::size_t>(ranks));
+      std::vector<std::string> errors(static_cast<std::size_t>(ranks));
+      {
+        std::vector<std::jthread> procs;
+        for (int k = 0; k < ranks; ++k)
+          procs.emplace_back([&, k, parts = parts, threads = threads] {
+            fabric::Loopback::Rank ex(loop, k);
+            try {
+              by_rank[static_cast<std::size_t>(k)] = ring_and_alltoall(parts, threads, &ex, p, policy);
+            } catch (const std::exception& e) {
+              errors[static_cast<std::size_t>(k)] = e.what();
+            }
+          });
+      }
+      for (int k = 0; k < ranks; ++k) {
+        const Outcome& o = by_rank[static_cast<std::size_t>(k)];
+        ASSERT_EQ(errors[static_cast<std::size_t>(k)], "") << "rank " << k;
+        EXPECT_TRUE(o.all_finished) << "rank " << k;
+        EXPECT_EQ(o.fingerprint, whole.fingerprint) << "rank " << k;
+        for (std::size_t j = 0; j < 2; ++j) {
+          EXPECT_EQ(o.results[j].job.issue, whole.results[j].job.issue) << "rank " << k;
+          EXPECT_EQ(o.results[j].job.start, whole.results[j].job.start) << "rank " << k;
+          EXPECT_EQ(o.results[j].job.done, whole.results[j].job.done) << "rank " << k;
+          EXPECT_EQ(o.results[j].job.offloaded, whole.results[j].job.offloaded) << "rank " << k;
+        }
+      }
+      const Outcome& zero = by_rank[0];
+      expect_same(whole.results, zero.results);
+      EXPECT_EQ(zero.cache_hits, whole.cache_hits);
+      EXPECT_EQ(zero.cache_misses, whole.cache_misses);
+      ASSERT_EQ(zero.op_times.size(), whole.op_times.size());
+      for (std::size_t j = 0; j < whole.op_times.size(); ++j) {
+        ASSERT_EQ(zero.op_times[j].size(), whole.op_times[j].size());
+        ASSERT_FALSE(whole.op_times[j].empty());
+        for (std::size_t m = 0; m < whole.op_times[j].size(); ++m) {
+          const auto &a = zero.op_times[j][m], &b = whole.op_times[j][m];
+          EXPECT_EQ(a.ready, b.ready) << "job " << j << " op " << m;
+          EXPECT_EQ(a.fired, b.fired) << "job " << j << " op " << m;
+          EXPECT_EQ(a.completed, b.completed) << "job " << j << " op " << m;
+        }
+      }
+      // The other ranks hold their own parts' traffic only: less than the whole.
+      EXPECT_LT(by_rank[1].results[0].messages, whole.results[0].messages);
+    }
+  }
 }
 
 }  // namespace

@@ -133,16 +133,6 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
                                    "set it to 0B or {}",
                                    cfg.origin("traffic.training.distribution_bytes"),
                                    cfg.shown("traffic.training.distribution_bytes"), split, instead));
-    // Collectives: their coordinator acts on every part at once, between windows; in one
-    // process only.
-    if (n_ranks > 1 && (!s.collectives.empty() || workload::training_on_engine(s.traffic)))
-      throw InputError(fmt::format(
-          "{}: {} are not supported {}: their NIC engine acts on every part at once, in one process; run it "
-          "without mpirun (sim.partitions splits it over threads)",
-          s.collectives.empty() ? cfg.origin("traffic.pattern") : cfg.origin("collective.0.collective"),
-          s.collectives.empty() ? "collectives on the NIC engine (traffic.pattern = training)"
-                                : "[[collective]] entries",
-          split));
     for (std::uint32_t id = 0; id < net.flows().size(); ++id)
       if (!net.flows()[id].spec.after.empty())
         throw InputError(fmt::format("{}: flow {} starts when others finish (traffic.pattern = {}), which a "

@@ -142,10 +142,10 @@ void prepare_outputs_once(const std::string& dir, fabric::Exchange* ranks) {
     }
   if (!ranks) return;
   std::vector<std::byte> bytes;
-  fabric::ByteWriter(bytes).put_text(failed);
+  ByteWriter(bytes).put_text(failed);
   fabric::ByRank all;
   ranks->all_gather(bytes, all, "the start of the run (outputs prepared)");
-  if (std::string why = fabric::ByteReader(all.of(0)).get_text(); !why.empty()) throw InputError(why);
+  if (std::string why = ByteReader(all.of(0)).get_text(); !why.empty()) throw InputError(why);
 }
 
 }  // namespace
