@@ -76,8 +76,8 @@ class MessageEvents {
 //                   it may schedule events at `at` or later in any part.
 // Over several processes (Network::set_partitions with an Exchange), every process keeps
 // a copy of the work, runs the events of its own parts only, and steps its copy at the
-// same instants; the copies agree because, before every step and every next_step(true),
-// each process sends the others what its parts changed that those read:
+// same instants; the copies agree because, after every window and every step, each
+// process sends the others what its parts did that step() and next_step() read:
 //   share(out)           this process's parts' part of that state, written;
 //   take_shared(in)      another process's, read (every other process's, in rank order);
 // and at the end, rank 0 gathers what the other processes' parts kept for the results:

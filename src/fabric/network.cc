@@ -178,25 +178,36 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
 Time Network::coordinate(Time at, bool* idle_after) {
   if (n_parts_ == 1) sim_.advance_to(at);
   for (std::uint32_t q = first_part_; q < end_part_; ++q) parts_[q]->sim.advance_to(at);
-  share_with_coordinator();
   const std::uint64_t released = released_;
-  coordinator_->step(at);
+  std::exception_ptr failed;
+  try {
+    coordinator_->step(at);
+  } catch (...) {
+    if (!exchange_) throw;
+    failed = std::current_exception();  // thrown once every process has heard of it
+  }
   if (released_ != released) last_release_ = at;  // (release() is called from the step)
-  const bool now_idle = idle();
+  bool now_idle = idle(), any_failed = failed != nullptr;
+  if (exchange_) agree_after_step(now_idle, any_failed);
+  if (failed) std::rethrow_exception(failed);
   if (idle_after) *idle_after = now_idle;
-  return coordinator_->next_step(now_idle);
+  // (Another process's step failed: it says so after this window, and the run ends.)
+  return any_failed ? Time::max() : coordinator_->next_step(now_idle);
 }
 
-void Network::share_with_coordinator() {
-  if (!exchange_) return;
+void Network::agree_after_step(bool& idle, bool& failed) {
   std::vector<std::byte> mine;
   ByteWriter w(mine);
+  w.put(idle);
+  w.put(failed);
   coordinator_->share(w);
   ByRank all;
   exchange_->all_gather(mine, all, "a step of the collectives");
   for (int r = 0; r < exchange_->size(); ++r) {
     if (r == exchange_->rank()) continue;
     ByteReader in(all.of(r));
+    idle = in.get<bool>() && idle;
+    failed = in.get<bool>() || failed;
     coordinator_->take_shared(in);
     if (!in.done()) throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
   }
@@ -210,18 +221,12 @@ void Network::coordinator_moved() {
 
 bool Network::idle() const {
   if (n_parts_ == 1) return sim_.pending() == 0;
-  // Here: this process's parts' events, and the frames on their way into them (another
+  // This process's parts' events, and the frames on their way into them (another
   // process's parts' outboxes hold those it sent here; this one's, those not yet sent).
   bool idle = true;
   for (std::uint32_t q = first_part_; q < end_part_ && idle; ++q) idle = parts_[q]->sim.pending() == 0;
   for (const auto& part : parts_)
     for (const Outbox& o : part->out) idle = idle && o.window[0].frames.empty() && o.window[1].frames.empty();
-  if (!exchange_) return idle;
-  std::vector<std::byte> mine;
-  ByteWriter(mine).put(idle);
-  ByRank all;
-  exchange_->all_gather(mine, all, "a step of the collectives (idle)");
-  for (int r = 0; r < exchange_->size(); ++r) idle = idle && ByteReader(all.of(r)).get<bool>();
   return idle;
 }
 

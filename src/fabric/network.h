@@ -263,10 +263,11 @@ class Network final : private FlowEvents {
   // one while no part runs) and returns its next instant; `idle_after`: whether the
   // network was idle after it.
   Time coordinate(Time at, bool* idle_after = nullptr);
-  // No event pending, no frame crossing between parts (over several processes: in any).
+  // No event pending, no frame crossing between parts (over several processes: here).
   bool idle() const;
-  // Over several processes: the coordinators' copies agree on what the parts changed.
-  void share_with_coordinator();
+  // Over several processes, after a step: whether every process is idle (`idle`, this
+  // one's on entry), whether any step failed, and what each step changed in its parts.
+  void agree_after_step(bool& idle, bool& failed);
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();

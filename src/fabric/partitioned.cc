@@ -200,6 +200,7 @@ void Network::exchange_window(int window) {
           rank_stats_.frames_out += frames.size();
           frames.clear();
         }
+      if (coordinator_) coordinator_->share(out);  // what the parts did that its steps read
     }
     mail_out_.next_rank();
   }
@@ -228,6 +229,7 @@ void Network::exchange_window(int window) {
           frames.push_back({at, &nodes_[node]->port(port), key, in.get<Packet>()});
         }
       }
+    if (coordinator_) coordinator_->take_shared(in);
     if (!in.done()) throw std::logic_error(fmt::format("process {} sent more than a window's frames", r));
   }
 }
@@ -373,6 +375,10 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
       const bool snap = next_snapshot() == boundary && !failed && !stepping;
       if (check || report || step || settle || snap) {
         if (t == 0) {
+          // (Thread 0 runs the process's first part: a failure here is that part's.)
+          const auto keep = [&] {
+            if (!parts_[first_part_]->error) parts_[first_part_]->error = std::current_exception();
+          };
           try {
             if (check && !failed) look_for_deadlock(boundary);  // a part that threw may be half-way
             // (As undivided: a deadlock that ends the run at this instant leaves it unread.)
@@ -381,15 +387,16 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
               window_events_ = events;
               progress(until);
             }
-            if (step) {
-              due = coordinate(until, &idle_after_step);
-            } else if (settle) {
-              share_with_coordinator();
-              due = coordinator_->next_step(true);
-            }
           } catch (...) {
-            // Thread 0 runs the process's first part.
-            if (!parts_[first_part_]->error) parts_[first_part_]->error = std::current_exception();
+            keep();
+          }
+          // Whatever happened above: over several processes, every one makes the step's
+          // exchanges (and one whose step failed says so in them).
+          try {
+            if (step) due = coordinate(until, &idle_after_step);
+            else if (settle) due = coordinator_->next_step(true);
+          } catch (...) {
+            keep();
             due = Time::max();
           }
         }

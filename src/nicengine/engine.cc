@@ -16,9 +16,14 @@ namespace {
 constexpr std::uint32_t kMessagesHint = 8;
 }  // namespace
 
-Engine::Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy policy, std::uint8_t priority)
-    : net_(net), priority_(priority), model_(nic, static_cast<std::int32_t>(net.host_count()), policy, *this) {
+Engine::Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy policy, std::uint8_t priority,
+               std::uint32_t tag_bits)
+    : net_(net),
+      priority_(priority),
+      model_(nic, static_cast<std::int32_t>(net.host_count()), policy, *this),
+      tag_span_(std::uint64_t{1} << tag_bits) {
   if (priority > 7) throw InputError("collectives: priority must be 0..7");
+  if (tag_bits < 1 || tag_bits > 32) throw std::logic_error("collectives: tags of 1..32 bits");
   conns_.resize(net.host_count());
   net_.set_message_events(this);
   net_.set_coordinator(this);
@@ -46,10 +51,28 @@ void Engine::begin() {
   begun_ = true;
 }
 
+void Engine::started(std::uint32_t job) {
+  live_.insert(job);
+  live_low_ = first_tag_[*live_.begin()];
+  const std::uint32_t first = *live_.begin(), last = *live_.rbegin();
+  if (first_tag_[last + 1] - live_low_ > tag_span_)
+    throw InputError(fmt::format("collectives: '{}' starts while '{}' still runs, {} operations apart; the "
+                                 "collectives running at once (from the first added to the last) must have at most "
+                                 "{} operations for their messages to be told apart",
+                                 model_.job(last).name, model_.job(first).name, first_tag_[last + 1] - live_low_,
+                                 tag_span_));
+}
+
+void Engine::drained(std::uint32_t job) {
+  live_.erase(job);
+  if (!live_.empty()) live_low_ = first_tag_[*live_.begin()];
+}
+
 std::pair<std::uint32_t, offload::OpId> Engine::of_tag(std::uint32_t tag) const {
-  const auto j = static_cast<std::uint32_t>(std::upper_bound(first_tag_.begin(), first_tag_.end(), tag) -
+  const std::uint64_t at = live_low_ + ((tag - live_low_) & (tag_span_ - 1));
+  const auto j = static_cast<std::uint32_t>(std::upper_bound(first_tag_.begin(), first_tag_.end(), at) -
                                             first_tag_.begin() - 1);
-  return {j, static_cast<offload::OpId>(tag - first_tag_[j])};
+  return {j, static_cast<offload::OpId>(at - first_tag_[j])};
 }
 
 void Engine::add(nicmodel::Job job) {
@@ -60,14 +83,11 @@ void Engine::add(nicmodel::Job job) {
       throw InputError("collective '" + job.name + "': get operations (RDMA READ) are not modelled on the fabric");
   const std::string name = job.name;
   std::vector<std::int32_t> hosts = job.nic_of_rank;
-  // Every operation of the run gets a tag of its own (32 bits on the wire).
-  const std::uint64_t end = first_tag_.back() + s.ops().size();
-  if (end > std::uint64_t{1} << 32)
-    throw InputError(fmt::format("collective '{}': the run's collectives have {} operations with this one; messages "
-                                 "tell at most 2^32 apart (fewer collectives, or smaller ones)",
-                                 name, end));
+  // Its operations' tags follow the last job's (32 bits on the wire: see live_).
+  if (s.ops().size() >= std::size_t{1} << 32)
+    throw InputError(fmt::format("collective '{}': {} operations; at most 2^32 - 1", name, s.ops().size()));
   model_.add(std::move(job));  // checks the schedule and the rank map
-  first_tag_.push_back(end);
+  first_tag_.push_back(first_tag_.back() + s.ops().size());
   ++jobs_;
   net_.hold(1);  // until its host sees it complete
   // One connection per pair of hosts that exchange data, shared by every collective.
@@ -101,7 +121,7 @@ void Engine::send(std::uint32_t job, offload::OpId op, std::int32_t from_nic, st
   ++t.messages;
   t.bytes += static_cast<std::uint64_t>(bytes);
   net_.post(connection(from, to), static_cast<std::uint64_t>(bytes),
-            static_cast<std::uint32_t>(first_tag_[job] + static_cast<std::uint64_t>(op)));
+            static_cast<std::uint32_t>((first_tag_[job] + static_cast<std::uint64_t>(op)) & (tag_span_ - 1)));
 }
 
 void Engine::message_arrived(std::uint32_t tag) {

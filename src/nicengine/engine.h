@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -50,8 +51,10 @@ struct CollectiveResult {
 class Engine final : private nicmodel::Transport, private fabric::MessageEvents, private fabric::Coordinator {
  public:
   // Every host of `net` is a NIC of the model; collective traffic goes on `priority`.
-  // The network must not have run yet, and must outlive the engine.
-  Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy policy, std::uint8_t priority);
+  // The network must not have run yet, and must outlive the engine. `tag_bits`: the
+  // messages' tags are 32 bits on the wire (fewer: tests, to see them wrap).
+  Engine(fabric::Network& net, nicmodel::NicParams nic, nicmodel::Policy policy, std::uint8_t priority,
+         std::uint32_t tag_bits = 32);
 
   // Before the run: a collective whose ranks sit on hosts job.nic_of_rank (host indices).
   // Opens the connections its data operations need; InputError for what cannot run (a
@@ -104,9 +107,17 @@ class Engine final : private nicmodel::Transport, private fabric::MessageEvents,
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> conns_;
   std::vector<std::uint32_t> part_of_host_;  // once begun
   std::vector<std::uint32_t> host_of_part_;  // a host of each part (whose context holds its work)
-  // A message's tag: job j's operation `op` (the model's id) is first_tag_[j] + op; the
-  // last entry is the end of the last job's tags (the run's operations, < 2^32).
+  // A message's tag: job j's operation `op` (the model's id) is first_tag_[j] + op modulo
+  // 2^tag_bits (the last entry: the end of the last job's). The jobs live at once
+  // (started, not yet drained: messages of no other are anywhere) lie within 2^tag_bits
+  // tags from the first of them, live_low_, which tells a tag's job. Both change in
+  // steps only.
+  std::uint64_t tag_span_;  // 2^tag_bits
   std::vector<std::uint64_t> first_tag_{0};
+  std::set<std::uint32_t> live_;
+  std::uint64_t live_low_ = 0;
+  void started(std::uint32_t job) override;
+  void drained(std::uint32_t job) override;
   std::pair<std::uint32_t, offload::OpId> of_tag(std::uint32_t tag) const;
   struct Traffic {
     std::uint64_t messages = 0, bytes = 0, retransmitted = 0;

@@ -339,8 +339,6 @@ void OffloadModel::bind(std::vector<Simulator*> sims, std::vector<std::uint32_t>
   if (bound_) throw std::logic_error("NIC model: bound twice");
   if (sims.empty() || part_of_nic.size() != nics_.size())
     throw std::logic_error("NIC model: bind() needs a simulator and a part for every NIC");
-  if (std::none_of(sims.begin(), sims.end(), [](const Simulator* s) { return s != nullptr; }))
-    throw std::logic_error("NIC model: bind(): no part runs here");
   for (std::size_t n = 0; n < nics_.size(); ++n) {
     if (part_of_nic[n] >= sims.size())
       throw std::logic_error("NIC model: bind(): NIC " + std::to_string(n) + " has no part");
@@ -487,6 +485,7 @@ void OffloadModel::step(Time at) {
     std::vector<Running::Counter>().swap(r.counter);
     std::vector<std::uint8_t>().swap(r.done);
     std::vector<std::int32_t>().swap(r.deps_left);
+    if (transport_) transport_->drained(j);
     return true;
   });
 }
@@ -667,6 +666,7 @@ void OffloadModel::started(std::uint32_t j, Time now) {
   results_[j].started = true;
   active_.insert(std::lower_bound(active_.begin(), active_.end(), j), j);
   start_trace(j);
+  if (transport_) transport_->started(j);
 }
 
 // Takes its counters and slots on every NIC (decide_now() said they are free) and starts

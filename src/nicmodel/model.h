@@ -107,6 +107,10 @@ class Transport {
   virtual void part_done(std::uint32_t job, std::uint32_t part) = 0;
   // Job `job`'s host has seen it complete at `at` (its result's `done`; from step()).
   virtual void seen_complete(std::uint32_t /*job*/, Time /*at*/) {}
+  // Job `job` starts (its first send comes after), and later every one of its operations
+  // is done, seen complete (no message of it is left anywhere); both from step().
+  virtual void started(std::uint32_t /*job*/) {}
+  virtual void drained(std::uint32_t /*job*/) {}
 };
 
 struct Job {
@@ -150,7 +154,8 @@ class OffloadModel final {
   std::vector<JobResult> run();
   // With a transport, after every add(): NIC n's events run on *sims[part_of_nic[n]]
   // (the simulators outlive the model; each is run by one thread at a time). A null
-  // simulator: another process runs that part, with its own copy of the model (below).
+  // simulator: another process runs that part, with its own copy of the model (below),
+  // or the part has no NIC.
   void bind(std::vector<Simulator*> sims, std::vector<std::uint32_t> part_of_nic);
   // How many of job j's operations run on the NICs of part `part` (once bound).
   std::int64_t ops_in_part(std::uint32_t j, std::uint32_t part) const { return part_ops_[j][part]; }

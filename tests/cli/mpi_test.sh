@@ -121,12 +121,11 @@ same_summary() {  # NAME A B [what else to leave out]
   local skip="wall_seconds${4:+|$4}"
   expect "$1" 0 '' -- bash -c "diff <(grep -Ev '$skip' '$2') <(grep -Ev '$skip' '$3')"
 }
-split_runs() {  # NAME SCENARIO [--set ...]
+split_runs() {  # NAME SCENARIO [--set ...]; $also: more files to compare
   local name=$1
   shift
   expect "$name-one" 0 'flows delivered' -- "$fl" run "$@" --quiet --out "$tmp/$name-one"
-  local files=(flows.csv ports.csv)
-  for f in collectives.csv ops.csv; do [ -e "$tmp/$name-one/$f" ] && files+=("$f"); done
+  local files=(flows.csv ports.csv ${also:-})
   expect "$name-threads" 0 'flows delivered' -- "$fl" run "$@" --quiet --out "$tmp/$name-4x2" \
     --set sim.partitions=4 --set sim.threads=2
   for n in 2 4; do
@@ -149,11 +148,12 @@ split_runs fat-tree "$examples/leaf-spine.toml" --set topology.kind=fat_tree --s
 # share their parts' progress before each step; four ring allreduces beside an incast,
 # then the same in software (fallback, 100 counters: a 64-rank ring needs 126), then on
 # a fat-tree split by METIS, with a random placement.
-split_runs collectives "$examples/collectives.toml" --set output.ops=true
-split_runs collectives-software "$examples/collectives.toml" --set nic.counters=100 \
+also="collectives.csv ops.csv" split_runs collectives "$examples/collectives.toml" --set output.ops=true
+also="collectives.csv ops.csv" split_runs collectives-software "$examples/collectives.toml" --set nic.counters=100 \
   --set collective.0.policy=fallback --set output.ops=true
-split_runs collectives-fat-tree "$examples/collectives.toml" --set topology.kind=fat_tree --set topology.k=4 \
-  --set sim.partitioner=metis --set collective.0.placement=random --set collective.0.ranks=12 --set output.ops=true
+also="collectives.csv ops.csv" split_runs collectives-fat-tree "$examples/collectives.toml" \
+  --set topology.kind=fat_tree --set topology.k=4 --set sim.partitioner=metis --set collective.0.placement=random \
+  --set collective.0.ranks=12 --set output.ops=true
 # The training pattern's allreduces on the engine, one issued when the one before is seen
 # done (without the distribution flows, which a split run refuses).
 expect training-one 0 '2 of 2 collectives done' -- "$fl" run "$examples/training.toml" --quiet --out "$tmp/train-one" \

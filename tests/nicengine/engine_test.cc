@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "error_message.h"
 #include "fabric/loopback.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
@@ -389,6 +390,85 @@ TEST(Engine, OverSeveralProcessesRankZeroHoldsTheUndividedResults) {
       EXPECT_LT(by_rank[1].results[0].messages, whole.results[0].messages);
     }
   }
+}
+
+// The recursive-doubling allreduce of AThresholdOneTooLowIsCaughtWhenItFires, with
+// rank 0's round-2 atomic at threshold 0: it fires as the collective starts, in the step
+// that starts it, before its dependences are done.
+std::shared_ptr<offload::Schedule> fires_at_start() {
+  auto s = std::make_shared<offload::Schedule>(*assigned("allreduce", "recursive_doubling", 4, 1024));
+  for (offload::OpId id = 0; id < static_cast<offload::OpId>(s->size()); ++id)
+    if (offload::Op& o = s->op(id);
+        o.rank == 0 && o.kind == offload::OpKind::atomic && o.peer != 0 && o.threshold == 2) {
+      o.threshold = 0;
+      return s;
+    }
+  return nullptr;
+}
+
+// Over two processes, the step that starts it fails on rank 0 only (NIC 0 is there):
+// both ranks still make the step's exchanges, hear of the failure, and end with it,
+// named by rank -- neither waits for the other for ever.
+TEST(Engine, AStepThatFailsOnOneRankEndsEveryRank) {
+  const auto s = fires_at_start();
+  ASSERT_TRUE(s);
+  fabric::Loopback loop(2);
+  std::vector<std::string> errors(2);
+  {
+    std::vector<std::jthread> procs;
+    for (int k = 0; k < 2; ++k)
+      procs.emplace_back([&, k] {
+        fabric::Loopback::Rank ex(loop, k);
+        auto net = star(4, us(1));
+        net->set_partitions(2, 1, ex);
+        Engine e(*net, sharp(), Policy::stall, 3);
+        e.add({.name = "rd", .schedule = s, .nic_of_rank = linear(4), .issue = {}});
+        try {
+          net->run(ms(1));
+        } catch (const RankFailure& x) {
+          errors[static_cast<std::size_t>(k)] = fmt::format("{} {}", x.exit_code(), x.what());
+        }
+      });
+  }
+  for (const std::string& what : errors) {
+    EXPECT_EQ(what.rfind("2 rank 0: job 'rd': op ", 0), 0u) << what;  // bad input (an unsafe schedule): exit 2
+    EXPECT_NE(what.find("(atomic, rank 0) fired when counter"), std::string::npos) << what;
+  }
+}
+
+// Tags wrap: with 8-bit tags, twelve ring allreduces, each issued when the one two
+// before it is done (two at a time), go through the 256 tags several times and give
+// the results of 32-bit tags; with fewer tags than two of them hold, the second is
+// refused as it starts, naming both.
+TEST(Engine, MessageTagsWrapAroundWhileTheCollectivesRunningAtOnceFit) {
+  const auto s = assigned("allreduce", "ring", 4, 4096);
+  const std::size_t ops = s->size();
+  ASSERT_LT(4 * ops, 256u);  // three live at once at most (one draining) fit 8 bits
+  ASSERT_GT(12 * ops, 2 * 256u);
+  const auto run = [&](std::uint32_t bits) {
+    auto net = star(4, us(1));
+    Engine e(*net, sharp(), Policy::stall, 3, bits);
+    for (int j = 0; j < 12; ++j)
+      e.add({.name = fmt::format("ar{}", j),
+             .schedule = s,
+             .nic_of_rank = linear(4),
+             .issue = {},
+             .after = j >= 2 ? j - 2 : -1});
+    EXPECT_TRUE(net->run(ms(10)).all_finished);
+    return e.results();
+  };
+  const auto wide = run(32), narrow = run(8);
+  expect_same(wide, narrow);
+  EXPECT_GT(wide[11].job.start, wide[9].job.done - Time::from_ps(1));  // (issued after the one two before)
+  // 2^bits between one and two collectives' operations: the second cannot start.
+  std::uint32_t bits = 1;
+  while ((std::size_t{2} << bits) <= ops) ++bits;  // 2^bits < ops <= 2^(bits+1)
+  ++bits;                                          // ops <= 2^bits < 2 ops
+  EXPECT_EQ(testing::input_error_of([&] { run(bits); }),
+            fmt::format("collectives: 'ar1' starts while 'ar0' still runs, {} operations apart; the collectives "
+                        "running at once (from the first added to the last) must have at most {} operations for "
+                        "their messages to be told apart",
+                        2 * ops, std::size_t{1} << bits));
 }
 
 }  // namespace
