@@ -353,6 +353,9 @@ class Network final : private FlowEvents {
   std::vector<std::unique_ptr<ReorderBox>> boxes_;
   std::vector<std::unique_ptr<Resequencer>> reseqs_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint16_t>> static_routes_;
+  // Per host: its edge switch, as an index of the switches' tables by edge switch (one
+  // past the last edge switch: none; build_routes). Every switch reads it.
+  std::vector<std::uint32_t> edge_of_host_;
   bool prepared_ = false, ran_ = false;
   struct Conn {
     std::uint32_t src, dst, messages_hint;

@@ -34,14 +34,16 @@ void Network::build_routes() {
   // Every host has one link, to its edge node. Away from its edge switch, a host is
   // reached by the shortest paths to that switch, as every other host behind it: one
   // breadth-first search per edge switch, and at each switch one group of equal-cost
-  // ports per edge switch, shared by the hosts behind it (at the edge switch itself, the
-  // port to the host; a static route, its own group). The paths and their port order
-  // are those of a search from each host: a host is never transit, so its distance is
-  // its edge switch's plus one.
+  // ports per edge switch, shared by the hosts behind it -- the switch's table is by edge
+  // switch (at the edge switch itself, the port to each host, and a static route, its own
+  // group: routed on their own). The paths and their port order are those of a search
+  // from each host: a host is never transit, so its distance is its edge switch's plus
+  // one. Time and memory: edge switches x (nodes + links), not hosts x switches.
   const std::size_t n = nodes_.size(), hosts = hosts_.size();
   constexpr std::uint32_t kNone = ~0u;
-  std::vector<std::uint32_t> edge_of(hosts, kNone), edges;  // per host: its edge switch's index in `edges`
+  std::vector<std::uint32_t> edges;  // edge switches by node id
   std::vector<std::uint32_t> edge_index(n, kNone);
+  edge_of_host_.assign(hosts, kNone);
   for (std::uint32_t h = 0; h < hosts; ++h) {
     const std::uint32_t e = hosts_[h]->port(0).peer()->owner().id();
     if (e < hosts) continue;  // two hosts joined directly: no switch reaches them
@@ -49,11 +51,14 @@ void Network::build_routes() {
       edge_index[e] = static_cast<std::uint32_t>(edges.size());
       edges.push_back(e);
     }
-    edge_of[h] = edge_index[e];
+    edge_of_host_[h] = edge_index[e];
   }
-  // Per switch: its groups, and each host's.
+  const auto none = static_cast<std::uint32_t>(edges.size());  // the hosts no switch reaches
+  for (auto& e : edge_of_host_)
+    if (e == kNone) e = none;
+  // Per switch: its groups, its group per edge switch, and the hosts routed on their own.
   struct Table {
-    std::vector<std::uint32_t> group_of_host, begin{0};
+    std::vector<std::uint32_t> begin{0};
     std::vector<std::uint16_t> ports;
     std::vector<std::uint32_t> group_of_edge;
     std::uint32_t add(const std::uint16_t* first, std::size_t count) {
@@ -64,10 +69,23 @@ void Network::build_routes() {
   };
   std::vector<Table> tables(switches_.size());
   for (auto& t : tables) {
-    t.add(nullptr, 0);  // group 0: unreachable
-    t.group_of_edge.assign(edges.size(), 0);
+    t.add(nullptr, 0);                            // group 0: unreachable
+    t.group_of_edge.assign(edges.size() + 1, 0);  // (the last: hosts no switch reaches)
   }
-  std::vector<std::int32_t> dist(n);
+  // The switches' links to each other, as compact lists (port, peer switch) per switch:
+  // the searches read nothing else (a host is never transit, nor a next hop but at its
+  // own edge switch: its only neighbour is that switch, one step further away).
+  const std::size_t n_sw = switches_.size();
+  std::vector<std::uint32_t> link_begin{0};
+  std::vector<std::pair<std::uint16_t, std::uint32_t>> links;
+  for (std::size_t s = 0; s < n_sw; ++s) {
+    const Switch& sw = *switches_[s];
+    for (std::size_t i = 0; i < sw.port_count(); ++i)
+      if (const std::uint32_t v = sw.port(i).peer()->owner().id(); v >= hosts)
+        links.emplace_back(static_cast<std::uint16_t>(i), v - static_cast<std::uint32_t>(hosts));
+    link_begin.push_back(static_cast<std::uint32_t>(links.size()));
+  }
+  std::vector<std::int32_t> dist(n_sw);
   std::vector<std::uint32_t> frontier, next;
   std::vector<std::uint16_t> list;
   // Each flow's source must reach its destination's edge switch (or be the host its
@@ -75,63 +93,58 @@ void Network::build_routes() {
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> flows_to_edge(edges.size());
   for (const auto& f : flows_) {
     const std::uint32_t src = f.spec.src, dst = f.spec.dst;
-    if (edge_of[dst] != kNone) flows_to_edge[edge_of[dst]].emplace_back(src, dst);
+    if (edge_of_host_[dst] != none) flows_to_edge[edge_of_host_[dst]].emplace_back(src, dst);
     else if (hosts_[dst]->port(0).peer()->owner().id() != src)
       throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[dst]->name());
   }
   for (std::uint32_t k = 0; k < edges.size(); ++k) {
-    const std::uint32_t e = edges[k];
+    const std::uint32_t e = edges[k] - static_cast<std::uint32_t>(hosts);
     std::fill(dist.begin(), dist.end(), -1);
     dist[e] = 0;
     frontier.assign(1, e);
     while (!frontier.empty()) {
       next.clear();
-      for (std::uint32_t u : frontier) {
-        if (u < hosts) continue;  // hosts are endpoints, never transit
-        Node& node = *nodes_[u];
-        for (std::size_t i = 0; i < node.port_count(); ++i) {
-          const std::uint32_t v = node.port(i).peer()->owner().id();
-          if (dist[v] < 0) {
+      for (std::uint32_t u : frontier)
+        for (std::uint32_t l = link_begin[u]; l < link_begin[u + 1]; ++l)
+          if (const std::uint32_t v = links[l].second; dist[v] < 0) {
             dist[v] = dist[u] + 1;
             next.push_back(v);
           }
-        }
-      }
       frontier.swap(next);
     }
     for (const auto& [src, dst] : flows_to_edge[k])
-      if (dist[src] < 0) throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[dst]->name());
-    for (std::size_t s = 0; s < switches_.size(); ++s) {
-      Switch& sw = *switches_[s];
-      const std::int32_t d = dist[sw.id()];
-      if (d <= 0) continue;  // unreachable, or the edge switch itself (per host, below)
+      if (edge_of_host_[src] == none || dist[edges[edge_of_host_[src]] - hosts] < 0)
+        throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[dst]->name());
+    for (std::size_t s = 0; s < n_sw; ++s) {
+      const std::int32_t d = dist[s];
+      if (d <= 0) continue;  // unreachable, or the edge switch itself (its own hosts, below)
       list.clear();
-      for (std::size_t i = 0; i < sw.port_count(); ++i)
-        if (dist[sw.port(i).peer()->owner().id()] == d - 1) list.push_back(static_cast<std::uint16_t>(i));
+      for (std::uint32_t l = link_begin[s]; l < link_begin[s + 1]; ++l)
+        if (dist[links[l].second] == d - 1) list.push_back(links[l].first);
       tables[s].group_of_edge[k] = tables[s].add(list.data(), list.size());
     }
   }
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> own;  // (host, group)
   for (std::size_t s = 0; s < switches_.size(); ++s) {
     Table& t = tables[s];
     Switch& sw = *switches_[s];
-    t.group_of_host.resize(hosts);
-    for (std::uint32_t h = 0; h < hosts; ++h) {
-      auto fixed = static_routes_.find({static_cast<std::uint32_t>(s), h});
-      if (fixed != static_routes_.end()) {
-        t.group_of_host[h] = t.add(fixed->second.data(), fixed->second.size());
-      } else if (edge_of[h] == kNone) {
-        t.group_of_host[h] = 0;
-      } else if (edges[edge_of[h]] == sw.id()) {
-        // Its own host: the port to it.
-        list.clear();
-        for (std::size_t i = 0; i < sw.port_count(); ++i)
-          if (sw.port(i).peer()->owner().id() == h) list.push_back(static_cast<std::uint16_t>(i));
-        t.group_of_host[h] = t.add(list.data(), list.size());
-      } else {
-        t.group_of_host[h] = t.group_of_edge[edge_of[h]];
+    own.clear();
+    for (std::size_t i = 0; i < sw.port_count(); ++i)  // its own hosts: the port to each
+      if (const std::uint32_t h = sw.port(i).peer()->owner().id(); h < hosts) {
+        const auto port = static_cast<std::uint16_t>(i);
+        own.emplace_back(h, t.add(&port, 1));
       }
+    std::sort(own.begin(), own.end());
+    // Static routes at this switch, by host; each replaces the host's own route, if any.
+    const auto sw_index = static_cast<std::uint32_t>(s);
+    for (auto it = static_routes_.lower_bound({sw_index, 0}); it != static_routes_.end() && it->first.first == sw_index;
+         ++it) {
+      const std::uint32_t h = it->first.second, g = t.add(it->second.data(), it->second.size());
+      const auto at = std::lower_bound(own.begin(), own.end(), std::make_pair(h, 0u));
+      if (at != own.end() && at->first == h) at->second = g;
+      else own.insert(at, {h, g});
     }
-    sw.set_routes(t.group_of_host, t.begin, t.ports);
+    sw.set_routes(edge_of_host_.data(), hosts, t.group_of_edge, own, t.begin, t.ports);
     t = Table{};  // (free it as soon as the switch has it)
   }
 }

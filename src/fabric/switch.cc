@@ -128,26 +128,37 @@ void Switch::watchdog_poll() {
   }
 }
 
-void Switch::set_routes(const std::vector<std::uint32_t>& group_of_host, const std::vector<std::uint32_t>& begin,
-                        const std::vector<std::uint16_t>& ports) {
-  // Groups with the same ports share one copy (a leaf's uplinks serve every remote leaf):
-  // the lists a packet reads stay few and warm in the cache.
+void Switch::set_routes(const std::uint32_t* edge_of_host, std::size_t hosts,
+                        const std::vector<std::uint32_t>& group_of_edge,
+                        const std::vector<std::pair<std::uint32_t, std::uint32_t>>& own,
+                        const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports) {
+  // Groups with the same ports share one copy.
   const std::size_t groups = begin.size() - 1;
-  std::vector<std::uint32_t> at(groups);
+  std::vector<Route> route(groups);
   route_ports_.clear();
   std::map<std::vector<std::uint16_t>, std::uint32_t> shared;
   for (std::size_t g = 0; g < groups; ++g) {
     std::vector<std::uint16_t> list(ports.begin() + begin[g], ports.begin() + begin[g + 1]);
     const auto [it, added] = shared.emplace(std::move(list), static_cast<std::uint32_t>(route_ports_.size()));
     if (added) route_ports_.insert(route_ports_.end(), it->first.begin(), it->first.end());
-    at[g] = it->second;
+    route[g] = {it->second, static_cast<std::uint16_t>(begin[g + 1] - begin[g])};
   }
-  routes_.resize(group_of_host.size());
-  for (std::size_t h = 0; h < group_of_host.size(); ++h) {
-    const std::uint32_t g = group_of_host[h];
-    routes_[h] = {at[g], begin[g + 1] - begin[g]};
+  edge_of_host_ = edge_of_host;
+  hosts_ = hosts;
+  by_edge_.clear();
+  for (std::uint32_t g : group_of_edge) by_edge_.push_back(route[g]);
+  own_.clear();
+  own_count_ = own.size();
+  own_lo_ = own.empty() ? 0 : own.front().first;
+  for (const auto& [h, g] : own) {
+    if (h < own_lo_ || h >= hosts || (h - own_lo_ < own_.size() && own_[h - own_lo_].own))
+      throw std::logic_error("switch " + name() + ": own routes out of order");
+    own_.resize(h - own_lo_ + 1);
+    own_.back() = route[g];
+    own_.back().own = true;
+    by_edge_[edge_of_host[h]].own = true;
   }
-  spray_next_.assign(group_of_host.size(), 0);
+  spray_next_.assign(path_.load_balance == LoadBalance::spray_round_robin ? hosts : 0, 0);
 }
 
 std::int64_t Switch::shared_limit() const {
@@ -245,9 +256,9 @@ void Switch::on_event(std::uint64_t tag) {
 }
 
 std::uint16_t Switch::choose_egress(const Packet& p) {
-  if (p.dst >= routes_.size()) throw std::logic_error("switch " + name() + ": no route table for host");
-  const std::uint32_t b = routes_[p.dst].first;
-  const std::uint32_t n = routes_[p.dst].count;
+  if (p.dst >= hosts_) throw std::logic_error("switch " + name() + ": no route table for host");
+  const Route& r = route_to(p.dst);
+  const std::uint32_t b = r.first, n = r.count;
   if (n == 0) throw std::logic_error("switch " + name() + ": no route to host " + std::to_string(p.dst));
   if (n == 1) return route_ports_[b];
   switch (path_.load_balance) {

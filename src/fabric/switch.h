@@ -95,11 +95,20 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void bind(FabricContext& ctx) { ctx_ = &ctx; }
   // Called when the run starts: arms the watchdog's poll.
   void start();
-  // Equal-cost egress ports toward each host, filled by the network's routing: host h
-  // goes by group group_of_host[h], whose ports are ports[begin[g], begin[g + 1]) (one
-  // group for every host behind the same next switches, as a real switch's ECMP groups).
-  void set_routes(const std::vector<std::uint32_t>& group_of_host, const std::vector<std::uint32_t>& begin,
-                  const std::vector<std::uint16_t>& ports);
+  // Equal-cost egress ports toward each host, filled by the network's routing as a real
+  // switch's forwarding table: a host is found by its edge switch, whose hosts all share
+  // one ECMP group here (a leaf's prefix), but for hosts routed on their own (this
+  // switch's own hosts, static routes). Host h's edge switch is edge_of_host[h] (the
+  // network's array of `hosts`, which outlives the switch; an index into group_of_edge);
+  // `own`: (host, group) for those routed on their own, by host; group g's ports are
+  // ports[begin[g], begin[g + 1]).
+  void set_routes(const std::uint32_t* edge_of_host, std::size_t hosts, const std::vector<std::uint32_t>& group_of_edge,
+                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& own,
+                  const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports);
+
+  // Entries of its forwarding table: one per edge switch (and one for hosts no switch
+  // reaches), one per host routed on its own.
+  std::size_t route_entries() const { return by_edge_.size() + own_count_; }
 
   Packet* next_packet(Port& port) override;
   void transmitted(Port& port, const SentFrame& f) override;
@@ -223,17 +232,33 @@ class alignas(64) Switch final : public Node, public EventHandler {
   std::int64_t shared_size_ = 0, shared_used_ = 0;
   PacketPath path_;
   std::vector<SwitchPort> ports_;
-  // Per host, its next hops: route_ports_[first, first + count). Hosts with the same
-  // next hops share one list (a leaf's uplinks serve every remote host), so the lists a
-  // switch reads stay few and in cache.
+  // Next hops: route_ports_[first, first + count). Groups with the same next hops share
+  // one list (a leaf's uplinks serve every remote leaf), so what a switch reads per
+  // packet -- its edge switch, then one route of a table by edge switch -- stays small
+  // and in cache whatever the number of hosts.
   struct Route {
     std::uint32_t first = 0;
-    std::uint32_t count = 0;
+    std::uint16_t count = 0;
+    // By edge switch: some hosts behind it are routed on their own. In own_: this host is.
+    bool own = false;
   };
-  std::vector<Route> routes_;
+  const std::uint32_t* edge_of_host_ = nullptr;
+  std::size_t hosts_ = 0;
+  std::vector<Route> by_edge_;
+  // The routes of hosts own_lo_ + i, for the hosts routed on their own among them (a
+  // leaf's own hosts are usually consecutive).
+  std::uint32_t own_lo_ = 0;
+  std::vector<Route> own_;
+  std::size_t own_count_ = 0;
+  const Route& route_to(std::uint32_t host) const {
+    const Route& r = by_edge_[edge_of_host_[host]];
+    if (!r.own) return r;
+    const std::uint32_t i = host - own_lo_;  // (past the end when below own_lo_)
+    return i < own_.size() && own_[i].own ? own_[i] : r;
+  }
   std::vector<std::uint16_t> route_ports_;
   RandomStream rng_;
-  std::vector<std::uint32_t> spray_next_;  // per host: round-robin position
+  std::vector<std::uint32_t> spray_next_;  // per host: round-robin position (round-robin spraying only)
   const SwitchConfig cfg_;                 // never changes: path_ copies part of it
 };
 

@@ -372,6 +372,59 @@ TEST(StaticRoutes, ALoopEndsWithTheTtl) {
   EXPECT_EQ(forwarded, 4u * 63u);
 }
 
+// h0 behind s1; h1 and h2 behind s2, two s1-s2 links: a static route for h1 at s1 leaves
+// h2, behind the same switch, on the path ECMP gives it without one.
+TEST(StaticRoutes, PinOneHostAndLeaveTheOthersBehindItsSwitch) {
+  const auto net_to = [](std::uint32_t dst) {
+    auto net = std::make_unique<Network>(NicConfig{}, SwitchConfig{}, 1);
+    TopologySpec t;
+    t.kind = TopologyKind::two_switches;
+    t.s1_hosts = 1;
+    t.s2_hosts = 2;
+    t.inter_switch_links = 2;
+    build_topology(*net, t);
+    net->add_flow({.src = 0, .dst = dst, .bytes = 4 * 4096, .start = {}});
+    return net;
+  };
+  const auto sent = [](Network& net) {
+    return std::pair{net.switch_at(0).port(1).tx_packets(), net.switch_at(0).port(2).tx_packets()};
+  };
+  auto unpinned = net_to(2);
+  ASSERT_TRUE(unpinned->run(ms(1)).all_finished);
+  const auto [by1, by2] = sent(*unpinned);
+  ASSERT_EQ(by1 + by2, 4u);
+  ASSERT_TRUE(by1 == 0 || by2 == 0);             // one QP: one path
+  const std::uint16_t other = by1 == 0 ? 1 : 2;  // the link h2's flow does not take
+  auto pinned = net_to(2);
+  pinned->set_static_route(0, 1, {other});
+  ASSERT_TRUE(pinned->run(ms(1)).all_finished);
+  EXPECT_EQ(sent(*pinned), sent(*unpinned));
+  auto h1 = net_to(1);
+  h1->set_static_route(0, 1, {other});
+  ASSERT_TRUE(h1->run(ms(1)).all_finished);
+  EXPECT_EQ(h1->switch_at(0).port(other).tx_packets(), 4u);
+}
+
+// A switch's forwarding table grows with the edge switches, not the hosts: on a
+// leaf-spine of 16 leaves of 8 hosts and 4 spines, a leaf holds 16 + 1 entries by edge
+// switch and its 8 hosts, a spine 16 + 1; a static route adds its host at its switch.
+TEST(Routes, TablesByEdgeSwitch) {
+  Network net(NicConfig{}, SwitchConfig{}, 1);
+  TopologySpec t;
+  t.kind = TopologyKind::leaf_spine;
+  t.leaves = 16;
+  t.spines = 4;
+  t.hosts_per_leaf = 8;
+  build_topology(net, t);
+  ASSERT_EQ(net.host_count(), 128u);
+  net.add_flow({.src = 0, .dst = 127, .bytes = 4096, .start = {}});
+  net.set_static_route(16, 100, {3});  // the first spine, toward host 100 (leaf 12)
+  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  for (std::uint32_t s = 0; s < 16; ++s) EXPECT_EQ(net.switch_at(s).route_entries(), 17u + 8u) << "leaf " << s;
+  EXPECT_EQ(net.switch_at(16).route_entries(), 17u + 1u);
+  for (std::uint32_t s = 17; s < 20; ++s) EXPECT_EQ(net.switch_at(s).route_entries(), 17u) << "spine " << s;
+}
+
 TEST(StaticRoutes, BadPortIsRefused) {
   auto net = two_links();
   EXPECT_THROW(net->set_static_route(0, 1, {3}), InputError);
