@@ -196,20 +196,29 @@ Time Network::coordinate(Time at, bool* idle_after) {
 }
 
 void Network::agree_after_step(bool& idle, bool& failed) {
+  // A copy whose step failed stopped half-way: it shares nothing, and once any has
+  // failed no copy reads another's state again (their lists of collectives may differ);
+  // every process knows it, and the run ends after the next window.
   std::vector<std::byte> mine;
   ByteWriter w(mine);
   w.put(idle);
   w.put(failed);
-  coordinator_->share(w);
+  if (!failed) coordinator_->share(w);
   ByRank all;
   exchange_->all_gather(mine, all, "a step of the collectives");
+  std::vector<ByteReader> in;
+  for (int r = 0; r < exchange_->size(); ++r) {
+    in.emplace_back(all.of(r));
+    idle = in.back().get<bool>() && idle;
+    failed = in.back().get<bool>() || failed;
+  }
+  coordinator_failed_ = coordinator_failed_ || failed;
+  if (coordinator_failed_) return;
   for (int r = 0; r < exchange_->size(); ++r) {
     if (r == exchange_->rank()) continue;
-    ByteReader in(all.of(r));
-    idle = in.get<bool>() && idle;
-    failed = in.get<bool>() || failed;
-    coordinator_->take_shared(in);
-    if (!in.done()) throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
+    coordinator_->take_shared(in[static_cast<std::size_t>(r)]);
+    if (!in[static_cast<std::size_t>(r)].done())
+      throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
   }
 }
 

@@ -356,6 +356,7 @@ class Network final : private FlowEvents {
   // Per host: its edge switch, as an index of the switches' tables by edge switch (one
   // past the last edge switch: none; build_routes). Every switch reads it.
   std::vector<std::uint32_t> edge_of_host_;
+  bool coordinator_failed_ = false;  // over several processes: a step failed in one (all know)
   bool prepared_ = false, ran_ = false;
   struct Conn {
     std::uint32_t src, dst, messages_hint;

@@ -200,7 +200,7 @@ void Network::exchange_window(int window) {
           rank_stats_.frames_out += frames.size();
           frames.clear();
         }
-      if (coordinator_) coordinator_->share(out);  // what the parts did that its steps read
+      if (coordinator_ && !coordinator_failed_) coordinator_->share(out);  // what the parts did that steps read
     }
     mail_out_.next_rank();
   }
@@ -229,7 +229,7 @@ void Network::exchange_window(int window) {
           frames.push_back({at, &nodes_[node]->port(port), key, in.get<Packet>()});
         }
       }
-    if (coordinator_) coordinator_->take_shared(in);
+    if (coordinator_ && !coordinator_failed_) coordinator_->take_shared(in);
     if (!in.done()) throw std::logic_error(fmt::format("process {} sent more than a window's frames", r));
   }
 }

@@ -21,6 +21,11 @@ void Network::set_static_route(std::uint32_t sw, std::uint32_t dst, std::vector<
       throw InputError("static route at " + switches_[sw]->name() + " toward " + hosts_[dst]->name() + ": port " +
                        std::to_string(p) + " does not exist (ports 0.." +
                        std::to_string(switches_[sw]->port_count() - 1) + ")");
+  for (std::size_t i = 0; i < ports.size(); ++i)
+    if (std::find(ports.begin(), ports.begin() + static_cast<std::ptrdiff_t>(i), ports[i]) !=
+        ports.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError("static route at " + switches_[sw]->name() + " toward " + hosts_[dst]->name() + ": port " +
+                       std::to_string(ports[i]) + " listed twice");
   for (auto p : ports) {
     const Node& next = switches_[sw]->port(p).peer()->owner();
     if (next.id() < hosts_.size() && next.id() != dst)
@@ -124,7 +129,7 @@ void Network::build_routes() {
       tables[s].group_of_edge[k] = tables[s].add(list.data(), list.size());
     }
   }
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> own;  // (host, group)
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> own, fixed;  // (host, group)
   for (std::size_t s = 0; s < switches_.size(); ++s) {
     Table& t = tables[s];
     Switch& sw = *switches_[s];
@@ -135,16 +140,13 @@ void Network::build_routes() {
         own.emplace_back(h, t.add(&port, 1));
       }
     std::sort(own.begin(), own.end());
-    // Static routes at this switch, by host; each replaces the host's own route, if any.
+    // Static routes at this switch, by host (each replaces the host's own route, if any).
+    fixed.clear();
     const auto sw_index = static_cast<std::uint32_t>(s);
     for (auto it = static_routes_.lower_bound({sw_index, 0}); it != static_routes_.end() && it->first.first == sw_index;
-         ++it) {
-      const std::uint32_t h = it->first.second, g = t.add(it->second.data(), it->second.size());
-      const auto at = std::lower_bound(own.begin(), own.end(), std::make_pair(h, 0u));
-      if (at != own.end() && at->first == h) at->second = g;
-      else own.insert(at, {h, g});
-    }
-    sw.set_routes(edge_of_host_.data(), hosts, t.group_of_edge, own, t.begin, t.ports);
+         ++it)
+      fixed.emplace_back(it->first.second, t.add(it->second.data(), it->second.size()));
+    sw.set_routes(edge_of_host_.data(), hosts, t.group_of_edge, own, fixed, t.begin, t.ports);
     t = Table{};  // (free it as soon as the switch has it)
   }
 }

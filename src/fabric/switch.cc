@@ -129,8 +129,7 @@ void Switch::watchdog_poll() {
 }
 
 void Switch::set_routes(const std::uint32_t* edge_of_host, std::size_t hosts,
-                        const std::vector<std::uint32_t>& group_of_edge,
-                        const std::vector<std::pair<std::uint32_t, std::uint32_t>>& own,
+                        const std::vector<std::uint32_t>& group_of_edge, const HostGroups& own, const HostGroups& fixed,
                         const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports) {
   // Groups with the same ports share one copy.
   const std::size_t groups = begin.size() - 1;
@@ -148,7 +147,7 @@ void Switch::set_routes(const std::uint32_t* edge_of_host, std::size_t hosts,
   by_edge_.clear();
   for (std::uint32_t g : group_of_edge) by_edge_.push_back(route[g]);
   own_.clear();
-  own_count_ = own.size();
+  far_.clear();
   own_lo_ = own.empty() ? 0 : own.front().first;
   for (const auto& [h, g] : own) {
     if (h < own_lo_ || h >= hosts || (h - own_lo_ < own_.size() && own_[h - own_lo_].own))
@@ -156,6 +155,21 @@ void Switch::set_routes(const std::uint32_t* edge_of_host, std::size_t hosts,
     own_.resize(h - own_lo_ + 1);
     own_.back() = route[g];
     own_.back().own = true;
+    by_edge_[edge_of_host[h]].own = true;
+  }
+  own_count_ = own.size();
+  for (const auto& [h, g] : fixed) {
+    if (h >= hosts || (!far_.empty() && far_.back().first >= h))
+      throw std::logic_error("switch " + name() + ": static routes out of order");
+    Route fixed_route = route[g];
+    fixed_route.own = true;
+    if (const std::uint32_t i = h - own_lo_; i < own_.size()) {
+      own_count_ += !own_[i].own;
+      own_[i] = fixed_route;
+    } else {
+      far_.emplace_back(h, fixed_route);
+      ++own_count_;
+    }
     by_edge_[edge_of_host[h]].own = true;
   }
   spray_next_.assign(path_.load_balance == LoadBalance::spray_round_robin ? hosts : 0, 0);

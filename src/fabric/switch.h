@@ -100,11 +100,13 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // one ECMP group here (a leaf's prefix), but for hosts routed on their own (this
   // switch's own hosts, static routes). Host h's edge switch is edge_of_host[h] (the
   // network's array of `hosts`, which outlives the switch; an index into group_of_edge);
-  // `own`: (host, group) for those routed on their own, by host; group g's ports are
+  // `own`: (host, group) for the hosts on its ports, `fixed` for static routes, each by
+  // host (a static route replaces an own host's route); group g's ports are
   // ports[begin[g], begin[g + 1]).
+  using HostGroups = std::vector<std::pair<std::uint32_t, std::uint32_t>>;
   void set_routes(const std::uint32_t* edge_of_host, std::size_t hosts, const std::vector<std::uint32_t>& group_of_edge,
-                  const std::vector<std::pair<std::uint32_t, std::uint32_t>>& own,
-                  const std::vector<std::uint32_t>& begin, const std::vector<std::uint16_t>& ports);
+                  const HostGroups& own, const HostGroups& fixed, const std::vector<std::uint32_t>& begin,
+                  const std::vector<std::uint16_t>& ports);
 
   // Entries of its forwarding table: one per edge switch (and one for hosts no switch
   // reaches), one per host routed on its own.
@@ -245,16 +247,20 @@ class alignas(64) Switch final : public Node, public EventHandler {
   const std::uint32_t* edge_of_host_ = nullptr;
   std::size_t hosts_ = 0;
   std::vector<Route> by_edge_;
-  // The routes of hosts own_lo_ + i, for the hosts routed on their own among them (a
-  // leaf's own hosts are usually consecutive).
+  // Hosts routed on their own: those from own_lo_ to the last of the switch's own hosts
+  // (usually consecutive) in own_[host - own_lo_] (`own`: this one is); static routes to
+  // hosts outside that range in far_, by host.
   std::uint32_t own_lo_ = 0;
   std::vector<Route> own_;
+  std::vector<std::pair<std::uint32_t, Route>> far_;
   std::size_t own_count_ = 0;
   const Route& route_to(std::uint32_t host) const {
     const Route& r = by_edge_[edge_of_host_[host]];
     if (!r.own) return r;
-    const std::uint32_t i = host - own_lo_;  // (past the end when below own_lo_)
-    return i < own_.size() && own_[i].own ? own_[i] : r;
+    if (const std::uint32_t i = host - own_lo_; i < own_.size()) return own_[i].own ? own_[i] : r;
+    const auto at = std::lower_bound(far_.begin(), far_.end(), host,
+                                     [](const auto& e, std::uint32_t h) { return e.first < h; });
+    return at != far_.end() && at->first == host ? at->second : r;
   }
   std::vector<std::uint16_t> route_ports_;
   RandomStream rng_;

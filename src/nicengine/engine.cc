@@ -52,15 +52,16 @@ void Engine::begin() {
 }
 
 void Engine::started(std::uint32_t job) {
-  live_.insert(job);
-  live_low_ = first_tag_[*live_.begin()];
-  const std::uint32_t first = *live_.begin(), last = *live_.rbegin();
-  if (first_tag_[last + 1] - live_low_ > tag_span_)
+  // (Checked before anything changes: the parts of a split run go on to the window's end.)
+  const std::uint32_t first = live_.empty() ? job : std::min(job, *live_.begin());
+  const std::uint32_t last = live_.empty() ? job : std::max(job, *live_.rbegin());
+  if (const std::uint64_t span = first_tag_[last + 1] - first_tag_[first]; span > tag_span_)
     throw InputError(fmt::format("collectives: '{}' starts while '{}' still runs, {} operations apart; the "
                                  "collectives running at once (from the first added to the last) must have at most "
                                  "{} operations for their messages to be told apart",
-                                 model_.job(last).name, model_.job(first).name, first_tag_[last + 1] - live_low_,
-                                 tag_span_));
+                                 model_.job(job).name, model_.job(job == last ? first : last).name, span, tag_span_));
+  live_.insert(job);
+  live_low_ = first_tag_[*live_.begin()];
 }
 
 void Engine::drained(std::uint32_t job) {

@@ -428,6 +428,10 @@ TEST(Routes, TablesByEdgeSwitch) {
 TEST(StaticRoutes, BadPortIsRefused) {
   auto net = two_links();
   EXPECT_THROW(net->set_static_route(0, 1, {3}), InputError);
+  EXPECT_EQ(testing::input_error_of([&] {
+              net->set_static_route(0, 1, {2, 1, 2});
+            }),
+            "static route at " + net->switch_at(0).name() + " toward " + net->host(1).name() + ": port 2 listed twice");
 }
 
 }  // namespace

@@ -406,8 +406,10 @@ std::shared_ptr<offload::Schedule> fires_at_start() {
   return nullptr;
 }
 
-// Over two processes, the step that starts it fails on rank 0 only (NIC 0 is there):
-// both ranks still make the step's exchanges, hear of the failure, and end with it,
+// Over two processes, the step that starts it fails on rank 0 only (NIC 0 is there),
+// half-way: rank 1's step goes on to start a second collective issued at the same
+// instant, which rank 0's never reaches. Both ranks still make the step's exchanges,
+// hear of the failure, read nothing of each other's diverged copies, and end with it,
 // named by rank -- neither waits for the other for ever.
 TEST(Engine, AStepThatFailsOnOneRankEndsEveryRank) {
   const auto s = fires_at_start();
@@ -423,6 +425,8 @@ TEST(Engine, AStepThatFailsOnOneRankEndsEveryRank) {
         net->set_partitions(2, 1, ex);
         Engine e(*net, sharp(), Policy::stall, 3);
         e.add({.name = "rd", .schedule = s, .nic_of_rank = linear(4), .issue = {}});
+        e.add(
+            {.name = "bc", .schedule = assigned("bcast", "binomial", 4, 1024), .nic_of_rank = linear(4), .issue = {}});
         try {
           net->run(ms(1));
         } catch (const RankFailure& x) {
