@@ -93,15 +93,16 @@ void Network::build_routes() {
   std::vector<std::int32_t> dist(n_sw);
   std::vector<std::uint32_t> frontier, next;
   std::vector<std::uint16_t> list;
-  // Each flow's source must reach its destination's edge switch (or be the host its
-  // destination is joined to).
+  // Each flow's and connection's source must reach its destination's edge switch (or be
+  // the host its destination is joined to).
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> flows_to_edge(edges.size());
-  for (const auto& f : flows_) {
-    const std::uint32_t src = f.spec.src, dst = f.spec.dst;
+  const auto must_reach = [&](std::uint32_t src, std::uint32_t dst) {
     if (edge_of_host_[dst] != none) flows_to_edge[edge_of_host_[dst]].emplace_back(src, dst);
     else if (hosts_[dst]->port(0).peer()->owner().id() != src)
       throw InputError("no path from " + hosts_[src]->name() + " to " + hosts_[dst]->name());
-  }
+  };
+  for (const auto& f : flows_) must_reach(f.spec.src, f.spec.dst);
+  for (const Conn& c : conns_) must_reach(c.src, c.dst);
   for (std::uint32_t k = 0; k < edges.size(); ++k) {
     const std::uint32_t e = edges[k] - static_cast<std::uint32_t>(hosts);
     std::fill(dist.begin(), dist.end(), -1);

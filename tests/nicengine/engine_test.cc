@@ -475,5 +475,20 @@ TEST(Engine, MessageTagsWrapAroundWhileTheCollectivesRunningAtOnceFit) {
                         2 * ops, std::size_t{1} << bits));
 }
 
+// A collective whose hosts cannot reach each other is refused as the run starts, by the
+// pair that cannot (not by a switch mid-run): hosts 0, 1 on one switch, 2, 3 on another,
+// no link between the switches; the ring's pair 3 -> 0 is the first whose destination's
+// switch is searched.
+TEST(Engine, HostsWithNoPathBetweenThemAreRefusedByName) {
+  auto net = std::make_unique<fabric::Network>(fabric::NicConfig{}, fabric::SwitchConfig{}, 1);
+  for (int i = 0; i < 4; ++i) net->add_host();
+  const std::uint32_t a = net->add_switch("a"), b = net->add_switch("b");
+  for (std::uint32_t h = 0; h < 4; ++h) net->connect(net->host(h), net->switch_at(h < 2 ? a : b), Gbps(100), us(1));
+  Engine e(*net, sharp(), Policy::stall, 3);
+  e.add({.name = "ring", .schedule = assigned("allreduce", "ring", 4, 4096), .nic_of_rank = linear(4), .issue = {}});
+  EXPECT_EQ(testing::input_error_of([&] { net->run(ms(1)); }),
+            "no path from " + net->host(3).name() + " to " + net->host(0).name());
+}
+
 }  // namespace
 }  // namespace fabriclab::nicengine
