@@ -43,7 +43,7 @@ void Network::build_routes() {
   // switch (at the edge switch itself, the port to each host, and a static route, its own
   // group: routed on their own). The paths and their port order are those of a search
   // from each host: a host is never transit, so its distance is its edge switch's plus
-  // one. Time and memory: edge switches x (nodes + links), not hosts x switches.
+  // one. Time: edge switches x links between switches; memory: switches x edge switches.
   const std::size_t n = nodes_.size(), hosts = hosts_.size();
   constexpr std::uint32_t kNone = ~0u;
   std::vector<std::uint32_t> edges;  // edge switches by node id

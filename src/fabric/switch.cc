@@ -157,19 +157,13 @@ void Switch::set_routes(const std::uint32_t* edge_of_host, std::size_t hosts,
     own_.back().own = true;
     by_edge_[edge_of_host[h]].own = true;
   }
-  own_count_ = own.size();
   for (const auto& [h, g] : fixed) {
     if (h >= hosts || (!far_.empty() && far_.back().first >= h))
       throw std::logic_error("switch " + name() + ": static routes out of order");
     Route fixed_route = route[g];
     fixed_route.own = true;
-    if (const std::uint32_t i = h - own_lo_; i < own_.size()) {
-      own_count_ += !own_[i].own;
-      own_[i] = fixed_route;
-    } else {
-      far_.emplace_back(h, fixed_route);
-      ++own_count_;
-    }
+    if (const std::uint32_t i = h - own_lo_; i < own_.size()) own_[i] = fixed_route;
+    else far_.emplace_back(h, fixed_route);
     by_edge_[edge_of_host[h]].own = true;
   }
   spray_next_.assign(path_.load_balance == LoadBalance::spray_round_robin ? hosts : 0, 0);

@@ -110,7 +110,10 @@ class alignas(64) Switch final : public Node, public EventHandler {
 
   // Entries of its forwarding table: one per edge switch (and one for hosts no switch
   // reaches), one per host routed on its own.
-  std::size_t route_entries() const { return by_edge_.size() + own_count_; }
+  std::size_t route_entries() const {
+    return by_edge_.size() + far_.size() +
+           static_cast<std::size_t>(std::count_if(own_.begin(), own_.end(), [](const Route& r) { return r.own; }));
+  }
 
   Packet* next_packet(Port& port) override;
   void transmitted(Port& port, const SentFrame& f) override;
@@ -253,7 +256,6 @@ class alignas(64) Switch final : public Node, public EventHandler {
   std::uint32_t own_lo_ = 0;
   std::vector<Route> own_;
   std::vector<std::pair<std::uint32_t, Route>> far_;
-  std::size_t own_count_ = 0;
   const Route& route_to(std::uint32_t host) const {
     const Route& r = by_edge_[edge_of_host_[host]];
     if (!r.own) return r;

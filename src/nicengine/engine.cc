@@ -85,8 +85,9 @@ void Engine::add(nicmodel::Job job) {
   const std::string name = job.name;
   std::vector<std::int32_t> hosts = job.nic_of_rank;
   // Its operations' tags follow the last job's (32 bits on the wire: see live_).
-  if (s.ops().size() >= std::size_t{1} << 32)
-    throw InputError(fmt::format("collective '{}': {} operations; at most 2^32 - 1", name, s.ops().size()));
+  if (s.ops().size() > tag_span_)
+    throw InputError(fmt::format("collective '{}': {} operations; its messages tell at most {} apart", name,
+                                 s.ops().size(), tag_span_));
   model_.add(std::move(job));  // checks the schedule and the rank map
   first_tag_.push_back(first_tag_.back() + s.ops().size());
   ++jobs_;

@@ -16,9 +16,8 @@
 // coordinator, between windows, so a run gives the same collectives however it is split.
 // Over several processes (MPI ranks), each holds a copy of the model and runs its parts'
 // NICs; the copies share their parts' progress with each window and after each step
-// (fabric::Coordinator),
-// and a message's tag names its collective and operation, so the process that receives
-// it needs nothing from the one that sent it.
+// (fabric::Coordinator), and a message's tag names its collective and operation, so the
+// process that receives it needs nothing from the one that sent it.
 // An operation that fires before a dependence has completed stops the run with
 // nicmodel::UnsafeSchedule naming it; every counter must end at its per-iteration value.
 //

@@ -21,7 +21,14 @@ enum Kind : std::uint64_t { kNicDone = 2, kDeliver = 3, kPosted = 4 };
 std::uint64_t tag(Kind k, std::uint64_t job, std::uint64_t x = 0) { return k << 60 | job << 40 | x; }
 bool triggered_kind(OpKind k) { return offload::is_data_op(k) || k == OpKind::cntr_add; }
 
-// The parts another copy sent, which must be parts run elsewhere.
+// What copies of the model send each other starts with the parts the sender runs (those
+// with a simulator there): their number, then each.
+void write_own_parts(ByteWriter& out, const std::vector<Simulator*>& sims) {
+  out.put(static_cast<std::uint32_t>(std::count_if(sims.begin(), sims.end(), [](auto* s) { return s; })));
+  for (std::uint32_t p = 0; p < sims.size(); ++p)
+    if (sims[p]) out.put(p);
+}
+// Those parts, read: each must be run elsewhere (no simulator here), once.
 std::vector<std::uint8_t> their_parts(ByteReader& in, const std::vector<Simulator*>& sims) {
   std::vector<std::uint8_t> theirs(sims.size(), 0);
   for (auto n = in.get<std::uint32_t>(); n > 0; --n) {
@@ -490,34 +497,30 @@ void OffloadModel::step(Time at) {
   });
 }
 
-// Each copy's own parts (those with a simulator here) and, for each, the progress of
-// every job a step reads: those running and those draining (lists alike in every copy).
+// Its parts, then, part by part, the progress of every job a step reads: those running
+// and those draining (lists alike in every copy).
 void OffloadModel::write_parts(ByteWriter& out) const {
-  out.put(static_cast<std::uint32_t>(std::count_if(sims_.begin(), sims_.end(), [](auto* s) { return s; })));
-  for (std::uint32_t p = 0; p < sims_.size(); ++p) {
-    if (!sims_[p]) continue;
-    out.put(p);
-    for (std::uint32_t j : active_) out.put(tally_[p][j]);
-    for (std::uint32_t j : draining_) out.put(tally_[p][j]);
-  }
+  write_own_parts(out, sims_);
+  for (std::uint32_t p = 0; p < sims_.size(); ++p)
+    if (sims_[p]) {
+      for (std::uint32_t j : active_) out.put(tally_[p][j]);
+      for (std::uint32_t j : draining_) out.put(tally_[p][j]);
+    }
 }
 
 void OffloadModel::read_parts(ByteReader& in) {
-  for (auto n = in.get<std::uint32_t>(); n > 0; --n) {
-    const auto p = in.get<std::uint32_t>();
-    if (p >= sims_.size() || sims_[p])
-      throw std::logic_error("NIC model: another copy sent the progress of part " + std::to_string(p));
-    for (std::uint32_t j : active_) tally_[p][j] = in.get<Tally>();
-    for (std::uint32_t j : draining_) tally_[p][j] = in.get<Tally>();
-  }
+  const std::vector<std::uint8_t> theirs = their_parts(in, sims_);
+  for (std::uint32_t p = 0; p < sims_.size(); ++p)
+    if (theirs[p]) {
+      for (std::uint32_t j : active_) tally_[p][j] = in.get<Tally>();
+      for (std::uint32_t j : draining_) tally_[p][j] = in.get<Tally>();
+    }
 }
 
 // Its parts, then what their NICs kept: each cache's counts, NIC by NIC; the times of
 // every traced operation they ran, job by job.
 void OffloadModel::write_part_results(ByteWriter& out) const {
-  out.put(static_cast<std::uint32_t>(std::count_if(sims_.begin(), sims_.end(), [](auto* s) { return s; })));
-  for (std::uint32_t p = 0; p < sims_.size(); ++p)
-    if (sims_[p]) out.put(p);
+  write_own_parts(out, sims_);
   for (const auto& nic : nics_)
     if (nic->sim) {
       out.put(nic->cache.hits());

@@ -334,16 +334,17 @@ TEST(Network, LossyIncastDropsAndRecovers) {
 namespace fabriclab::fabric {
 namespace {
 
-// h0 - s1 = s2 - h1 with two s1-s2 links: s1's ports are 0 (h0), 1 and 2 (to s2); s2's
-// 0 (h1), 1 and 2 (to s1).
-std::unique_ptr<Network> two_links() {
+// h0 - s1 = s2 - h1 (.. h<behind>) with two s1-s2 links: s1's ports are 0 (h0), 1 and 2
+// (to s2); one flow of four packets from h0 to host `dst`.
+std::unique_ptr<Network> two_links(std::uint32_t behind = 1, std::uint32_t dst = 1) {
   auto net = std::make_unique<Network>(NicConfig{}, SwitchConfig{}, 1);
   TopologySpec t;
   t.kind = TopologyKind::two_switches;
-  t.s1_hosts = t.s2_hosts = 1;
+  t.s1_hosts = 1;
+  t.s2_hosts = behind;
   t.inter_switch_links = 2;
   build_topology(*net, t);
-  net->add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}});
+  net->add_flow({.src = 0, .dst = dst, .bytes = 4 * 4096, .start = {}});
   return net;
 }
 
@@ -375,31 +376,20 @@ TEST(StaticRoutes, ALoopEndsWithTheTtl) {
 // h0 behind s1; h1 and h2 behind s2, two s1-s2 links: a static route for h1 at s1 leaves
 // h2, behind the same switch, on the path ECMP gives it without one.
 TEST(StaticRoutes, PinOneHostAndLeaveTheOthersBehindItsSwitch) {
-  const auto net_to = [](std::uint32_t dst) {
-    auto net = std::make_unique<Network>(NicConfig{}, SwitchConfig{}, 1);
-    TopologySpec t;
-    t.kind = TopologyKind::two_switches;
-    t.s1_hosts = 1;
-    t.s2_hosts = 2;
-    t.inter_switch_links = 2;
-    build_topology(*net, t);
-    net->add_flow({.src = 0, .dst = dst, .bytes = 4 * 4096, .start = {}});
-    return net;
-  };
   const auto sent = [](Network& net) {
     return std::pair{net.switch_at(0).port(1).tx_packets(), net.switch_at(0).port(2).tx_packets()};
   };
-  auto unpinned = net_to(2);
+  auto unpinned = two_links(2, 2);
   ASSERT_TRUE(unpinned->run(ms(1)).all_finished);
   const auto [by1, by2] = sent(*unpinned);
   ASSERT_EQ(by1 + by2, 4u);
   ASSERT_TRUE(by1 == 0 || by2 == 0);             // one QP: one path
   const std::uint16_t other = by1 == 0 ? 1 : 2;  // the link h2's flow does not take
-  auto pinned = net_to(2);
+  auto pinned = two_links(2, 2);
   pinned->set_static_route(0, 1, {other});
   ASSERT_TRUE(pinned->run(ms(1)).all_finished);
   EXPECT_EQ(sent(*pinned), sent(*unpinned));
-  auto h1 = net_to(1);
+  auto h1 = two_links(2, 1);
   h1->set_static_route(0, 1, {other});
   ASSERT_TRUE(h1->run(ms(1)).all_finished);
   EXPECT_EQ(h1->switch_at(0).port(other).tx_packets(), 4u);
