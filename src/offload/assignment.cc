@@ -332,8 +332,75 @@ std::vector<std::pair<std::int32_t, std::int32_t>> pass1_relays(const RankView& 
 
 }  // namespace
 
-GroupedView group_view(const RankView& v0) {
+namespace {
+
+// A host_wait of two or more parents that nothing is ordered after (a transport
+// ordering after the whole wait would have no one wait to follow).
+bool splits(const RankView& v, std::size_t i) {
+  return v.kind[i] == OpKind::host_wait && v.parents[i].size() >= 2 && v.desc[i].count() == 0;
+}
+
+}  // namespace
+
+bool has_split_waits(const RankView& v) {
+  for (std::size_t i = 0; i < v.ops.size(); ++i)
+    if (splits(v, i)) return true;
+  return false;
+}
+
+namespace {
+
+// The view with every host_wait that splits split into one wait per parent:
+// the op keeps its first parent, and wait j, appended as local index n + j, takes parent
+// waits[j].second of op waits[j].first. Every part keeps the whole wait's ancestors, so
+// it waits for the cumulative count of everything before the wait on its counter, and
+// its parents need not share one: the host waits on each counter in turn.
+RankView with_split_waits(const RankView& v, std::vector<std::pair<std::int32_t, std::int32_t>>& waits) {
+  const auto n = static_cast<std::size_t>(v.size());
+  waits.clear();
+  std::vector<char> split(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    if ((split[i] = splits(v, i)))
+      for (std::size_t k = 1; k < v.parents[i].size(); ++k)
+        waits.emplace_back(static_cast<std::int32_t>(i), v.parents[i][k]);
+  const auto m = n + waits.size();
+  RankView x;
+  x.rank = v.rank;
+  x.ops = v.ops;
+  x.kind = v.kind;
+  x.weight = v.weight;
+  x.incrementer = v.incrementer;
+  x.parents = v.parents;
+  x.after = v.after;
+  x.has_heavy_weights = v.has_heavy_weights;
+  x.anc.reserve(m);
+  x.desc.reserve(m);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (split[i]) x.parents[i].resize(1);
+    x.anc.push_back(widened(v.anc[i], m));
+    x.desc.push_back(widened(v.desc[i], m));
+  }
+  for (const auto& [o, p] : waits) {
+    const auto oi = static_cast<std::size_t>(o);
+    x.ops.push_back(v.ops[oi]);
+    x.kind.push_back(OpKind::host_wait);
+    x.weight.push_back(v.weight[oi]);
+    x.incrementer.push_back(0);
+    x.parents.push_back({p});
+    x.after.emplace_back();
+    x.anc.push_back(widened(v.anc[oi], m));
+    x.desc.emplace_back(m);  // nothing follows a host_wait
+  }
+  return x;
+}
+
+}  // namespace
+
+GroupedView group_view(const RankView& v_in, bool split_waits) {
   GroupedView gv;
+  RankView split;
+  if (split_waits) split = with_split_waits(v_in, gv.waits);
+  const RankView& v0 = split_waits ? split : v_in;
   gv.relays = pass1_relays(v0);
   gv.view = gv.relays.empty() ? v0 : with_relays(v0, gv.relays);
   const RankView& v = gv.view;
@@ -374,6 +441,7 @@ RankAssignment assignment_from_placement(const GroupedView& gv, const std::vecto
   const auto m = static_cast<std::size_t>(v.size());
   RankAssignment a;
   a.relays = gv.relays;
+  a.waits = gv.waits;
   a.increments.assign(m, -1);
   a.trigger.assign(m, -1);
   a.threshold.assign(m, 0);
@@ -511,8 +579,7 @@ class LaterOps {
 // op is a cut point, so a counter holds O(1) pairs, not the whole chain; an op issued
 // after the chain and unordered with it (an arrival nothing consumes) affects every pair
 // alike, so they still collapse to one.
-RankAssignment assign_optimized(const RankView& v0) {
-  const GroupedView gv = group_view(v0);
+std::vector<std::int32_t> first_fit_placement(const GroupedView& gv) {
   const RankView& v = gv.view;
   const auto m = static_cast<std::size_t>(v.size());
   LaterOps later(gv);
@@ -678,7 +745,165 @@ RankAssignment assign_optimized(const RankView& v0) {
     }
     counter_of_group[gi] = placed;
   }
-  return assignment_from_placement(gv, counter_of_group);
+  return counter_of_group;
+}
+
+std::vector<Requirement> placement_requirements(const GroupedView& gv) {
+  const RankView& v = gv.view;
+  std::vector<Requirement> reqs;
+  for (std::size_t t = 0; t < gv.groups.size(); ++t)
+    for (auto o : gv.triggered[t])
+      for (auto p : v.parents[static_cast<std::size_t>(o)]) {
+        Requirement r{t, {}};
+        for (std::size_t g = 0; g < gv.groups.size(); ++g)
+          if (const auto c = slack_of_members(v, o, p, gv.groups[g]); c != 0) r.terms.emplace_back(g, c);
+        reqs.push_back(std::move(r));
+      }
+  return reqs;
+}
+
+namespace {
+
+// Depth-first search for a placement of the groups on at most k counters that meets
+// every requirement, groups in issue order, each on a counter already used or the next
+// one (counters are interchangeable). A partial placement is cut as soon as some
+// requirement whose triggering group is placed cannot reach 1 even if every group still
+// to place that would raise it joined its counter.
+class PlacementSearch {
+ public:
+  PlacementSearch(std::size_t groups, std::vector<Requirement> reqs, std::size_t budget)
+      : reqs_(std::move(reqs)), involved_(groups), place_(groups, -1), budget_(budget) {
+    for (std::size_t r = 0; r < reqs_.size(); ++r) {
+      // Checked once the later of the triggering group and each term's group is placed.
+      const std::size_t t = reqs_[r].group;
+      involved_[t].push_back(r);
+      for (const auto& term : reqs_[r].terms)
+        if (term.first > t) involved_[term.first].push_back(r);
+    }
+  }
+
+  // A placement on at most k counters, or empty when there is none (exhausted() false)
+  // or the budget ran out first (exhausted() true).
+  std::vector<std::int32_t> find(std::int32_t k) {
+    k_ = k;
+    std::fill(place_.begin(), place_.end(), -1);
+    if (place(0, 0)) return place_;
+    return {};
+  }
+  bool exhausted() const { return work_ > budget_; }
+
+ private:
+  bool place(std::size_t g, std::int32_t used) {
+    if (g == place_.size()) return true;
+    for (std::int32_t c = 0; c < std::min(used + 1, k_); ++c) {
+      place_[g] = c;
+      if (consistent(g) && place(g + 1, std::max(used, c + 1))) return true;
+      if (exhausted()) return false;
+    }
+    place_[g] = -1;
+    return false;
+  }
+
+  // The requirements decided (or bounded) by placing group g.
+  bool consistent(std::size_t g) {
+    for (auto r : involved_[g]) {
+      const Requirement& q = reqs_[r];
+      const std::int32_t on = place_[q.group];
+      std::int64_t best = 0;  // what the requirement can still reach
+      for (const auto& [h, coeff] : q.terms) {
+        if (h <= g) {
+          if (place_[h] == on) best += coeff;
+        } else if (coeff > 0) {
+          best += coeff;
+        }
+      }
+      work_ += q.terms.size() + 1;
+      if (best < 1) return false;
+    }
+    return ++work_ <= budget_;
+  }
+
+  std::vector<Requirement> reqs_;
+  std::vector<std::vector<std::size_t>> involved_;
+  std::vector<std::int32_t> place_;
+  std::size_t budget_;
+  std::size_t work_ = 0;
+  std::int32_t k_ = 0;
+};
+
+std::int32_t counters_used(const std::vector<std::int32_t>& placement) {
+  std::int32_t k = 0;
+  for (auto c : placement) k = std::max(k, c + 1);
+  return k;
+}
+
+}  // namespace
+
+std::int32_t clique_bound(std::size_t n, const std::vector<Requirement>& reqs) {
+  if (n == 0) return 0;
+  const std::size_t words = (n + 63) / 64;
+  std::vector<std::uint64_t> apart(n * words, 0);  // row g: the groups that cannot share with g
+  const auto set = [&](std::size_t g, std::size_t h) { apart[g * words + h / 64] |= std::uint64_t{1} << (h % 64); };
+  for (const auto& r : reqs) {
+    std::int64_t pos = 0, own = 0;
+    for (const auto& [g, c] : r.terms) {
+      pos += std::max<std::int64_t>(c, 0);
+      if (g == r.group) own = std::min<std::int64_t>(c, 0);
+    }
+    for (const auto& [h, c] : r.terms)
+      if (h != r.group && pos + own + std::min<std::int64_t>(c, 0) < 1) {
+        set(r.group, h);
+        set(h, r.group);
+      }
+  }
+  // Greedy from each group: add every later group apart from all so far (a bitset AND).
+  std::int32_t best = 1;
+  std::vector<std::uint64_t> common(words);
+  for (std::size_t start = 0; start < n; ++start) {
+    std::copy_n(apart.begin() + static_cast<std::ptrdiff_t>(start * words), words, common.begin());
+    std::int32_t size = 1;
+    for (std::size_t h = 0; h < n; ++h) {
+      if (!(common[h / 64] >> (h % 64) & 1)) continue;
+      ++size;
+      for (std::size_t w = 0; w < words; ++w) common[w] &= apart[h * words + w];
+    }
+    best = std::max(best, size);
+  }
+  return best;
+}
+
+std::vector<std::int32_t> search_placement(const GroupedView& gv, std::vector<std::int32_t> placement,
+                                           std::int32_t beat, std::size_t budget) {
+  const std::int32_t target = std::min(beat, counters_used(placement)) - 1;  // the most counters worth having
+  if (gv.groups.size() > kMaxSearchGroups || target < 1) return placement;
+  // Building the requirements reads every member of every group for each (op, parent)
+  // pair, and the clique bound each pair of groups: that work counts against the budget.
+  std::size_t pairs = 0;
+  for (const auto& t : gv.triggered)
+    for (auto o : t) pairs += gv.view.parents[static_cast<std::size_t>(o)].size();
+  const std::size_t setup = pairs * static_cast<std::size_t>(gv.view.size()) + gv.groups.size() * gv.groups.size();
+  if (setup > budget) return placement;
+  std::vector<Requirement> reqs = placement_requirements(gv);
+  const std::int32_t bound = clique_bound(gv.groups.size(), reqs);
+  PlacementSearch search(gv.groups.size(), std::move(reqs), budget - setup);
+  for (std::int32_t k = target; k >= bound; k = counters_used(placement) - 1) {
+    auto fewer = search.find(k);
+    if (fewer.empty()) break;
+    placement = std::move(fewer);
+  }
+  return placement;
+}
+
+RankAssignment assign_optimized(const RankView& v0) {
+  const GroupedView whole = group_view(v0);
+  RankAssignment a = assignment_from_placement(whole, search_placement(whole, first_fit_placement(whole)));
+  // The host waiting per counter, kept where it needs fewer counters: a second solve of
+  // the rank, for ranks small enough for the search (a ring at P = 1024 has thousands
+  // of groups, and its one wait costs no counter).
+  if (a.counters <= 1 || whole.groups.size() > kMaxSearchGroups || !has_split_waits(v0)) return a;
+  const GroupedView split = group_view(v0, true);
+  const auto placement = search_placement(split, first_fit_placement(split), a.counters);
+  return counters_used(placement) < a.counters ? assignment_from_placement(split, placement) : a;
 }
 
 namespace {
@@ -774,7 +999,8 @@ Schedule assign_counters(const Schedule& dag, Strategy strategy, const AssignOpt
 
 Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, const std::vector<RankAssignment>& sol,
                        const std::string& strategy) {
-  // Emit: counters numbered rank by rank; relays just before the op they feed.
+  // Emit: counters numbered rank by rank; relays just before the op they feed; a split
+  // host_wait as one host_wait per counter its parts wait on.
   Schedule out(dag.ranks());
   out.copy_metadata(dag);
   out.strategy = strategy;
@@ -791,6 +1017,39 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, 
   for (const auto& v : views)
     for (std::size_t i = 0; i < v.ops.size(); ++i)
       local[static_cast<std::size_t>(v.ops[i])] = static_cast<std::int32_t>(i);
+  // The parts of each split host_wait on each counter: (counter, local parents), in the
+  // order of first use; one host_wait each.
+  struct Part {
+    std::int32_t counter;
+    std::int64_t threshold;
+    std::vector<std::int32_t> parents;
+  };
+  std::vector<std::unordered_map<std::int32_t, std::vector<Part>>> parts(views.size());
+  for (std::size_t r = 0; r < views.size(); ++r) {
+    const auto& s = sol[r];
+    const auto n = views[r].ops.size();
+    const auto add_part = [&](std::int32_t op, std::size_t x, std::int32_t parent) {
+      auto& list = parts[r][op];
+      const auto c = s.trigger[x];
+      auto it = std::find_if(list.begin(), list.end(), [&](const Part& q) { return q.counter == c; });
+      if (it == list.end()) it = list.insert(list.end(), Part{c, s.threshold[x], {}});
+      if (it->threshold != s.threshold[x])
+        throw std::logic_error(fmt::format("rank {}: parts of one host_wait on one counter with two thresholds", r));
+      it->parents.push_back(parent);
+    };
+    for (std::size_t j = 0; j < s.waits.size(); ++j) {
+      const auto [op, parent] = s.waits[j];
+      if (!parts[r].contains(op))
+        add_part(op, static_cast<std::size_t>(op), views[r].parents[static_cast<std::size_t>(op)][0]);
+      add_part(op, n + j, parent);
+    }
+  }
+  const auto parts_of = [&](std::size_t r, std::size_t li) -> const std::vector<Part>* {
+    if (parts[r].empty()) return nullptr;
+    const auto it = parts[r].find(static_cast<std::int32_t>(li));
+    return it == parts[r].end() ? nullptr : &it->second;
+  };
+
   // New ids: first pass.
   std::vector<OpId> new_id(dag.size());
   std::vector<std::vector<std::vector<std::int32_t>>> feed(views.size());
@@ -803,8 +1062,11 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, 
     OpId next = 0;
     for (std::size_t i = 0; i < dag.size(); ++i) {
       const Op& o = dag.op(static_cast<OpId>(i));
-      next += static_cast<OpId>(feed[static_cast<std::size_t>(o.rank)][static_cast<std::size_t>(local[i])].size());
+      const auto r = static_cast<std::size_t>(o.rank);
+      const auto li = static_cast<std::size_t>(local[i]);
+      next += static_cast<OpId>(feed[r][li].size());
       new_id[i] = next++;
+      if (const auto* ps = parts_of(r, li)) next += static_cast<OpId>(ps->size() - 1);
     }
   }
   auto cid = [&](std::size_t r, std::int32_t c) { return c < 0 ? kNoCounter : counter_base[r] + c; };
@@ -815,14 +1077,29 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, 
     const auto li = static_cast<std::size_t>(local[i]);
     const auto& s = sol[r];
     const auto n = views[r].ops.size();
+    after.clear();
+    for (OpId d : dag.after(static_cast<OpId>(i))) after.push_back(new_id[static_cast<std::size_t>(d)]);
+    if (const auto* ps = parts_of(r, li)) {
+      for (const Part& part : *ps) {
+        Op w = o;
+        w.trigger = cid(r, part.counter);
+        w.threshold = part.threshold;
+        deps.clear();
+        for (auto p : part.parents)
+          deps.push_back(new_id[static_cast<std::size_t>(views[r].ops[static_cast<std::size_t>(p)])]);
+        out.add(w, deps, after);
+      }
+      continue;
+    }
+    const auto relay0 = n + s.waits.size();  // the local index of relay 0
     std::vector<OpId> relay_ids;
     for (auto k : feed[r][li]) {
       const auto [target, parent] = s.relays[static_cast<std::size_t>(k)];
       Op rl{.kind = OpKind::cntr_add, .rank = o.rank, .add = 1};
       rl.relay = true;
-      rl.trigger = cid(r, s.trigger[n + static_cast<std::size_t>(k)]);
-      rl.threshold = s.threshold[n + static_cast<std::size_t>(k)];
-      rl.target = cid(r, s.increments[n + static_cast<std::size_t>(k)]);
+      rl.trigger = cid(r, s.trigger[relay0 + static_cast<std::size_t>(k)]);
+      rl.threshold = s.threshold[relay0 + static_cast<std::size_t>(k)];
+      rl.target = cid(r, s.increments[relay0 + static_cast<std::size_t>(k)]);
       const OpId pid = new_id[static_cast<std::size_t>(views[r].ops[static_cast<std::size_t>(parent)])];
       relay_ids.push_back(out.add(rl, std::span<const OpId>(&pid, 1)));
     }
@@ -839,8 +1116,6 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, 
     } else {
       for (OpId d : dag.deps(static_cast<OpId>(i))) deps.push_back(new_id[static_cast<std::size_t>(d)]);
     }
-    after.clear();
-    for (OpId d : dag.after(static_cast<OpId>(i))) after.push_back(new_id[static_cast<std::size_t>(d)]);
     out.add(no, deps, after);
   }
   return out;

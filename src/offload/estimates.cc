@@ -87,7 +87,9 @@ Formula formula_counted(std::string_view c, std::string_view a, const BuildOptio
       const std::int64_t vr = rel(r), ch = tree_children(vr, p, 2);
       if (vr == 0) return naive ? 2 * ch + (ch >= 2 ? ch + 1 : 0) : 1;
       if (ch == 0) return naive ? 3 : 1;
-      return naive ? 2 * ch + 3 + ge2(ch) : 3;
+      // Optimized: the reduction's counter and the broadcast's, the host waiting on each
+      // (one host_wait on both would need a third: split_waits in assignment_detail.h).
+      return naive ? 2 * ch + 3 + ge2(ch) : 2;
     };
   return nullptr;
 }

@@ -5,6 +5,7 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "offload/assignment_detail.h"
 
@@ -16,39 +17,21 @@ bool ExactResult::all_proven() const {
 
 namespace {
 
-// One (op, parent) safety requirement: the sum over groups on the op's counter of
-// coefficient[g] must be >= 1.
-struct Requirement {
-  std::size_t group;                               // the group whose counter triggers the op
-  std::vector<std::pair<std::size_t, int>> terms;  // (group, slack contribution), non-zero
+// One form of a rank (its host_waits whole or split): a placement on fewer than `below`
+// counters, found by counting K up from the clique bound, and the first K not refuted
+// (`below` when every smaller K was).
+struct FormResult {
+  std::optional<RankAssignment> found;
+  std::int32_t lower_bound = 0;
 };
 
-RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
-  const GroupedView gv = group_view(v0);
-  const RankView& v = gv.view;
-  const auto m = static_cast<std::size_t>(v.size());
+FormResult solve_form(const GroupedView& gv, std::int32_t below, unsigned rlimit) {
   const auto n = gv.groups.size();
-  RankAssignment best = assign_optimized(v0);  // the upper bound, and the fallback
-  best.first_fit = best.counters;
-  best.lower_bound = n == 0 ? 0 : 1;
-  best.proven_minimum = best.counters <= best.lower_bound;
-  if (best.proven_minimum) return best;
-
-  std::vector<DynBitset> sets(n, DynBitset(m));
-  for (std::size_t g = 0; g < n; ++g)
-    for (auto x : gv.groups[g]) sets[g].set(static_cast<std::size_t>(x));
-  std::vector<Requirement> reqs;
-  for (std::size_t t = 0; t < n; ++t)
-    for (auto o : gv.triggered[t])
-      for (auto p : v.parents[static_cast<std::size_t>(o)]) {
-        Requirement r{t, {}};
-        for (std::size_t g = 0; g < n; ++g)
-          if (const auto c = pair_slack(v, o, p, sets[g]); c != 0) r.terms.emplace_back(g, static_cast<int>(c));
-        reqs.push_back(std::move(r));
-      }
-
+  if (below <= 1) return {std::nullopt, below};
+  const std::vector<Requirement> reqs = placement_requirements(gv);
+  const std::int32_t from = clique_bound(n, reqs);  // every smaller K is refuted
   z3::context ctx;
-  for (std::int32_t k = 1; k < best.counters; ++k) {
+  for (std::int32_t k = from; k < below; ++k) {
     const auto K = static_cast<std::size_t>(k);
     z3::solver solver(ctx);
     z3::params params(ctx);
@@ -72,17 +55,14 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
         for (const auto& [g, coeff] : r.terms) {
           if (c >= x[g].size()) continue;
           es.push_back(x[g][c]);
-          coeffs.push_back(coeff);
+          coeffs.push_back(static_cast<int>(coeff));
         }
         solver.add(z3::implies(x[r.group][c], z3::pbge(es, coeffs.data(), 1)));
       }
     }
     const z3::check_result res = solver.check();
-    if (res == z3::unsat) {
-      best.lower_bound = k + 1;
-      continue;
-    }
-    if (res == z3::unknown) return best;  // budget exhausted: lower_bound stands
+    if (res == z3::unsat) continue;
+    if (res == z3::unknown) return {std::nullopt, k};  // budget exhausted
     const z3::model model = solver.get_model();
     std::vector<std::int32_t> placement(n, -1);
     for (std::size_t g = 0; g < n; ++g)
@@ -95,13 +75,26 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
       if (renumber[static_cast<std::size_t>(c)] < 0) renumber[static_cast<std::size_t>(c)] = used++;
       c = renumber[static_cast<std::size_t>(c)];
     }
-    RankAssignment a = assignment_from_placement(gv, placement);
-    a.first_fit = best.first_fit;
-    a.lower_bound = k;
-    a.proven_minimum = a.counters == k;
-    return a;
+    return {assignment_from_placement(gv, placement), k};
   }
-  best.proven_minimum = true;  // every smaller K was refuted
+  return {std::nullopt, below};
+}
+
+// The optimized assignment is the upper bound and the fallback; each form then searches
+// below the best so far, and the minimum is proven when both refute every smaller K.
+RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
+  RankAssignment best = assign_optimized(v0);
+  const std::int32_t optimized = best.counters;
+  std::int32_t lower_bound = best.counters;
+  for (const bool split : {false, true}) {
+    if (split && !has_split_waits(v0)) break;
+    FormResult form = solve_form(group_view(v0, split), best.counters, rlimit);
+    if (form.found) best = std::move(*form.found);
+    lower_bound = std::min(lower_bound, form.lower_bound);
+  }
+  best.optimized = optimized;
+  best.lower_bound = lower_bound;
+  best.proven_minimum = best.counters == lower_bound;
   return best;
 }
 
@@ -113,7 +106,7 @@ ExactResult assign_exact(const Schedule& dag, const ExactOptions& opt) {
   const auto sol = solve_per_rank(dag, views, opt.analysis,
                                   [&](const RankView& v) { return solve_exact(v, opt.rlimit_per_check); });
   ExactResult r{emit_schedule(dag, views, sol, "exact"), {}};
-  for (const auto& x : sol) r.ranks.push_back({x.counters, x.first_fit, x.lower_bound, x.proven_minimum});
+  for (const auto& x : sol) r.ranks.push_back({x.counters, x.optimized, x.lower_bound, x.proven_minimum});
   return r;
 }
 

@@ -1,12 +1,14 @@
 // The exact strategy (triggered-ops.md section 2): the minimum number of counters per
-// rank, proven by the z3 SMT solver, to measure how far the optimized first fit is from
+// rank, proven by the z3 SMT solver, to measure how far the optimized strategy is from
 // optimal.
 //
-// It solves the same problem as the optimized strategy's pass 2: pass 1's relays and
+// It solves the same problem as the optimized strategy's passes 2 and 3, for each form of
+// the rank's host_waits (whole, or split per counter; group_view): pass 1's relays and
 // forced groups are kept, and each group is placed on one of K counters so that every
 // operation triggered on a counter stays safe (the slack of every (op, parent) pair
-// summed over the groups on that counter is positive). K counts up from 1; the first
-// satisfiable K is the minimum. Each solver call has a deterministic resource budget
+// summed over the groups on that counter is positive). K counts up from a clique bound
+// (groups that can never share a counter need one each); the first satisfiable K is the
+// minimum. Each solver call has a deterministic resource budget
 // (z3's rlimit, not wall time, so results do not depend on machine load); when one runs
 // out the rank keeps the optimized placement and reports the lower bound it proved.
 //
@@ -27,7 +29,7 @@ struct ExactOptions {
 
 struct ExactRank {
   std::int32_t counters = 0;     // what the schedule uses on this rank
-  std::int32_t optimized = 0;    // what the optimized first fit uses
+  std::int32_t optimized = 0;    // what the optimized strategy uses
   std::int32_t lower_bound = 0;  // proven: no assignment uses fewer
   bool proven_minimum = false;   // counters == lower_bound
 };

@@ -6,16 +6,16 @@
 // so that `ctest -j` spreads the sweep over the cores.
 #include <gtest/gtest.h>
 
-#include <cctype>
 #include <string>
 #include <vector>
 
 #include "estimates_check.h"
+#include "test_util.h"
 
 namespace fabriclab::offload {
 namespace {
 
-class EstimatesSweep : public testing::TestWithParam<AlgorithmInfo> {};
+class EstimatesSweep : public ::testing::TestWithParam<AlgorithmInfo> {};
 
 TEST_P(EstimatesSweep, EqualTheAllocatorForEveryPFrom2To256) {
   const AlgorithmInfo& a = GetParam();
@@ -24,7 +24,7 @@ TEST_P(EstimatesSweep, EqualTheAllocatorForEveryPFrom2To256) {
       expect_estimate_equals_allocator(a, {.ranks = p, .root = a.uses_root ? p / 3 : 0, .ordered_channels = ordered});
 }
 
-class EstimatesSweepUncounted : public testing::TestWithParam<AlgorithmInfo> {};
+class EstimatesSweepUncounted : public ::testing::TestWithParam<AlgorithmInfo> {};
 
 TEST_P(EstimatesSweepUncounted, EqualTheAllocatorWithSendsUncountedForEveryPFrom2To256) {
   const AlgorithmInfo& a = GetParam();
@@ -47,15 +47,12 @@ TEST_P(EstimatesSweep, EqualTheAllocatorAtSpotValuesUpTo4096) {
   }
 }
 
-std::string test_name(const testing::TestParamInfo<AlgorithmInfo>& info) {
-  std::string name = info.param.collective + "_" + info.param.algorithm;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+std::string test_name(const ::testing::TestParamInfo<AlgorithmInfo>& info) {
+  return testing::algorithm_test_name(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweep, testing::ValuesIn(algorithms()), test_name);
-INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweepUncounted, testing::ValuesIn(algorithms()), test_name);
+INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweep, ::testing::ValuesIn(algorithms()), test_name);
+INSTANTIATE_TEST_SUITE_P(Every, EstimatesSweepUncounted, ::testing::ValuesIn(algorithms()), test_name);
 
 }  // namespace
 }  // namespace fabriclab::offload

@@ -1,9 +1,12 @@
 // Helpers shared by the offload tests.
 #pragma once
 
+#include <cctype>
+#include <string>
 #include <vector>
 
 #include "core/bitset.h"
+#include "offload/collectives.h"
 #include "offload/schedule.h"
 
 namespace fabriclab::offload::testing {
@@ -31,6 +34,14 @@ inline std::vector<OpId> host_waits(const Schedule& s, Rank r) {
     if (s.op(static_cast<OpId>(i)).rank == r && s.op(static_cast<OpId>(i)).kind == OpKind::host_wait)
       out.push_back(static_cast<OpId>(i));
   return out;
+}
+
+// A gtest name for a parameter that is a built-in algorithm: "allreduce_ring".
+inline std::string algorithm_test_name(const AlgorithmInfo& a) {
+  std::string name = a.collective + "_" + a.algorithm;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
 }
 
 }  // namespace fabriclab::offload::testing
