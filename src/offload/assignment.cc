@@ -391,6 +391,9 @@ RankView with_split_waits(const RankView& v, std::vector<std::pair<std::int32_t,
     x.anc.push_back(widened(v.anc[oi], m));
     x.desc.emplace_back(m);  // nothing follows a host_wait
   }
+  // Each part follows the whole wait's ancestors (parts in increasing index: appends).
+  for (std::size_t j = 0; j < waits.size(); ++j)
+    v.anc[static_cast<std::size_t>(waits[j].first)].for_each([&](std::size_t y) { x.desc[y].push_back(n + j); });
   return x;
 }
 
@@ -791,6 +794,7 @@ class PlacementSearch {
     return {};
   }
   bool exhausted() const { return work_ > budget_; }
+  std::size_t work() const { return work_; }
 
  private:
   bool place(std::size_t g, std::int32_t used) {
@@ -873,7 +877,7 @@ std::int32_t clique_bound(std::size_t n, const std::vector<Requirement>& reqs) {
 }
 
 std::vector<std::int32_t> search_placement(const GroupedView& gv, std::vector<std::int32_t> placement,
-                                           std::int32_t beat, std::size_t budget) {
+                                           std::size_t& budget, std::int32_t beat) {
   const std::int32_t target = std::min(beat, counters_used(placement)) - 1;  // the most counters worth having
   if (gv.groups.size() > kMaxSearchGroups || target < 1) return placement;
   // Building the requirements reads every member of every group for each (op, parent)
@@ -883,26 +887,29 @@ std::vector<std::int32_t> search_placement(const GroupedView& gv, std::vector<st
     for (auto o : t) pairs += gv.view.parents[static_cast<std::size_t>(o)].size();
   const std::size_t setup = pairs * static_cast<std::size_t>(gv.view.size()) + gv.groups.size() * gv.groups.size();
   if (setup > budget) return placement;
+  budget -= setup;
   std::vector<Requirement> reqs = placement_requirements(gv);
   const std::int32_t bound = clique_bound(gv.groups.size(), reqs);
-  PlacementSearch search(gv.groups.size(), std::move(reqs), budget - setup);
+  PlacementSearch search(gv.groups.size(), std::move(reqs), budget);
   for (std::int32_t k = target; k >= bound; k = counters_used(placement) - 1) {
     auto fewer = search.find(k);
     if (fewer.empty()) break;
     placement = std::move(fewer);
   }
+  budget -= std::min(budget, search.work());
   return placement;
 }
 
 RankAssignment assign_optimized(const RankView& v0) {
+  std::size_t budget = kSearchBudget;  // for the rank, both forms
   const GroupedView whole = group_view(v0);
-  RankAssignment a = assignment_from_placement(whole, search_placement(whole, first_fit_placement(whole)));
+  RankAssignment a = assignment_from_placement(whole, search_placement(whole, first_fit_placement(whole), budget));
   // The host waiting per counter, kept where it needs fewer counters: a second solve of
   // the rank, for ranks small enough for the search (a ring at P = 1024 has thousands
   // of groups, and its one wait costs no counter).
   if (a.counters <= 1 || whole.groups.size() > kMaxSearchGroups || !has_split_waits(v0)) return a;
   const GroupedView split = group_view(v0, true);
-  const auto placement = search_placement(split, first_fit_placement(split), a.counters);
+  const auto placement = search_placement(split, first_fit_placement(split), budget, a.counters);
   return counters_used(placement) < a.counters ? assignment_from_placement(split, placement) : a;
 }
 

@@ -28,9 +28,9 @@ struct GroupedView {
     return 2 * static_cast<std::int64_t>(relays[static_cast<std::size_t>(x - originals)].first);
   }
 };
-// `split_waits`: every host_wait of two or more parents that nothing is ordered after
-// split into one wait per parent
-// first (RankAssignment::waits), so that its parents need not share a counter.
+// `split_waits`: every host_wait of two or more parents that nothing is ordered after is
+// first split into one wait per parent (RankAssignment::waits), so that its parents need
+// not share a counter.
 GroupedView group_view(const RankView& v, bool split_waits = false);
 // Whether the view has a host_wait that group_view(v, true) would split.
 bool has_split_waits(const RankView& v);
@@ -62,15 +62,16 @@ std::int32_t clique_bound(std::size_t groups, const std::vector<Requirement>& re
 
 // Pass 3: for a rank of at most kMaxSearchGroups groups, a depth-first search for a
 // placement on fewer counters than both `placement` and `beat`, with one fewer each time
-// one is found, down to the clique bound, within `budget` units of work in all (building
-// the requirements: (op, parent) pairs x operations, and groups^2; searching:
-// requirement terms read) -- deterministic, not timed. Returns the best placement found
-// (`placement` when none has fewer counters than both).
+// one is found, down to the clique bound, within the work left in `budget` (building the
+// requirements: (op, parent) pairs x operations, and groups^2; searching: requirement
+// terms read), which it lowers by the work done -- deterministic, not timed. Returns the
+// best placement found (`placement` when none has fewer counters than both).
+// assign_optimized gives each rank kSearchBudget for both forms of its host_waits.
 inline constexpr std::size_t kMaxSearchGroups = 256;
 inline constexpr std::size_t kSearchBudget = std::size_t{1} << 22;
 std::vector<std::int32_t> search_placement(const GroupedView& gv, std::vector<std::int32_t> placement,
-                                           std::int32_t beat = std::numeric_limits<std::int32_t>::max(),
-                                           std::size_t budget = kSearchBudget);
+                                           std::size_t& budget,
+                                           std::int32_t beat = std::numeric_limits<std::int32_t>::max());
 
 // Counters numbered 0..k-1 per group -> the rank's assignment with cumulative thresholds.
 RankAssignment assignment_from_placement(const GroupedView& gv, const std::vector<std::int32_t>& counter_of_group);

@@ -25,17 +25,17 @@ struct FormResult {
   std::int32_t lower_bound = 0;
 };
 
-FormResult solve_form(const GroupedView& gv, std::int32_t below, unsigned rlimit) {
+FormResult solve_form(const GroupedView& gv, std::int32_t below, const ExactOptions& opt) {
   const auto n = gv.groups.size();
   if (below <= 1) return {std::nullopt, below};
   const std::vector<Requirement> reqs = placement_requirements(gv);
-  const std::int32_t from = clique_bound(n, reqs);  // every smaller K is refuted
+  const std::int32_t from = opt.clique_bound ? clique_bound(n, reqs) : 1;  // every smaller K is refuted
   z3::context ctx;
   for (std::int32_t k = from; k < below; ++k) {
     const auto K = static_cast<std::size_t>(k);
     z3::solver solver(ctx);
     z3::params params(ctx);
-    params.set("rlimit", rlimit);
+    params.set("rlimit", opt.rlimit_per_check);
     solver.set(params);
     // x[g][c]: group g on counter c. Symmetry: group g uses one of the first g+1 counters.
     std::vector<std::vector<z3::expr>> x(n);
@@ -82,13 +82,19 @@ FormResult solve_form(const GroupedView& gv, std::int32_t below, unsigned rlimit
 
 // The optimized assignment is the upper bound and the fallback; each form then searches
 // below the best so far, and the minimum is proven when both refute every smaller K.
-RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
-  RankAssignment best = assign_optimized(v0);
+RankAssignment solve_exact(const RankView& v0, const ExactOptions& opt) {
+  RankAssignment best;
+  if (opt.from_first_fit) {
+    const GroupedView whole = group_view(v0);
+    best = assignment_from_placement(whole, first_fit_placement(whole));
+  } else {
+    best = assign_optimized(v0);
+  }
   const std::int32_t optimized = best.counters;
   std::int32_t lower_bound = best.counters;
   for (const bool split : {false, true}) {
     if (split && !has_split_waits(v0)) break;
-    FormResult form = solve_form(group_view(v0, split), best.counters, rlimit);
+    FormResult form = solve_form(group_view(v0, split), best.counters, opt);
     if (form.found) best = std::move(*form.found);
     lower_bound = std::min(lower_bound, form.lower_bound);
   }
@@ -103,8 +109,7 @@ RankAssignment solve_exact(const RankView& v0, unsigned rlimit) {
 ExactResult assign_exact(const Schedule& dag, const ExactOptions& opt) {
   check_assignable(dag);
   auto views = rank_views(dag);
-  const auto sol = solve_per_rank(dag, views, opt.analysis,
-                                  [&](const RankView& v) { return solve_exact(v, opt.rlimit_per_check); });
+  const auto sol = solve_per_rank(dag, views, opt.analysis, [&](const RankView& v) { return solve_exact(v, opt); });
   ExactResult r{emit_schedule(dag, views, sol, "exact"), {}};
   for (const auto& x : sol) r.ranks.push_back({x.counters, x.optimized, x.lower_bound, x.proven_minimum});
   return r;

@@ -25,11 +25,16 @@ namespace fabriclab::offload {
 struct ExactOptions {
   Analysis analysis = Analysis::local;
   unsigned rlimit_per_check = 20'000'000;  // z3 resource units for each solver call (one per K)
+  // For tests of the SAT encoding alone: K from 1 (every smaller K refuted by z3, not by
+  // the clique bound), and the first fit (pass 2) as the upper bound, so that z3 has
+  // placements to find where the search of pass 3 would have found them.
+  bool clique_bound = true;
+  bool from_first_fit = false;
 };
 
 struct ExactRank {
   std::int32_t counters = 0;     // what the schedule uses on this rank
-  std::int32_t optimized = 0;    // what the optimized strategy uses
+  std::int32_t optimized = 0;    // what the optimized strategy uses (from_first_fit: the first fit)
   std::int32_t lower_bound = 0;  // proven: no assignment uses fewer
   bool proven_minimum = false;   // counters == lower_bound
 };

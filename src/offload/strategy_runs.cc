@@ -60,9 +60,12 @@ std::vector<Variant> variants(const std::string& strategy, const std::string& an
   return out;
 }
 
-VerifyOptions verify_options(const Schedule& s) {
+VerifyOptions verify_options(const Schedule& s, Analysis assigned) {
   VerifyOptions v;
-  v.analysis = global_fits(s) ? Analysis::global : Analysis::local;
+  // An assignment made under the global analysis is safe under it only: checked by it
+  // wherever it could be made.
+  const bool global = global_fits(s) || (assigned == Analysis::global && s.size() <= kMaxGlobalOps);
+  v.analysis = global ? Analysis::global : Analysis::local;
   v.random_runs = s.size() > 200000 ? 2 : s.size() > 20000 ? 8 : 32;
   v.exhaustive_state_limit = 20000;
   return v;
@@ -82,7 +85,7 @@ Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it) {
   o.relays = o.schedule.relay_count();
   o.counters = o.schedule.counter_summary();
   if (verify_it) {
-    o.report = verify(o.schedule, verify_options(o.schedule));
+    o.report = verify(o.schedule, verify_options(o.schedule, v.analysis));
     o.verified = true;
   }
   return o;

@@ -53,8 +53,9 @@ bool global_fits(const Schedule& dag);
 // global or auto (local, plus global where it fits).
 std::vector<Variant> variants(const std::string& strategy, const std::string& analysis, const Schedule& dag);
 
-// Verifier settings scaled to the schedule's size.
-VerifyOptions verify_options(const Schedule& s);
+// Verifier settings scaled to the schedule's size; the global analysis where it fits
+// (P <= 64), and wherever the assignment used it (`assigned`, up to kMaxGlobalOps).
+VerifyOptions verify_options(const Schedule& s, Analysis assigned = Analysis::local);
 
 Outcome run_variant(const Schedule& dag, const Variant& v, bool verify_it);
 // Sets o.estimate to the closed form for this variant ("max / total"; unchanged "-" for

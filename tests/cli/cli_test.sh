@@ -28,6 +28,10 @@ expect json-written 0 'b.optimized-local.json' -- ls "$tmp"
 expect verify-own-output 0 'verdict: safe and live' -- "$fl" verify "$tmp/b.optimized-local.json"
 expect dot-written 0 'digraph schedule' -- cat "$tmp/b.naive.dot"
 
+# A global assignment beyond P = 64 (asked for: auto stops at 64) is verified by the
+# global analysis it was made under, not judged by the local one (it is safe only there).
+expect counters-global-verified-globally 0 'optimized/global +10296 .* safe\+live \(global\)$' -- \
+  "$fl" counters --collective alltoall --algorithm pairwise --ranks 72 --strategy optimized --analysis global
 # Every file counters writes reads back: reduce_scatter of 8 bytes (one double) on 4 ranks
 # gives ranks 1..3 empty output blocks, which start at the end of the 8-byte window.
 expect counters-rs-empty-blocks 0 'exact/global .*safe\+live' -- \

@@ -1,8 +1,11 @@
 // Issue 26's first check: the optimized strategy uses exactly the proven minimum of the
-// exact strategy (z3, an independent method) on every rank, for every built-in collective
-// with P = 2..16, counted and uncounted send completions, with and without ordered
-// channels, under both analyses. Labelled "slow" (about 2.5 min of z3 in all); one test
-// per algorithm, so that `ctest -j` spreads the grid over the cores.
+// exact strategy on every rank, for every built-in collective with P = 2..16, counted and
+// uncounted send completions, with and without ordered channels, under both analyses,
+// and its schedule passes the verifier's rule. exact proves its minimum by lower bounds
+// the search does not use (the clique bound, else z3 refuting every smaller K); both
+// read the same placement requirements, which the verifier (independent of them) and
+// exact_test's brute force over partitions check. Labelled "slow" (about 15 s); one
+// test per algorithm, so that `ctest -j` spreads the grid over the cores.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +13,7 @@
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "offload/exact.h"
+#include "offload/verifier.h"
 #include "test_util.h"
 
 namespace fabriclab::offload {
@@ -30,7 +34,10 @@ TEST_P(OptimizedExactGrid, OptimizedUsesTheProvenMinimumForEveryPUpTo16) {
           const Schedule dag = build_schedule(a.collective, a.algorithm, o);
           const ExactResult exact = assign_exact(dag, {.analysis = an});
           ASSERT_TRUE(exact.all_proven());
-          const CounterSummary got = assign_counters(dag, Strategy::optimized, {.analysis = an}).counter_summary();
+          const Schedule optimized = assign_counters(dag, Strategy::optimized, {.analysis = an});
+          const VerifyReport v = verify(optimized, {.analysis = an, .random_runs = 0, .exhaustive_state_limit = 0});
+          ASSERT_TRUE(v.safe_by_rule && v.live_by_fixpoint);
+          const CounterSummary got = optimized.counter_summary();
           for (Rank r = 0; r < p; ++r)
             ASSERT_EQ(got.per_rank[static_cast<std::size_t>(r)], exact.ranks[static_cast<std::size_t>(r)].counters)
                 << "rank " << r;
