@@ -5,6 +5,7 @@
 #include <z3++.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "offload/assignment_detail.h"
@@ -30,6 +31,12 @@ FormResult solve_form(const GroupedView& gv, std::int32_t below, const ExactOpti
   if (below <= 1) return {std::nullopt, below};
   const std::vector<Requirement> reqs = placement_requirements(gv);
   const std::int32_t from = opt.clique_bound ? clique_bound(n, reqs) : 1;  // every smaller K is refuted
+  // z3's pseudo-Boolean constraints take int coefficients: a cntr_add of 2^31 or more
+  // (possible in a file or program) leaves the rank with the bound alone.
+  for (const auto& r : reqs)
+    for (const auto& term : r.terms)
+      if (term.second > std::numeric_limits<int>::max() || term.second < -std::numeric_limits<int>::max())
+        return {std::nullopt, std::min(from, below)};
   z3::context ctx;
   for (std::int32_t k = from; k < below; ++k) {
     const auto K = static_cast<std::size_t>(k);
