@@ -80,7 +80,8 @@ struct Ctx {
   }
 };
 
-// Parses JSON text; a syntax error names origin:line:column.
-json parse_json(const std::string& text, const std::string& origin);
+// Parses JSON text (through `callback`, when given: json::parse's); a syntax error names
+// origin:line:column.
+json parse_json(const std::string& text, const std::string& origin, const json::parser_callback_t& callback = nullptr);
 
 }  // namespace fabriclab::offload::detail

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <exception>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <ostream>
 #include <span>
 #include <tuple>
@@ -141,9 +143,10 @@ std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::si
 }
 
 namespace detail {
-nlohmann::ordered_json parse_json(const std::string& text, const std::string& origin) {
+nlohmann::ordered_json parse_json(const std::string& text, const std::string& origin,
+                                  const json::parser_callback_t& callback) {
   try {
-    return json::parse(text);
+    return json::parse(text, callback);
   } catch (const json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
     const auto [line, col] = line_column(text, e.byte > 0 ? e.byte - 1 : 0);
@@ -165,25 +168,51 @@ nlohmann::ordered_json parse_json(const std::string& text, const std::string& or
 }
 }  // namespace detail
 
-Schedule schedule_from_json_text(const std::string& text, const std::string& origin) {
-  const json j = detail::parse_json(text, origin);
-  Ctx top{origin};
-  if (!j.is_object()) top.fail("the top level must be an object");
-  top.only(j, {"format", "collective", "algorithm", "ranks", "strategy", "bytes", "datatype", "root",
-               "ordered_channels", "layout", "ops", "counters"});
+namespace {
+
+constexpr std::size_t kUnknown = std::numeric_limits<std::size_t>::max();
+
+// An operation's dependences name operations of the file (`total` of them).
+void check_ids(const Ctx& c, std::span<const OpId> deps, std::span<const OpId> after, std::size_t total) {
+  if (deps.size() > total) c.fail("field 'deps' lists more ids than there are operations");
+  for (OpId d : deps)
+    if (static_cast<std::size_t>(d) >= total) c.fail(fmt::format("dep {} is not an operation id", d));
+  for (OpId d : after)
+    if (static_cast<std::size_t>(d) >= total) c.fail(fmt::format("'after' {} is not an operation id", d));
+}
+
+// A schedule file read in parts: the header operations are checked against (format,
+// ranks, layout), each operation as it comes, then what needs them all. A file is read
+// as a stream when its header precedes "ops" (as the writer writes it): each operation
+// is converted as soon as it is parsed and its JSON dropped, so a file of millions of
+// operations never becomes a document in memory.
+class ScheduleReader {
+ public:
+  explicit ScheduleReader(std::string origin) : origin_(std::move(origin)) {}
+
+  void read_header(const json& j);
+  // Operation i; with the number of operations known (not kUnknown) its ids are checked
+  // at once, else by finish().
+  void read_op(const json& e, std::size_t i, std::size_t total);
+  // The metadata, ids against the count, counters, validation, the "counters" summary.
+  Schedule finish(const json& j, std::size_t total);
+
+ private:
+  std::string origin_;
+  Schedule s_;
+  std::vector<std::pair<Rank, CounterId>> named_;  // (rank, the file's counter id)
+  bool ids_unchecked_ = false;
+};
+
+void ScheduleReader::read_header(const json& j) {
+  Ctx top{origin_};
   if (top.string(top.need(j, "format"), "format") != kFormat)
     top.fail(fmt::format("field 'format' must be \"{}\"", kFormat));
   const auto ranks = static_cast<Rank>(top.bounded(top.need(j, "ranks"), "ranks", 1, detail::kMaxRanks));
-  Schedule s(ranks);
-  if (j.contains("collective")) s.collective = top.string(j.at("collective"), "collective");
-  if (j.contains("algorithm")) s.algorithm = top.string(j.at("algorithm"), "algorithm");
-  if (j.contains("strategy")) s.strategy = top.string(j.at("strategy"), "strategy");
-  if (j.contains("datatype")) s.datatype = top.string(j.at("datatype"), "datatype");
-  if (j.contains("bytes")) s.bytes = top.bounded(j.at("bytes"), "bytes", 0, detail::kMaxBytes);
-  if (j.contains("root")) s.root = top.small(j.at("root"), "root");
-  if (j.contains("ordered_channels")) s.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
+  s_ = Schedule(ranks);
+  Schedule& s = s_;
   if (j.contains("layout")) {
-    Ctx c{fmt::format("{}: layout", origin)};
+    Ctx c{fmt::format("{}: layout", origin_)};
     const json& l = j.at("layout");
     if (!l.is_object()) c.fail("must be an object");
     c.only(l, {"window_bytes", "input_offset", "output_offset", "prologue"});
@@ -216,77 +245,91 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       }
     }
   }
-  const json& ops = top.need(j, "ops");
-  if (!ops.is_array()) top.fail("field 'ops' must be an array");
+}
 
-  std::vector<std::pair<Rank, CounterId>> named;  // (rank, the file's counter id)
-  for (std::size_t i = 0; i < ops.size(); ++i) {
-    Ctx c{fmt::format("{}: ops[{}]", origin, i)};
-    const json& e = ops[i];
-    if (!e.is_object()) c.fail("an operation must be an object");
-    c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add", "deps", "after",
-               "trigger", "completion", "relay"});
-    const auto id = c.small(c.need(e, "id"), "id");
-    if (static_cast<std::size_t>(id) != i)
-      c.fail(fmt::format("id {} out of order: operations must be listed with ids 0, 1, 2, ... "
-                         "(expected {})",
-                         id, i));
-    c.where = fmt::format("{}: operation {}", origin, id);
-    Op o;
-    const std::string kind = c.string(c.need(e, "kind"), "kind");
-    const auto k = parse_op_kind(kind);
-    if (!k)
-      c.fail(fmt::format("unknown kind '{}' (expected put, get, atomic, arrival, cntr_add or "
-                         "host_wait)",
-                         kind));
-    o.kind = *k;
-    o.rank = c.small(c.need(e, "rank"), "rank");
-    if (o.rank >= ranks) c.fail(fmt::format("rank {} is outside 0..{}", o.rank, ranks - 1));
-    if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
-      o.peer = c.small(c.need(e, "peer"), "peer");
-      o.bytes = c.bounded(c.need(e, "bytes"), "bytes", 0, detail::kMaxBytes);
-    }
-    if (!s.layout.empty() && (is_data_op(o.kind) || o.kind == OpKind::arrival)) {
-      // With a layout every transfer says where it reads and writes, inside the window.
-      const std::int64_t last = s.layout.window_bytes - o.bytes;
-      if (last < 0) c.fail(fmt::format("{} bytes do not fit the {}-byte window", o.bytes, s.layout.window_bytes));
-      if (o.kind != OpKind::arrival) o.src_offset = c.bounded(c.need(e, "src_offset"), "src_offset", 0, last);
-      o.dst_offset = c.bounded(c.need(e, "dst_offset"), "dst_offset", 0, last);
-    } else if (e.contains("src_offset") || e.contains("dst_offset")) {
-      c.fail("'src_offset' and 'dst_offset' need a top-level 'layout' and belong to transfers");
-    }
-    if (o.kind == OpKind::cntr_add) {
-      o.target = c.counter(c.need(e, "target"), "target");
-      o.add = c.bounded(c.need(e, "add"), "add", 0, detail::kMaxCount);
-    } else if (e.contains("target") || e.contains("add")) {
-      c.fail("only a cntr_add has 'target' and 'add'");
-    }
-    const auto deps = c.ids(c.need(e, "deps"), "deps");
-    if (deps.size() > ops.size()) c.fail("field 'deps' lists more ids than there are operations");
-    const auto after = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
-    for (OpId d : deps)
-      if (static_cast<std::size_t>(d) >= ops.size()) c.fail(fmt::format("dep {} is not an operation id", d));
-    for (OpId d : after)
-      if (static_cast<std::size_t>(d) >= ops.size()) c.fail(fmt::format("'after' {} is not an operation id", d));
-    const json& trig = c.need(e, "trigger");
-    if (!trig.is_null()) {
-      if (!trig.is_object()) c.fail("field 'trigger' must be null or {\"counter\": C, \"threshold\": T}");
-      c.only(trig, {"counter", "threshold"});
-      o.trigger = c.counter(c.need(trig, "counter"), "trigger.counter");
-      if (o.trigger == kNoCounter) c.fail("field 'trigger.counter' must be a counter id");
-      o.threshold = c.bounded(c.need(trig, "threshold"), "trigger.threshold", 0, detail::kMaxCount);
-    }
-    o.completion = c.counter(c.need(e, "completion"), "completion");
-    if (o.completion != kNoCounter && !(is_data_op(o.kind) || o.kind == OpKind::arrival))
-      c.fail(fmt::format("a {} has no completion counter (use null)", kind));
-    if (e.contains("relay")) o.relay = c.boolean(e.at("relay"), "relay");
-    o.counted = !(is_data_op(o.kind) && o.completion == kNoCounter);
-    // Counter ids are the op's rank's (triggered-ops.md sections 1 and 8): keep the
-    // file's ids for now; they become schedule-wide ids once every op has been read.
-    for (CounterId cid : {o.trigger, o.completion, o.target})
-      if (cid != kNoCounter) named.emplace_back(o.rank, cid);
-    s.add(o, deps, after);
+void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
+  Schedule& s = s_;
+  const Rank ranks = s.ranks();
+  Ctx c{fmt::format("{}: ops[{}]", origin_, i)};
+  if (!e.is_object()) c.fail("an operation must be an object");
+  c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add", "deps", "after",
+             "trigger", "completion", "relay"});
+  const auto id = c.small(c.need(e, "id"), "id");
+  if (static_cast<std::size_t>(id) != i)
+    c.fail(fmt::format("id {} out of order: operations must be listed with ids 0, 1, 2, ... "
+                       "(expected {})",
+                       id, i));
+  c.where = fmt::format("{}: operation {}", origin_, id);
+  Op o;
+  const std::string kind = c.string(c.need(e, "kind"), "kind");
+  const auto k = parse_op_kind(kind);
+  if (!k)
+    c.fail(fmt::format("unknown kind '{}' (expected put, get, atomic, arrival, cntr_add or "
+                       "host_wait)",
+                       kind));
+  o.kind = *k;
+  o.rank = c.small(c.need(e, "rank"), "rank");
+  if (o.rank >= ranks) c.fail(fmt::format("rank {} is outside 0..{}", o.rank, ranks - 1));
+  if (is_data_op(o.kind) || o.kind == OpKind::arrival) {
+    o.peer = c.small(c.need(e, "peer"), "peer");
+    o.bytes = c.bounded(c.need(e, "bytes"), "bytes", 0, detail::kMaxBytes);
   }
+  if (!s.layout.empty() && (is_data_op(o.kind) || o.kind == OpKind::arrival)) {
+    // With a layout every transfer says where it reads and writes, inside the window.
+    const std::int64_t last = s.layout.window_bytes - o.bytes;
+    if (last < 0) c.fail(fmt::format("{} bytes do not fit the {}-byte window", o.bytes, s.layout.window_bytes));
+    if (o.kind != OpKind::arrival) o.src_offset = c.bounded(c.need(e, "src_offset"), "src_offset", 0, last);
+    o.dst_offset = c.bounded(c.need(e, "dst_offset"), "dst_offset", 0, last);
+  } else if (e.contains("src_offset") || e.contains("dst_offset")) {
+    c.fail("'src_offset' and 'dst_offset' need a top-level 'layout' and belong to transfers");
+  }
+  if (o.kind == OpKind::cntr_add) {
+    o.target = c.counter(c.need(e, "target"), "target");
+    o.add = c.bounded(c.need(e, "add"), "add", 0, detail::kMaxCount);
+  } else if (e.contains("target") || e.contains("add")) {
+    c.fail("only a cntr_add has 'target' and 'add'");
+  }
+  const auto deps = c.ids(c.need(e, "deps"), "deps");
+  const auto after = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
+  if (total == kUnknown) ids_unchecked_ = true;
+  else check_ids(c, deps, after, total);
+  const json& trig = c.need(e, "trigger");
+  if (!trig.is_null()) {
+    if (!trig.is_object()) c.fail("field 'trigger' must be null or {\"counter\": C, \"threshold\": T}");
+    c.only(trig, {"counter", "threshold"});
+    o.trigger = c.counter(c.need(trig, "counter"), "trigger.counter");
+    if (o.trigger == kNoCounter) c.fail("field 'trigger.counter' must be a counter id");
+    o.threshold = c.bounded(c.need(trig, "threshold"), "trigger.threshold", 0, detail::kMaxCount);
+  }
+  o.completion = c.counter(c.need(e, "completion"), "completion");
+  if (o.completion != kNoCounter && !(is_data_op(o.kind) || o.kind == OpKind::arrival))
+    c.fail(fmt::format("a {} has no completion counter (use null)", kind));
+  if (e.contains("relay")) o.relay = c.boolean(e.at("relay"), "relay");
+  o.counted = !(is_data_op(o.kind) && o.completion == kNoCounter);
+  // Counter ids are the op's rank's (triggered-ops.md sections 1 and 8): keep the
+  // file's ids for now; they become schedule-wide ids once every op has been read.
+  for (CounterId cid : {o.trigger, o.completion, o.target})
+    if (cid != kNoCounter) named_.emplace_back(o.rank, cid);
+  s.add(o, deps, after);
+}
+
+Schedule ScheduleReader::finish(const json& j, std::size_t total) {
+  Schedule& s = s_;
+  const std::string& origin = origin_;
+  Ctx top{origin};
+  if (j.contains("collective")) s.collective = top.string(j.at("collective"), "collective");
+  if (j.contains("algorithm")) s.algorithm = top.string(j.at("algorithm"), "algorithm");
+  if (j.contains("strategy")) s.strategy = top.string(j.at("strategy"), "strategy");
+  if (j.contains("datatype")) s.datatype = top.string(j.at("datatype"), "datatype");
+  if (j.contains("bytes")) s.bytes = top.bounded(j.at("bytes"), "bytes", 0, detail::kMaxBytes);
+  if (j.contains("root")) s.root = top.small(j.at("root"), "root");
+  if (j.contains("ordered_channels")) s.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
+  if (ids_unchecked_)
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const auto id = static_cast<OpId>(i);
+      check_ids(Ctx{fmt::format("{}: operation {}", origin, i)}, s.deps(id), s.after(id), total);
+    }
+  std::vector<std::pair<Rank, CounterId>>& named = named_;
   // Schedule-wide ids in (rank, file id) order, so that each rank's counters keep the
   // file's order and a file numbered from 0 on every rank is written back as it was.
   std::sort(named.begin(), named.end());
@@ -344,7 +387,77 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     if (cj.contains("total") && cj.at("total") != json(sum.total))
       c.fail(fmt::format("total {} does not match {}", cj.at("total").dump(), sum.total));
   }
-  return s;
+  return std::move(s_);
+}
+
+const std::initializer_list<const char*> kTopFields = {"format",           "collective", "algorithm", "ranks",
+                                                       "strategy",         "bytes",      "datatype",  "root",
+                                                       "ordered_channels", "layout",     "ops",       "counters"};
+
+// The file as one document: every part read from it.
+Schedule read_document(const json& j, const std::string& origin) {
+  Ctx top{origin};
+  if (!j.is_object()) top.fail("the top level must be an object");
+  top.only(j, kTopFields);
+  ScheduleReader reader(origin);
+  reader.read_header(j);
+  const json& ops = top.need(j, "ops");
+  if (!ops.is_array()) top.fail("field 'ops' must be an array");
+  for (std::size_t i = 0; i < ops.size(); ++i) reader.read_op(ops[i], i, ops.size());
+  return reader.finish(j, ops.size());
+}
+
+}  // namespace
+
+Schedule schedule_from_json_text(const std::string& text, const std::string& origin) {
+  // Parsed once with a callback: the top-level values before "ops" are kept as the
+  // header; when it has "format" and "ranks", each operation is read as its object ends
+  // and dropped from the document. A file that names "format", "ranks" or "layout" after
+  // "ops" (legal JSON, not what the writer writes) is read again as one document; so an
+  // error met while streaming waits for the end of the parse (a later "layout" may
+  // explain it).
+  using Event = json::parse_event_t;
+  ScheduleReader reader(origin);
+  json header = json::object();
+  std::string key;  // the top-level key being read
+  bool in_ops = false, streaming = false, reread = false;
+  std::size_t count = 0;
+  std::exception_ptr error;  // the first error met while streaming
+  const auto callback = [&](int depth, Event event, json& parsed) -> bool {
+    if (depth == 1 && event == Event::key) {
+      key = parsed.get<std::string>();
+      if (in_ops) {
+        reread |= streaming && (key == "format" || key == "ranks" || key == "layout" || key == "ops");
+      } else if (key == "ops") {
+        in_ops = true;
+        streaming = header.contains("format") && header.contains("ranks");
+        if (streaming) reader.read_header(header);
+      }
+      return true;
+    }
+    if (!in_ops && depth == 1 && (event == Event::value || event == Event::object_end || event == Event::array_end)) {
+      header[key] = parsed;
+      return true;
+    }
+    if (!streaming || key != "ops" || depth != 2 || event == Event::object_start || event == Event::array_start)
+      return true;
+    if (error || reread) return false;
+    try {
+      if (event != Event::object_end)
+        Ctx{fmt::format("{}: ops[{}]", origin, count)}.fail("an operation must be an object");
+      reader.read_op(parsed, count++, kUnknown);
+    } catch (const InputError&) {
+      error = std::current_exception();
+    }
+    return false;
+  };
+  const json j = detail::parse_json(text, origin, callback);
+  if (!streaming || reread) return read_document(reread ? detail::parse_json(text, origin) : j, origin);
+  if (error) std::rethrow_exception(error);
+  Ctx top{origin};
+  top.only(j, kTopFields);
+  if (!j.at("ops").is_array()) top.fail("field 'ops' must be an array");
+  return reader.finish(j, count);
 }
 
 std::string read_text_file(const std::string& path) { return read_input(path, "schedule file", kScheduleBytes); }

@@ -24,7 +24,9 @@ namespace fabriclab::offload {
 // The file as a JSON document (write_schedule_json's text, parsed: for tests and small
 // schedules; files are written as a stream).
 nlohmann::ordered_json schedule_to_json(const Schedule& s);
-// `origin` names the source in error messages (a file name).
+// `origin` names the source in error messages (a file name). Read as a stream when
+// "format" and "ranks" come before "ops" (as written): each operation is converted as it
+// is parsed and its JSON dropped; any field order reads the same schedule.
 Schedule schedule_from_json_text(const std::string& text, const std::string& origin);
 
 // The id the writers give each counter (indexed by schedule-wide id): its rank's counters

@@ -15,6 +15,8 @@
 namespace fabriclab::offload {
 namespace {
 
+using json = nlohmann::ordered_json;
+
 std::string error_of(const std::string& text) {
   return fabriclab::testing::input_error_of([&] { schedule_from_json_text(text, "t.json"); });
 }
@@ -247,6 +249,49 @@ TEST(ScheduleIo, DataLayoutRoundTripsAndIsCheckedOnRead) {
   bad.erase("layout");
   EXPECT_EQ(error_of(bad.dump()), "t.json: operation 0: 'src_offset' and 'dst_offset' need a top-level 'layout' and "
                                   "belong to transfers");
+}
+
+// The same file with its top-level fields in another order: as the writer writes it
+// (format, ranks and layout before "ops": read as a stream, each operation dropped once
+// read), "ops" first (read as one document), and "layout" after "ops" (streamed, then
+// read again as one document). Every order reads the same schedule, and every error
+// names the same place.
+json with_fields_in_order(const json& j, const std::vector<std::string>& order) {
+  json out = json::object();
+  for (const auto& k : order)
+    if (j.contains(k)) out[k] = j.at(k);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!out.contains(it.key())) out[it.key()] = it.value();
+  return out;
+}
+
+TEST(ScheduleIo, ReadsTheSameScheduleWhateverTheFieldOrder) {
+  const Schedule s = assign_counters(build_schedule("alltoall", "pairwise", {.ranks = 3, .bytes = 16}),
+                                     Strategy::optimized);
+  const json j = schedule_to_json(s);
+  ASSERT_EQ(j.begin().key(), "format");
+  for (const auto& order :
+       std::vector<std::vector<std::string>>{{}, {"ops"}, {"format", "ranks", "ops", "layout"}, {"counters", "ops"}}) {
+    const json reordered = with_fields_in_order(j, order);
+    SCOPED_TRACE(reordered.begin().key() + " first");
+    EXPECT_EQ(schedule_to_json(schedule_from_json_text(reordered.dump(), "mem")), j);
+  }
+  // Errors found while streaming name what the whole document's reading names.
+  for (const auto& order : std::vector<std::vector<std::string>>{{}, {"ops"}}) {
+    json bad = with_fields_in_order(j, order);
+    bad["ops"][3] = 5;
+    EXPECT_EQ(error_of(bad.dump()), "t.json: ops[3]: an operation must be an object");
+    bad = with_fields_in_order(j, order);
+    bad["ops"][2]["deps"] = {1, 900};
+    EXPECT_EQ(error_of(bad.dump()), "t.json: operation 2: dep 900 is not an operation id");
+    bad = with_fields_in_order(j, order);
+    bad["ops"][4]["after"] = {901};
+    EXPECT_EQ(error_of(bad.dump()), "t.json: operation 4: 'after' 901 is not an operation id");
+    bad = with_fields_in_order(j, order);
+    bad["colour"] = 1;
+    EXPECT_EQ(error_of(bad.dump()), "t.json: unknown field 'colour' (expected: format, collective, algorithm, ranks, "
+                                    "strategy, bytes, datatype, root, ordered_channels, layout, ops, counters)");
+  }
 }
 
 TEST(ScheduleIo, UsesTheFieldNamesOfTheReference) {
