@@ -7,6 +7,9 @@
 //     a schedule without counters);
 //   - be a DAG that the naive and optimized assignments turn into safe and live schedules
 //     (fuzz/offload_oracle.h).
+// And a file that is a JSON object is read the same (the same schedule or the same error)
+// with its fields in its own order (streamed when "format" and "ranks" come before "ops")
+// and with "ops" first (read as one document).
 //
 // FABRICLAB_FUZZ_SEEDS=DIR: write the planner's schedules (fuzz/offload_oracle.h) to DIR
 // and exit.
@@ -33,6 +36,28 @@ void round_trip(const offload::Schedule& s) {
   if (offload::schedule_to_json(back).dump(1) != once) finding("a schedule written, read and written again differs");
 }
 
+// The schedule read from `text`, or the reader's error.
+std::string reading_of(const std::string& text) {
+  try {
+    return offload::schedule_to_json(offload::schedule_from_json_text(text, "fuzz.json")).dump();
+  } catch (const fabriclab::InputError& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+void same_reading_in_any_order(const std::string& text) {
+  const auto j = nlohmann::ordered_json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("ops")) return;
+  nlohmann::ordered_json ops_first = nlohmann::ordered_json::object();
+  ops_first["ops"] = j.at("ops");
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "ops") ops_first[it.key()] = it.value();
+  const std::string as_given = reading_of(j.dump()), as_document = reading_of(ops_first.dump());
+  if (as_given != as_document)
+    finding("the file reads differently with \"ops\" first:\n  as given: " + as_given.substr(0, 300) +
+            "\n  ops first: " + as_document.substr(0, 300));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -45,6 +70,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  same_reading_in_any_order(fabriclab::fuzz::text(data, size));
   fabriclab::fuzz::expect_input_errors([&] {
     const offload::Schedule s = offload::schedule_from_json_text(fabriclab::fuzz::text(data, size), "fuzz.json");
     round_trip(s);

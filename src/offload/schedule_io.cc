@@ -196,12 +196,20 @@ class ScheduleReader {
   void read_op(const json& e, std::size_t i, std::size_t total);
   // The metadata, ids against the count, counters, validation, the "counters" summary.
   Schedule finish(const json& j, std::size_t total);
+  // The ids read with the count unknown against the file's count: those of the
+  // operations read, and, if reading one failed after its ids were read, its own (so an
+  // id error the document would have reported first is reported first).
+  void check_deferred_ids(std::size_t total) const;
 
  private:
   std::string origin_;
   Schedule s_;
   std::vector<std::pair<Rank, CounterId>> named_;  // (rank, the file's counter id)
   bool ids_unchecked_ = false;
+  // The operation being read: its index, and its ids once read with the count unknown.
+  std::size_t reading_ = 0;
+  bool ids_read_ = false;
+  std::vector<OpId> deps_, after_;
 };
 
 void ScheduleReader::read_header(const json& j) {
@@ -251,6 +259,8 @@ void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
   Schedule& s = s_;
   const Rank ranks = s.ranks();
   Ctx c{fmt::format("{}: ops[{}]", origin_, i)};
+  reading_ = i;
+  ids_read_ = false;
   if (!e.is_object()) c.fail("an operation must be an object");
   c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add", "deps", "after",
              "trigger", "completion", "relay"});
@@ -289,10 +299,10 @@ void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
   } else if (e.contains("target") || e.contains("add")) {
     c.fail("only a cntr_add has 'target' and 'add'");
   }
-  const auto deps = c.ids(c.need(e, "deps"), "deps");
-  const auto after = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
-  if (total == kUnknown) ids_unchecked_ = true;
-  else check_ids(c, deps, after, total);
+  deps_ = c.ids(c.need(e, "deps"), "deps");
+  after_ = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
+  if (total == kUnknown) ids_unchecked_ = ids_read_ = true;
+  else check_ids(c, deps_, after_, total);
   const json& trig = c.need(e, "trigger");
   if (!trig.is_null()) {
     if (!trig.is_object()) c.fail("field 'trigger' must be null or {\"counter\": C, \"threshold\": T}");
@@ -310,7 +320,17 @@ void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
   // file's ids for now; they become schedule-wide ids once every op has been read.
   for (CounterId cid : {o.trigger, o.completion, o.target})
     if (cid != kNoCounter) named_.emplace_back(o.rank, cid);
-  s.add(o, deps, after);
+  s.add(o, deps_, after_);
+  ids_read_ = false;
+}
+
+void ScheduleReader::check_deferred_ids(std::size_t total) const {
+  if (!ids_unchecked_) return;
+  for (std::size_t i = 0; i < s_.size(); ++i) {
+    const auto id = static_cast<OpId>(i);
+    check_ids(Ctx{fmt::format("{}: operation {}", origin_, i)}, s_.deps(id), s_.after(id), total);
+  }
+  if (ids_read_) check_ids(Ctx{fmt::format("{}: operation {}", origin_, reading_)}, deps_, after_, total);
 }
 
 Schedule ScheduleReader::finish(const json& j, std::size_t total) {
@@ -324,11 +344,7 @@ Schedule ScheduleReader::finish(const json& j, std::size_t total) {
   if (j.contains("bytes")) s.bytes = top.bounded(j.at("bytes"), "bytes", 0, detail::kMaxBytes);
   if (j.contains("root")) s.root = top.small(j.at("root"), "root");
   if (j.contains("ordered_channels")) s.ordered_channels = top.boolean(j.at("ordered_channels"), "ordered_channels");
-  if (ids_unchecked_)
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      const auto id = static_cast<OpId>(i);
-      check_ids(Ctx{fmt::format("{}: operation {}", origin, i)}, s.deps(id), s.after(id), total);
-    }
+  check_deferred_ids(total);
   std::vector<std::pair<Rank, CounterId>>& named = named_;
   // Schedule-wide ids in (rank, file id) order, so that each rank's counters keep the
   // file's order and a file numbered from 0 on every rank is written back as it was.
@@ -420,9 +436,10 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
   ScheduleReader reader(origin);
   json header = json::object();
   std::string key;  // the top-level key being read
-  bool in_ops = false, streaming = false, reread = false;
-  std::size_t count = 0;
-  std::exception_ptr error;  // the first error met while streaming
+  bool in_ops = false, streaming = false, reread = false, ops_array = false;
+  std::size_t count = 0;      // elements of "ops", counted on past an error
+  std::exception_ptr error;   // the first error met while streaming
+  bool error_in_ops = false;  // met reading an operation (else the header)
   const auto callback = [&](int depth, Event event, json& parsed) -> bool {
     if (depth == 1 && event == Event::key) {
       key = parsed.get<std::string>();
@@ -431,7 +448,11 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       } else if (key == "ops") {
         in_ops = true;
         streaming = header.contains("format") && header.contains("ranks");
-        if (streaming) reader.read_header(header);
+        if (streaming) try {
+            reader.read_header(header);
+          } catch (const InputError&) {
+            error = std::current_exception();
+          }
       }
       return true;
     }
@@ -439,24 +460,33 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       header[key] = parsed;
       return true;
     }
-    if (!streaming || key != "ops" || depth != 2 || event == Event::object_start || event == Event::array_start)
+    if (depth == 1 && event == Event::array_start && key == "ops") ops_array = true;
+    // An element of the "ops" array (a key at depth 2 belongs to an "ops" that is not one).
+    if (!streaming || !ops_array || key != "ops" || depth != 2 || event == Event::object_start ||
+        event == Event::array_start)
       return true;
+    const std::size_t i = count++;
     if (error || reread) return false;
     try {
-      if (event != Event::object_end)
-        Ctx{fmt::format("{}: ops[{}]", origin, count)}.fail("an operation must be an object");
-      reader.read_op(parsed, count++, kUnknown);
+      if (event != Event::object_end) Ctx{fmt::format("{}: ops[{}]", origin, i)}.fail("an operation must be an object");
+      reader.read_op(parsed, i, kUnknown);
     } catch (const InputError&) {
       error = std::current_exception();
+      error_in_ops = true;
     }
     return false;
   };
   const json j = detail::parse_json(text, origin, callback);
   if (!streaming || reread) return read_document(reread ? detail::parse_json(text, origin) : j, origin);
-  if (error) std::rethrow_exception(error);
+  // What the document path checks before the header and the operations comes first.
   Ctx top{origin};
   top.only(j, kTopFields);
+  if (error && !error_in_ops) std::rethrow_exception(error);
   if (!j.at("ops").is_array()) top.fail("field 'ops' must be an array");
+  if (error) {
+    reader.check_deferred_ids(count);
+    std::rethrow_exception(error);
+  }
   return reader.finish(j, count);
 }
 

@@ -288,9 +288,32 @@ TEST(ScheduleIo, ReadsTheSameScheduleWhateverTheFieldOrder) {
     bad["ops"][4]["after"] = {901};
     EXPECT_EQ(error_of(bad.dump()), "t.json: operation 4: 'after' 901 is not an operation id");
     bad = with_fields_in_order(j, order);
+    bad["ops"] = {{"a", {{"id", 0}}}};
+    EXPECT_EQ(error_of(bad.dump()), "t.json: field 'ops' must be an array");
+    bad = with_fields_in_order(j, order);
     bad["colour"] = 1;
     EXPECT_EQ(error_of(bad.dump()), "t.json: unknown field 'colour' (expected: format, collective, algorithm, ranks, "
                                     "strategy, bytes, datatype, root, ordered_channels, layout, ops, counters)");
+    // Two errors: the one in the earlier place wins, though the stream meets an id
+    // naming no operation only once it has counted them all.
+    bad = with_fields_in_order(j, order);
+    bad["ops"][1]["deps"] = {900};
+    bad["ops"][4]["kind"] = "bogus";
+    EXPECT_EQ(error_of(bad.dump()), "t.json: operation 1: dep 900 is not an operation id");
+    bad = with_fields_in_order(j, order);
+    bad["ops"][2]["deps"] = {900};  // ids are checked before the trigger, after the kind
+    bad["ops"][2]["trigger"] = "x";
+    EXPECT_EQ(error_of(bad.dump()), "t.json: operation 2: dep 900 is not an operation id");
+    bad["ops"][2]["kind"] = "bogus";
+    EXPECT_EQ(error_of(bad.dump()).rfind("t.json: operation 2: unknown kind 'bogus'", 0), 0u) << error_of(bad.dump());
+    bad = with_fields_in_order(j, order);
+    bad["format"] = "other";
+    bad["ops"][3] = 5;
+    EXPECT_EQ(error_of(bad.dump()), "t.json: field 'format' must be \"fabriclab.schedule/1\"");
+    bad["ops"] = {{"a", 1}};
+    EXPECT_EQ(error_of(bad.dump()), "t.json: field 'format' must be \"fabriclab.schedule/1\"");
+    bad["colour"] = 1;
+    EXPECT_EQ(error_of(bad.dump()).rfind("t.json: unknown field 'colour'", 0), 0u) << error_of(bad.dump());
   }
 }
 
