@@ -52,7 +52,7 @@ void same_reading_in_any_order(const std::string& text) {
   ops_first["ops"] = j.at("ops");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "ops") ops_first[it.key()] = it.value();
-  const std::string as_given = reading_of(j.dump()), as_document = reading_of(ops_first.dump());
+  const std::string as_given = reading_of(text), as_document = reading_of(ops_first.dump());
   if (as_given != as_document)
     finding("the file reads differently with \"ops\" first:\n  as given: " + as_given.substr(0, 300) +
             "\n  ops first: " + as_document.substr(0, 300));

@@ -205,9 +205,11 @@ class ScheduleReader {
   std::string origin_;
   Schedule s_;
   std::vector<std::pair<Rank, CounterId>> named_;  // (rank, the file's counter id)
+  // Ids read with the count unknown: whether any were, the largest, the longest 'deps'
+  // (nothing to check when both fit the count); and whether those of the operation being
+  // read (deps_, after_; operation s_.size()) were read before it failed.
   bool ids_unchecked_ = false;
-  // The operation being read: its index, and its ids once read with the count unknown.
-  std::size_t reading_ = 0;
+  std::size_t max_id_ = 0, max_deps_ = 0;
   bool ids_read_ = false;
   std::vector<OpId> deps_, after_;
 };
@@ -259,7 +261,6 @@ void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
   Schedule& s = s_;
   const Rank ranks = s.ranks();
   Ctx c{fmt::format("{}: ops[{}]", origin_, i)};
-  reading_ = i;
   ids_read_ = false;
   if (!e.is_object()) c.fail("an operation must be an object");
   c.only(e, {"id", "rank", "kind", "peer", "bytes", "src_offset", "dst_offset", "target", "add", "deps", "after",
@@ -301,8 +302,14 @@ void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
   }
   deps_ = c.ids(c.need(e, "deps"), "deps");
   after_ = e.contains("after") ? c.ids(e.at("after"), "after") : std::vector<OpId>{};
-  if (total == kUnknown) ids_unchecked_ = ids_read_ = true;
-  else check_ids(c, deps_, after_, total);
+  if (total == kUnknown) {
+    ids_unchecked_ = ids_read_ = true;
+    max_deps_ = std::max(max_deps_, deps_.size());
+    for (const auto* ids : {&deps_, &after_})
+      for (OpId d : *ids) max_id_ = std::max(max_id_, static_cast<std::size_t>(d));
+  } else {
+    check_ids(c, deps_, after_, total);
+  }
   const json& trig = c.need(e, "trigger");
   if (!trig.is_null()) {
     if (!trig.is_object()) c.fail("field 'trigger' must be null or {\"counter\": C, \"threshold\": T}");
@@ -325,12 +332,13 @@ void ScheduleReader::read_op(const json& e, std::size_t i, std::size_t total) {
 }
 
 void ScheduleReader::check_deferred_ids(std::size_t total) const {
-  if (!ids_unchecked_) return;
+  if (!ids_unchecked_ || (max_id_ < total && max_deps_ <= total)) return;
+  // Some id fails: find the first operation naming one.
   for (std::size_t i = 0; i < s_.size(); ++i) {
     const auto id = static_cast<OpId>(i);
     check_ids(Ctx{fmt::format("{}: operation {}", origin_, i)}, s_.deps(id), s_.after(id), total);
   }
-  if (ids_read_) check_ids(Ctx{fmt::format("{}: operation {}", origin_, reading_)}, deps_, after_, total);
+  if (ids_read_) check_ids(Ctx{fmt::format("{}: operation {}", origin_, s_.size())}, deps_, after_, total);
 }
 
 Schedule ScheduleReader::finish(const json& j, std::size_t total) {
@@ -425,7 +433,7 @@ Schedule read_document(const json& j, const std::string& origin) {
 
 }  // namespace
 
-Schedule schedule_from_json_text(const std::string& text, const std::string& origin) {
+Schedule schedule_from_json_text(const std::string& text, const std::string& origin, ReadPath* path) {
   // Parsed once with a callback: the top-level values before "ops" are kept as the
   // header; when it has "format" and "ranks", each operation is read as its object ends
   // and dropped from the document. A file that names "format", "ranks" or "layout" after
@@ -462,8 +470,8 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     }
     if (depth == 1 && event == Event::array_start && key == "ops") ops_array = true;
     // An element of the "ops" array (a key at depth 2 belongs to an "ops" that is not one).
-    if (!streaming || !ops_array || key != "ops" || depth != 2 || event == Event::object_start ||
-        event == Event::array_start)
+    if (depth != 2 || !streaming || !ops_array || event == Event::object_start || event == Event::array_start ||
+        key != "ops")
       return true;
     const std::size_t i = count++;
     if (error || reread) return false;
@@ -477,6 +485,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     return false;
   };
   const json j = detail::parse_json(text, origin, callback);
+  if (path) *path = streaming && !reread ? ReadPath::streamed : ReadPath::document;
   if (!streaming || reread) return read_document(reread ? detail::parse_json(text, origin) : j, origin);
   // What the document path checks before the header and the operations comes first.
   Ctx top{origin};

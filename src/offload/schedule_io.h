@@ -5,6 +5,7 @@
 //   Schedule back = read_schedule_json("ring8.json");   // throws InputError with line:col
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -26,8 +27,13 @@ namespace fabriclab::offload {
 nlohmann::ordered_json schedule_to_json(const Schedule& s);
 // `origin` names the source in error messages (a file name). Read as a stream when
 // "format" and "ranks" come before "ops" (as written): each operation is converted as it
-// is parsed and its JSON dropped; any field order reads the same schedule.
-Schedule schedule_from_json_text(const std::string& text, const std::string& origin);
+// is parsed and its JSON dropped; any field order reads the same schedule, or fails with
+// the same first error. `path`, when given, says how this text was read.
+enum class ReadPath : std::uint8_t {
+  streamed,  // each operation converted as it was parsed
+  document,  // held whole: "format" or "ranks" not before "ops", or "layout" after it
+};
+Schedule schedule_from_json_text(const std::string& text, const std::string& origin, ReadPath* path = nullptr);
 
 // The id the writers give each counter (indexed by schedule-wide id): its rank's counters
 // named by operations, numbered from 0 in id order; kNoCounter for counters no op names.

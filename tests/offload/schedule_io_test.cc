@@ -270,11 +270,19 @@ TEST(ScheduleIo, ReadsTheSameScheduleWhateverTheFieldOrder) {
                                      Strategy::optimized);
   const json j = schedule_to_json(s);
   ASSERT_EQ(j.begin().key(), "format");
-  for (const auto& order :
-       std::vector<std::vector<std::string>>{{}, {"ops"}, {"format", "ranks", "ops", "layout"}, {"counters", "ops"}}) {
+  ASSERT_TRUE(j.contains("layout"));
+  const std::vector<std::pair<std::vector<std::string>, ReadPath>> orders = {
+      {{}, ReadPath::streamed},
+      {{"ops"}, ReadPath::document},
+      {{"format", "ranks", "ops", "layout"}, ReadPath::document},
+      {{"counters", "ops"}, ReadPath::document},
+      {{"ranks", "counters", "format"}, ReadPath::streamed}};
+  for (const auto& [order, expected_path] : orders) {
     const json reordered = with_fields_in_order(j, order);
     SCOPED_TRACE(reordered.begin().key() + " first");
-    EXPECT_EQ(schedule_to_json(schedule_from_json_text(reordered.dump(), "mem")), j);
+    ReadPath path{};
+    EXPECT_EQ(schedule_to_json(schedule_from_json_text(reordered.dump(), "mem", &path)), j);
+    EXPECT_EQ(path, expected_path);
   }
   // Errors found while streaming name what the whole document's reading names.
   for (const auto& order : std::vector<std::vector<std::string>>{{}, {"ops"}}) {
