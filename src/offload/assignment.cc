@@ -185,13 +185,10 @@ IndexSet widened(const IndexSet& s, std::size_t m) {
   return w;
 }
 
-// Extends the view with relay operations: relay k (local index n + k) relays parent p
-// to op o; o's parents become its relays. Order in H is derived from the old one:
-// Anc(relay) = {p} ∪ Anc(p), Desc(relay) = {o} ∪ Desc(o) among the old ops, and relay r1
-// precedes relay r2 iff r1's op is r2's parent or one of its ancestors.
-RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t, std::int32_t>>& relays) {
-  const auto n = static_cast<std::size_t>(v.size());
-  const auto m = n + relays.size();
+// A view's operations and parents, without their order in H (anc, desc) or the `after`
+// edges that generated it: what a derived view (relays, split waits) is built from.
+// Derived views are neither keyed nor ordered again, so they carry no `after` edges.
+RankView operations_of(const RankView& v) {
   RankView x;
   x.rank = v.rank;
   x.ops = v.ops;
@@ -200,6 +197,17 @@ RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t
   x.incrementer = v.incrementer;
   x.parents = v.parents;
   x.has_heavy_weights = v.has_heavy_weights;
+  return x;
+}
+
+// Extends the view with relay operations: relay k (local index n + k) relays parent p
+// to op o; o's parents become its relays. Order in H is derived from the old one:
+// Anc(relay) = {p} ∪ Anc(p), Desc(relay) = {o} ∪ Desc(o) among the old ops, and relay r1
+// precedes relay r2 iff r1's op is r2's parent or one of its ancestors.
+RankView with_relays(const RankView& v, const std::vector<std::pair<std::int32_t, std::int32_t>>& relays) {
+  const auto n = static_cast<std::size_t>(v.size());
+  const auto m = n + relays.size();
+  RankView x = operations_of(v);
   std::vector<char> relayed(n, 0);
   for (const auto& r : relays) relayed[static_cast<std::size_t>(r.first)] = 1;
   for (std::size_t i = 0; i < n; ++i)
@@ -364,15 +372,7 @@ RankView with_split_waits(const RankView& v, std::vector<std::pair<std::int32_t,
       for (std::size_t k = 1; k < v.parents[i].size(); ++k)
         waits.emplace_back(static_cast<std::int32_t>(i), v.parents[i][k]);
   const auto m = n + waits.size();
-  RankView x;
-  x.rank = v.rank;
-  x.ops = v.ops;
-  x.kind = v.kind;
-  x.weight = v.weight;
-  x.incrementer = v.incrementer;
-  x.parents = v.parents;
-  x.after = v.after;
-  x.has_heavy_weights = v.has_heavy_weights;
+  RankView x = operations_of(v);
   x.anc.reserve(m);
   x.desc.reserve(m);
   for (std::size_t i = 0; i < n; ++i) {
@@ -387,7 +387,6 @@ RankView with_split_waits(const RankView& v, std::vector<std::pair<std::int32_t,
     x.weight.push_back(v.weight[oi]);
     x.incrementer.push_back(0);
     x.parents.push_back({p});
-    x.after.emplace_back();
     x.anc.push_back(widened(v.anc[oi], m));
     x.desc.emplace_back(m);  // nothing follows a host_wait
   }
@@ -835,13 +834,13 @@ class PlacementSearch {
   std::int32_t k_ = 0;
 };
 
+}  // namespace
+
 std::int32_t counters_used(const std::vector<std::int32_t>& placement) {
   std::int32_t k = 0;
   for (auto c : placement) k = std::max(k, c + 1);
   return k;
 }
-
-}  // namespace
 
 std::int32_t clique_bound(std::size_t n, const std::vector<Requirement>& reqs) {
   if (n == 0) return 0;
@@ -860,7 +859,8 @@ std::int32_t clique_bound(std::size_t n, const std::vector<Requirement>& reqs) {
         set(h, r.group);
       }
   }
-  // Greedy from each group: add every later group apart from all so far (a bitset AND).
+  // Greedy from each group: add, in index order, every group apart from all so far (a
+  // bitset AND).
   std::int32_t best = 1;
   std::vector<std::uint64_t> common(words);
   for (std::size_t start = 0; start < n; ++start) {

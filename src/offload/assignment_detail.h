@@ -16,7 +16,7 @@ namespace fabriclab::offload {
 // group must share a counter), groups in issue order, and the ops each group triggers.
 struct GroupedView {
   RankView view;
-  std::int32_t originals = 0;                                // the ops before relays: 0..originals-1
+  std::int32_t originals = 0;  // the ops before relays (split waits' parts included): 0..originals-1
   std::vector<std::pair<std::int32_t, std::int32_t>> waits;  // split host_waits (RankAssignment::waits)
   std::vector<std::pair<std::int32_t, std::int32_t>> relays;
   std::vector<std::vector<std::int32_t>> groups;  // members and groups sorted by key
@@ -72,6 +72,9 @@ inline constexpr std::size_t kSearchBudget = std::size_t{1} << 22;
 std::vector<std::int32_t> search_placement(const GroupedView& gv, std::vector<std::int32_t> placement,
                                            std::size_t& budget,
                                            std::int32_t beat = std::numeric_limits<std::int32_t>::max());
+
+// The counters a placement uses (counters numbered 0..k-1 per group): k.
+std::int32_t counters_used(const std::vector<std::int32_t>& placement);
 
 // Counters numbered 0..k-1 per group -> the rank's assignment with cumulative thresholds.
 RankAssignment assignment_from_placement(const GroupedView& gv, const std::vector<std::int32_t>& counter_of_group);

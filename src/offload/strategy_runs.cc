@@ -63,9 +63,8 @@ std::vector<Variant> variants(const std::string& strategy, const std::string& an
 VerifyOptions verify_options(const Schedule& s, Analysis assigned) {
   VerifyOptions v;
   // An assignment made under the global analysis is safe under it only: checked by it
-  // wherever it could be made.
-  const bool global = global_fits(s) || (assigned == Analysis::global && s.size() <= kMaxGlobalOps);
-  v.analysis = global ? Analysis::global : Analysis::local;
+  // (which the verifier itself limits to kMaxGlobalOps operations).
+  v.analysis = assigned == Analysis::global || global_fits(s) ? Analysis::global : Analysis::local;
   v.random_runs = s.size() > 200000 ? 2 : s.size() > 20000 ? 8 : 32;
   v.exhaustive_state_limit = 20000;
   return v;

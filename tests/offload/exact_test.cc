@@ -5,6 +5,7 @@
 #include "offload/assignment_detail.h"
 #include "offload/collectives.h"
 #include "offload/verifier.h"
+#include "test_util.h"
 
 namespace fabriclab::offload {
 namespace {
@@ -37,9 +38,7 @@ TEST(Exact, ProvesMinimalWhatTheSearchFindsBeyondTheFirstFit) {
   auto views = rank_views(dag);
   compute_order(dag, Analysis::global, views);
   for (const auto& v : views) {
-    std::int32_t first_fit = 0;
-    for (auto c : first_fit_placement(group_view(v))) first_fit = std::max(first_fit, c + 1);
-    EXPECT_EQ(first_fit, 5) << "rank " << v.rank;
+    EXPECT_EQ(counters_used(first_fit_placement(group_view(v))), 5) << "rank " << v.rank;
   }
   EXPECT_TRUE(verify(r.schedule, {.analysis = Analysis::global, .random_runs = 8}).ok());
 }
@@ -73,30 +72,14 @@ std::int32_t brute_force_rank(const Schedule& dag, Analysis an, Rank rank) {
   std::int32_t best = INT32_MAX;
   for (const bool split : {false, true}) {
     const GroupedView gv = group_view(own[r], split);
-    const std::size_t n = gv.groups.size();
-    if (n > 9) continue;
-    std::vector<std::int32_t> place(n, 0);
-    // Restricted growth strings enumerate set partitions once each.
-    while (true) {
-      std::int32_t used = 0;
-      for (auto c : place) used = std::max(used, c + 1);
-      if (used < best) {
-        sol[r] = assignment_from_placement(gv, place);
-        const Schedule s = emit_schedule(dag, views, sol, "brute");
-        if (verify(s, {.analysis = an, .random_runs = 0, .exhaustive_state_limit = 0}).safe_by_rule) best = used;
-      }
-      std::size_t i = n;
-      while (i-- > 1) {
-        std::int32_t prefix_max = 0;
-        for (std::size_t j = 0; j < i; ++j) prefix_max = std::max(prefix_max, place[j]);
-        if (place[i] <= prefix_max) {
-          ++place[i];
-          for (std::size_t j = i + 1; j < n; ++j) place[j] = 0;
-          break;
-        }
-      }
-      if (i == 0 || i > n) break;
-    }
+    if (gv.groups.size() > 9) continue;
+    testing::for_each_partition(gv.groups.size(), [&](const std::vector<std::int32_t>& place) {
+      const std::int32_t used = counters_used(place);
+      if (used >= best) return;
+      sol[r] = assignment_from_placement(gv, place);
+      const Schedule s = emit_schedule(dag, views, sol, "brute");
+      if (verify(s, {.analysis = an, .random_runs = 0, .exhaustive_state_limit = 0}).safe_by_rule) best = used;
+    });
   }
   return best;
 }
@@ -180,10 +163,8 @@ TEST(Exact, ProvesTheSplitHostWaitMinimum) {
     const auto rr = static_cast<std::size_t>(rank);
     EXPECT_EQ(r.ranks[rr].counters, 2);
     const GroupedView whole = group_view(views[rr]);
-    std::int32_t one_wait = 0;
     std::size_t budget = kSearchBudget;
-    for (auto c : search_placement(whole, first_fit_placement(whole), budget)) one_wait = std::max(one_wait, c + 1);
-    EXPECT_EQ(one_wait, 3);
+    EXPECT_EQ(counters_used(search_placement(whole, first_fit_placement(whole), budget)), 3);
   }
   const auto waits = [&](const Schedule& s, Rank rank) {
     int n = 0;

@@ -4,7 +4,7 @@
 // and its schedule passes the verifier's rule. exact proves its minimum by lower bounds
 // the search does not use (the clique bound, else z3 refuting every smaller K); both
 // read the same placement requirements, which the verifier (independent of them) and
-// exact_test's brute force over partitions check. Labelled "slow" (about 15 s); one
+// exact_test's brute force over partitions check. Labelled "slow" (about 7 s of CPU); one
 // test per algorithm, so that `ctest -j` spreads the grid over the cores.
 #include <gtest/gtest.h>
 
