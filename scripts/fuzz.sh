@@ -47,6 +47,16 @@ cp examples/*.toml "$seeds/scenario_toml/"
 cp examples/*.csv "$seeds/flows_csv/"
 cp tests/data/*.json "$seeds/schedule_json/"
 cp examples/programs/*.json "$seeds/program_json/"
+# Nesting past the readers' depth bound (64 levels), which mutations of the shipped
+# files would take long to reach: arrays and objects 100 levels deep, in an operation and
+# in the header. (fuzz/regressions/ keeps the 100 000-level files that once crashed.)
+deep_arrays=$(printf '[%.0s' {1..100})
+deep_objects=$(printf '{"a":%.0s' {1..100})
+printf '{"format":"fabriclab.schedule/1","ranks":2,"ops":[{"id":0,"deps":%s' "$deep_arrays" \
+  >"$seeds/schedule_json/deep-arrays.json"
+printf '{"format":"fabriclab.schedule/1","layout":%s' "$deep_objects" >"$seeds/schedule_json/deep-objects.json"
+printf '{"format":"fabriclab.program/1","ranks":2,"calls":%s' "$deep_arrays" >"$seeds/program_json/deep-arrays.json"
+printf 'a = %s\n' "$deep_arrays" >"$seeds/scenario_toml/deep-arrays.toml"
 FABRICLAB_FUZZ_SEEDS=$seeds/schedule_json "$bin/fuzz_schedule_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/program_json "$bin/fuzz_program_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/capture "$bin/fuzz_capture"

@@ -110,7 +110,8 @@ void Network::connect(Node& a, Node& b, BitRate rate, Time delay) {
   if (rate.bps() <= 0) throw InputError("link " + a.name() + "-" + b.name() + ": the rate must be positive");
   if (delay < Time()) throw InputError("link " + a.name() + "-" + b.name() + ": the delay must not be negative");
   for (Node* n : {&a, &b})
-    if (n->port_count() >= 0xfffe) throw InputError(n->name() + ": too many ports");
+    if (n->port_count() >= kMaxPorts)
+      throw InputError(fmt::format("{}: more than {} ports (port numbers are 16-bit)", n->name(), kMaxPorts));
   a.add_port(std::make_unique<Port>(ctx_, a, static_cast<std::uint16_t>(a.port_count())));
   b.add_port(std::make_unique<Port>(ctx_, b, static_cast<std::uint16_t>(b.port_count())));
   Port::connect(a.port(a.port_count() - 1), b.port(b.port_count() - 1), rate, delay);

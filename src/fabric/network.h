@@ -85,6 +85,9 @@ void check_wire_format(const NicConfig& nic, const WireFormat& w);
 
 class Network final : private FlowEvents {
  public:
+  // Ports a node may have: their numbers are 16-bit, the top two values reserved.
+  static constexpr std::size_t kMaxPorts = 0xfffe;
+
   Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed);
   // The frame format every node counts (default: RoCEv2 over tagged Ethernet). Before the
   // first node is added (std::logic_error after); InputError for a frame that cannot

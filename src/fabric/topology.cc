@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace fabriclab::fabric {
@@ -12,6 +14,42 @@ constexpr std::uint32_t kMaxHosts = 1u << 20;
 
 void at_least(std::uint32_t v, std::uint32_t lo, const char* key) {
   if (v < lo) throw InputError(std::string("topology.") + key + " must be at least " + std::to_string(lo));
+}
+
+// A node's ports are numbered in 16 bits (the last values reserved).
+constexpr std::uint64_t kMaxPorts = Network::kMaxPorts;
+
+// The switches of one role have `ports` ports, made of the keys in `sum` ("topology.hosts").
+void check_ports(const char* role, std::uint64_t ports, const std::string& sum) {
+  if (ports <= kMaxPorts) return;
+  throw InputError(fmt::format("topology: {} would have {} ports ({}); a switch has at most {} (port numbers are "
+                               "16-bit)",
+                               role, ports, sum, kMaxPorts));
+}
+
+// Every switch's port count within kMaxPorts, checked before anything is built; the
+// message names the keys that make the count.
+void check_port_counts(const TopologySpec& t) {
+  const auto key = [](const char* k, std::uint64_t v) { return fmt::format("topology.{} {}", k, v); };
+  switch (t.kind) {
+    case TopologyKind::back_to_back:
+    case TopologyKind::fat_tree: return;  // one port; k <= 64 ports
+    case TopologyKind::single_switch: return check_ports("sw0", t.hosts, key("hosts", t.hosts));
+    case TopologyKind::two_switches:
+      check_ports("s1", std::uint64_t{t.s1_hosts} + t.inter_switch_links,
+                  key("s1_hosts", t.s1_hosts) + " + " + key("inter_switch_links", t.inter_switch_links));
+      return check_ports("s2", std::uint64_t{t.s2_hosts} + t.inter_switch_links,
+                         key("s2_hosts", t.s2_hosts) + " + " + key("inter_switch_links", t.inter_switch_links));
+    case TopologyKind::leaf_spine:
+      check_ports("each leaf", std::uint64_t{t.hosts_per_leaf} + std::uint64_t{t.spines} * t.uplinks,
+                  key("hosts_per_leaf", t.hosts_per_leaf) + " + " + key("spines", t.spines) + " x " +
+                      key("uplinks", t.uplinks));
+      return check_ports("each spine", std::uint64_t{t.leaves} * t.uplinks,
+                         key("leaves", t.leaves) + " x " + key("uplinks", t.uplinks));
+    case TopologyKind::ring:
+      return check_ports("each switch", std::uint64_t{t.hosts_per_switch} + 2,
+                         key("hosts_per_switch", t.hosts_per_switch) + " + 2 ring links");
+  }
 }
 }  // namespace
 
@@ -38,6 +76,7 @@ std::uint32_t host_count(const TopologySpec& t) {
 void build_topology(Network& net, const TopologySpec& t) {
   if (net.host_count() != 0 || net.switch_count() != 0) throw std::logic_error("build_topology: network not empty");
   const std::uint32_t hosts = host_count(t);
+  check_port_counts(t);
   const LinkSpec& hl = t.host_link;
   const LinkSpec& fl = t.fabric_link;
   auto host = [&](std::uint32_t h) -> Node& { return net.host(h); };

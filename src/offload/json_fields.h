@@ -80,8 +80,14 @@ struct Ctx {
   }
 };
 
-// Parses JSON text (through `callback`, when given: json::parse's); a syntax error names
-// origin:line:column.
+// How deep a schedule or program file may nest objects and arrays. Their formats need
+// four levels (document, "ops", an operation, its "deps"); the bound keeps a hostile file
+// from driving the recursive parts of the JSON library (copying, comparing a value)
+// into the stack's end.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Parses JSON text (through `callback`, when given: json::parse's); a syntax error, or
+// an object or array nested deeper than kMaxJsonDepth, names origin:line:column.
 json parse_json(const std::string& text, const std::string& origin, const json::parser_callback_t& callback = nullptr);
 
 }  // namespace fabriclab::offload::detail

@@ -143,10 +143,51 @@ std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::si
 }
 
 namespace detail {
+namespace {
+
+// Thrown by parse_json's callback at the first object or array past kMaxJsonDepth.
+struct TooDeep {};
+
+// Where the text first opens a level past `limit` (strings skipped), or npos.
+std::size_t first_too_deep(const std::string& text, int limit) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 nlohmann::ordered_json parse_json(const std::string& text, const std::string& origin,
                                   const json::parser_callback_t& callback) {
+  // The parser itself keeps its levels on the heap; the depth is checked as each level
+  // opens (the callback sees it), before anything recursive meets the value.
+  const auto bounded = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
+    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+        depth >= kMaxJsonDepth)
+      throw TooDeep{};
+    return callback ? callback(depth, event, parsed) : true;
+  };
   try {
-    return json::parse(text, callback);
+    return json::parse(text, bounded);
+  } catch (const TooDeep&) {
+    const std::size_t at = first_too_deep(text, kMaxJsonDepth);
+    const auto [line, col] = line_column(text, at == std::string::npos ? 0 : at);
+    throw InputError(fmt::format("{}:{}:{}: objects and arrays nested deeper than {} levels (no schedule or "
+                                 "program nests more than 4)",
+                                 origin, line, col, kMaxJsonDepth));
   } catch (const json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
     const auto [line, col] = line_column(text, e.byte > 0 ? e.byte - 1 : 0);

@@ -46,6 +46,34 @@ struct OneFlow {
   Network net;
 };
 
+// Port numbers are 16-bit: a switch of more than 65 534 ports is refused before anything
+// is built, naming the keys that make its count (which the hostile-input campaign found
+// reported as "sw0: too many ports").
+TEST(Topology, ASwitchOfTooManyPortsNamesTheKeysThatMakeIt) {
+  const auto error_of = [](const TopologySpec& t) {
+    Network net(NicConfig{}, SwitchConfig{}, 1);
+    return fabriclab::testing::input_error_of([&] { build_topology(net, t); });
+  };
+  TopologySpec one = spec(TopologyKind::single_switch);
+  one.hosts = 65536;
+  EXPECT_EQ(error_of(one), "topology: sw0 would have 65536 ports (topology.hosts 65536); a switch has at most 65534 "
+                           "(port numbers are 16-bit)");
+  one.hosts = 65535;  // one past the limit
+  EXPECT_EQ(error_of(one), "topology: sw0 would have 65535 ports (topology.hosts 65535); a switch has at most 65534 "
+                           "(port numbers are 16-bit)");
+  TopologySpec ls = spec(TopologyKind::leaf_spine);
+  ls.leaves = 2, ls.hosts_per_leaf = 1, ls.spines = 1024, ls.uplinks = 64;  // 1 + 65536 on each leaf
+  EXPECT_EQ(error_of(ls), "topology: each leaf would have 65537 ports (topology.hosts_per_leaf 1 + topology.spines "
+                          "1024 x topology.uplinks 64); a switch has at most 65534 (port numbers are 16-bit)");
+  ls.spines = 1, ls.uplinks = 40000, ls.leaves = 2;  // leaves 40 001 ports, spines 80 000
+  EXPECT_EQ(error_of(ls), "topology: each spine would have 80000 ports (topology.leaves 2 x topology.uplinks "
+                          "40000); a switch has at most 65534 (port numbers are 16-bit)");
+  TopologySpec ring = spec(TopologyKind::ring);
+  ring.ring_switches = 3, ring.hosts_per_switch = 65533;
+  EXPECT_EQ(error_of(ring), "topology: each switch would have 65535 ports (topology.hosts_per_switch 65533 + 2 ring "
+                            "links); a switch has at most 65534 (port numbers are 16-bit)");
+}
+
 TEST(Network, OnePacketOverOneLinkIsSerializationPlusPropagation) {
   OneFlow f(4096);
   Network& net = f.net;

@@ -18,6 +18,12 @@ std::string error_of(const std::string& text) {
   return fabriclab::testing::input_error_of([&] { recover_dag(program_from_json_text(text, "p.json")); });
 }
 
+TEST(Program, RefusesNestingPastTheDepthBound) {
+  EXPECT_EQ(error_of("{\"calls\": " + std::string(100000, '[')),
+            "p.json:1:74: objects and arrays nested deeper than 64 levels (no schedule or program nests more "
+            "than 4)");
+}
+
 TEST(Program, RecoversTheShippedBroadcastByHand) {
   // Rank 0 puts to 2 and 1 and relays both completions into counter 2 for its wait;
   // rank 2 forwards to 3. Dependences: two relays (1 each), the wait (2), rank 2's put

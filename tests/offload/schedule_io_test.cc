@@ -343,6 +343,30 @@ TEST(ScheduleIo, MalformedJsonNamesLineAndColumn) {
             "expected '[', '{', or a literal");
 }
 
+// A hostile file nested 100 000 levels deep once drove the streamed reader's copies into
+// the stack's end (SIGSEGV). Past 64 levels it is refused where the 65th level opens: on
+// line 2 (after the header line), at column 10 + 63 = 73: "  \"ops\": " fills columns 1-9,
+// its '[' at column 10 is the second level (the document's '{' the first).
+TEST(ScheduleIo, RefusesNestingPastTheDepthBoundWhereItStarts) {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  EXPECT_EQ(error_of("{\"format\": \"fabriclab.schedule/1\", \"ranks\": 2,\n  \"ops\": " + deep + "}"),
+            "t.json:2:73: objects and arrays nested deeper than 64 levels (no schedule or program nests more "
+            "than 4)");
+  // Unclosed, in the header, in an operation, inside objects: the same bound, located.
+  EXPECT_EQ(error_of(std::string(70, '[')), "t.json:1:65: objects and arrays nested deeper than 64 levels (no "
+                                            "schedule or program nests more than 4)");
+  std::string objects;
+  for (int i = 0; i < 80; ++i) objects += "{\"a\":";
+  EXPECT_EQ(error_of("{\"layout\": " + objects), "t.json:1:" + std::to_string(12 + 63 * 5) +
+                                                     ": objects and arrays nested deeper than 64 levels (no "
+                                                     "schedule or program nests more than 4)");
+  // Brackets inside strings do not count; 64 levels are read (and rejected for what they are).
+  EXPECT_NE(error_of("{\"format\": \"" + std::string(100, '[') + "\"}").find("field 'format' must be"),
+            std::string::npos);
+  EXPECT_NE(error_of("{\"x\": " + std::string(63, '[') + std::string(63, ']') + "}").find("unknown field 'x'"),
+            std::string::npos);
+}
+
 TEST(ScheduleIo, BadSchedulesAreRejectedNamingTheOperation) {
   EXPECT_EQ(error_of(tiny()), "no error");
   EXPECT_EQ(error_of(tiny("[0]")), "operation 2 (host_wait on rank 1): depends on operation 0 of rank 0: a dependence "
