@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/commands.h"
@@ -20,6 +21,7 @@ struct AdviseArgs {
   std::int64_t slots = -1;
   bool no_wait = false;
   std::string strategy = "optimized";
+  std::string analysis = "auto";
   std::vector<std::string> specs;
 };
 
@@ -58,15 +60,23 @@ int run_advise(const AdviseArgs& a) {
   b.allow_wait = !a.no_wait;
   std::vector<CollectiveRequest> reqs;
   for (const auto& s : a.specs) reqs.push_back(parse_spec(s));
-  const auto advice = advise(b, reqs, parse_strategy(a.strategy));
-  fmt::print("{} free counters{} per NIC, {} assignment; collectives in start order:\n", a.counters,
-             a.slots >= 0 ? fmt::format(" and {} triggered-op slots", a.slots) : "", a.strategy);
-  fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<9} {}\n", "#", "collective", "counters", "slots", "decision", "why");
+  const Strategy strategy = parse_strategy(a.strategy);
+  const std::optional<Analysis> analysis = a.analysis == "auto" ? std::nullopt
+                                                                : std::optional<Analysis>(parse_analysis(a.analysis));
+  const auto advice = advise(b, reqs, strategy, analysis);
+  fmt::print("{} free counters{} per NIC, {} assignment{}; collectives in start order:\n", a.counters,
+             a.slots >= 0 ? fmt::format(" and {} triggered-op slots", a.slots) : "", a.strategy,
+             strategy == Strategy::naive ? ""
+             : analysis                  ? fmt::format(", {} analysis", a.analysis)
+                                         : ", global analysis where it fits (as counters reports)");
+  fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<8}  {:<9} {}\n", "#", "collective", "counters", "slots", "analysis",
+             "decision", "why");
   for (std::size_t i = 0; i < advice.size(); ++i) {
     const auto& q = reqs[i];
-    fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<9} {}\n", i + 1,
+    fmt::print("{:>3}  {:<34} {:>10} {:>7}  {:<8}  {:<9} {}\n", i + 1,
                fmt::format("{} {} P={}", q.collective, q.algorithm, q.options.ranks), advice[i].counters_max,
-               advice[i].slots_max, to_string(advice[i].decision), advice[i].reason);
+               advice[i].slots_max, strategy == Strategy::naive ? "-" : to_string(advice[i].analysis),
+               to_string(advice[i].decision), advice[i].reason);
   }
   return 0;
 }
@@ -89,7 +99,13 @@ Command add_advise_command(CLI::App& app) {
   c->add_option("--slots", args->slots, "free triggered-operation slots per NIC (default: unlimited)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   c->add_flag("--no-wait", args->no_wait, "a collective that does not fit now runs in software instead of waiting");
-  c->add_option("--strategy", args->strategy, "naive or optimized")->capture_default_str();
+  c->add_option("--strategy", args->strategy, "naive, optimized or exact (the proven minimum; slow beyond P = 16)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"naive", "optimized", "exact"}));
+  c->add_option("--analysis", args->analysis,
+                "local, global, or auto (global where it fits, P <= 64, as counters reports its best)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"local", "global", "auto"}));
   return {c, [args]() { return run_advise(*args); }};
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "offload/strategy_runs.h"
 
 namespace fabriclab::offload {
 
@@ -77,7 +78,8 @@ std::string counters_text(std::int64_t n) { return fmt::format("{} counter{}", n
 
 }  // namespace
 
-std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveRequest>& reqs, Strategy strategy) {
+std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveRequest>& reqs, Strategy strategy,
+                           std::optional<Analysis> analysis) {
   if (b.counters < 0) throw InputError("advise: free counters must be >= 0");
   if (b.slots < 0) throw InputError("advise: free slots must be >= 0");
   if (reqs.empty()) throw InputError("advise: no collectives to start");
@@ -91,9 +93,10 @@ std::vector<Advice> advise(const NicBudget& b, const std::vector<CollectiveReque
   for (std::size_t i = 0; i < reqs.size(); ++i) {
     const auto& q = reqs[i];
     const Schedule dag = build_schedule(q.collective, q.algorithm, q.options);
-    const std::vector<NicResources> need = needs_per_rank(assign_counters(dag, strategy));
-    const auto spanned = std::span<const NicResources>(free).first(need.size());
     Advice a{};
+    a.analysis = strategy == Strategy::naive ? Analysis::local : analysis.value_or(best_analysis(dag));
+    const std::vector<NicResources> need = needs_per_rank(run_variant(dag, {strategy, a.analysis}, false).schedule);
+    const auto spanned = std::span<const NicResources>(free).first(need.size());
     for (const NicResources& n : need) {
       a.counters_max = std::max(a.counters_max, n.counters);
       a.slots_max = std::max(a.slots_max, n.slots);

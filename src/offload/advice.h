@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -108,6 +109,7 @@ struct Advice {
   Decision decision = Decision::offload;
   std::int64_t counters_max = 0, counters_naive_max = 0;  // per NIC
   std::int64_t slots_max = 0;                             // per NIC
+  Analysis analysis = Analysis::local;                    // what the counters were assigned under
   std::vector<std::size_t> waits_for;                     // indices of earlier offloaded collectives
   std::string reason;
 };
@@ -115,8 +117,11 @@ struct Advice {
 // Each collective spans ranks 0..P-1, rank r on NIC r, and is decided by decide()
 // against what the ones offloaded before it hold, with earlier_waiting false: a later
 // collective that fits now is offloaded ahead of a waiting one (the NIC model's stall and
-// advise policies keep issue order instead). Throws InputError on a bad request or budget.
+// advise policies keep issue order instead). Its counters are assigned by `strategy`
+// under `analysis`, or, without one, under the analysis `fabriclab counters` reports
+// as its best: global where it fits (best_analysis()), so that both give one number.
+// Throws InputError on a bad request or budget.
 std::vector<Advice> advise(const NicBudget& budget, const std::vector<CollectiveRequest>& requests,
-                           Strategy strategy = Strategy::optimized);
+                           Strategy strategy = Strategy::optimized, std::optional<Analysis> analysis = std::nullopt);
 
 }  // namespace fabriclab::offload

@@ -41,6 +41,8 @@ std::string exact_note(const Outcome& o) {
 // practice); local always fits.
 bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && dag.ranks() <= 64; }
 
+Analysis best_analysis(const Schedule& dag) { return global_fits(dag) ? Analysis::global : Analysis::local; }
+
 std::vector<Variant> variants(const std::string& strategy, const std::string& analysis, const Schedule& dag) {
   std::vector<Analysis> analyses;
   if (analysis == "auto") {

@@ -48,6 +48,9 @@ std::string exact_note(const Outcome& o);
 // Global analysis fits when the whole happens-before graph is small (P <= 64 in
 // practice); local always fits.
 bool global_fits(const Schedule& dag);
+// The analysis that needs the fewest counters and is still within reach: global where it
+// fits, else local. What `counters` reports as its best and `advise` plans with.
+Analysis best_analysis(const Schedule& dag);
 
 // strategy: naive, optimized, exact or all (exact where it fits); analysis: local,
 // global or auto (local, plus global where it fits).
