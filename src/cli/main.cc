@@ -86,8 +86,12 @@ int main(int argc, char** argv) {
     // A run split over the ranks failed in one of them: every rank knows, rank 0 says it
     // and exits with the code (the others exit 0 so that the launcher lets it finish).
     if (rank > 0) return 0;
-    std::cerr << "fabriclab: " << (e.exit_code() == 2 ? "error: " : "internal error: ") << e.what() << '\n';
+    std::cerr << "fabriclab: " << (e.exit_code() == 3 ? "internal error: " : "error: ") << e.what() << '\n';
     return e.exit_code();
+  } catch (const fabriclab::NegativeAnswer& e) {
+    // The answer is "no" (exit 1, as for a verdict); under MPI every rank meets it.
+    if (rank == 0) std::cerr << "fabriclab: error: " << e.what() << '\n';
+    return 1;
   } catch (const fabriclab::InputError& e) {
     // Under MPI every rank meets the same bad input: rank 0 says it.
     if (rank == 0) std::cerr << "fabriclab: error: " << e.what() << '\n';

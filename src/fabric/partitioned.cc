@@ -249,6 +249,8 @@ void Network::rethrow_any_failure() {
   if (mine) {
     try {
       std::rethrow_exception(mine);
+    } catch (const NegativeAnswer& e) {
+      code = 1, text = e.what();
     } catch (const InputError& e) {
       code = 2, text = e.what();
     } catch (const RankFailure& e) {

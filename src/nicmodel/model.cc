@@ -316,10 +316,10 @@ void OffloadModel::add(Job job) {
                                                      when_short(jobs_.back().policy.value_or(policy_)));
   results_.back().could_never_offload = d.why == offload::OffloadDecision::Why::never_fits;
   if (d.decision == offload::Decision::refuse)
-    throw InputError(what + ": needs " + std::to_string(r.need[d.nic].counters) + " counters and " +
-                     std::to_string(r.need[d.nic].slots) + " slots on NIC " + std::to_string(d.nic) + ", which has " +
-                     std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
-                     ": it could never start (use the fallback policy)");
+    throw NegativeAnswer(what + ": needs " + std::to_string(r.need[d.nic].counters) + " counters and " +
+                         std::to_string(r.need[d.nic].slots) + " slots on NIC " + std::to_string(d.nic) +
+                         ", which has " + std::to_string(p_.counters) + " and " + std::to_string(p_.slots) +
+                         ": it could never start (use the fallback policy)");
   if (added.held && added.after >= 0) throw InputError(what + ": a held job cannot also follow another");
   if (added.held) return;
   if (added.after >= 0) {

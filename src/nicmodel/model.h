@@ -88,9 +88,9 @@ std::shared_ptr<const PreparedSchedule> prepare(std::shared_ptr<const offload::S
 // An operation fired before one of its dependences completed: the schedule's counter
 // assignment is unsafe (a verified one never is). Names the operation, rank, counter and
 // threshold.
-class UnsafeSchedule : public InputError {
+class UnsafeSchedule : public NegativeAnswer {
  public:
-  using InputError::InputError;
+  using NegativeAnswer::NegativeAnswer;
 };
 
 // Where the model's messages go when it runs on an outside simulator.

@@ -435,7 +435,7 @@ TEST(Engine, AStepThatFailsOnOneRankEndsEveryRank) {
       });
   }
   for (const std::string& what : errors) {
-    EXPECT_EQ(what.rfind("2 rank 0: job 'rd': op ", 0), 0u) << what;  // bad input (an unsafe schedule): exit 2
+    EXPECT_EQ(what.rfind("1 rank 0: job 'rd': op ", 0), 0u) << what;  // an unsafe schedule is a "no": exit 1
     EXPECT_NE(what.find("(atomic, rank 0) fired when counter"), std::string::npos) << what;
   }
 }

@@ -24,6 +24,9 @@ namespace {
   int code = 3;
   try {
     code = task(i);
+  } catch (const NegativeAnswer& e) {  // a "no" (exit 1), as the command says it
+    std::fprintf(stderr, "fabriclab: error: point %zu: %s\n", i, e.what());
+    code = 1;
   } catch (const InputError& e) {
     std::fprintf(stderr, "fabriclab: error: point %zu: %s\n", i, e.what());
     code = 2;

@@ -201,7 +201,7 @@ ScenarioCollectives::ScenarioCollectives(const std::vector<CollectiveSpec>& spec
       try {
         engine_->add(std::move(job));
       } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: {}", what, e.what()));
+        rethrow_in(what, e);
       }
       rows_.push_back(
           {name,
@@ -262,8 +262,7 @@ void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nic
     try {
       engine_->add(std::move(job));
     } catch (const InputError& e) {
-      throw InputError(
-          fmt::format("traffic.training ({}): {} (nic.counters is {})", algorithm, e.what(), nic.counters));
+      rethrow_in(fmt::format("traffic.training ({}, nic.counters {})", algorithm, nic.counters), e);
     }
   };
   for (std::uint32_t it = 0; it < t.iterations; ++it) {
