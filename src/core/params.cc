@@ -29,8 +29,16 @@ Value parse_kind(const Spec& s, const std::string& text) {
   try {
     switch (s.kind) {
       case Kind::time:
-        v.i = parse_time(text).ps();
-        v.text = to_string(Time::from_ps(v.i));
+        if (s.unit.empty()) {
+          v.i = parse_time(text).ps();
+          v.text = to_string(Time::from_ps(v.i));
+        } else {
+          // A bare number is in the key's unit; a time with a unit is taken as it is.
+          const bool bare = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
+          v.i = parse_time(bare ? text + s.unit : text).ps();
+          const std::int64_t per = parse_time("1" + s.unit).ps();
+          v.text = v.i % per == 0 ? std::to_string(v.i / per) : to_string(Time::from_ps(v.i));
+        }
         break;
       case Kind::bytes:
         v.i = parse_bytes(text).count();

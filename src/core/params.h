@@ -146,6 +146,23 @@ class Table {
         std::move(spec), [m](S& s, const Value& v) { s.*m = BitRate::from_bps(v.i); },
         [m, unit](const S& s) { return decimal_in(s.*m, unit); });
   }
+  // A time a device takes as a whole number of `unit` ("us": NVIDIA's sysfs), held as
+  // that count: a bare number is in the unit ("50"), a time with its unit is taken as it
+  // is ("50us", "1ms") and must be a whole number of the unit; written back bare.
+  template <std::integral I>
+  Table& time_in(std::string unit, std::string key, I S::*m, std::string help, std::string min, std::string max) {
+    Spec spec{key, Kind::time, std::move(help), std::move(min), std::move(max), {}};
+    spec.unit = unit;
+    const std::int64_t per = parse_time("1" + unit).ps();
+    return add(
+        std::move(spec),
+        [m, per, unit](S& s, const Value& v) {
+          if (v.i % per != 0)
+            throw InputError(fmt::format("{} is not a whole number of {}", to_string(Time::from_ps(v.i)), unit));
+          s.*m = static_cast<I>(v.i / per);
+        },
+        [m](const S& s) { return std::to_string(s.*m); });
+  }
   Table& flag(std::string key, bool S::*m, std::string help) {
     return add(
         {key, Kind::boolean, std::move(help), "", "", {}}, [m](S& s, const Value& v) { s.*m = v.i != 0; },

@@ -97,7 +97,8 @@ const params::Table<CnpParams>& cnp_table() {
     using P = CnpParams;
     params::Table<P> t;
     t.flag("enable", &P::enabled, "answer CE-marked packets with CNPs")
-        .integer("min_time_between_cnps", &P::min_time_between_cnps, "us between CNPs", 0, 1'000'000)
+        .time_in("us", "min_time_between_cnps", &P::min_time_between_cnps,
+                 "the least time between CNPs (whole us, as the NIC's sysfs takes it: 4 or \"4us\")", "0", "1000000")
         .custom(
             {"cnp_scope", Kind::choice, "one CNP interval per port (ConnectX) or per QP", "", "", {"port", "qp"}},
             [](P& p, const Value& v) { p.per_qp = v.text == "qp"; },

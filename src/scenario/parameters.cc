@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -61,7 +63,7 @@ params::Value parse_value(const params::Spec& s, const std::string& text, const 
 std::string leaf_text(const params::Spec& s, const toml::node& n, const std::string& where) {
   if (auto v = n.value<std::string>()) return *v;
   if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
-  const bool bare_unit = s.kind == ParamKind::rate && !s.unit.empty();  // a bare number is in s.unit
+  const bool bare_unit = !s.unit.empty();  // a bare number is in s.unit (a device's rate or time)
   if (n.is_integer()) {
     if (!bare_unit && (s.kind == ParamKind::time || s.kind == ParamKind::bytes || s.kind == ParamKind::rate))
       throw InputError(fmt::format("{}: key '{}': a bare number has no unit; write {} as a string", where, s.key,
@@ -139,6 +141,16 @@ const std::string& Config::origin(const std::string& k) const {
   auto it = values_.find(k);
   if (it == values_.end()) throw std::logic_error("parameter not declared: " + k);
   return it->second.origin;
+}
+
+std::string Config::path(const std::string& k) const {
+  const std::string& value = text(k);
+  const std::string& from = origin(k);
+  // "file.toml:12:9": the file is what precedes the last two ":N".
+  const auto col = from.rfind(':');
+  const auto line = col == std::string::npos || col == 0 ? std::string::npos : from.rfind(':', col - 1);
+  if (value.empty() || line == std::string::npos || !std::filesystem::path(value).is_relative()) return value;
+  return (std::filesystem::path(from.substr(0, line)).parent_path() / value).string();
 }
 
 nlohmann::ordered_json Config::echo() const {
@@ -239,6 +251,18 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
   std::vector<Setting> out;
   for (auto& [_, s] : set) out.push_back(std::move(s));
   return out;
+}
+
+const ParamSpec* find_key(const ParamRegistry& reg, const std::vector<ListRegistry>& lists, const std::string& key) {
+  if (const ParamSpec* s = reg.find(key)) return s;
+  for (const ListRegistry& l : lists) {
+    if (key.size() <= l.name.size() + 1 || key.compare(0, l.name.size() + 1, l.name + ".") != 0) continue;
+    const auto dot = key.find('.', l.name.size() + 1);
+    if (dot == std::string::npos) return nullptr;
+    const auto n = params::parse_integer(key.substr(l.name.size() + 1, dot - l.name.size() - 1));
+    return n && *n >= 0 ? l.items->find(key.substr(dot + 1)) : nullptr;
+  }
+  return nullptr;
 }
 
 std::string read_text(const std::string& path) { return read_input(path, "scenario", kScenarioBytes); }

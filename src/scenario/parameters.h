@@ -80,6 +80,11 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
                                    const std::vector<std::string>& overrides,
                                    const std::vector<ListRegistry>& lists = {},
                                    std::vector<std::size_t>* list_sizes = nullptr);
+// The declaration of `key`: one of `reg`, or an entry's key of one of `lists`
+// ("collective.0.algorithm": a list's name, an entry number, a key of its entries);
+// nullptr when there is none. Whether the entry exists is the scenario's to say.
+const ParamSpec* find_key(const ParamRegistry& reg, const std::vector<ListRegistry>& lists, const std::string& key);
+
 // The text of the file at `path` (InputError naming it when it cannot be read).
 std::string read_text(const std::string& path);
 
@@ -97,6 +102,10 @@ class Config {
   const std::string& shown(const std::string& key) const;
   // Where each value came from: "default", "file.toml:12:9", "--set".
   const std::string& origin(const std::string& key) const;
+  // A text key's value as a path: a relative one set in a scenario file is relative to
+  // that file's folder (like an include); one from --set or the default, to the working
+  // directory, as given.
+  std::string path(const std::string& key) const;
   // {"key": "value", ...} in key order, for result files.
   nlohmann::ordered_json echo() const;
 
@@ -180,6 +189,9 @@ class Parameters {
   }
 
   const ParamRegistry& registry() const { return reg_; }
+  // Any key --set, --vary or --param may name: the table's, or a list entry's
+  // ("collective.0.algorithm"); nullptr for an unknown one.
+  const ParamSpec* find(const std::string& key) const { return find_key(reg_, lists(), key); }
   // The lists of tables' registries (for read_settings and listings).
   std::vector<ListRegistry> lists() const {
     std::vector<ListRegistry> out;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "error_message.h"
 #include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::scenario {
@@ -196,6 +197,29 @@ TEST(DcqcnScenario, SummaryRecordsThePresetAndEveryValueUsed) {
               value.is_string() ? value.get<std::string>() : std::to_string(value.get<int>()))
         << key;
   }
+}
+
+// The CNP interval is a device's whole microseconds (sysfs), and takes a time with its
+// unit like every other time key: "100us" once failed with "is not an integer".
+TEST(DcqcnScenario, TheCnpIntervalTakesMicrosecondsBareOrWithAUnit) {
+  const auto interval = [](const std::string& value) {
+    return fabric_parameters()
+        .resolve(kExamples + "/incast.toml", {"nic.roce_np.min_time_between_cnps=" + value})
+        .value.nic.cnp.min_time_between_cnps;
+  };
+  EXPECT_EQ(interval("100us"), 100u);
+  EXPECT_EQ(interval("100"), 100u);
+  EXPECT_EQ(interval("1ms"), 1000u);
+  EXPECT_EQ(interval("0"), 0u);
+  const FabricSetup toml = fabric_parameters().resolve_text("[nic.roce_np]\nmin_time_between_cnps = 8\n", "c.toml");
+  EXPECT_EQ(toml.value.nic.cnp.min_time_between_cnps, 8u);
+  EXPECT_EQ(toml.config.shown("nic.roce_np.min_time_between_cnps"), "8");
+  const auto error_of = [&](const std::string& value) {
+    return fabriclab::testing::input_error_of([&] { interval(value); });
+  };
+  EXPECT_EQ(error_of("1500ns"), "--set: key 'nic.roce_np.min_time_between_cnps': 1.5us is not a whole number of us");
+  EXPECT_EQ(error_of("2s"), "--set: key 'nic.roce_np.min_time_between_cnps': 2000000 us is above the maximum "
+                            "1000000 us");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "error_message.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/experiments/registry.h"
+#include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/csv_table.h"
 #include "offload/advice.h"
 #include "offload/assignment.h"
@@ -264,6 +265,63 @@ TEST(Sweep, RunsTheProductResumesAndRefusesToMix) {
             "--vary switch.buffer: value '4Mfoo': key 'switch");
   bad.vary = {"switch.bufer=2MiB"};
   EXPECT_NE(testing::input_error_of([&] { run_sweep(bad); }).find("unknown key 'switch.bufer'"), std::string::npos);
+}
+
+// A point's seed depends on its own values only: a second sweep that adds a dimension
+// whose first value is the scenario's own (switch.buffer = 4MiB in incast.toml, written
+// here as 4194304B) and reorders the first list runs its old points with the old seeds,
+// so with the same results -- they once moved (874 and 886 PFC pauses for one point).
+TEST(Sweep, AnAddedDimensionLeavesTheExistingPointsAsTheyWere) {
+  SweepOptions one{.scenario = kExamples + "/incast.toml",
+                   .vary = {"nic.congestion_control=none,dcqcn"},
+                   .sets = {"traffic.bytes=200KB"},
+                   .out_dir = temp("sweep_one").string(),
+                   .jobs = 2,
+                   .progress = false};
+  SweepOptions two = one;
+  two.out_dir = temp("sweep_two").string();
+  two.vary = {"switch.buffer=4194304B,2MiB", "nic.congestion_control=dcqcn,none"};
+  const CsvTable a = read_csv(run_sweep(one).csv), b = read_csv(run_sweep(two).csv);
+  ASSERT_EQ(a.rows(), 2u);
+  ASSERT_EQ(b.rows(), 4u);
+  // two's rows 0 and 1 are (4MiB, dcqcn) and (4MiB, none): one's rows 1 and 0.
+  for (const auto& [ra, rb] : {std::pair<std::size_t, std::size_t>{1, 0}, {0, 1}}) {
+    EXPECT_EQ(a.text(ra, "nic.congestion_control"), b.text(rb, "nic.congestion_control"));
+    EXPECT_EQ(a.text(ra, "seed"), b.text(rb, "seed"));
+    for (const char* metric :
+         {"totals.pfc_pause_frames", "totals.ecn_marks", "flows.fct_ns_max", "run.simulated_end_ns", "run.fingerprint"})
+      EXPECT_EQ(a.text(ra, metric), b.text(rb, metric)) << metric << " row " << ra;
+  }
+  // Points that differ from the scenario in another value draw another seed.
+  EXPECT_NE(b.text(2, "seed"), b.text(0, "seed"));
+  EXPECT_NE(a.text(0, "seed"), a.text(1, "seed"));
+}
+
+// A list entry's key is varied like any other, and --parameters-style lookups know it.
+TEST(Sweep, VariesAKeyOfAListEntry) {
+  EXPECT_NE(fabric_parameters().find("collective.0.algorithm"), nullptr);
+  EXPECT_NE(fabric_parameters().find("collective.12.bytes"), nullptr);
+  EXPECT_EQ(fabric_parameters().find("collective.x.bytes"), nullptr);
+  EXPECT_EQ(fabric_parameters().find("collective.0.byts"), nullptr);
+  EXPECT_EQ(fabric_parameters().find("collective.0"), nullptr);
+  const SweepOutcome o = run_sweep({.scenario = kExamples + "/collectives.toml",
+                                    .vary = {"collective.0.algorithm=ring,recursive_doubling"},
+                                    .sets = {},
+                                    .out_dir = temp("sweep_collective").string(),
+                                    .jobs = 2,
+                                    .progress = false});
+  ASSERT_TRUE(o.failed.empty());
+  const CsvTable t = read_csv(o.csv);
+  ASSERT_EQ(t.rows(), 2u);
+  EXPECT_EQ(t.text(0, "collective.0.algorithm"), "ring");
+  EXPECT_EQ(t.text(1, "collective.0.algorithm"), "recursive_doubling");
+  EXPECT_NE(t.text(0, "collectives.completion_max_ns"), t.text(1, "collectives.completion_max_ns"));
+  // An entry the scenario does not have is named as such.
+  SweepOptions missing{.scenario = kExamples + "/collectives.toml",
+                       .vary = {"collective.9.algorithm=ring"},
+                       .out_dir = temp("sweep_missing").string(),
+                       .progress = false};
+  EXPECT_NE(testing::input_error_of([&] { run_sweep(missing); }).find("[[collective]] entries"), std::string::npos);
 }
 
 }  // namespace

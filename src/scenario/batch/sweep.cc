@@ -54,7 +54,7 @@ int run_point(const std::string& scenario, const std::vector<std::string>& overr
     const FabricOutcome o = run_fabric(cfg, {.scenario = scenario, .out_dir = dir, .progress = false});
     return (o.lossless_drops > 0 || o.deadlock) ? 1 : 0;
   } catch (const InputError& e) {  // the run's directory says which point (and which seed) it is
-    throw InputError(fmt::format("{}: {}", dir, e.what()));
+    rethrow_in(dir, e);
   }
 }
 
@@ -130,7 +130,7 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
     const auto eq = t.find('=');
     if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("--vary '{}': expected key=v1,v2,...", t));
     Vary v{t.substr(0, eq), split_list(t.substr(eq + 1))};
-    if (!fabric_parameters().registry().find(v.key))
+    if (!fabric_parameters().find(v.key))
       throw InputError(fmt::format("--vary: unknown key '{}' (fabriclab run --parameters lists them)", v.key));
     if (v.values.empty()) throw InputError(fmt::format("--vary {}: no values", v.key));
     // Every item counts: an empty one is a typo, a repeated one would run a point twice.
@@ -171,20 +171,28 @@ std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann:
 
 namespace {
 
-// Every value must parse on its own before anything runs.
-void check_values(const SweepOptions& opt, const std::vector<Vary>& varies) {
-  for (const Vary& v : varies)
+// Every value must parse on its own before anything runs. Returns, per --vary and value,
+// the value as the run reads it ("4MiB" for "4194304B"), or "" where it is the scenario's
+// own (after --set): what a point's seed is drawn from.
+std::vector<std::vector<std::string>> check_values(const SweepOptions& opt, const std::vector<Vary>& varies,
+                                                   const Config& base) {
+  std::vector<std::vector<std::string>> changed;
+  for (const Vary& v : varies) {
+    changed.emplace_back();
     for (const std::string& value : v.values) {
       std::vector<std::string> sets = opt.sets;
       sets.push_back(v.key + "=" + value);
       try {
-        (void)fabric_parameters().resolve(opt.scenario, sets);
+        const std::string read = fabric_parameters().resolve(opt.scenario, sets).config.shown(v.key);
+        changed.back().push_back(read == base.shown(v.key) ? "" : read);
       } catch (const InputError& e) {
         std::string why = e.what();
         if (why.rfind("--set: ", 0) == 0) why = why.substr(7);
         throw InputError(fmt::format("--vary {}: value '{}': {}", v.key, value, why));
       }
     }
+  }
+  return changed;
 }
 
 struct Point {
@@ -193,26 +201,36 @@ struct Point {
   std::uint64_t seed;               // 0 when sim.seed is varied
 };
 
-// The cartesian product, first --vary slowest; each point's seed drawn from the
-// scenario's and the point's values.
-std::vector<Point> points_of(const std::vector<Vary>& varies, const Config& base, bool seed_varied) {
+// The cartesian product, first --vary slowest. Each point's seed is drawn from the
+// scenario's sim.seed and the values in which the point differs from the scenario, in key
+// order: it depends on nothing else, so a point keeps its seed, and its results, when
+// values are added to a list, lists are reordered, or another dimension is added that
+// includes the scenario's own value.
+std::vector<Point> points_of(const std::vector<Vary>& varies, const std::vector<std::vector<std::string>>& changed,
+                             const Config& base, bool seed_varied) {
   std::size_t total = 1;
   for (const Vary& v : varies) {
     total *= v.values.size();  // values.size() >= 1 and total <= 100000 before: no overflow
     if (total > 100000) throw InputError("sweep: the --vary lists make more than 100000 points");
   }
   std::vector<Point> points;
+  std::vector<std::pair<std::string, std::string>> differs;
   for (std::size_t n = 0; n < total; ++n) {
     Point p;
     p.id = fmt::format("p{:04}", n);
     std::size_t rest = n, stride = total;
-    std::string text;
-    for (const Vary& v : varies) {
+    differs.clear();
+    for (std::size_t k = 0; k < varies.size(); ++k) {
+      const Vary& v = varies[k];
       stride /= v.values.size();
-      p.values.push_back(v.values[rest / stride]);
+      const std::size_t i = rest / stride;
+      p.values.push_back(v.values[i]);
+      if (!changed[k][i].empty()) differs.emplace_back(v.key, changed[k][i]);
       rest %= stride;
-      text += v.key + "=" + p.values.back() + ";";
     }
+    std::sort(differs.begin(), differs.end());
+    std::string text;
+    for (const auto& [key, value] : differs) text += key + "=" + value + ";";
     p.seed = seed_varied
                  ? 0
                  : RandomStream(static_cast<std::uint64_t>(base.integer("sim.seed")), "sweep/" + text).next() >> 33;
@@ -418,8 +436,8 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
     const auto seed_it = std::find_if(varies.begin(), varies.end(), [](const Vary& v) { return v.key == "sim.seed"; });
     seed_varied = seed_it != varies.end();
     seed_at = seed_varied ? seed_it - varies.begin() : -1;
-    if (root) check_values(opt, varies);
-    points = points_of(varies, base, seed_varied);
+    // Every rank draws the seeds, so every rank reads the values (rank 0's error wins).
+    points = points_of(varies, check_values(opt, varies, base), base, seed_varied);
     if (root) claim_directory(fs::path(opt.out_dir), opt, varies, points, seed_varied);
   } catch (const InputError& e) {
     error = e.what();

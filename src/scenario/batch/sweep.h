@@ -10,8 +10,9 @@
 //                  configuration left out -- the varied values are the columns before)
 //
 // Points are numbered in order, the first --vary changing slowest. Each point's seed is
-// drawn from the scenario's sim.seed and the point's values (so adding a value to a list
-// keeps the other points' seeds), unless sim.seed itself is varied. A point whose
+// drawn from the scenario's sim.seed and the values in which the point differs from the
+// scenario (so adding a value to a list, or a dimension that includes the scenario's own
+// value, keeps the other points' seeds and results), unless sim.seed itself is varied. A point whose
 // summary.json is complete is not run again: an interrupted sweep resumes where it
 // stopped, naming the points that were running then (DIR/points.log); a directory
 // holding a different sweep is refused.

@@ -67,7 +67,7 @@ std::string TuneParam::value_at(double u) const {
 }
 
 double TuneParam::number(const std::string& text) const {
-  const ParamSpec* spec = fabric_parameters().registry().find(key);
+  const ParamSpec* spec = fabric_parameters().find(key);
   if (!spec) throw InputError(fmt::format("--param: unknown key '{}'", key));
   const params::Value v = params::parse(*spec, text);
   return kind == params::Kind::real ? v.d : static_cast<double>(v.i) / static_cast<double>(unit);
@@ -79,12 +79,14 @@ TuneParam parse_tune_param(const std::string& text) {
     throw InputError(fmt::format("--param '{}': expected key=LO..HI[:log|:int] or key=A,B,C", text));
   TuneParam p;
   p.key = text.substr(0, eq);
-  const ParamSpec* spec = fabric_parameters().registry().find(p.key);
+  const ParamSpec* spec = fabric_parameters().find(p.key);
   if (!spec) throw InputError(fmt::format("--param: unknown key '{}' (fabriclab run --parameters lists them)", p.key));
   p.kind = spec->kind;
-  if (spec->kind == params::Kind::rate && !spec->unit.empty()) {
+  if (!spec->unit.empty()) {  // a device's rate or time: searched in whole units
     p.kind = params::Kind::integer;
-    p.unit = parse_bit_rate("1" + spec->unit).bps();
+    p.unit_name = spec->unit;
+    p.unit = spec->kind == params::Kind::time ? parse_time("1" + spec->unit).ps()
+                                              : parse_bit_rate("1" + spec->unit).bps();
   }
   std::string range = text.substr(eq + 1);
   const auto parse_value = [&](const std::string& v) {

@@ -58,9 +58,11 @@ struct TuneParam {
   params::Kind kind = params::Kind::real;  // of the key: time (ps), bytes, rate (bps), integer or real
   Scale scale = Scale::linear;
   double lo = 0, hi = 1;  // in the kind's base unit (not for choice)
-  // A rate key whose bare numbers are in a unit (the DCQCN rates, in Mb/s): searched in
-  // whole units of it, as a device takes them (kind integer, lo and hi in the unit).
-  std::int64_t unit = 1;             // base units (bps) per number
+  // A rate or time key whose bare numbers are in a unit (the DCQCN rates, in Mb/s; the CNP
+  // interval, in us): searched in whole units of it, as a device takes them (kind
+  // integer, lo and hi in the unit).
+  std::int64_t unit = 1;             // base units (bps, ps) per number
+  std::string unit_name;             // "Mbps", "us"; "" for unit 1
   std::vector<std::string> choices;  // Scale::choice
   // The value at u in [0, 1], as the key's text ("40KB", "12", "0.25", "dcqcn").
   std::string value_at(double u) const;

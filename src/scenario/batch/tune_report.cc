@@ -254,11 +254,12 @@ void draw_tune_plots(const fs::path& dir, const std::vector<TuneParam>& space, c
                   420 * cols, 320 * rows, rows, cols, axis_range('y', objective));
   for (std::size_t d = 0; d < space.size(); ++d) {
     const TuneParam& p = space[d];
-    const char* unit = p.kind == params::Kind::time    ? " (ps)"
-                       : p.kind == params::Kind::bytes ? " (B)"
-                       : p.kind == params::Kind::rate  ? " (b/s)"
-                       : p.unit == 1'000'000           ? " (Mb/s)"
-                                                       : "";
+    const std::string unit = p.kind == params::Kind::time    ? " (ps)"
+                             : p.kind == params::Kind::bytes ? " (B)"
+                             : p.kind == params::Kind::rate  ? " (b/s)"
+                             : p.unit_name == "Mbps"         ? " (Mb/s)"
+                             : !p.unit_name.empty()          ? " (" + p.unit_name + ")"
+                                                             : std::string();
     body += fmt::format("set xlabel '{}{}'\n", p.key, unit);
     body += p.scale == TuneParam::Scale::log ? "set logscale x\n" : "unset logscale x\n";
     if (p.scale == TuneParam::Scale::choice) {

@@ -22,14 +22,7 @@ void add_flows(const FabricSetup& setup, Network& net) {
   const FabricScenario& s = setup.value;
   const Config& cfg = setup.config;
   workload::TrafficSpec tr = s.traffic;
-  if (!tr.flows_file.empty()) {
-    // Relative to the scenario file, like an include.
-    const std::string& origin = cfg.origin("traffic.flows_file");
-    const auto colon = origin.find(':');
-    if (origin != "default" && origin != "--set" && colon != std::string::npos &&
-        std::filesystem::path(tr.flows_file).is_relative())
-      tr.flows_file = (std::filesystem::path(origin.substr(0, colon)).parent_path() / tr.flows_file).string();
-  }
+  tr.flows_file = cfg.path("traffic.flows_file");
   for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net.host_count()), s.sim.seed))
     net.add_flow(f);
 }

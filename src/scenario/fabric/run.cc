@@ -155,9 +155,12 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   auto net = build_network(setup, opt.ranks);
   const FabricScenario& s = setup.value;
   std::unique_ptr<ScenarioCollectives> collectives;
-  if (!s.collectives.empty() || workload::training_on_engine(s.traffic))
-    collectives = std::make_unique<ScenarioCollectives>(s.collectives, s.collective_traffic, s.offload, s.topology,
-                                                        s.sim.seed, *net,
+  std::vector<CollectiveSpec> specs = s.collectives;
+  for (std::size_t i = 0; i < specs.size(); ++i)  // schedule files relative to the scenario
+    specs[i].schedule = setup.config.path(fmt::format("collective.{}.schedule", i));
+  if (!specs.empty() || workload::training_on_engine(s.traffic))
+    collectives = std::make_unique<ScenarioCollectives>(specs, s.collective_traffic, s.offload, s.topology, s.sim.seed,
+                                                        *net,
                                                         [&](std::size_t i) { return entry_origin(setup.config, i); });
   if (workload::training_on_engine(s.traffic)) collectives->add_training(s.traffic, s.offload, *net);
   if (collectives && s.output.ops) collectives->trace_ops();

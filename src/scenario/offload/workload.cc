@@ -58,15 +58,10 @@ namespace {
 
 // workload.file, relative to the scenario file that set it (as given when set by --set).
 std::string workload_file_path(const OffloadScenario::Workload& wl, const Config& cfg) {
-  std::string path = wl.file;
-  if (path.empty())
+  if (wl.file.empty())
     throw InputError(
         fmt::format("{}: workload.arrival = \"file\" needs workload.file", cfg.origin("workload.arrival")));
-  const std::string& origin = cfg.origin("workload.file");
-  const auto colon = origin.find(':');
-  if (origin != "--set" && colon != std::string::npos && std::filesystem::path(path).is_relative())
-    path = (std::filesystem::path(origin.substr(0, colon)).parent_path() / path).string();
-  return path;
+  return cfg.path("workload.file");
 }
 
 // workload.collectives: (collective, algorithm) pairs.
