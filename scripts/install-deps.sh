@@ -22,6 +22,7 @@ packages=(
   openmpi-bin         # mpirun
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3             # tests/docs_test.py: every command shown in README.md and docs/ runs and matches
   tshark              # the pcap test dissects the simulator's RoCEv2 and PFC frames
   wireshark-common    # editcap: captures cut and converted to pcapng in the analyze test
   tcpreplay           # the analyze test replays a `fabriclab stream` file on the loopback and captures it

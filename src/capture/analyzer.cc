@@ -340,7 +340,7 @@ std::optional<BitRate> pcapng_link_speed(const std::string& path) {
   return std::nullopt;
 }
 
-void read_capture(const std::string& path, Analyzer& a) {
+void read_capture(const std::string& path, Analyzer& a, const std::function<void(std::uint64_t)>& read) {
   char err[PCAP_ERRBUF_SIZE] = "";
   std::unique_ptr<pcap_t, decltype(&pcap_close)> p(
       pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, err), &pcap_close);
@@ -362,6 +362,8 @@ void read_capture(const std::string& path, Analyzer& a) {
       throw InputError(fmt::format("{}: frame {} is stamped {} s after 1970, beyond what 64 bits of ns hold (2262)",
                                    path, a.captures().back().frames + 1, static_cast<std::int64_t>(h->ts.tv_sec)));
     a.frame(ns, data, h->caplen, h->len);
+    if (read && a.captures().back().frames % 65536 == 0)
+      if (const long at = std::ftell(pcap_file(p.get())); at > 0) read(static_cast<std::uint64_t>(at));
   }
   if (r == PCAP_ERROR)
     throw InputError(fmt::format("{}: cannot read the capture after {} frames: {}", path, a.captures().back().frames,

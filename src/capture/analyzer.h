@@ -20,6 +20,8 @@
 //   for (const QpStats& q : a.qps()) ...
 #pragma once
 
+#include <functional>
+
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -194,7 +196,8 @@ std::optional<BitRate> pcapng_link_speed(const std::string& path);
 
 // Streams a pcap or pcapng file (libpcap; nanosecond timestamps; "-" is standard input)
 // into the analyzer as one capture. InputError naming the file when it cannot be opened or read, or when its link
-// type is not Ethernet.
-void read_capture(const std::string& path, Analyzer& a);
+// type is not Ethernet. `read`, when given, is told every 65 536 frames how many bytes of
+// the file have been read (progress).
+void read_capture(const std::string& path, Analyzer& a, const std::function<void(std::uint64_t)>& read = {});
 
 }  // namespace fabriclab::capture

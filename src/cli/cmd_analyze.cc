@@ -3,11 +3,14 @@
 // report.md (scenario/capture/analysis.h).
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <memory>
+#include <numeric>
 
 #include "capture/analyzer.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "scenario/capture/analysis.h"
 
@@ -39,9 +42,27 @@ int run_analyze(const AnalyzeArgs& a) {
   o.reorder_window = a.reorder_window;
   if (a.first_psn >= 0) o.first_psn = static_cast<std::uint32_t>(a.first_psn);
   capture::Analyzer analyzer(o);
-  for (const std::string& c : a.captures) capture::read_capture(c, analyzer);
+  // Progress over the captures' bytes (a pipe counts as it is read: its size is unknown).
+  std::vector<std::uint64_t> sizes;
+  for (const std::string& c : a.captures) {
+    std::error_code ec;
+    const auto n = c == "-" ? 0 : std::filesystem::file_size(c, ec);
+    sizes.push_back(ec ? 0 : n);
+  }
+  const double total = static_cast<double>(std::accumulate(sizes.begin(), sizes.end(), std::uint64_t{0}));
+  Progress::Options po = Progress::on_stderr("analyze", total, "", a.quiet);
+  po.show = [](double done) { return fmt::format("{:.1f} MB read", done / 1e6); };
+  Progress progress(std::move(po));
+  std::uint64_t before = 0;
+  for (std::size_t i = 0; i < a.captures.size(); ++i) {
+    capture::read_capture(a.captures[i], analyzer, [&](std::uint64_t read) {
+      progress.update(static_cast<double>(before + read), a.captures[i]);
+    });
+    before += sizes[i];
+  }
+  progress.finish();
   scenario::write_analysis(analyzer, a.out);
-  if (!a.quiet) fmt::print("{}outputs in {}/ (report.md)\n", scenario::analysis_digest(analyzer), a.out);
+  fmt::print("{}outputs in {}/ (report.md)\n", scenario::analysis_digest(analyzer), a.out);
   return 0;
 }
 
@@ -56,7 +77,7 @@ Command add_analyze_command(CLI::App& app) {
   c->add_option("captures", args->captures,
                 "capture files (each analysed as its own capture point; - is standard input)")
       ->required();
-  c->add_option("--out", args->out, "output directory")->required();
+  add_out_option(*c, args->out);
   c->add_option("--link-speed", args->link_speed,
                 "the captured link's speed (e.g. 100Gbps): turns PFC quanta into pause times and a timeline");
   c->add_option("--bin", args->bin, "throughput bin (e.g. 10us); default: automatic, at most 256 bins");
@@ -68,8 +89,12 @@ Command add_analyze_command(CLI::App& app) {
                 "every QP's first PSN, when known (a test stream's): PSNs count from it rather than from the first "
                 "one captured")
       ->check(CLI::Range(0, 16777215));
-  c->add_flag("--quiet", args->quiet, "print nothing on success");
-  return {c, [args]() { return run_analyze(*args); }};
+  add_quiet_flag(*c, args->quiet);
+  return {c, [args]() {
+            const std::string first = args->captures.front() == "-" ? "stdin" : args->captures.front();
+            args->out = out_or_default(args->out, std::filesystem::path(first).stem().string() + "-analysis");
+            return run_analyze(*args);
+          }};
 }
 
 }  // namespace fabriclab::cli

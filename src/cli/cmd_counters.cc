@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/input.h"
 #include "core/progress.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
@@ -55,6 +56,9 @@ BuildOptions build_options(const CountersArgs& a, int ranks) {
 int run_single(const CountersArgs& a) {
   if (a.collective.empty() || a.algorithm.empty() || a.ranks_text.empty())
     throw InputError("counters: give --collective, --algorithm and --ranks (or --table)");
+  // Where the files go is checked before the work, not after it.
+  if (!a.json_path.empty()) check_output_file(a.json_path, "--json");
+  if (!a.dot_path.empty()) check_output_file(a.dot_path, "--dot");
   const BuildOptions bo = build_options(a, a.ranks);
   Schedule dag = build_schedule(a.collective, a.algorithm, bo);
   std::string segments;
@@ -91,6 +95,9 @@ int run_single(const CountersArgs& a) {
     }
     write_outputs(o, a.json_path, a.dot_path, vs.size() > 1);
   }
+  if (a.strategy == "all" && !exact_fits(dag))
+    fmt::print("  exact: not run with --strategy all beyond P = 16 or 4000 operations (it may take hours); "
+               "--strategy exact runs it\n");
   return rc;
 }
 
@@ -188,7 +195,7 @@ Command add_counters_command(CLI::App& app) {
                                "Build a collective's triggered-op DAG, assign counters (naive, optimized, exact), "
                                "verify the result and print counters per rank; --table does it for every collective");
   c->add_option("--collective", args->collective,
-                "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall");
+                "allreduce, bcast, reduce, barrier, allgather, reduce_scatter or alltoall");
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
   c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")->capture_default_str();
   auto* segment =
@@ -197,12 +204,13 @@ Command add_counters_command(CLI::App& app) {
                     "does with the NIC's atomic size); a multiple of the datatype's size");
   c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
   c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
-  c->add_option("--datatype", args->datatype, "int64, double or float")->capture_default_str();
+  c->add_option("--datatype", args->datatype, "double, int64 or float")->capture_default_str();
   c->add_flag("--ordered-channels", args->ordered, "transport delivers in order per (sender, receiver) pair");
   c->add_flag("--uncounted-sends", args->uncounted_sends,
               "do not count the local completions of puts/atomics to other ranks");
   c->add_option("--strategy", args->strategy,
-                "naive, optimized, exact, or all (exact only where it is solvable: P <= 16)")
+                "naive, optimized, exact (the proven minimum, at any P; slow beyond P = 16), or all (exact "
+                "only where it solves in seconds: P <= 16)")
       ->capture_default_str();
   c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
       ->capture_default_str();
@@ -211,7 +219,7 @@ Command add_counters_command(CLI::App& app) {
                 "each, named FILE.<strategy>-<analysis>.json (FILE.naive.json for naive)");
   c->add_option("--dot", args->dot_path, "write a Graphviz view of the schedule");
   c->add_flag("--table", args->table, "print the table for every collective and algorithm");
-  c->add_flag("--quiet", args->quiet, "--table: no progress on stderr");
+  add_quiet_flag(*c, args->quiet);
   // --ranks is a count for one collective and a list for the table.
   c->add_option("--ranks", args->ranks_text, "number of ranks P; with --table a list (default 8,64,512)");
   return {c, [args, segment]() {

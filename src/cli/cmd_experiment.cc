@@ -14,6 +14,7 @@ namespace {
 
 struct ExperimentArgs {
   scenario::ExperimentOptions opt;
+  std::int64_t seed = -1;
 };
 
 int run_experiment_command(const ExperimentArgs& a) {
@@ -34,6 +35,7 @@ int run_experiment_command(const ExperimentArgs& a) {
 
 Command add_experiment_command(CLI::App& app) {
   auto a = std::make_shared<ExperimentArgs>();
+  a->opt.shipped = FABRICLAB_SHIPPED_EXAMPLES;
   std::string names;
   for (const auto& n : scenario::experiment_names()) names += (names.empty() ? "" : ", ") + n;
   CLI::App* sub = app.add_subcommand(
@@ -41,14 +43,17 @@ Command add_experiment_command(CLI::App& app) {
                         ") on its shipped scenario examples/NAME.toml: its variants in parallel, then results.csv, "
                         "results.json, plots (gnuplot) and report.md in DIR");
   sub->add_option("name", a->opt.name, "the experiment: " + names)->required();
-  sub->add_option("--scenario", a->opt.scenario, "scenario file (default examples/NAME.toml)");
-  sub->add_option("--out", a->opt.out_dir, "output directory (default results/NAME)");
-  sub->add_option("--set", a->opt.sets, "override a scenario parameter in every variant: key=value (repeatable)");
-  sub->add_option("--jobs", a->opt.jobs, "variants run at once (worker processes)")->check(CLI::Range(1, 256));
+  sub->add_option("--scenario", a->opt.scenario,
+                  "scenario file (default examples/NAME.toml: the working directory's, else the shipped one)");
+  add_out_option(*sub, a->opt.out_dir);
+  add_seed_option(*sub, a->seed);
+  add_set_option(*sub, a->opt.sets);
+  add_jobs_option(*sub, a->opt.jobs);
   auto quiet = std::make_shared<bool>(false);
-  sub->add_flag("--quiet", *quiet, "no progress on stderr");
+  add_quiet_flag(*sub, *quiet);
   return {sub, [a, quiet] {
             a->opt.progress = !*quiet;
+            if (a->seed >= 0) a->opt.sets.push_back(fmt::format("sim.seed={}", a->seed));
             return run_experiment_command(*a);
           }};
 }

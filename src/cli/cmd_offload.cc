@@ -24,17 +24,14 @@ struct OffloadArgs {
 
 int run_offload_cmd(const OffloadArgs& a) {
   if (a.parameters) {
-    for (const auto& [key, spec] : scenario::offload_parameters().registry().all())
-      fmt::print("{:<24} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, spec.help);
+    print_parameters(scenario::offload_parameters().registry(), scenario::offload_parameters().lists());
     return 0;
   }
   if (a.scenario.empty()) throw InputError("offload: a scenario file is required (or --parameters)");
   std::vector<std::string> overrides = a.sets;
   if (a.seed >= 0) overrides.push_back(fmt::format("sim.seed={}", a.seed));
   const auto cfg = scenario::resolve(scenario::offload_parameters(), a.scenario, overrides);
-  const std::string out = a.out.empty()
-                              ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string()
-                              : a.out;
+  const std::string out = out_or_default(a.out, std::filesystem::path(a.scenario).stem().string());
   if (!cfg.value.experiment.concurrency.empty()) {
     const std::size_t n = scenario::run_offload_experiment(cfg, a.scenario, out, a.jobs, a.quiet);
     if (scenario::mpi_rank() != 0) return 0;  // rank 0 reports
@@ -67,13 +64,12 @@ Command add_offload_command(CLI::App& app) {
       "Timed NIC model: non-blocking collectives sharing NICs' counters, slots and counter caches; stall "
       "or fall back to software when counters are short; writes summary.json, collectives.csv, usage.csv and plots");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
-  sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
-  sub->add_option("--seed", a->seed, "seed (sets sim.seed)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--set", a->sets, "override a parameter: key=value (repeatable)");
-  sub->add_flag("--parameters", a->parameters, "list every parameter");
-  sub->add_flag("--quiet", a->quiet, "no progress on stderr (experiment grids)");
-  sub->add_option("--jobs", a->jobs, "experiment grids: points run at once (worker processes; default 2)")
-      ->check(CLI::Range(1, 256));
+  add_out_option(*sub, a->out);
+  add_seed_option(*sub, a->seed);
+  add_set_option(*sub, a->sets);
+  add_parameters_flag(*sub, a->parameters);
+  add_quiet_flag(*sub, a->quiet);
+  add_jobs_option(*sub, a->jobs);
   return {sub, [a] { return run_offload_cmd(*a); }};
 }
 

@@ -62,7 +62,8 @@ Command add_plan_command(CLI::App& app) {
                                "them and verify again; exit 1 when any assignment is unsafe");
   c->add_option("--program", args->program, "program JSON file")->required();
   c->add_option("--strategy", args->strategy, "naive, optimized or all")->capture_default_str();
-  c->add_option("--analysis", args->analysis, "local, global, or auto")->capture_default_str();
+  c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
+      ->capture_default_str();
   c->add_option("--json", args->json_path, "write the re-assigned schedule(s)");
   c->add_option("--dot", args->dot_path, "write Graphviz views of the re-assigned schedule(s)");
   return {c, [args]() { return run_plan(*args); }};

@@ -25,24 +25,9 @@ struct RunArgs {
   double rank_timeout = 300;
 };
 
-void print_parameters() {
-  for (const auto& [key, spec] : scenario::fabric_parameters().registry().all()) {
-    std::string range;
-    if (!spec.choices.empty()) {
-      for (const auto& c : spec.choices) range += (range.empty() ? "" : "|") + c;
-    } else if (!spec.min.empty() || !spec.max.empty()) {
-      range = fmt::format("{}..{}", spec.min, spec.max);
-    }
-    if (!spec.unit.empty()) range += " " + spec.unit;
-    std::string help = spec.help;
-    for (const auto& [preset, value] : spec.preset_values) help += fmt::format(" [{}: {}]", preset, value);
-    fmt::print("{:<38} {:<18} {:<22} {}\n", key, spec.default_value.empty() ? "\"\"" : spec.default_value, range, help);
-  }
-}
-
 int run_run(const RunArgs& a) {
   if (a.parameters) {
-    print_parameters();
+    print_parameters(scenario::fabric_parameters().registry(), scenario::fabric_parameters().lists());
     return 0;
   }
   if (a.scenario.empty()) throw InputError("run: a scenario file is required (or --parameters)");
@@ -50,9 +35,7 @@ int run_run(const RunArgs& a) {
   if (a.seed >= 0) overrides.push_back(fmt::format("sim.seed={}", a.seed));
   if (a.trace_ops) overrides.push_back("output.ops=true");
   const scenario::FabricSetup cfg = scenario::fabric_parameters().resolve(a.scenario, overrides);
-  const std::string out = a.out.empty()
-                              ? (std::filesystem::path("results") / std::filesystem::path(a.scenario).stem()).string()
-                              : a.out;
+  const std::string out = out_or_default(a.out, std::filesystem::path(a.scenario).stem().string());
   if (!(a.rank_timeout > 0) || a.rank_timeout > 86400)
     throw InputError(fmt::format("run: --rank-timeout {} is outside (0, 86400] seconds", a.rank_timeout));
   // Under mpirun with several ranks, the run is split over them; rank 0 says what happened.
@@ -150,13 +133,13 @@ Command add_run_command(CLI::App& app) {
              "collectives.csv). Exit 1 on a drop on a lossless priority, a PFC deadlock or a collective that can never "
              "complete");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
-  sub->add_flag("--parameters", a->parameters, "list every scenario parameter: key, default, range, help");
-  sub->add_flag("--quiet", a->quiet, "no progress on stderr");
+  add_parameters_flag(*sub, a->parameters);
+  add_quiet_flag(*sub, a->quiet);
   sub->add_flag("--trace-ops", a->trace_ops,
                 "with [[collective]] entries: write ops.csv, every operation's ready, fired and completed times");
-  sub->add_option("--out", a->out, "output directory (default results/<scenario name>)");
-  sub->add_option("--seed", a->seed, "seed of the random streams (sets sim.seed)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--set", a->sets, "override a parameter: key=value (repeatable)");
+  add_out_option(*sub, a->out);
+  add_seed_option(*sub, a->seed);
+  add_set_option(*sub, a->sets);
   sub->add_option("--rank-timeout", a->rank_timeout,
                   "under mpirun: seconds a rank waits for another at a window's end before it ends the run naming "
                   "it (default 300)");

@@ -23,11 +23,12 @@ int run_stream(StreamArgs a) {
   if (!a.rules.empty()) a.spec.sets.push_back("impair.rules=" + a.rules);
   if (!a.reorder_probability.empty()) a.spec.sets.push_back("impair.reorder_probability=" + a.reorder_probability);
   if (!a.reorder_packets.empty()) a.spec.sets.push_back("impair.reorder_packets=" + a.reorder_packets);
+  a.spec.progress = !a.quiet;
+  a.out = out_or_default(a.out, "stream");
   const auto r = scenario::write_stream(a.spec, a.out);
-  if (!a.quiet)
-    fmt::print("stream: {} frames, largest reorder extent {}, in {}/stream.pcap; the simulated device sent {} frames, "
-               "largest extent {} ({}/stream.md)\n",
-               r.frames, r.max_extent, a.out, r.device_frames, r.device_max_extent, a.out);
+  fmt::print("stream: {} frames, largest reorder extent {}, in {}/stream.pcap; the simulated device sent {} frames, "
+             "largest extent {} ({}/stream.md)\n",
+             r.frames, r.max_extent, a.out, r.device_frames, r.device_max_extent, a.out);
   return 0;
 }
 
@@ -41,7 +42,7 @@ Command add_stream_command(CLI::App& app) {
       "tcpreplay or a tester, the metrics a capture of it shows, and what a simulated device (the switch, with "
       "reseq.* set on sw0:0) sends on");
   auto& s = args->spec;
-  c->add_option("--out", args->out, "output directory")->required();
+  add_out_option(*c, args->out);
   c->add_option("--qps", s.qps, "QPs (UC RDMA WRITEs from one sender)")->capture_default_str();
   c->add_option("--bytes", s.bytes, "bytes per QP")->capture_default_str();
   c->add_option("--mtu", s.mtu, "RDMA payload per packet")->capture_default_str();
@@ -59,8 +60,8 @@ Command add_stream_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0, 16777215));
   c->add_flag("--fcs", s.fcs, "end every frame with its FCS (a tester's import); tcpreplay wants it without");
-  c->add_option("--set", s.sets, "any scenario key, KEY=VALUE (impair.*, reseq.* for the simulated device, ...)");
-  c->add_flag("--quiet", args->quiet, "print nothing on success");
+  add_set_option(*c, s.sets);
+  add_quiet_flag(*c, args->quiet);
   return {c, [args]() { return run_stream(*args); }};
 }
 

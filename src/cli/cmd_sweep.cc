@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
+#include "core/error.h"
 #include "scenario/batch/sweep.h"
+#include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::cli {
 
@@ -42,15 +45,28 @@ Command add_sweep_command(CLI::App& app) {
       "sweep", "Run a fabric scenario at every combination of --vary values, in parallel worker processes (and, "
                "started by mpirun or srun, on every MPI rank); one row per point in DIR/sweep.csv (the values, the "
                "seed, every summary metric). Resumable: points already done are skipped");
-  sub->add_option("scenario", a->scenario, "scenario file (TOML)")->required();
-  sub->add_option("--vary", a->vary, "key=v1,v2,... (repeatable; the first changes slowest)")->required();
-  sub->add_option("--set", a->sets, "override a parameter in every point: key=value (repeatable)");
-  sub->add_option("--jobs", a->jobs, "points run at once (worker processes; per MPI rank)")->check(CLI::Range(1, 256));
-  sub->add_option("--out", a->out_dir, "output directory")->required();
+  sub->add_option("scenario", a->scenario, "scenario file (TOML)");
+  sub->add_option("--vary", a->vary,
+                  "key=v1,v2,... (repeatable; the first changes slowest; any key `--parameters` lists, "
+                  "collective.N.KEY included)");
+  auto seed = std::make_shared<std::int64_t>(-1);
+  add_out_option(*sub, a->out_dir);
+  add_seed_option(*sub, *seed);
+  add_set_option(*sub, a->sets);
+  add_jobs_option(*sub, a->jobs);
   auto quiet = std::make_shared<bool>(false);
-  sub->add_flag("--quiet", *quiet, "no progress on stderr");
-  return {sub, [a, quiet] {
+  add_quiet_flag(*sub, *quiet);
+  auto parameters = std::make_shared<bool>(false);
+  add_parameters_flag(*sub, *parameters);
+  return {sub, [a, quiet, seed, parameters] {
+            if (*parameters) {
+              print_parameters(scenario::fabric_parameters().registry(), scenario::fabric_parameters().lists());
+              return 0;
+            }
+            if (a->scenario.empty()) throw InputError("sweep: a scenario file is required (or --parameters)");
             a->progress = !*quiet;
+            if (*seed >= 0) a->sets.push_back(fmt::format("sim.seed={}", *seed));
+            a->out_dir = out_or_default(a->out_dir, std::filesystem::path(a->scenario).stem().string() + "-sweep");
             return run_sweep_command(*a);
           }};
 }

@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("fabriclab ") + FABRICLAB_VERSION);
   app.require_subcommand(1);
   const std::vector<fabriclab::cli::Command> commands = fabriclab::cli::add_commands(app);
+  app.footer(fabriclab::cli::kExitCodes);
   // An unknown command is named (CLI11 would only say that one is required).
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

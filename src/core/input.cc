@@ -1,5 +1,7 @@
 #include "core/input.h"
 
+#include <filesystem>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,6 +72,16 @@ std::string read_input(const std::string& path, std::string_view what, std::uint
     text.append(buf, static_cast<std::size_t>(n));
   }
   return text;
+}
+
+void check_output_file(const std::string& path, std::string_view what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) throw InputError(fmt::format("{} {}: is a folder; name the file to write", what, path));
+  const fs::path folder = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(folder, ec))
+    throw InputError(fmt::format("{} {}: the folder {} does not exist", what, path, folder.string()));
 }
 
 }  // namespace fabriclab

@@ -20,4 +20,9 @@ inline constexpr std::uint64_t kScheduleBytes = std::uint64_t{4} << 30;   // sch
 // The whole file; `what` names its kind in messages ("scenario", "flows file", ...).
 std::string read_input(const std::string& path, std::string_view what, std::uint64_t limit);
 
+// An output file a command will write once its work is done, checked before the work
+// starts: its folder must exist and it must not be a folder itself. InputError naming
+// the option (`what`, "--json") and the path otherwise.
+void check_output_file(const std::string& path, std::string_view what);
+
 }  // namespace fabriclab

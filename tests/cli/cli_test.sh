@@ -87,8 +87,22 @@ expect counters-json-per-rank 0 '^0$' -- \
   bash -c "grep -cE '\"(completion|counter|target)\": [1-9]' '$tmp/b.optimized-local.json' || true"
 
 # Advice: one fits, one never can.
-expect advise 0 'ring P=8 +14 +14 +software +needs 14 counters on a NIC that has 4' -- \
+expect advise 0 'ring P=8 +9 +14 +global +software +needs 9 counters on a NIC that has 4 \(naive would need 29\)' -- \
   "$fl" advise --counters 4 bcast:binomial:8 allreduce:ring:8
+# advise needs what counters proves: the global analysis where it fits (7 counters for a
+# 64-rank Rabenseifner allreduce, 12 under the local one).
+expect advise-as-counters 0 'rabenseifner P=64 +7 +18 +global +offload' -- "$fl" advise --counters 8 allreduce:rabenseifner:64
+expect advise-local 0 'rabenseifner P=64 +12 +18 +local +software +needs 12 counters on a NIC that has 8' -- \
+  "$fl" advise --counters 8 --analysis local allreduce:rabenseifner:64
+expect advise-bad-analysis 2 "--analysis: Check .* failed|not in \{local,global,auto\}" -- \
+  "$fl" advise --analysis best allreduce:ring:8
+# Where the files go is checked before the work; exact is not dropped silently.
+expect counters-json-no-folder 2 '^fabriclab: error: --json /nonexistent-folder/x.json: the folder /nonexistent-folder does not exist$' -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 8 --json /nonexistent-folder/x.json
+expect counters-json-folder 2 "--dot $tmp: is a folder" -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 8 --dot "$tmp"
+expect counters-all-says-exact-not-run 0 'exact: not run with --strategy all beyond P = 16' -- \
+  "$fl" counters --collective bcast --algorithm binomial --ranks 32
 expect advise-huge-p 2 "ranks must be in 2..1048576 \(got 4294967300\)" -- "$fl" advise allreduce:ring:4294967300
 expect too-big 2 'would have about 39999700000 operations' -- \
   "$fl" counters --collective allreduce --algorithm ring --ranks 100000
@@ -143,6 +157,22 @@ printf '[topology]\nkind = "back_to_back"\n[traffic]\npattern = "none"\n[[collec
   "$tmp/hang.json" >"$tmp/hang.toml"
 expect run-collective-hangs 1 "collective 'c0' \(iteration 0\) never completed: the run ran out of events" -- \
   "$fl" run "$tmp/hang.toml" --out "$tmp/hang" --quiet
+# A collective that can never start under stall is a "no" (exit 1), not bad input.
+expect run-collective-never-starts 1 "^fabriclab: error: .*could never start \(use the fallback policy\)" -- \
+  "$fl" run "$examples/collectives.toml" --out "$tmp/never" --quiet --set nic.counters=8 --set collective.0.policy=stall
+# Every scenario key is listed, a list entry's as collective.N.KEY, and sweep varies it.
+expect run-parameters-list-keys 0 '^collective\.N\.algorithm ' -- "$fl" run --parameters
+expect sweep-parameters 0 '^collective\.N\.algorithm ' -- "$fl" sweep --parameters
+expect sweep-vary-list-key-missing 2 "collective.3.algorithm=ring' : the scenario has 1 \[\[collective\]\] entries|the scenario has 1 \[\[collective\]\] entries" -- \
+  "$fl" sweep "$examples/collectives.toml" --vary collective.3.algorithm=ring --out "$tmp/sw3"
+# Schedule files are relative to the scenario that names them.
+mkdir -p "$tmp/rel"
+"$fl" counters --collective bcast --algorithm binomial --ranks 2 --strategy optimized --analysis local \
+  --json "$tmp/rel/bcast.json" >/dev/null
+printf '[topology]\nkind = "back_to_back"\n[traffic]\npattern = "none"\n[[collective]]\nschedule = "bcast.json"\n' \
+  >"$tmp/rel/rel.toml"
+expect run-schedule-relative 0 '1 of 1 collectives done' -- \
+  bash -c "cd / && '$fl' run '$tmp/rel/rel.toml' --out '$tmp/rel/out' --quiet"
 expect run-collective-bad-key 2 'collective.toml:2:14: unknown key .collective.0.algorithmm. \(did you mean .collective.0.algorithm.\?\)' -- \
   sh -c "printf '[[collective]]\nalgorithmm = \"ring\"\n' >'$tmp/collective.toml' && '$fl' run '$tmp/collective.toml' --out '$tmp/x'"
 expect run-lossless-drop 1 'dropped on a lossless priority' -- \
@@ -252,7 +282,7 @@ expect offload-csv 0 '^name,collective,algorithm,ranks,bytes,issue_ns,start_ns,d
 expect offload-plots 0 '^89504e47 89504e47$' -- bash -c "for f in usage completion; do head -c 4 '$tmp/offload/'\$f.png | od -An -tx1 | tr -d ' \\n'; echo; done | paste -sd ' '"
 expect offload-fallback 0 'in software; makespan' -- \
   "$fl" offload "$examples/offload.toml" --out "$tmp/offload2" --set offload.policy=fallback
-expect offload-never-fits 2 "needs 253 counters .* it could never start \(use the fallback policy\)" -- \
+expect offload-never-fits 1 "needs 253 counters .* it could never start \(use the fallback policy\)" -- \
   "$fl" offload "$examples/offload.toml" --out "$tmp/x" --set offload.strategy=naive
 expect offload-bad-key 2 "unknown key 'nic.countres' \(did you mean 'nic.counters'\?\)" -- \
   "$fl" offload "$examples/offload.toml" --set nic.countres=4
@@ -273,8 +303,11 @@ expect experiment 0 'pfc-only: the victim gets [0-9.]+ Gb/s' -- \
 expect experiment-report 0 '^## What was varied' -- cat "$tmp/exp/report.md"
 expect experiment-plot 0 '^89504e47' -- bash -c "head -c 4 '$tmp/exp/throughput.png' | od -An -tx1 | tr -d ' '"
 expect experiment-unknown 2 "unknown experiment 'reorderr' \(expected one of: " -- "$fl" experiment reorderr
-expect experiment-no-scenario 2 'examples/training.toml: not found \(run from the project root' -- \
-  bash -c "cd '$tmp' && '$fl' experiment training"
+# From any folder an experiment finds its shipped scenario.
+expect experiment-from-anywhere 0 '^experiment reorder: e/report.md' -- \
+  bash -c "cd '$tmp' && '$fl' experiment reorder --out e --quiet"
+expect experiment-no-scenario 2 'nothere.toml: not found$' -- \
+  bash -c "cd '$tmp' && '$fl' experiment training --scenario nothere.toml"
 expect sweep 0 '^sweep: 4 points \(4 run now, 0 done before\)' -- \
   "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
   --set traffic.bytes=100KB --out "$tmp/sweep"

@@ -132,7 +132,7 @@ StreamResult write_stream(const StreamSpec& spec, const fs::path& dir) {
                                                              spec.sets);
   prepare_outputs(dir, "stream.md");
   const fs::path run = dir / "run";
-  run_fabric(setup, {.scenario = "fabriclab stream", .out_dir = run.string()});
+  run_fabric(setup, {.scenario = "fabriclab stream", .out_dir = run.string(), .progress = spec.progress});
   move_file(run / "sw0-p1.pcap", dir / "stream.pcap");
   move_file(run / "h1-p0.pcap", dir / "stream-in-order.pcap");
   move_file(run / "h0-p0.pcap", dir / "device-output.pcap");

@@ -37,6 +37,7 @@ struct StreamSpec {
   std::uint32_t first_psn = 0;  // every QP's first PSN on the wire (the rules count from 0)
   // Scenario keys on top (impair.*, reseq.*, nic.*, ...), as `fabriclab run --set`.
   std::vector<std::string> sets;
+  bool progress = false;  // the device's run shows its progress on stderr
 };
 
 struct StreamResult {

@@ -119,9 +119,15 @@ std::string report_md(const ExperimentOptions& opt, const std::string& scenario,
 
 ExperimentOutcome run_experiment(const ExperimentOptions& opt) {
   const Definition& def = definition(opt.name);
-  const std::string scenario = opt.scenario.empty() ? "examples/" + opt.name + ".toml" : opt.scenario;
+  std::string scenario = opt.scenario;
+  if (scenario.empty()) {
+    const fs::path here = fs::path("examples") / (opt.name + ".toml");
+    scenario = fs::exists(here) || opt.shipped.empty() ? here.string()
+                                                       : (fs::path(opt.shipped) / here.filename()).string();
+  }
   if (!fs::exists(scenario))
-    throw InputError(scenario + ": not found (run from the project root, or give --scenario FILE)");
+    throw InputError(scenario + ": not found" +
+                     (opt.scenario.empty() ? " (nor in ./examples/): give --scenario FILE" : std::string()));
   const fs::path out = opt.out_dir.empty() ? fs::path("results") / opt.name : fs::path(opt.out_dir);
   const Config base = fabric_parameters().resolve(scenario, opt.sets).config;
   const std::vector<Variant> variants = def.variants(base);

@@ -20,7 +20,8 @@ namespace fabriclab::scenario {
 
 struct ExperimentOptions {
   std::string name = {};
-  std::string scenario = {};           // "" = examples/NAME.toml (relative to the working directory)
+  std::string scenario = {};           // "" = examples/NAME.toml of the working directory, else of shipped
+  std::string shipped = {};            // the project's examples folder
   std::string out_dir = {};            // "" = results/NAME
   std::vector<std::string> sets = {};  // key=value for every variant (a variant's own keys win)
   unsigned jobs = 2;
