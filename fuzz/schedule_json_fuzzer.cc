@@ -46,13 +46,17 @@ std::string reading_of(const std::string& text) {
 }
 
 void same_reading_in_any_order(const std::string& text) {
+  const std::string as_given = reading_of(text);
+  // Past the readers' depth bound the file is refused where it nests too deep, a place
+  // that moves with its fields; and this oracle's own copy and dump would recurse.
+  if (as_given.find("nested deeper than") != std::string::npos) return;
   const auto j = nlohmann::ordered_json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("ops")) return;
   nlohmann::ordered_json ops_first = nlohmann::ordered_json::object();
   ops_first["ops"] = j.at("ops");
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "ops") ops_first[it.key()] = it.value();
-  const std::string as_given = reading_of(text), as_document = reading_of(ops_first.dump());
+  const std::string as_document = reading_of(ops_first.dump());
   if (as_given != as_document)
     finding("the file reads differently with \"ops\" first:\n  as given: " + as_given.substr(0, 300) +
             "\n  ops first: " + as_document.substr(0, 300));
