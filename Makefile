@@ -11,9 +11,9 @@ build: deps
 	cmake --preset release
 	cmake --build --preset release
 
-# The main job on its shipped default: the training experiment (64 GPUs on a leaf-spine,
-# NVIDIA's DCQCN defaults against PFC alone and the paper's DCQCN); report and plots in
-# ./results/.
+# The main job on its shipped default: the training experiment (64 GPUs on a 4:1
+# leaf-spine; the planner's allreduce algorithms, DCQCN or none, counters for every
+# gradient bucket or one, stall or fallback); report and plots in ./results/.
 run: build
 	./build/release/fabriclab experiment training --out results
 

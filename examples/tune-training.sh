@@ -1,11 +1,12 @@
 #!/bin/bash
 # Tunes the switches' ECN marking and the NICs' DCQCN reaction for the training example
-# (examples/training.toml: 64 GPUs, elephants across the spines, then an offloaded ring
-# allreduce): the shortest run of its two iterations with not one PFC pause -- the
+# (examples/training.toml: 64 GPUs on a 4:1 leaf-spine, elephants across the spines, then
+# an offloaded ring allreduce in four buckets): the shortest run of its two iterations
+# with not one PFC pause -- the
 # article's advice, ECN doing the job wherever it can. (PFC alone is faster here and
 # pauses tens of thousands of times; the distribution phase is where the settings
 # matter: docs/experiments.md.) Six dimensions, 60 trials of two seeds each (120 runs of
-# about 1 s, two at a time: about two and a half minutes on two cores), the dimensions
+# about 3 s, two at a time: about seven minutes on two cores), the dimensions
 # and the objective in examples/tune-training-space.toml;
 # results/tune-training/report.md compares the tuned settings, rerun on fresh seeds, with
 # the shipped settings and the nvidia and paper presets.

@@ -20,6 +20,13 @@ const params::Table<TrafficSpec>& traffic_table() {
                "bytes per destination (0B = none)")
         .text("training.alltoall_algorithm", &T::alltoall_algorithm,
               "training: the all-to-all's algorithm (pairwise, all_at_once)")
+        .integer("training.buckets", &T::buckets,
+                 "training, with a planner algorithm: the allreduce as this many equal buckets, issued at once "
+                 "(gradient buckets); traffic.bytes must split into whole 8-byte elements per bucket",
+                 1, 1024)
+        .one_of("training.policy", &T::training_policy, {"stall", "fallback", "advise"},
+                "training, with a planner algorithm: a bucket whose counters are short waits for them (stall), runs "
+                "in software (fallback), or waits unless it can never fit (advise)")
         .bytes("training.distribution_bytes", &T::distribution_bytes,
                "training: bytes each GPU receives before computing (0B = no distribution phase)")
         .time("training.compute", &T::compute, "training: compute time between a GPU's data and its allreduce", "0ps",

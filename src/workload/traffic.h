@@ -55,6 +55,11 @@ struct TrafficSpec {
   std::string training_algorithm = "flows";  // "flows": the ring of flows; else the planner's allreduce
   Bytes alltoall_bytes;                      // > 0 (with a planner algorithm): an all-to-all after the allreduce
   std::string alltoall_algorithm = "pairwise";
+  // With a planner algorithm: the allreduce as this many buckets of bytes / buckets, all
+  // issued when the compute ends (a framework's gradient buckets), and what a bucket does
+  // when its NIC's counters are short (the NIC model's policies: stall, fallback, advise).
+  std::uint32_t buckets = 1;
+  std::string training_policy = "stall";
   Bytes distribution_bytes = Bytes::from_count(8'000'000);
   Time compute;
 };

@@ -154,9 +154,10 @@ also="collectives.csv ops.csv" split_runs collectives-software "$examples/collec
 also="collectives.csv ops.csv" split_runs collectives-fat-tree "$examples/collectives.toml" \
   --set topology.kind=fat_tree --set topology.k=4 --set sim.partitioner=metis --set collective.0.placement=random \
   --set collective.0.ranks=12 --set output.ops=true
-# The training pattern's allreduces on the engine, one issued when the one before is seen
-# done (without the distribution flows, which a split run refuses).
-expect training-one 0 '2 of 2 collectives done' -- "$fl" run "$examples/training.toml" --quiet --out "$tmp/train-one" \
+# The training pattern's allreduces on the engine, four buckets an iteration, issued when
+# the iteration before is seen done (without the distribution flows, which a split run
+# refuses).
+expect training-one 0 '8 of 8 collectives done' -- "$fl" run "$examples/training.toml" --quiet --out "$tmp/train-one" \
   --set traffic.training.distribution_bytes=0B
 expect training-ranks 0 'on 3 MPI ranks' -- "${mpirun[@]}" -n 3 "$fl" run "$examples/training.toml" --quiet \
   --out "$tmp/train-r3" --set traffic.training.distribution_bytes=0B

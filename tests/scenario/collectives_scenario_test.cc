@@ -278,6 +278,60 @@ pattern = "none"
   std::filesystem::remove_all(dir);
 }
 
+// Gradient buckets: the allreduce of 1 MiB as 4 buckets of 256 KiB, issued together
+// when the compute ends. A ring bucket on 8 GPUs holds 2(P-1) = 14 counters per NIC
+// (local analysis): with 16 counters one bucket runs at a time, so under stall each
+// starts when the one before it is done; under fallback the first is offloaded and the
+// three others run in software at once; with 64 counters all four start at the issue.
+TEST(CollectivesScenario, TrainingBucketsStallOrFallBackWhenCountersAreShort) {
+  const char* scenario = R"(
+[topology]
+kind = "single_switch"
+hosts = 8
+[traffic]
+pattern = "training"
+bytes = "1MiB"
+training.iterations = 1
+training.distribution_bytes = "0B"
+training.compute = "5us"
+training.algorithm = "ring"
+training.buckets = 4
+)";
+  const auto run = [&](std::vector<std::string> sets) {
+    const auto dir = std::filesystem::temp_directory_path() / "fabriclab_buckets_test";
+    std::filesystem::remove_all(dir);
+    run_fabric(fabric_parameters().resolve_text(scenario, "t.toml", sets),
+               {.scenario = "t.toml", .out_dir = dir.string()});
+    return read_csv(dir / "collectives.csv");
+  };
+  const CsvTable stall = run({"nic.counters=16"});
+  ASSERT_EQ(stall.rows(), 4u);
+  for (std::size_t b = 0; b < 4; ++b) {
+    SCOPED_TRACE(b);
+    EXPECT_EQ(stall.text(b, "name"), "allreduce." + std::to_string(b));
+    EXPECT_EQ(stall.number(b, "bytes"), 262144);
+    EXPECT_EQ(stall.number(b, "counters_max_per_nic"), 14);
+    EXPECT_EQ(stall.text(b, "path"), "offloaded");
+    EXPECT_NEAR(stall.number(b, "issue_ns"), 5000, 1e-3);  // compute after the start
+    if (b > 0) EXPECT_GE(stall.number(b, "start_ns"), stall.number(b - 1, "done_ns"));
+  }
+  EXPECT_GT(stall.number(3, "stall_ns"), 0);
+  const CsvTable fallback = run({"nic.counters=16", "traffic.training.policy=fallback"});
+  EXPECT_EQ(fallback.text(0, "path"), "offloaded");
+  for (std::size_t b = 1; b < 4; ++b) {
+    EXPECT_EQ(fallback.text(b, "path"), "software") << b;
+    EXPECT_NEAR(fallback.number(b, "start_ns"), 5000, 1e-3) << b;
+  }
+  const CsvTable plenty = run({"nic.counters=64"});
+  for (std::size_t b = 0; b < 4; ++b) {
+    EXPECT_EQ(plenty.text(b, "path"), "offloaded") << b;
+    EXPECT_NEAR(plenty.number(b, "start_ns"), 5000, 1e-3) << b;
+  }
+  EXPECT_EQ(input_error_of([&] { run({"traffic.training.buckets=3"}); }),
+            "traffic.training.buckets = 3: traffic.bytes = 1MiB does not split into 3 buckets of whole 8-byte "
+            "elements");
+}
+
 TEST(CollectivesScenario, TrainingRunsThePlannersAllreduceBetweenItsDistributions) {
   // Two iterations on 8 GPUs: iteration t's allreduce (a planner ring, offloaded) is
   // issued `compute` after the last of its distribution flows is placed, and iteration 1's

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "error_message.h"
 #include "scenario/batch/sweep.h"
@@ -94,7 +95,32 @@ TEST(Experiment, TrainingReportsBusBandwidthByTheNcclConvention) {
     }
   }
   EXPECT_TRUE(fs::exists(out / "busbw.png"));
+  EXPECT_TRUE(fs::exists(out / "breakdown.png"));
   EXPECT_FALSE(fs::exists(out / "step_fct.png"));  // the shipped allreduce is offloaded: no steps as flows
+  // The variants: algorithms, congestion control, counters for every bucket or one.
+  std::vector<std::string> labels;
+  for (const auto& v : o.results.at("variants")) labels.push_back(v.at("variant").get<std::string>());
+  EXPECT_EQ(labels, (std::vector<std::string>{"ring", "ring-no-cc", "rabenseifner", "recursive-doubling",
+                                              "ring-scarce-stall", "ring-scarce-fallback"}));
+  for (const auto& v : o.results.at("variants"))
+    for (const auto& it : v.at("iterations")) {
+      const std::string label = v.at("variant").get<std::string>();
+      // The phases follow one another: they add up to the iteration; the compute is the scenario's.
+      EXPECT_NEAR(it.at("iteration_us").get<double>(),
+                  it.at("distribution_us").get<double>() + it.at("compute_us").get<double>() +
+                      it.at("allreduce_us").get<double>() + it.at("after_us").get<double>(),
+                  1e-3)
+          << label;
+      EXPECT_DOUBLE_EQ(it.at("compute_us").get<double>(), 50.0) << label;
+      // Four buckets (training.buckets); counters for one: stall queues three behind it
+      // (every one stalls but the first), fallback runs three in software.
+      const int software = it.at("buckets_software").get<int>();
+      EXPECT_EQ(software + it.at("buckets_offloaded").get<int>(), 4) << label;
+      EXPECT_EQ(software, label == "ring-scarce-fallback" ? 3 : 0) << label;
+      EXPECT_EQ(it.at("stall_us").get<double>() > 0, label == "ring-scarce-stall") << label;
+    }
+  // The headline differs across the variants.
+  EXPECT_EQ(std::set<std::string>(o.headlines.begin(), o.headlines.end()).size(), o.headlines.size());
 }
 
 // The same with the allreduce as a ring of flows (traffic.training.algorithm = flows).

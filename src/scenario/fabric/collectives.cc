@@ -244,20 +244,33 @@ std::int64_t max_counters_of(const offload::Schedule& s) {
 void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nicmodel::NicParams& nic,
                                        fabric::Network& net) {
   const auto gpus = static_cast<std::int32_t>(net.host_count());
-  const auto ar = training_schedule("allreduce", t.training_algorithm, t.bytes.count(), gpus,
+  const std::uint32_t buckets = t.buckets;
+  if (t.bytes.count() % (std::int64_t{8} * buckets) != 0)
+    throw InputError(fmt::format("traffic.training.buckets = {}: traffic.bytes = {} does not split into {} buckets of "
+                                 "whole 8-byte elements",
+                                 buckets, to_string(t.bytes), buckets));
+  const std::int64_t bucket_bytes = t.bytes.count() / buckets;
+  const auto ar = training_schedule("allreduce", t.training_algorithm, bucket_bytes, gpus,
                                     "traffic.training.algorithm");
   const bool a2a = t.alltoall_bytes.count() > 0;
   const auto aa = a2a ? training_schedule("alltoall", t.alltoall_algorithm, t.alltoall_bytes.count(), gpus,
                                           "traffic.training.alltoall_algorithm")
                       : nullptr;
+  const nicmodel::Policy policy = params::parse_enum(nicmodel::kPolicyNames, t.training_policy, "training.policy");
   const auto ar_prepared = nicmodel::prepare(ar);
   const auto aa_prepared = a2a ? nicmodel::prepare(aa) : nullptr;
   std::vector<std::int32_t> all(static_cast<std::size_t>(gpus));
   std::iota(all.begin(), all.end(), 0);
-  training_ = {&net,          static_cast<std::uint32_t>(rows_.size()),
-               t.iterations,  static_cast<std::uint32_t>(gpus),
-               a2a ? 2u : 1u, t.distribution_bytes.count() > 0,
-               t.compute,     std::vector<std::uint32_t>(t.iterations, 0)};
+  training_ = {&net,
+               static_cast<std::uint32_t>(rows_.size()),
+               t.iterations,
+               static_cast<std::uint32_t>(gpus),
+               buckets + (a2a ? 1u : 0u),
+               buckets,
+               t.distribution_bytes.count() > 0,
+               t.compute,
+               std::vector<std::uint32_t>(t.iterations, 0),
+               std::vector<std::uint32_t>(t.iterations, 0)};
   const auto add = [&](nicmodel::Job job, const std::string& algorithm) {
     try {
       engine_->add(std::move(job));
@@ -267,29 +280,27 @@ void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nic
   };
   for (std::uint32_t it = 0; it < t.iterations; ++it) {
     training_.left[it] = training_.distribution ? training_.gpus : 0;
-    add({.name = fmt::format("allreduce#{}", it),
-         .schedule = ar,
-         .prepared = ar_prepared,
-         .nic_of_rank = all,
-         .issue = {},
-         .held = true},
-        t.training_algorithm);
-    rows_.push_back({"allreduce",
-                     "allreduce",
-                     t.training_algorithm,
-                     "optimized",
-                     it,
-                     gpus,
-                     t.bytes.count(),
-                     max_counters_of(*ar),
-                     {}});
+    for (std::uint32_t b = 0; b < buckets; ++b) {
+      const std::string name = buckets == 1 ? "allreduce" : fmt::format("allreduce.{}", b);
+      add({.name = fmt::format("{}#{}", name, it),
+           .schedule = ar,
+           .prepared = ar_prepared,
+           .nic_of_rank = all,
+           .issue = {},
+           .policy = policy,
+           .held = true},
+          t.training_algorithm);
+      rows_.push_back(
+          {name, "allreduce", t.training_algorithm, "optimized", it, gpus, bucket_bytes, max_counters_of(*ar), {}});
+    }
     if (!a2a) continue;
-    add({.name = fmt::format("alltoall#{}", it),
+    add({.name = fmt::format("alltoall#{}", it),  // issued once every bucket is done
          .schedule = aa,
          .prepared = aa_prepared,
          .nic_of_rank = all,
          .issue = {},
-         .after = static_cast<std::int32_t>(rows_.size() - 1)},  // when the allreduce is done
+         .policy = policy,
+         .held = true},
         t.alltoall_algorithm);
     rows_.push_back({"alltoall",
                      "alltoall",
@@ -303,7 +314,11 @@ void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nic
   }
   if (training_.distribution) net.set_flow_observer(this);
   engine_->on_seen_complete([this](std::uint32_t job, Time at) { training_done(job, at); });
-  if (!training_.distribution) engine_->issue_at(training_.first, t.start + t.compute);
+  if (!training_.distribution) issue_buckets(0, t.start + t.compute);
+}
+
+void ScenarioCollectives::issue_buckets(std::uint32_t it, Time at) {
+  for (std::uint32_t b = 0; b < training_.buckets; ++b) engine_->issue_at(training_.first + it * training_.per + b, at);
 }
 
 // A distribution flow of the training pattern finished: the last of its iteration issues
@@ -311,22 +326,27 @@ void ScenarioCollectives::add_training(const workload::TrafficSpec& t, const nic
 void ScenarioCollectives::flow_finished(std::uint32_t flow) {
   const std::uint32_t it = flow / training_.gpus;
   if (it >= training_.iterations || --training_.left[it] > 0) return;
-  engine_->issue_at(training_.first + it * training_.per, training_.net->sim().now() + training_.compute);
+  issue_buckets(it, training_.net->sim().now() + training_.compute);
 }
 
-// An iteration's last collective is done: the next iteration's distribution starts (or,
-// without one, its allreduce after the compute time).
+// A job of the training is done: once every bucket of an iteration is, its all-to-all
+// starts; once every job is, the next iteration's distribution starts (or, without one,
+// its allreduce after the compute time).
 void ScenarioCollectives::training_done(std::uint32_t job, Time now) {
   if (job < training_.first) return;
-  const std::uint32_t k = job - training_.first;
-  if (k % training_.per != training_.per - 1) return;  // the allreduce, with an all-to-all after it
-  const std::uint32_t next = k / training_.per + 1;
-  if (next >= training_.iterations) return;
-  if (!training_.distribution) {
-    engine_->issue_at(training_.first + next * training_.per, now + training_.compute);
+  const std::uint32_t it = (job - training_.first) / training_.per;
+  if (it >= training_.iterations) return;
+  const std::uint32_t done = ++training_.done[it];
+  if (done == training_.buckets && training_.per > training_.buckets) {
+    engine_->issue_at(training_.first + it * training_.per + training_.buckets, now);
     return;
   }
-  for (std::uint32_t i = 0; i < training_.gpus; ++i) training_.net->start_flow(next * training_.gpus + i, now);
+  if (done < training_.per || it + 1 >= training_.iterations) return;
+  if (!training_.distribution) {
+    issue_buckets(it + 1, now + training_.compute);
+    return;
+  }
+  for (std::uint32_t i = 0; i < training_.gpus; ++i) training_.net->start_flow((it + 1) * training_.gpus + i, now);
 }
 
 std::vector<CollectiveRow> ScenarioCollectives::rows() const {

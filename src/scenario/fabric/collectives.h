@@ -98,10 +98,13 @@ class ScenarioCollectives final : private fabric::FlowEvents {
                       const nicmodel::NicParams& nic, const fabric::TopologySpec& topo, std::uint64_t seed,
                       fabric::Network& net, const std::function<std::string(std::size_t)>& origin);
   // The training pattern's allreduce on the engine (workload::training_on_engine), after
-  // the entries: one held collective per iteration over every host, issued `compute`
-  // after the last of its iteration's distribution flows has finished (without a
-  // distribution: after the allreduce before, or at the start); its completion starts
-  // the next iteration's distribution flows. Rows named "allreduce".
+  // the entries: per iteration, its buckets (training.buckets held collectives over
+  // every host, each of bytes / buckets) issued together `compute` after the last of its
+  // iteration's distribution flows has finished (without a distribution: after the
+  // iteration before, or at the start), under training.policy; then the all-to-all, if
+  // any, once every bucket is done; the iteration's last completion starts the next
+  // iteration's distribution flows. Rows named "allreduce" (one bucket) or "allreduce.B",
+  // and "alltoall".
   void add_training(const workload::TrafficSpec& t, const nicmodel::NicParams& nic, fabric::Network& net);
   // After the run.
   std::vector<CollectiveRow> rows() const;
@@ -114,16 +117,19 @@ class ScenarioCollectives final : private fabric::FlowEvents {
  private:
   void flow_finished(std::uint32_t flow) override;
   void training_done(std::uint32_t job, Time now);
+  void issue_buckets(std::uint32_t iteration, Time at);
 
   std::unique_ptr<nicengine::Engine> engine_;
   std::vector<CollectiveRow> rows_;  // without results
   struct Training {
     fabric::Network* net = nullptr;
     std::uint32_t first = 0, iterations = 0, gpus = 0;  // its jobs: [first, first + per * iterations)
-    std::uint32_t per = 1;                              // jobs per iteration: the allreduce (and the all-to-all)
+    std::uint32_t per = 1;                              // jobs per iteration: the buckets (and the all-to-all)
+    std::uint32_t buckets = 1;                          // the allreduce's
     bool distribution = false;
     Time compute;
     std::vector<std::uint32_t> left;  // per iteration: distribution flows not finished
+    std::vector<std::uint32_t> done;  // per iteration: its jobs done
   } training_;
 };
 
