@@ -265,6 +265,18 @@ TEST(Sweep, RunsTheProductResumesAndRefusesToMix) {
     EXPECT_EQ(t.text(r, "congestion_control.policy"), t.text(r, "nic.congestion_control"));
   }
   EXPECT_NE(t.text(0, "seed"), t.text(1, "seed"));  // a seed per point
+  // What a user asks first comes first: goodput (16 flows of 200 KB arrived over the
+  // simulated time, in Gb/s), then the flows' completion and the fabric's pauses and marks.
+  std::ifstream header(a.csv);
+  std::string first;
+  std::getline(header, first);
+  EXPECT_EQ(first.rfind("point,nic.congestion_control,switch.buffer,seed,status,goodput_gbps,flows.finished,"
+                        "flows.fct_ns_p50,flows.fct_ns_p99,flows.fct_ns_max,totals.pfc_pause_frames,",
+                        0),
+            0u)
+      << first;
+  for (std::size_t r = 0; r < 4; ++r)
+    EXPECT_NEAR(t.number(r, "goodput_gbps"), 16 * 200e3 * 8 / t.number(r, "run.simulated_end_ns"), 1e-3);
 
   // Again: nothing to run, the same table.
   const std::string before = [&] {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -151,6 +152,12 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, double>> derived_metrics(const std::map<std::string, double>& summary) {
+  const auto bytes = summary.find("totals.data_bytes_arrived"), end = summary.find("run.simulated_end_ns");
+  if (bytes == summary.end() || end == summary.end() || !(end->second > 0)) return {};
+  return {{"goodput_gbps", bytes->second * 8 / end->second}};
+}
 
 bool complete_summary(const fs::path& p) {
   std::error_code ec;
@@ -379,9 +386,17 @@ Metrics collect(const fs::path& dir, const std::vector<Point>& points, const std
       out.failed.push_back(points[i].id);
       continue;
     }
+    std::map<std::string, double> numbers;
     for (auto& [k, v] : flatten_summary(read_json(summary), skip)) {
       if (std::find(m.names.begin(), m.names.end(), k) == m.names.end()) m.names.push_back(k);
+      char* end = nullptr;
+      const double x = v.empty() ? 0 : std::strtod(v.c_str(), &end);
+      if (end && *end == '\0') numbers[k] = x;
       m.of[i][k] = v;
+    }
+    for (const auto& [k, x] : derived_metrics(numbers)) {
+      if (std::find(m.names.begin(), m.names.end(), k) == m.names.end()) m.names.push_back(k);
+      m.of[i][k] = fmt::format("{:.3f}", x);
     }
     const auto& pm = m.of[i];
     const bool lossless = pm.count("totals.lossless_drops") && pm.at("totals.lossless_drops") != "0";
@@ -391,10 +406,18 @@ Metrics collect(const fs::path& dir, const std::vector<Point>& points, const std
       out.unsafe.push_back(points[i].id);
     }
   }
+  // The columns a user asks for first, then the others in the summaries' order.
+  std::vector<std::string> names;
+  for (const std::string& k : kFirstSweepColumns)
+    if (std::find(m.names.begin(), m.names.end(), k) != m.names.end()) names.push_back(k);
+  for (const std::string& k : m.names)
+    if (std::find(names.begin(), names.end(), k) == names.end()) names.push_back(k);
+  m.names = std::move(names);
   return m;
 }
 
-// sweep.csv: the varied values, the seed, the status, then every summary metric.
+// sweep.csv: the varied values, the seed, the status, then the first metrics
+// (kFirstSweepColumns) and every other metric of the summaries.
 std::string sweep_csv(const std::vector<Vary>& varies, const std::vector<Point>& points, std::ptrdiff_t seed_at,
                       const Metrics& m) {
   std::string csv = "point";

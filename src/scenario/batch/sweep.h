@@ -5,9 +5,10 @@
 //
 // DIR/sweep.json   the scenario, the --vary and --set lists, and every point (its values, its seed)
 // DIR/points/pNNNN the point's outputs (summary.json, flows.csv, ports.csv)
-// DIR/sweep.csv    one row per point: point, the varied values, seed, status, then every
-//                  metric of its summary.json (flattened, "totals.drops"; the echoed
-//                  configuration left out -- the varied values are the columns before)
+// DIR/sweep.csv    one row per point: point, the varied values, seed, status, then the
+//                  first metrics (kFirstSweepColumns: goodput_gbps, FCTs, pauses, ...)
+//                  and every other metric of its summary.json (flattened, "totals.drops";
+//                  the echoed configuration left out -- the varied values are before)
 //
 // Points are numbered in order, the first --vary changing slowest. Each point's seed is
 // drawn from the scenario's sim.seed and the values in which the point differs from the
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,25 @@ bool complete_summary(const std::filesystem::path& summary);
 // top-level or dotted keys to leave out.
 std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann::json& j,
                                                                  const std::vector<std::string>& skip);
+
+// The metrics derived from a run's flattened summary: goodput_gbps (data bytes arrived x
+// 8 / the simulated end), when the summary has both. What sweep.csv's first columns and
+// tune's objectives name beside summary.json's own.
+std::vector<std::pair<std::string, double>> derived_metrics(const std::map<std::string, double>& summary);
+
+// sweep.csv's first metric columns, after the point's values, seed and status: what a
+// user asks of a sweep first. Every other metric of summary.json follows.
+inline const std::vector<std::string> kFirstSweepColumns = {"goodput_gbps",
+                                                            "flows.finished",
+                                                            "flows.fct_ns_p50",
+                                                            "flows.fct_ns_p99",
+                                                            "flows.fct_ns_max",
+                                                            "totals.pfc_pause_frames",
+                                                            "totals.ecn_marks",
+                                                            "congestion_control.cnps_sent",
+                                                            "totals.lossless_drops",
+                                                            "totals.drops",
+                                                            "totals.max_switch_queue_bytes"};
 
 struct SweepOptions {
   std::string scenario = {};

@@ -385,8 +385,7 @@ std::map<std::string, double> metrics_of(const fs::path& summary) {
   for (const auto& [k, v] : flatten_summary(read_json(summary), {"scenario", "config"}))
     if (const auto x = parse_number(v)) out[k] = *x;
     else if (v.empty()) out[k] = std::numeric_limits<double>::quiet_NaN();  // null: none in this run
-  const auto bytes = out.find("totals.data_bytes_arrived"), end = out.find("run.simulated_end_ns");
-  if (bytes != out.end() && end != out.end() && end->second > 0) out["goodput_gbps"] = bytes->second * 8 / end->second;
+  for (const auto& [k, x] : derived_metrics(out)) out[k] = x;
   return out;
 }
 
