@@ -1,6 +1,6 @@
 // fabriclab sweep SCENARIO.toml --vary key=v1,v2,... [--vary ...] [--set key=value ...]
-// [--jobs N] --out DIR: the cartesian product of the varied values, one run each in
-// worker processes, resumable, into DIR/sweep.csv (scenario/sweep.h).
+// [--jobs N] [--metric M] --out DIR: the cartesian product of the varied values, one run
+// each in worker processes, resumable, into DIR/sweep.csv and DIR/report.md (scenario/sweep.h).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -19,7 +19,7 @@ namespace {
 int run_sweep_command(const scenario::SweepOptions& opt) {
   const scenario::SweepOutcome o = scenario::run_sweep(opt);
   if (!o.root) return 0;  // another MPI rank: rank 0 reports
-  fmt::print("sweep: {} points ({} run now, {} done before): {}\n", o.points, o.ran, o.skipped, o.csv);
+  fmt::print("sweep: {} points ({} run now, {} done before): {}, {}\n", o.points, o.ran, o.skipped, o.report, o.csv);
   int rc = 0;
   if (!o.unsafe.empty()) {
     std::string list;
@@ -44,11 +44,15 @@ Command add_sweep_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "sweep", "Run a fabric scenario at every combination of --vary values, in parallel worker processes (and, "
                "started by mpirun or srun, on every MPI rank); one row per point in DIR/sweep.csv (the values, the "
-               "seed, every summary metric). Resumable: points already done are skipped");
+               "seed, every summary metric) and DIR/report.md (a plot per varied key). Resumable: points already "
+               "done are skipped");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   sub->add_option("--vary", a->vary,
                   "key=v1,v2,... (repeatable; the first changes slowest; any key `--parameters` lists, "
                   "collective.N.KEY included)");
+  sub->add_option("--metric", a->metric,
+                  "the sweep.csv column report.md plots against each varied key (default goodput_gbps; e.g. "
+                  "flows.fct_ns_p99, totals.pfc_pause_frames)");
   auto seed = std::make_shared<std::int64_t>(-1);
   add_out_option(*sub, a->out_dir);
   add_seed_option(*sub, *seed);

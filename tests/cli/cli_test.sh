@@ -322,6 +322,42 @@ expect sweep-mixed 2 'holds a different sweep' -- \
 # a named pipe is read on purpose.
 ex="$data/../../examples"
 expect input-device 2 '^fabriclab: error: /dev/zero: the scenario is a character device; expected a file$' -- \
+# report.md: per varied key a plot and a table of goodput_gbps, one column per value of
+# the other key; each cell is the point's sweep.csv value (to the report's 4 digits).
+expect sweep-report-plots 0 '^89504e47 89504e47$' -- bash -c "for k in nic.congestion_control switch.buffer; do \
+  head -c 4 '$tmp/sweep/vary-'\$k.png | od -An -tx1 | tr -d ' \n'; echo -n ' '; done | sed 's/ $//'"
+expect sweep-report-table 0 '^4 cells of 2 tables match sweep.csv$' -- python3 - "$tmp/sweep" <<'PY'
+import csv, sys
+d = sys.argv[1]
+rows = list(csv.DictReader(open(d + "/sweep.csv")))
+good = {(r["nic.congestion_control"], r["switch.buffer"]): float(r["goodput_gbps"]) for r in rows}
+text = open(d + "/report.md").read()
+tables = {}
+for section in text.split("\n## ")[1:]:
+    title, body = section.split("\n", 1)
+    lines = [l for l in body.splitlines() if l.startswith("| ")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    tables[title] = [(head, [c.strip() for c in l.strip("|").split("|")]) for l in lines[1:]]
+n = 0
+for head, cells in tables["goodput_gbps against switch.buffer"]:
+    for col, cell in zip(head[1:], cells[1:]):
+        want = good[(col.split("=")[1], cells[0])]
+        assert abs(float(cell) - want) <= 5e-4 * abs(want), (col, cells[0], cell, want)
+        n += 1
+for head, cells in tables["goodput_gbps against nic.congestion_control"]:
+    for col, cell in zip(head[1:], cells[1:]):
+        assert abs(float(cell) - good[(cells[0], col.split("=")[1])]) <= 5e-4 * good[(cells[0], col.split("=")[1])]
+print(f"{n} cells of {len(tables)} tables match sweep.csv")
+PY
+# Another metric redraws the report without running a point; a metric that is no column
+# is refused, naming the file whose columns it may be.
+expect sweep-metric 0 '^sweep: 4 points \(0 run now, 4 done before\)' -- \
+  "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
+  --set traffic.bytes=100KB --out "$tmp/sweep" --metric totals.pfc_pause_frames
+expect sweep-metric-report 0 '^## totals.pfc_pause_frames against switch.buffer$' -- cat "$tmp/sweep/report.md"
+expect sweep-metric-unknown 2 'sweep: --metric goodput: not a column of .*/sweep.csv' -- \
+  "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
+  --set traffic.bytes=100KB --out "$tmp/sweep" --metric goodput
   "$fl" run /dev/zero
 expect input-directory 2 'error: \.: the scenario is a directory; expected a file' -- "$fl" run .
 truncate -s 17M "$tmp/big.toml"

@@ -29,6 +29,8 @@ expect one-machine 0 'sweep: 6 points \(6 run now, 0 done before\)' -- "$fl" "${
 expect three-ranks 0 'sweep: 6 points \(6 run now, 0 done before\)' -- \
   "${mpirun[@]}" -n 3 "$fl" "${sweep[@]}" --out "$tmp/mpi" --jobs 1
 expect same-table 0 '' -- cmp "$tmp/one/sweep.csv" "$tmp/mpi/sweep.csv"
+expect same-report 0 '' -- bash -c "cmp '$tmp/one/report.md' '$tmp/mpi/report.md' && \
+  cmp '$tmp/one/vary-switch.buffer.dat' '$tmp/mpi/vary-switch.buffer.dat'"
 for n in 2 4; do
   expect "ranks-$n" 0 'sweep: 6 points \(6 run now' -- "${mpirun[@]}" -n $n "$fl" "${sweep[@]}" --out "$tmp/mpi$n" --jobs 1
   expect "same-table-$n" 0 '' -- cmp "$tmp/one/sweep.csv" "$tmp/mpi$n/sweep.csv"

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +20,7 @@
 #include "core/random.h"
 #include "fabric/topology.h"
 #include "scenario/batch/ranks.h"
+#include "scenario/batch/sweep_report.h"
 #include "scenario/batch/workers.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/files.h"
@@ -152,6 +156,17 @@ std::vector<Vary> parse_varies(const std::vector<std::string>& texts) {
 }
 
 }  // namespace
+
+std::optional<double> metric_number(const std::string& t) {
+  if (t.empty()) return std::nullopt;
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(t, &used);
+    if (used == t.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
 
 std::vector<std::pair<std::string, double>> derived_metrics(const std::map<std::string, double>& summary) {
   const auto bytes = summary.find("totals.data_bytes_arrived"), end = summary.find("run.simulated_end_ns");
@@ -389,9 +404,7 @@ Metrics collect(const fs::path& dir, const std::vector<Point>& points, const std
     std::map<std::string, double> numbers;
     for (auto& [k, v] : flatten_summary(read_json(summary), skip)) {
       if (std::find(m.names.begin(), m.names.end(), k) == m.names.end()) m.names.push_back(k);
-      char* end = nullptr;
-      const double x = v.empty() ? 0 : std::strtod(v.c_str(), &end);
-      if (end && *end == '\0') numbers[k] = x;
+      if (const auto x = metric_number(v)) numbers[k] = *x;
       m.of[i][k] = v;
     }
     for (const auto& [k, x] : derived_metrics(numbers)) {
@@ -441,6 +454,38 @@ std::string sweep_csv(const std::vector<Vary>& varies, const std::vector<Point>&
   return csv;
 }
 
+// DIR/report.md: opt.metric against each varied key. InputError if no point that ran has
+// it (after sweep.csv, which lists the columns there are).
+void write_report(const fs::path& dir, const SweepOptions& opt, const std::vector<Vary>& varies,
+                  const std::vector<Point>& points, const Metrics& m) {
+  const bool any_ran = std::any_of(m.state.begin(), m.state.end(),
+                                   [](const auto& s) { return s.rfind("failed", 0) != 0; });
+  if (any_ran && std::find(m.names.begin(), m.names.end(), opt.metric) == m.names.end())
+    throw InputError(fmt::format("sweep: --metric {}: not a column of {} (its metrics are the columns after "
+                                 "'status'; the points are done: the same sweep with another --metric only "
+                                 "redraws the report)",
+                                 opt.metric, (dir / "sweep.csv").string()));
+  SweepTable t;
+  t.scenario = opt.scenario;
+  t.sets = opt.sets;
+  t.metric = opt.metric;
+  for (const Vary& v : varies) {
+    t.keys.push_back(v.key);
+    t.values.push_back(v.values);
+  }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    SweepTable::Row r;
+    r.id = points[i].id;
+    for (std::size_t k = 0; k < varies.size(); ++k)
+      r.at.push_back(static_cast<std::size_t>(
+          std::find(varies[k].values.begin(), varies[k].values.end(), points[i].values[k]) - varies[k].values.begin()));
+    r.status = m.state[i];
+    if (const auto it = m.of[i].find(opt.metric); it != m.of[i].end()) r.metric = metric_number(it->second);
+    t.rows.push_back(std::move(r));
+  }
+  write_sweep_report(dir, t);
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepOptions& opt) {
@@ -461,7 +506,12 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
     seed_at = seed_varied ? seed_it - varies.begin() : -1;
     // Every rank draws the seeds, so every rank reads the values (rank 0's error wins).
     points = points_of(varies, check_values(opt, varies, base), base, seed_varied);
-    if (root) claim_directory(fs::path(opt.out_dir), opt, varies, points, seed_varied);
+    if (opt.metric.empty()) throw InputError("sweep: --metric: expected a column of sweep.csv, e.g. goodput_gbps");
+    if (root) {
+      claim_directory(fs::path(opt.out_dir), opt, varies, points, seed_varied);
+      std::error_code ec;  // written last: a report there is this run's
+      fs::remove(fs::path(opt.out_dir) / "report.md", ec);
+    }
   } catch (const InputError& e) {
     error = e.what();
   }
@@ -477,6 +527,8 @@ SweepOutcome run_sweep(const SweepOptions& opt) {
   const Metrics m = collect(dir, points, status, out);
   out.csv = (dir / "sweep.csv").string();
   write_file(out.csv, sweep_csv(varies, points, seed_at, m));
+  write_report(dir, opt, varies, points, m);
+  out.report = (dir / "report.md").string();
   return out;
 }
 

@@ -9,6 +9,9 @@
 //                  first metrics (kFirstSweepColumns: goodput_gbps, FCTs, pauses, ...)
 //                  and every other metric of its summary.json (flattened, "totals.drops";
 //                  the echoed configuration left out -- the varied values are before)
+// DIR/report.md    per varied key, a plot of one metric (goodput_gbps unless --metric)
+//                  against its values, a line per combination of the other keys', and
+//                  the table of the same numbers (sweep_report.h); written last
 //
 // Points are numbered in order, the first --vary changing slowest. Each point's seed is
 // drawn from the scenario's sim.seed and the values in which the point differs from the
@@ -28,6 +31,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +56,10 @@ bool complete_summary(const std::filesystem::path& summary);
 // top-level or dotted keys to leave out.
 std::vector<std::pair<std::string, std::string>> flatten_summary(const nlohmann::json& j,
                                                                  const std::vector<std::string>& skip);
+
+// A metric's text (a summary's value, a weight or a bound a user typed) as a number: the
+// whole text a finite number, else none ("", "null", "dcqcn", "1e999").
+std::optional<double> metric_number(const std::string& text);
 
 // The metrics derived from a run's flattened summary: goodput_gbps (data bytes arrived x
 // 8 / the simulated end), when the summary has both. What sweep.csv's first columns and
@@ -79,6 +87,7 @@ struct SweepOptions {
   std::string out_dir = {};
   unsigned jobs = 2;
   bool progress = true;
+  std::string metric = "goodput_gbps";  // report.md's: a column of sweep.csv
 };
 
 struct SweepOutcome {
@@ -87,10 +96,12 @@ struct SweepOutcome {
   std::vector<std::string> failed;  // points whose run failed (bad input, internal error)
   std::vector<std::string> unsafe;  // points with a lossless drop or a PFC deadlock
   std::string csv;                  // DIR/sweep.csv
+  std::string report;               // DIR/report.md
 };
 
 // Throws InputError for an unknown key, a value that does not parse (naming the --vary),
-// or a directory holding another sweep.
+// or a directory holding another sweep; and, after writing sweep.csv, for a metric that
+// is not one of its columns (the points are kept: the sweep run again only redraws).
 SweepOutcome run_sweep(const SweepOptions& opt);
 
 }  // namespace fabriclab::scenario

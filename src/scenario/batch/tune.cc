@@ -34,17 +34,6 @@ double three_digits(double v) {
   return std::round(v * scale) / scale;
 }
 
-std::optional<double> parse_number(const std::string& t) {
-  if (t.empty()) return std::nullopt;
-  std::size_t used = 0;
-  try {
-    const double v = std::stod(t, &used);
-    if (used == t.size() && std::isfinite(v)) return v;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::string TuneParam::value_at(double u) const {
@@ -148,7 +137,7 @@ TuneParam parse_tune_param(const std::string& text) {
 ObjectiveTerm parse_objective_term(const std::string& text, double sign) {
   ObjectiveTerm t{sign, text};
   if (const auto star = text.find('*'); star != std::string::npos) {
-    const auto w = parse_number(text.substr(0, star));
+    const auto w = metric_number(text.substr(0, star));
     if (!w || *w <= 0)
       throw InputError(fmt::format("{} '{}': expected [WEIGHT*]METRIC with a weight above 0",
                                    sign > 0 ? "--maximize" : "--minimize", text));
@@ -164,7 +153,7 @@ TuneConstraint parse_tune_constraint(const std::string& text) {
   for (const char* op : {"<=", ">="}) {
     const auto at = text.find(op);
     if (at == std::string::npos) continue;
-    const auto bound = parse_number(text.substr(at + 2));
+    const auto bound = metric_number(text.substr(at + 2));
     if (at == 0 || !bound) break;
     return {text.substr(0, at), op[0] == '<', *bound, text};
   }
@@ -383,7 +372,7 @@ namespace {
 std::map<std::string, double> metrics_of(const fs::path& summary) {
   std::map<std::string, double> out;
   for (const auto& [k, v] : flatten_summary(read_json(summary), {"scenario", "config"}))
-    if (const auto x = parse_number(v)) out[k] = *x;
+    if (const auto x = metric_number(v)) out[k] = *x;
     else if (v.empty()) out[k] = std::numeric_limits<double>::quiet_NaN();  // null: none in this run
   for (const auto& [k, x] : derived_metrics(out)) out[k] = x;
   return out;
