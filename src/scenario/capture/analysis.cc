@@ -364,18 +364,19 @@ std::string report_md(const Analyzer& a, const std::string& plots) {
                     fmt::format("{:.3f}", q.throughput_gbps()), std::to_string(naks), std::to_string(cnps),
                     fmt::format("{:.4f}", share(q.ce, q.data_packets)),
                     fmt::format("{} / {} / {}", q.psn_gaps, q.reorder.missing(), m.duplicates),
-                    fmt::format("{:.6f}", m.ratio()), std::to_string(m.max_extent)});
+                    std::to_string(m.reordered), fmt::format("{:.6f}", m.ratio()), std::to_string(m.max_extent)});
   }
   md +=
       fmt::format("## QPs moving data (the {} busiest of {}; every QP in qps.csv)\n\nNAKs and CNPs back: those to the "
                   "sender of the same capture (the address pair reversed; a sender's QPs to one receiver share "
                   "them).\n\n",
                   rows.size(), a.qps().size());
-  md += rows.empty() ? "No data packets.\n\n"
-                     : markdown_table({"QP", "data packets", "payload bytes", "Gb/s", "NAKs back", "CNPs back",
-                                       "CE share", "PSN gaps / missing / duplicates", "reordered", "max extent"},
-                                      rows) +
-                           "\n";
+  md += rows.empty()
+            ? "No data packets.\n\n"
+            : markdown_table({"QP", "data packets", "payload bytes", "Gb/s", "NAKs back", "CNPs back", "CE share",
+                              "PSN gaps / missing / duplicates", "reordered", "reordered share", "max extent"},
+                             rows) +
+                  "\n";
   rows.clear();
   for (const auto& p : a.cnp_ports())
     rows.push_back({to_string(p.address), std::to_string(p.cnps), p.intervals.count ? ns_text(p.intervals.min) : "",
