@@ -1,5 +1,7 @@
 #include "fabric/reorder_box.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 
@@ -74,9 +76,23 @@ std::vector<ImpairmentRule> parse_impairment_rules(const std::string& text) {
         throw InputError("impairment rule '" + rule + "': " + e.what());
       }
     }
+    for (const std::string& w : words) r.text += (r.text.empty() ? "" : " ") + w;
     rules.push_back(r);
   }
   return rules;
+}
+
+std::vector<std::string> ReorderBox::unmatched_rules() const {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < cfg_.rules.size(); ++i) {
+    const ImpairmentRule& r = cfg_.rules[i];
+    if (rule_seen_[i] >= r.occurrence) continue;
+    out.push_back(r.occurrence == 1
+                      ? fmt::format("'{}': flow {} sent no PSN {} through the box", r.text, r.flow, r.psn)
+                      : fmt::format("'{}': flow {} sent PSN {} through the box {} time{}, not {}", r.text, r.flow,
+                                    r.psn, rule_seen_[i], rule_seen_[i] == 1 ? "" : "s", r.occurrence));
+  }
+  return out;
 }
 
 ReorderBox::ReorderBox(FabricContext& ctx, Port& sender, ImpairmentConfig cfg, std::uint64_t seed)

@@ -35,6 +35,7 @@ struct ImpairmentRule {
   std::uint32_t flow = 0, psn = 0, occurrence = 1;
   std::uint32_t packets = 0;  // hold: later packets to let by
   Time delay;                 // delay: how long
+  std::string text;           // as written: "hold 0/7/2 3"
 };
 
 struct ImpairmentConfig {
@@ -61,6 +62,9 @@ class ReorderBox final : public LinkImpairment, public EventHandler {
   std::uint64_t corrupted() const { return corrupted_; }
   std::uint64_t duplicated() const { return duplicated_; }
   std::uint64_t held() const { return held_total_; }
+  // The rules whose packet has not come (its flow has not sent that PSN that many times
+  // through the box): what they say, and why none acted, for the run to report.
+  std::vector<std::string> unmatched_rules() const;
   const Port& sender() const { return sender_; }
 
   template <typename F>

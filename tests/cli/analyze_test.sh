@@ -143,6 +143,14 @@ expect bad-bin 2 "--bin must be above 0" -- "$fl" analyze "$tmp/ro/s2-p0.pcap" -
 "$fl" stream --out "$tmp/s" --bytes 256KiB --rules "hold 0/10 5; drop 0/20; dup 0/30" --fcs --quiet
 want_psns=$( (seq 0 9; seq 11 15; echo 10; seq 16 19; seq 21 30; echo 30; seq 31 63) | paste -sd ' ')
 expect stream-psns-by-tshark 0 "^$want_psns\$" -- bash -c "tshark -r '$tmp/s/stream.pcap' -T fields -e infiniband.bth.psn 2>/dev/null | paste -sd ' '"
+# A rule naming a flow the stream lacks is refused; one whose PSN never comes is a
+# warning, and summary.json lists it (64 packets: PSNs 0..63).
+expect stream-rule-no-flow 2 "impair.rules: 'drop 1/5': there is no flow 1 \(the run has 1 flow, 0\.\.0\)" -- \
+  "$fl" stream --out "$tmp/s-noflow" --bytes 256KiB --rules "drop 1/5" --quiet
+expect stream-rule-no-psn 0 "warning: impair.rules: 'drop 0/64': flow 0 sent no PSN 64 through the box: the rule did nothing" -- \
+  "$fl" stream --out "$tmp/s-nopsn" --bytes 256KiB --rules "drop 0/64; dup 0/63/2" --quiet
+expect stream-rule-twice 0 "'dup 0/63/2': flow 0 sent PSN 63 through the box 1 time, not 2" -- \
+  cat "$tmp/s-nopsn/run/summary.json"
 expect stream-in-order-psns 0 "^$(seq 0 63 | paste -sd ' ')\$" -- \
   bash -c "tshark -r '$tmp/s/stream-in-order.pcap' -T fields -e infiniband.bth.psn 2>/dev/null | paste -sd ' '"
 expect stream-fcs-good 0 '^ +64 1$' -- bash -c "tshark -o eth.fcs:always -o eth.check_fcs:TRUE -r '$tmp/s/stream.pcap' \

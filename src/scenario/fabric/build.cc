@@ -72,6 +72,12 @@ void add_link_elements(const FabricSetup& setup, Network& net) {
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: impair.rules: {}", cfg.origin("impair.rules"), e.what()));
     }
+    for (const fabric::ImpairmentRule& r : ic.rules)
+      if (r.flow >= net.flows().size())
+        throw InputError(fmt::format("{}: impair.rules: '{}': there is no flow {} (the run has {} flow{}{})",
+                                     cfg.origin("impair.rules"), r.text, r.flow, net.flows().size(),
+                                     net.flows().size() == 1 ? "" : "s",
+                                     net.flows().empty() ? "" : fmt::format(", 0..{}", net.flows().size() - 1)));
     net.add_impairment(find_port(cfg, net, "impair.link", link), std::move(ic));
   } else {
     for (const char* key : {"impair.rules", "impair.drop_probability", "impair.corrupt_probability",

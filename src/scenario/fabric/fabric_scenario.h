@@ -135,6 +135,9 @@ struct FabricOutcome {
   std::uint64_t watchdog_storms = 0, watchdog_drops = 0;
   std::uint64_t cnps_sent = 0, cnps_received = 0;
   std::optional<fabric::DeadlockReport> deadlock;
+  // impair.rules that never acted, and why ("'drop 0/99': flow 0 sent no PSN 99 through
+  // the box"): also printed as warnings and listed in summary.json.
+  std::vector<std::string> unmatched_rules;
   std::vector<CollectiveRow> collectives;  // one per collective instance, in scenario order
   CollectiveNics collective_nics;
   double setup_seconds = 0;  // wall: the network, observers, output directory and the run's preparation

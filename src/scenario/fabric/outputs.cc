@@ -185,7 +185,8 @@ void link_elements_json(Network& net, const FabricScenario& s, const ReorderReco
                        {"dropped", b.dropped()},
                        {"corrupted", b.corrupted()},
                        {"duplicated", b.duplicated()},
-                       {"held", b.held()}};
+                       {"held", b.held()},
+                       {"unmatched_rules", b.unmatched_rules()}};
   }
 }
 

@@ -179,6 +179,10 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   for (const auto& c : obs.captures) c->close();
   for (const auto& c : obs.captures) c->publish();
   if (!net->holds_results()) return o;  // another rank of a split run: rank 0 writes
+  // A rule that never acted changed nothing: the run says so rather than look impaired.
+  if (!net->impairments().empty()) o.unmatched_rules = net->impairments().front()->unmatched_rules();
+  for (const std::string& why : o.unmatched_rules)
+    fmt::print(stderr, "fabriclab: warning: impair.rules: {}: the rule did nothing\n", why);
   if (collectives) {
     o.collectives = collectives->rows();
     o.collective_nics = collectives->nics();
