@@ -186,8 +186,15 @@ expect run-bad-choice 2 'torus.toml:2:8: .*topology.kind' -- "$fl" run "$tmp/tor
 expect run-missing 2 'nope.toml: cannot open the scenario: No such file or directory' -- "$fl" run "$tmp/nope.toml"
 expect run-pcap-bad-node 2 "output.pcap: no node 'sw9'" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw9:0
-expect run-pcap-bad-port 2 "output.pcap: 'sw0:17': expected NODE:PORT, sw0 has ports 0..16" -- \
+expect run-pcap-bad-port 2 "output.pcap: 'sw0:17': expected NODE:PORT, NODE:A-B or NODE:\*; sw0 has ports 0..16" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set output.pcap=sw0:17
+expect run-pcap-bad-pattern 2 "output.pcap: 'spine\*' matches no node \(hosts are h0..h16, switches sw0..\)" -- \
+  "$fl" run "$examples/incast.toml" --out "$tmp/x" --set 'output.pcap=spine*:0'
+# A pattern and a range: ports 8 and 9 of every leaf, its first two uplinks (4 leaves of 8
+# hosts, 2 spines; files named NODE-pPORT.pcap).
+expect run-pcap-pattern 0 '^leaf0-p8.pcap leaf0-p9.pcap leaf1-p8.pcap leaf1-p9.pcap leaf2-p8.pcap leaf2-p9.pcap leaf3-p8.pcap leaf3-p9.pcap$' -- \
+  bash -c "'$fl' run '$examples/leaf-spine.toml' --out '$tmp/pat' --quiet --set traffic.bytes=64KB \
+  --set topology.leaves=4 --set topology.spines=2 --set 'output.pcap=leaf*:8-9' >/dev/null && cd '$tmp/pat' && ls *.pcap | paste -sd ' '"
 expect run-impair-rule 2 "impair.rules: impairment rule 'swap 0/1': unknown action 'swap'" -- \
   "$fl" run "$examples/incast.toml" --out "$tmp/x" --set impair.link=sw0:0 --set 'impair.rules=swap 0/1'
 expect run-impair-needs-link 2 'impair.rules needs impair.link' -- \
@@ -315,13 +322,6 @@ expect sweep-resume 0 '^sweep: 4 points \(0 run now, 4 done before\)' -- \
   "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
   --set traffic.bytes=100KB --out "$tmp/sweep"
 expect sweep-csv 0 '^p0003,dcqcn,4MiB,[0-9]+,ok,' -- cat "$tmp/sweep/sweep.csv"
-expect sweep-mixed 2 'holds a different sweep' -- \
-  "$fl" sweep "$examples/incast.toml" --vary switch.buffer=2MiB --out "$tmp/sweep"
-
-# Bounded input: a device, a directory or an oversized file is refused before it is read;
-# a named pipe is read on purpose.
-ex="$data/../../examples"
-expect input-device 2 '^fabriclab: error: /dev/zero: the scenario is a character device; expected a file$' -- \
 # report.md: per varied key a plot and a table of goodput_gbps, one column per value of
 # the other key; each cell is the point's sweep.csv value (to the report's 4 digits).
 expect sweep-report-plots 0 '^89504e47 89504e47$' -- bash -c "for k in nic.congestion_control switch.buffer; do \
@@ -358,6 +358,13 @@ expect sweep-metric-report 0 '^## totals.pfc_pause_frames against switch.buffer$
 expect sweep-metric-unknown 2 'sweep: --metric goodput: not a column of .*/sweep.csv' -- \
   "$fl" sweep "$examples/incast.toml" --vary nic.congestion_control=none,dcqcn --vary switch.buffer=2MiB,4MiB \
   --set traffic.bytes=100KB --out "$tmp/sweep" --metric goodput
+expect sweep-mixed 2 'holds a different sweep' -- \
+  "$fl" sweep "$examples/incast.toml" --vary switch.buffer=2MiB --out "$tmp/sweep"
+
+# Bounded input: a device, a directory or an oversized file is refused before it is read;
+# a named pipe is read on purpose.
+ex="$data/../../examples"
+expect input-device 2 '^fabriclab: error: /dev/zero: the scenario is a character device; expected a file$' -- \
   "$fl" run /dev/zero
 expect input-directory 2 'error: \.: the scenario is a directory; expected a file' -- "$fl" run .
 truncate -s 17M "$tmp/big.toml"

@@ -46,6 +46,56 @@ struct OneFlow {
   Network net;
 };
 
+// docs/fabric.md, "Nodes and ports": every port's peer is the one the table names.
+TEST(Topology, PortsAreNumberedAsTheDocsSay) {
+  const auto peer = [](Network& net, const std::string& node, std::size_t port) {
+    for (Node* n : net.nodes())
+      if (n->name() == node) {
+        const Port* p = n->port(port).peer();
+        return p->owner().name() + ":" + std::to_string(p->index());
+      }
+    return std::string("none");
+  };
+  {
+    Network net(NicConfig{}, SwitchConfig{}, 1);
+    TopologySpec t = spec(TopologyKind::leaf_spine);
+    t.leaves = 3, t.spines = 2, t.hosts_per_leaf = 4, t.uplinks = 2, t.hosts = 12;
+    build_topology(net, t);
+    EXPECT_EQ(peer(net, "leaf1", 2), "h6:0");                  // h = L x hosts_per_leaf + port
+    EXPECT_EQ(peer(net, "leaf1", 4 + 1 * 2 + 1), "spine1:3");  // hosts_per_leaf + S x uplinks + U ...
+    EXPECT_EQ(peer(net, "spine1", 1 * 2 + 1), "leaf1:7");      // ... and back: L x uplinks + U
+    EXPECT_EQ(peer(net, "spine0", 2 * 2 + 0), "leaf2:4");
+  }
+  {
+    Network net(NicConfig{}, SwitchConfig{}, 1);
+    TopologySpec t = spec(TopologyKind::ring);
+    t.ring_switches = 4, t.hosts_per_switch = 2, t.hosts = 8;
+    build_topology(net, t);
+    EXPECT_EQ(peer(net, "sw2", 1), "h5:0");
+    EXPECT_EQ(peer(net, "sw2", 2), "sw1:3");  // from sw(S-1), made first, ...
+    EXPECT_EQ(peer(net, "sw2", 3), "sw3:2");  // ... then to sw(S+1)
+    EXPECT_EQ(peer(net, "sw0", 2), "sw1:2");  // sw0: to sw1 ...
+    EXPECT_EQ(peer(net, "sw0", 3), "sw3:3");  // ... then from the last
+  }
+  {
+    Network net(NicConfig{}, SwitchConfig{}, 1);
+    TopologySpec t = spec(TopologyKind::fat_tree);
+    t.k = 4, t.hosts = 16;
+    build_topology(net, t);
+    EXPECT_EQ(peer(net, "edge1_0", 1), "h5:0");          // pod 1, edge 0: hosts 4, 5
+    EXPECT_EQ(peer(net, "edge1_0", 2 + 1), "agg1_1:0");  // k/2 + A; the aggregation's port E
+    EXPECT_EQ(peer(net, "agg1_1", 2 + 0), "core2:1");    // core A x k/2 + i = 2; its port P = 1
+  }
+  {
+    Network net(NicConfig{}, SwitchConfig{}, 1);
+    TopologySpec t = spec(TopologyKind::two_switches);
+    t.s1_hosts = 2, t.s2_hosts = 3, t.inter_switch_links = 2, t.hosts = 5;
+    build_topology(net, t);
+    EXPECT_EQ(peer(net, "s2", 1), "h3:0");  // h = s1_hosts + port
+    EXPECT_EQ(peer(net, "s1", 3), "s2:4");  // the second inter-switch link
+  }
+}
+
 // Port numbers are 16-bit: a switch of more than 65 534 ports is refused before anything
 // is built, naming the keys that make its count (which the hostile-input campaign found
 // reported as "sw0: too many ports").

@@ -16,8 +16,9 @@ namespace fabriclab::scenario {
 fabric::Node& find_node(const Config& cfg, fabric::Network& net, const std::string& key, const std::string& name);
 // "NODE:PORT" in parameter `key`.
 fabric::Port& find_port(const Config& cfg, fabric::Network& net, const std::string& key, const std::string& item);
-// The ports a list parameter names: NODE:PORT, or NODE for all its ports, comma-separated;
-// in node order, each once.
+// The ports a list parameter names, comma-separated: NODE:PORT, NODE:A-B (a range),
+// NODE:* or NODE (all its ports); NODE may be a shell pattern ("leaf*:4-7": every leaf's
+// ports 4 to 7). In node order, each once. Port numbers: docs/fabric.md, "Nodes and ports".
 std::vector<std::pair<fabric::Node*, std::size_t>> port_list(const Config& cfg, fabric::Network& net,
                                                              const std::string& key);
 

@@ -40,8 +40,8 @@ const params::Table<FabricScenario>& scenario_table() {
     params::Table<S::Output> output;
     output
         .text("pcap", &S::Output::pcap,
-              "ports to capture, comma-separated: NODE:PORT or NODE for all its ports (\"sw0:0,h1\"); "
-              "written to OUT/NODE-pPORT.pcap")
+              "ports to capture, comma-separated: NODE:PORT, NODE:A-B, NODE:* or NODE (all its ports); NODE may be a "
+              "pattern (\"sw0:0,h1,leaf*:4-7\"; port numbers: docs/fabric.md); written to OUT/NODE-pPORT.pcap")
         .flag("pcap_fcs", &S::Output::pcap_fcs,
               "end every captured frame with its FCS (CRC-32), as a tester exports frames for replay")
         .integer("pcap_psn_offset", &S::Output::pcap_psn_offset,
@@ -49,11 +49,11 @@ const params::Table<FabricScenario>& scenario_table() {
                  "across the PSN wrap (the simulation itself counts from 0)",
                  0, 16777215)
         .text("reorder_metrics", &S::Output::reorder_metrics,
-              "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, NODE:PORT, comma-separated")
+              "ports whose egress order is measured (RFC 4737/5236) into reorder.csv, comma-separated, as output.pcap")
         .time("timeseries_interval", &S::Output::timeseries_interval,
               "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s")
         .text("timeseries_ports", &S::Output::timeseries_ports,
-              "switch ports to sample, NODE:PORT or NODE, comma-separated (\"\" = every switch port)")
+              "switch ports to sample, comma-separated, as output.pcap (\"\" = every switch port)")
         .text("window", &S::Output::window,
               "also count ports and flows over this span of the run, \"FROM..TO\" (\"150ms..300ms\"): "
               "ports_window.csv, flows_window.csv, summary.json window (\"\" = off)")
