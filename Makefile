@@ -20,13 +20,14 @@ run: build
 test: build
 	ctest --preset release
 
-# The same suite under address and undefined-behaviour sanitizers.
+# The same suite under address and undefined-behaviour sanitizers (clang++; the build also
+# makes the fuzz targets, so that `make fuzz` after it builds nothing).
 test-asan: deps
 	cmake --preset asan
 	cmake --build --preset asan
 	ctest --preset asan
 
-# Every parser under libFuzzer (clang++, sanitizers; build/fuzz), FUZZ_SECONDS each (60);
+# Every parser under libFuzzer (the asan build; corpora in build/fuzz), FUZZ_SECONDS each (60);
 # fails naming the target and the input on any finding (scripts/fuzz.sh, fuzz/README.md).
 FUZZ_SECONDS ?= 60
 fuzz: deps

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (preset "fuzz": clang++, address and undefined-behaviour
-# sanitizers) and runs each for a bounded time on its corpus: the seeds derived from the
+# Builds the libFuzzer targets (preset "asan": clang++, address and undefined-behaviour
+# sanitizers, the same build as `make test-asan`) and runs each for a bounded time on its corpus: the seeds derived from the
 # shipped files (examples/, tests/data/, the planner's own schedules and programs, the
 # command lines in README.md, docs/ and examples/), plus what earlier runs kept in
 # build/fuzz/corpus/. Fails, naming the target and the file, on any crash, sanitizer
@@ -15,7 +15,7 @@
 #                                    # every run, so a red run is a regression, not luck)
 #
 # Findings go to build/fuzz/findings/TARGET/ (crash-*, timeout-*, oom-*, leak-*); logs to
-# build/fuzz/logs/TARGET.log. Reproduce one with build/fuzz/fuzz/fuzz_TARGET FILE, and
+# build/fuzz/logs/TARGET.log. Reproduce one with build/asan/fuzz/fuzz_TARGET FILE, and
 # minimise it with -minimize_crash=1 -runs=100000 -exact_artifact_path=OUT FILE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,11 +33,11 @@ for t in "${targets[@]}"; do
 done
 
 if [ "${FUZZ_BUILD:-1}" = 1 ]; then
-  cmake --preset fuzz >/dev/null
-  cmake --build --preset fuzz
+  cmake --preset asan >/dev/null
+  cmake --build --preset asan --target fabriclab_fuzzers
 fi
 out=build/fuzz
-bin=$out/fuzz
+bin=build/asan/fuzz
 
 # Seeds, derived from the tree on every run.
 seeds=$out/seeds

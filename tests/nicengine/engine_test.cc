@@ -350,7 +350,7 @@ TEST(Engine, OverSeveralProcessesRankZeroHoldsTheUndividedResults) {
       {
         std::vector<std::jthread> procs;
         for (int k = 0; k < ranks; ++k)
-          procs.emplace_back([&, k, parts = parts, threads = threads] {
+          procs.emplace_back([&, k, parts = parts, threads = threads, p = p, policy = policy] {
             fabric::Loopback::Rank ex(loop, k);
             try {
               by_rank[static_cast<std::size_t>(k)] = ring_and_alltoall(parts, threads, &ex, p, policy);
