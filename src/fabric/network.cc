@@ -54,10 +54,11 @@ Network::~Network() {
 void Network::release_switch_queues() {
   // A few long queues hold most packets, so all the queues of a part's switches are
   // walked together; each part's packets go back to its own pool.
-  std::vector<std::vector<Packet*>> lists(parts_.empty() ? 1 : parts_.size());
-  for (auto& s : switches_) s->take_queued(lists[parts_.empty() ? 0 : part_of_[s->id()]]);
+  const bool split = n_parts_ > 1 && !parts_.empty();
+  std::vector<std::vector<Packet*>> lists(split ? parts_.size() : 1);
+  for (auto& s : switches_) s->take_queued(lists[split ? part_of_[s->id()] : 0]);
   for (std::size_t q = 0; q < lists.size(); ++q) {
-    Pool<Packet>& pool = parts_.empty() ? packets_ : parts_[q]->packets;
+    Pool<Packet>& pool = split ? parts_[q]->ctx.packets : packets_;
     for_each_in_turns(lists[q], [&](Packet* p) { pool.release(p); });
   }
 }
@@ -164,8 +165,7 @@ void Network::hold(std::uint64_t n) {
 
 void Network::release() {
   if (released_ >= held_) throw std::logic_error("Network::release: more work released than was held");
-  ++released_;
-  if (n_parts_ == 1) --ctx_.flows_left;  // partitioned: held_ - released_ joins the parts' count
+  ++released_;  // (held_ - released_ joins the parts' count of work left)
 }
 
 void Network::hold_in(std::uint32_t node, std::uint64_t n) {
@@ -177,7 +177,6 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
 }
 
 Time Network::coordinate(Time at, bool* idle_after) {
-  if (n_parts_ == 1) sim_.advance_to(at);
   for (std::uint32_t q = first_part_; q < end_part_; ++q) parts_[q]->sim.advance_to(at);
   const std::uint64_t released = released_;
   std::exception_ptr failed;
@@ -230,7 +229,6 @@ void Network::coordinator_moved() {
 }
 
 bool Network::idle() const {
-  if (n_parts_ == 1) return sim_.pending() == 0;
   // This process's parts' events, and the frames on their way into them (another
   // process's parts' outboxes hold those it sent here; this one's, those not yet sent).
   bool idle = true;
@@ -265,7 +263,13 @@ void Network::prepare() {
   for (auto& s : switches_) tie(*s, *s);
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) tail_ = std::max(tail_, n->port(i).delay());
-  if (n_parts_ > 1) partition();
+  if (n_parts_ > 1) {
+    partition();
+  } else {
+    parts_.push_back(std::make_unique<Part>(ctx_));  // the network's own simulator, pool and ledger
+    parts_.back()->out.resize(1);
+    first_part_ = 0, end_part_ = 1;
+  }
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
   build_routes();
@@ -297,7 +301,7 @@ void Network::prepare() {
   }
   ctx_.flow_events = this;
   ctx_.message_events = message_events_;
-  ctx_.flows_left = flows_.size() + held_;
+  ctx_.flows_left = flows_.size();  // (the work held for the coordinator is counted by the run)
   if (n_parts_ > 1) {
     for (auto& part : parts_) {
       part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
@@ -337,7 +341,6 @@ void Network::snapshot_at(std::vector<Time> instants) {
       throw std::logic_error("Network::snapshot_at: instants must be after 0 and ascending");
   snapshots_.clear();
   for (Time t : instants) snapshots_.push_back({.at = t});
-  observed_ = 0;
 }
 
 void Network::take_snapshot(Snapshot& s) {
@@ -357,33 +360,7 @@ void Network::take_snapshot(Snapshot& s) {
   for (const auto& f : flows_) s.delivered.push_back(runs_here(f.spec.dst) ? f.delivered : 0);
 }
 
-RunTotals Network::run(Time stop) {
-  if (n_parts_ > 1) return run_partitioned(stop, stop, {});
-  if (coordinator_ || looks_for_deadlocks()) return run(stop, Time::max(), [](Time) {});
-  prepare();
-  run_observing(stop);
-  run_tail(stop);
-  return finish();
-}
-
-void Network::run_observing(Time until) {
-  while (observed_ < snapshots_.size() && snapshots_[observed_].at <= until) {
-    Snapshot& s = snapshots_[observed_];
-    if (s.at <= sim_.now()) throw std::logic_error("Network: a snapshot instant was passed without a snapshot");
-    sim_.run(s.at - Time::from_ps(1));
-    // Stopped by an event before the instant (the last flow, the coordinator's new work):
-    // the caller decides how the run goes on, and the snapshot waits until it gets there.
-    if (sim_.stopped() || sim_.next_time() < s.at) return;
-    take_snapshot(s);
-    ++observed_;
-  }
-  sim_.run(until);
-}
-
-void Network::run_tail(Time stop) {
-  if (ctx_.flows_left > 0 || work() == 0 || sim_.now() >= stop) return;
-  run_observing(std::max(sim_.now(), std::min(stop, std::max(ctx_.last_done, last_release_) + tail_)));
-}
+RunTotals Network::run(Time stop) { return run(stop, stop, {}); }
 
 std::uint64_t Network::events() const {
   if (n_parts_ == 1 || parts_.empty()) return sim_.events();
@@ -396,14 +373,16 @@ std::uint64_t Network::events() const {
 
 std::uint64_t Network::fingerprint() const {
   if (agreed_) return total_fingerprint_;
-  std::uint64_t h = sim_.fingerprint();  // the parts' shares add up to the undivided run's
+  if (n_parts_ == 1) return sim_.fingerprint();
+  std::uint64_t h = 0;  // the parts' shares add up to the undivided run's
   for (const auto& part : parts_) h += part->sim.fingerprint();
   return h;
 }
 
 std::size_t Network::packets_alive() const {
   std::size_t live = packets_.live();
-  for (const auto& part : parts_) live += part->packets.live();
+  for (const auto& part : parts_)
+    if (part->own) live += part->own->packets.live();
   return live;
 }
 
@@ -643,8 +622,8 @@ RunTotals Network::finish() {
       const Part& part = *parts_[q];
       pending = pending || part.sim.pending() > 0;
       last_now = std::max(last_now, part.sim.now());
-      t.peak_packets += part.packets.peak();
-      ledger_ += part.ledger;
+      t.peak_packets += part.ctx.packets.peak();
+      if (part.own) ledger_ += part.own->ledger;
     }
   }
   std::uint64_t found = 0;
@@ -674,7 +653,7 @@ RunTotals Network::finish() {
                            std::to_string(found) + " in queues and on links");
   // The work held in this process's parts is done (another process's parts' copies here
   // are held but never run).
-  bool work_done = ctx_.work_released == ctx_.work_held;
+  bool work_done = true;
   for (std::uint32_t q = first_part_; q < end_part_; ++q)
     work_done = work_done && parts_[q]->ctx.work_released == parts_[q]->ctx.work_held;
   if (exchange_) agree_on_totals(t, pending, last_now, work_done);
@@ -719,7 +698,8 @@ RunTotals Network::finish() {
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();
-  for (const auto& part : parts_) part->packets.check_no_leaks();
+  for (const auto& part : parts_)
+    if (part->own) part->own->packets.check_no_leaks();
   return t;
 }
 

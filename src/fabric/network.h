@@ -199,9 +199,8 @@ class Network final : private FlowEvents {
   // Runs until every flow has finished and nothing is left to do, or until `stop`.
   // Checks conservation and leaks (std::logic_error on a violation).
   RunTotals run(Time stop);
-  // Runs in slices, calling progress(now) between them (for a progress line).
-  template <typename F>
-  RunTotals run(Time stop, Time slice, F&& progress);
+  // Runs in slices, calling progress(now) at their ends (for a progress line).
+  RunTotals run(Time stop, Time slice, const std::function<void(Time)>& progress);
 
   // Split the run into `partitions` parts run by `threads` threads (1 <= threads <=
   // partitions; before run()). Hosts go to parts by index (contiguous blocks), a switch
@@ -277,7 +276,6 @@ class Network final : private FlowEvents {
   void partition();
   void partition_by_levels();
   void partition_by_metis();
-  RunTotals run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress);
   void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
   // Over several processes: this one's parts' published `seen` and the frames they sent
   // into other processes' parts, out; theirs, in (into the parts' places here).
@@ -315,13 +313,22 @@ class Network final : private FlowEvents {
     bool failed = false;
   };
   struct Part {
-    Simulator sim;
-    Pool<Packet> packets{"Packet", 4096};
-    Ledger ledger;
-    FabricContext ctx{sim, packets, ledger};
+    // A split run's part has its own simulator, pool and ledger; the one part of an
+    // undivided run runs on the network's.
+    struct Own {
+      Simulator sim;
+      Pool<Packet> packets{"Packet", 4096};
+      Ledger ledger;
+      FabricContext ctx{sim, packets, ledger};
+    };
+    std::unique_ptr<Own> own;
+    FabricContext& ctx;
+    Simulator& sim;
     std::vector<Outbox> out;
     std::exception_ptr error;
     std::array<Seen, 2> seen;
+    Part() : own(std::make_unique<Own>()), ctx(own->ctx), sim(own->sim) {}
+    explicit Part(FabricContext& network) : ctx(network), sim(network.sim) {}
   };
   std::uint32_t n_parts_ = 1, n_threads_ = 1;
   Partitioner partitioner_ = Partitioner::levels;
@@ -377,59 +384,15 @@ class Network final : private FlowEvents {
   // multiples of the interval, once every event before the check's instant has run.
   bool looks_for_deadlocks() const { return deadlock_interval_ > Time() && !switches_.empty(); }
   bool stopped_by_deadlock() const { return deadlock_ && !deadlock_keep_running_; }
-  // Undivided: once the work is done, the events up to the tail's end (Network::tail_).
-  void run_tail(Time stop);
-  // Undivided: sim_.run(until), cut at the snapshot instants up to it (snapshot_at).
-  // Returns early, as sim_.run does, when an event stops the simulator.
-  void run_observing(Time until);
   // Reads `s` now (this process's nodes and the flows that end at them).
   void take_snapshot(Snapshot& s);
   std::vector<Snapshot> snapshots_;
   Snapshot end_snapshot_;
-  std::size_t observed_ = 0;  // undivided: the snapshots taken
   std::uint64_t work() const { return flows_.size() + held_ + held_in_; }
   void look_for_deadlock(Time now);
   Time deadlock_interval_, deadlock_persist_;
   bool deadlock_keep_running_ = false;
   std::optional<DeadlockReport> deadlock_;
 };
-
-template <typename F>
-RunTotals Network::run(Time stop, Time slice, F&& progress) {
-  if (n_parts_ > 1) return run_partitioned(stop, slice, [&](Time now) { progress(now); });
-  prepare();
-  // The coordinator's instants cut the slices: its step runs once every event at or
-  // before its instant has.
-  Time due = coordinator_ ? coordinator_->next_step(sim_.pending() == 0) : Time::max();
-  Time next_check = looks_for_deadlocks() ? sim_.now() + deadlock_interval_ : Time::max();
-  // A run with no work at all runs until nothing is pending, as one without checks does.
-  const auto working = [&] { return ctx_.flows_left > 0 || work() == 0; };
-  while (working() && (sim_.pending() > 0 || due != Time::max()) && sim_.now() < stop && !stopped_by_deadlock()) {
-    Time until = stop - sim_.now() < slice ? stop : sim_.now() + slice;
-    const bool checking = next_check <= until;
-    if (checking) until = next_check - Time::from_ps(1);
-    const bool stepping = due <= until;
-    if (stepping) until = due;
-    run_observing(until);
-    if (coordinator_moved_) {  // an event gave the coordinator earlier work
-      coordinator_moved_ = false;
-      due = coordinator_->next_step(sim_.pending() == 0);
-    } else if (sim_.next_time() > until && working()) {  // everything up to `until` has run
-      if (checking && next_check == until + Time::from_ps(1)) {
-        look_for_deadlock(next_check);
-        next_check += deadlock_interval_;
-        if (stopped_by_deadlock()) {
-          sim_.advance_to(until + Time::from_ps(1));  // the run ends at the check
-          break;
-        }
-      }
-      if (stepping) due = coordinate(due);
-      else if (coordinator_) sim_.advance_to(until);  // nothing before it
-    }
-    progress(sim_.now());
-  }
-  if (!stopped_by_deadlock()) run_tail(stop);
-  return finish();
-}
 
 }  // namespace fabriclab::fabric

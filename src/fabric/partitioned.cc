@@ -281,22 +281,25 @@ void Network::hand_over(std::uint32_t to, int window) {
   }
 }
 
-RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<void(Time)>& progress) {
+RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& progress) {
   prepare();
   const std::uint32_t threads = n_threads_;
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
   const bool look = looks_for_deadlocks();
-  // Windows on a fixed grid of `grid` from the start (whatever the checks); a window also
-  // ends at the coordinator's next instant. No window is longer than the tail, so that
-  // the window where the work is found done ends before the tail does.
-  const Time grid = std::min(window_ != Time::max() ? window_
-                             : look                 ? deadlock_interval_
-                                                    : Time::max(),
-                             std::max(tail_, Time::from_ps(1)));
+  // Split: windows of `grid` (whatever the checks); a window also ends at the
+  // coordinator's next instant. No window is longer than the tail, so that the window
+  // where the work is found done ends before the tail does. Undivided: windows of the
+  // progress slice; the event that finishes the work stops the simulator, and the window
+  // ends there.
+  const Time grid = n_parts_ == 1 ? slice
+                                  : std::min(window_ != Time::max() ? window_
+                                             : look                 ? deadlock_interval_
+                                                                    : Time::max(),
+                                             std::max(tail_, Time::from_ps(1)));
   const bool has_work = work() > 0;
   // The coordinator's next instant and, after its step, whether the network was idle:
   // written by thread 0 while the others wait, read by all after the meeting.
-  Time due = coordinator_ ? coordinator_->next_step(false) : Time::max();
+  Time due = coordinator_ ? coordinator_->next_step(n_parts_ == 1 && idle()) : Time::max();
   bool idle_after_step = false;
   // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
   // sending into this window's outboxes; publish what the decision needs in this
@@ -342,6 +345,22 @@ RunTotals Network::run_partitioned(Time stop, Time slice, const std::function<vo
         seen = {part.ctx.flows_left, part.sim.pending(),   part.sim.events(), 0,
                 part.ctx.last_done,  part.error != nullptr};
         for (const Outbox& o : part.out) seen.sent += o.window[w].frames.size();
+      }
+      // Undivided, an event may stop the simulator before `until`: the one that finished
+      // the work, or one that gave the coordinator work (coordinator_moved). The window
+      // ends there with nothing due at its end, and the next one goes on from there.
+      if (n_parts_ == 1 && !parts_[0]->error && parts_[0]->sim.stopped()) {
+        Part& part = *parts_[0];
+        if (coordinator_moved_) {
+          coordinator_moved_ = false;
+          due = coordinator_->next_step(idle());
+        }
+        if (part.ctx.flows_left + (held_ - released_) == 0 && has_work && !tail) {
+          tail = true;
+          end = std::min(stop, std::max(part.ctx.last_done, last_release_) + tail_);
+        }
+        from = part.sim.now();
+        continue;
       }
       sync.arrive_and_wait();
       if (exchange_) {  // the other processes' parts' `seen` and frames, into their places here
