@@ -176,68 +176,6 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
   held_in_ += n;
 }
 
-Time Network::coordinate(Time at, bool* idle_after) {
-  for (std::uint32_t q = first_part_; q < end_part_; ++q) parts_[q]->sim.advance_to(at);
-  const std::uint64_t released = released_;
-  std::exception_ptr failed;
-  try {
-    coordinator_->step(at);
-  } catch (...) {
-    if (!exchange_) throw;
-    failed = std::current_exception();  // thrown once every process has heard of it
-  }
-  if (released_ != released) last_release_ = at;  // (release() is called from the step)
-  bool now_idle = idle(), any_failed = failed != nullptr;
-  if (exchange_) agree_after_step(now_idle, any_failed);
-  if (failed) std::rethrow_exception(failed);
-  if (idle_after) *idle_after = now_idle;
-  // (Another process's step failed: it says so after this window, and the run ends.)
-  return any_failed ? Time::max() : coordinator_->next_step(now_idle);
-}
-
-void Network::agree_after_step(bool& idle, bool& failed) {
-  // A copy whose step failed stopped half-way: it shares nothing, and once any has
-  // failed no copy reads another's state again (their lists of collectives may differ);
-  // every process knows it, and the run ends after the next window.
-  std::vector<std::byte> mine;
-  ByteWriter w(mine);
-  w.put(idle);
-  w.put(failed);
-  if (!failed) coordinator_->share(w);
-  ByRank all;
-  exchange_->all_gather(mine, all, "a step of the collectives");
-  std::vector<ByteReader> in;
-  for (int r = 0; r < exchange_->size(); ++r) {
-    in.emplace_back(all.of(r));
-    idle = in.back().get<bool>() && idle;
-    failed = in.back().get<bool>() || failed;
-  }
-  coordinator_failed_ = coordinator_failed_ || failed;
-  if (coordinator_failed_) return;
-  for (int r = 0; r < exchange_->size(); ++r) {
-    if (r == exchange_->rank()) continue;
-    coordinator_->take_shared(in[static_cast<std::size_t>(r)]);
-    if (!in[static_cast<std::size_t>(r)].done())
-      throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
-  }
-}
-
-void Network::coordinator_moved() {
-  if (n_parts_ > 1) throw std::logic_error("Network: a partitioned run's coordinator cannot be given work by an event");
-  coordinator_moved_ = true;
-  sim_.stop();
-}
-
-bool Network::idle() const {
-  // This process's parts' events, and the frames on their way into them (another
-  // process's parts' outboxes hold those it sent here; this one's, those not yet sent).
-  bool idle = true;
-  for (std::uint32_t q = first_part_; q < end_part_ && idle; ++q) idle = parts_[q]->sim.pending() == 0;
-  for (const auto& part : parts_)
-    for (const Outbox& o : part->out) idle = idle && o.window[0].frames.empty() && o.window[1].frames.empty();
-  return idle;
-}
-
 void Network::check_buffers() {
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
@@ -310,6 +248,9 @@ void Network::prepare() {
     for (const auto& f : flows_)
       ++parts_[part_of_[hosts_[finishing_host(f.spec)]->id()]]->ctx.flows_left;  // where it finishes
   }
+  observers_.clear();
+  if (looks_for_deadlocks()) observers_.push_back(&deadlock_check_);
+  if (!snapshots_.empty()) observers_.push_back(&snapshot_reader_);
   for (auto& s : switches_) s->start();
   if (coordinator_) coordinator_->begin();
 }
@@ -333,34 +274,6 @@ void Network::start_flow(std::uint32_t id, Time at) {
   f.started = at;
   for (const auto& [h, q] : send_qps_[id]) hosts_[h]->start_send_qp(q, at);
 }
-
-void Network::snapshot_at(std::vector<Time> instants) {
-  if (prepared_) throw std::logic_error("Network::snapshot_at after the run was prepared");
-  for (std::size_t i = 0; i < instants.size(); ++i)
-    if (instants[i] <= Time() || (i > 0 && instants[i] <= instants[i - 1]))
-      throw std::logic_error("Network::snapshot_at: instants must be after 0 and ascending");
-  snapshots_.clear();
-  for (Time t : instants) snapshots_.push_back({.at = t});
-}
-
-void Network::take_snapshot(Snapshot& s) {
-  s.taken = true;
-  s.ports.clear();
-  s.delivered.clear();
-  const auto hosts = static_cast<std::uint32_t>(hosts_.size());
-  for (std::uint32_t n = 0; n < nodes_.size(); ++n)
-    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) {
-      if (!runs_here(n)) {
-        s.ports.emplace_back();
-        continue;
-      }
-      s.ports.push_back(port_counters(*nodes_[n], i, s.at));
-      if (n >= hosts) s.ports.back().max_queue_bytes = switches_[n - hosts]->take_max_queue_since(i);
-    }
-  for (const auto& f : flows_) s.delivered.push_back(runs_here(f.spec.dst) ? f.delivered : 0);
-}
-
-RunTotals Network::run(Time stop) { return run(stop, stop, {}); }
 
 std::uint64_t Network::events() const {
   if (n_parts_ == 1 || parts_.empty()) return sim_.events();
@@ -386,57 +299,6 @@ std::size_t Network::packets_alive() const {
   return live;
 }
 
-void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
-  if (prepared_) throw std::logic_error("Network::detect_deadlocks after the run was prepared");
-  deadlock_interval_ = interval;
-  deadlock_persist_ = persist;
-  deadlock_keep_running_ = keep_running;
-}
-
-void Network::look_for_deadlock(Time now) {
-  if (deadlock_) return;  // one report; a watchdog that may break it keeps the run going
-  const auto first = static_cast<std::uint32_t>(hosts_.size());
-  if (!exchange_) {
-    deadlock_ = find_pfc_deadlock(switches_, first, now, deadlock_persist_);
-    return;
-  }
-  // Over several processes: each collects its switches' paused queues, every one puts
-  // them all together in the undivided order and finds the same cycle.
-  const auto mine = paused_queues(switches_, first, now, deadlock_persist_,
-                                  [&](std::size_t i) { return runs_here(static_cast<std::uint32_t>(first + i)); });
-  std::vector<std::byte> bytes;
-  ByteWriter w(bytes);
-  w.put(static_cast<std::uint64_t>(mine.size()));
-  for (const PausedQueue& q : mine) {
-    w.put(q.sw);
-    w.put(q.port);
-    w.put(q.prio);
-    w.put(static_cast<std::uint64_t>(q.upstream.size()));
-    for (const auto& [node, port] : q.upstream) {
-      w.put(node);
-      w.put(port);
-    }
-  }
-  ByRank all;
-  exchange_->all_gather(bytes, all, "a deadlock check");
-  std::vector<PausedQueue> queues;
-  for (int r = 0; r < exchange_->size(); ++r) {
-    ByteReader in(all.of(r));
-    for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
-      PausedQueue q{in.get<std::uint32_t>(), in.get<std::uint16_t>(), in.get<std::uint8_t>(), {}};
-      for (auto u = in.get<std::uint64_t>(); u > 0; --u) {
-        const auto node = in.get<std::uint32_t>();
-        q.upstream.emplace_back(node, in.get<std::uint16_t>());
-      }
-      queues.push_back(std::move(q));
-    }
-  }
-  std::sort(queues.begin(), queues.end(), [](const PausedQueue& a, const PausedQueue& b) {
-    return std::tie(a.sw, a.port, a.prio) < std::tie(b.sw, b.port, b.prio);
-  });
-  deadlock_ = find_cycle(queues, switches_, first, now);
-}
-
 PortCounters Network::port_counters_at_end(std::uint32_t node, std::size_t port) const {
   if (!gathered_ports_.empty()) return gathered_ports_.at(port_base_.at(node) + port);
   return port_counters(*nodes_.at(node), port, end_);
@@ -453,153 +315,9 @@ WatchdogCounts Network::watchdog_counts(std::uint32_t sw, std::size_t port) cons
   return own_watchdog(node, port);
 }
 
-void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done) {
-  // Every process's share of what the run's totals add up from.
-  struct Share {
-    Ledger ledger;
-    std::uint64_t events, fingerprint, packet_hops, in_flight_packets, in_flight_bytes, peak, flows_finished;
-    Time last_now;
-    bool pending, work_done;
-    RankStats stats;
-  };
-  const Share mine{ledger_,
-                   t.events,
-                   fingerprint(),
-                   t.packet_hops,
-                   t.in_flight_data_packets,
-                   t.in_flight_data_bytes,
-                   t.peak_packets,
-                   t.flows_finished,
-                   last_now,
-                   pending,
-                   work_done,
-                   rank_stats_};
-  std::vector<std::byte> bytes;
-  ByteWriter(bytes).put(mine);
-  ByRank all;
-  exchange_->all_gather(bytes, all, "the end of the run (totals)");
-  ledger_ = {};
-  t = RunTotals{.end = t.end};
-  std::uint64_t fp = 0;
-  pending = false;
-  work_done = true;
-  all_rank_stats_.clear();
-  for (int r = 0; r < exchange_->size(); ++r) {
-    const Share s = ByteReader(all.of(r)).get<Share>();
-    ledger_ += s.ledger;
-    t.events += s.events;
-    fp += s.fingerprint;
-    t.packet_hops += s.packet_hops;
-    t.in_flight_data_packets += s.in_flight_packets;
-    t.in_flight_data_bytes += s.in_flight_bytes;
-    t.peak_packets += s.peak;
-    t.flows_finished += s.flows_finished;
-    last_now = std::max(last_now, s.last_now);
-    pending = pending || s.pending;
-    work_done = work_done && s.work_done;
-    all_rank_stats_.push_back(s.stats);
-  }
-  total_events_ = t.events;
-  total_fingerprint_ = fp;
-  agreed_ = true;
-}
-
 WatchdogCounts Network::own_watchdog(std::uint32_t node, std::size_t port) const {
   const Switch& sw = *switches_[node - hosts_.size()];
   return {sw.storms(port), sw.watchdog_drops(port)};
-}
-
-void Network::gather_results() {
-  // The snapshots taken (alike on every rank) and the end's reading.
-  const auto readings = [this] {
-    std::vector<Snapshot*> r;
-    for (Snapshot& s : snapshots_)
-      if (s.taken) r.push_back(&s);
-    if (!snapshots_.empty()) r.push_back(&end_snapshot_);
-    return r;
-  };
-  port_base_.assign(nodes_.size() + 1, 0);
-  for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
-  // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
-  // sender's retransmissions, the receiver's delivery, the finish where it happened),
-  // and what its parts kept of the coordinator's work.
-  ByRank out, in;
-  out.clear(exchange_->size());
-  if (exchange_->rank() != 0) {  // (rank 0 sends itself nothing)
-    ByteWriter w(out.data);
-    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
-      if (!runs_here(n)) continue;
-      w.put(n);
-      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(port_counters(*nodes_[n], i, end_));
-      if (n < hosts_.size()) w.put(hosts_[n]->counters());
-      else
-        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(own_watchdog(n, i));
-    }
-    w.put(~std::uint32_t{0});
-    for (std::uint32_t id = 0; id < flows_.size(); ++id) {
-      const FlowState& f = flows_[id];
-      if (runs_here(f.spec.src)) w.put(f.retransmitted);
-      if (runs_here(f.spec.dst)) w.put(f.delivered);
-      if (runs_here(finishing_host(f.spec))) {
-        w.put(f.qps_done);
-        w.put(f.finish);
-      }
-    }
-    for (const Snapshot* reading : readings()) {
-      const Snapshot& s = *reading;
-      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
-        if (runs_here(n))
-          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
-      for (std::uint32_t id = 0; id < flows_.size(); ++id)
-        if (runs_here(flows_[id].spec.dst)) w.put(s.delivered[id]);
-    }
-    if (coordinator_) coordinator_->share_results(w);
-  }
-  for (int r = 0; r < exchange_->size(); ++r) out.next_rank();  // all of it for rank 0
-  exchange_->all_to_all(out, in, "the end of the run (outputs to rank 0)");
-  if (exchange_->rank() != 0) return;
-  for (std::uint32_t n = 0; n < nodes_.size(); ++n)
-    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) {
-      gathered_ports_.push_back(port_counters(*nodes_[n], i, end_));
-      gathered_watchdog_.push_back(n < hosts_.size() ? WatchdogCounts{} : own_watchdog(n, i));
-    }
-  for (const auto& h : hosts_) gathered_hosts_.push_back(h->counters());
-  for (int r = 1; r < exchange_->size(); ++r) {
-    ByteReader rd(in.of(r));
-    const auto [lo, hi] = parts_of_rank(r);
-    // (Bindings captured by copy: clang before 16 cannot capture structured bindings.)
-    const auto owner = [&, lo = lo, hi = hi](std::uint32_t node) {
-      return lo <= part_of_[node] && part_of_[node] < hi;
-    };
-    for (auto n = rd.get<std::uint32_t>(); n != ~std::uint32_t{0}; n = rd.get<std::uint32_t>()) {
-      if (n >= nodes_.size() || !owner(n))
-        throw std::logic_error(fmt::format("rank {} sent the counters of node {}", r, n));
-      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
-        gathered_ports_[port_base_[n] + i] = rd.get<PortCounters>();
-      if (n < hosts_.size()) gathered_hosts_[n] = rd.get<HostCounters>();
-      else
-        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
-          gathered_watchdog_[port_base_[n] + i] = rd.get<WatchdogCounts>();
-    }
-    for (FlowState& f : flows_) {
-      if (owner(f.spec.src)) f.retransmitted = rd.get<std::uint64_t>();
-      if (owner(f.spec.dst)) f.delivered = rd.get<std::uint64_t>();
-      if (owner(finishing_host(f.spec))) {
-        f.qps_done = rd.get<std::uint32_t>();
-        f.finish = rd.get<Time>();
-      }
-    }
-    for (Snapshot* reading : readings()) {
-      Snapshot& s = *reading;
-      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
-        if (owner(n))
-          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) s.ports[port_base_[n] + i] = rd.get<PortCounters>();
-      for (std::uint32_t id = 0; id < flows_.size(); ++id)
-        if (owner(flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
-    }
-    if (coordinator_) coordinator_->take_results(rd);
-    if (!rd.done()) throw std::logic_error(fmt::format("rank {} sent more than its nodes' counters", r));
-  }
 }
 
 RunTotals Network::finish() {

@@ -10,16 +10,20 @@
 //   net.add_flow({.src = a, .dst = b, .bytes = 4096});
 //   RunTotals t = net.run(ms(1));
 //
-// A partitioned run (set_partitions) splits the nodes into parts, each with its own
-// simulator, packet pool and ledger, run in lock-step windows as long as the smallest
-// delay of a link between parts (conservative synchronization: a frame sent in one
-// window cannot arrive before the next). Frames crossing a cut are handed over at the
-// window's end; every event carries a tie key drawn by the node acting (core/simulator.h),
-// so a partitioned run executes the undivided run's events, in the same order within
-// each part, whatever the threads: the same outputs and fingerprint. The parts may also
-// be spread over processes (MPI ranks, through an Exchange): each runs a block of them
-// and the exchange carries the frames, the windows' decisions, the deadlock checks and,
-// at the end, what the outputs read, to rank 0.
+// The model is network.cc (nodes, links, flows, connections, the set-up and the end's
+// checks) and routing.cc. The run is one loop (run.cc) of lock-step windows over parts,
+// each part with its own simulator, packet pool and ledger; an undivided run is one
+// part, on the network's own. A split run (set_partitions; partition.cc puts the nodes
+// into parts) makes its windows as long as the smallest delay of a link between parts
+// (conservative synchronization: a frame sent in one window cannot arrive before the
+// next). Frames crossing a cut are handed over at the window's end; every event carries
+// a tie key drawn by the node acting (core/simulator.h), so a split run executes the
+// undivided run's events, in the same order within each part, whatever the threads: the
+// same outputs and fingerprint. The parts may also be spread over processes (MPI ranks,
+// through an Exchange): each runs a block of them and the exchange carries the frames,
+// the windows' decisions, the deadlock checks and, at the end, what the outputs read, to
+// rank 0. What reads the network at instants of its own during the run (the PFC deadlock
+// check, snapshots) plugs into the loop as a RunObserver (observers.cc).
 #pragma once
 
 #include <array>
@@ -42,6 +46,7 @@
 #include "fabric/port.h"
 #include "fabric/reorder_box.h"
 #include "fabric/resequencer.h"
+#include "fabric/run_observer.h"
 #include "fabric/switch.h"
 
 namespace fabriclab::fabric {
@@ -393,6 +398,28 @@ class Network final : private FlowEvents {
   Time deadlock_interval_, deadlock_persist_;
   bool deadlock_keep_running_ = false;
   std::optional<DeadlockReport> deadlock_;
+
+  // The run's observers (RunObserver), set by prepare(): the deadlock check first, then
+  // the snapshots (a check that ends the run at an instant leaves its snapshot unread).
+  struct DeadlockCheck final : RunObserver {
+    explicit DeadlockCheck(Network& n) : net(n) {}
+    Kind kind() const override { return Kind::check; }
+    Time instant(std::size_t k) const override { return net.deadlock_interval_ * static_cast<std::int64_t>(k + 1); }
+    void read(std::size_t /*k*/, Time at) override { net.look_for_deadlock(at); }
+    Network& net;
+  };
+  struct SnapshotReader final : RunObserver {
+    explicit SnapshotReader(Network& n) : net(n) {}
+    Kind kind() const override { return Kind::reading; }
+    Time instant(std::size_t k) const override {
+      return k < net.snapshots_.size() ? net.snapshots_[k].at : Time::max();
+    }
+    void read(std::size_t k, Time /*at*/) override { net.take_snapshot(net.snapshots_[k]); }
+    Network& net;
+  };
+  DeadlockCheck deadlock_check_{*this};
+  SnapshotReader snapshot_reader_{*this};
+  std::vector<RunObserver*> observers_;
 };
 
 }  // namespace fabriclab::fabric

@@ -15,9 +15,6 @@ namespace fabriclab::scenario {
 
 // flows.csv; sets o.retransmitted and the FCT percentiles.
 std::string flows_csv(fabric::Network& net, FabricOutcome& o);
-// A table in ports.csv's format: node,port and every field, a row per entry of
-// `per_port` (every node's ports, in node order).
-std::string ports_table(const fabric::Network& net, const std::vector<fabric::PortCounters>& per_port);
 // ports.csv (PortCounters' fields); `all` gets every port's counts added up. Throws
 // std::logic_error when the ports' drops and the ledger's drops by reason disagree.
 std::string ports_csv(const fabric::Network& net, fabric::PortCounters& all);

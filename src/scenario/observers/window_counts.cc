@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "scenario/fabric/outputs.h"
+#include "scenario/observers/ports_table.h"
 #include "scenario/report/files.h"
 
 namespace fabriclab::scenario {

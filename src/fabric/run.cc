@@ -1,18 +1,19 @@
-// Network: a run split into parts with their own simulator, pool and ledger, run by
-// threads in lock-step windows of the smallest link delay between parts, in one process
-// or over several (an Exchange between MPI ranks).
+// The run of a Network: one loop of lock-step windows over parts, each with its own
+// simulator, pool and ledger (an undivided run is one part, on the network's own), run
+// by threads in one process or over several (an Exchange between MPI ranks); the frames
+// crossing between parts at each window's end, the coordinator's steps between windows,
+// the observers' readings (observers.cc) at their instants, and what the processes agree
+// on at the end.
 #include "fabric/network.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <map>
 #include <tuple>
 #include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
-#include <metis.h>
 
 #include "core/error.h"
 #include "core/spin_barrier.h"
@@ -100,80 +101,6 @@ void Network::partition() {
 std::pair<std::uint32_t, std::uint32_t> Network::parts_of_rank(int rank) const {
   const auto r = static_cast<std::uint64_t>(rank), size = static_cast<std::uint64_t>(exchange_->size());
   return {static_cast<std::uint32_t>(r * n_parts_ / size), static_cast<std::uint32_t>((r + 1) * n_parts_ / size)};
-}
-
-void Network::partition_by_levels() {
-  // Hosts by index; switches level by level away from the hosts, each to the part most
-  // of its nearer neighbours are in, those without a majority spread evenly in id order.
-  const std::size_t n = nodes_.size();
-  constexpr std::uint32_t kNone = ~0u;
-  part_of_.assign(n, kNone);
-  std::vector<std::int32_t> level(n, -1);
-  std::vector<std::uint32_t> frontier, next;
-  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
-    part_of_[h] = static_cast<std::uint32_t>(std::uint64_t{h} * n_parts_ / hosts_.size());
-    level[h] = 0;
-    frontier.push_back(h);
-  }
-  std::vector<std::uint32_t> votes(n_parts_), tied;
-  for (std::int32_t l = 1; !frontier.empty(); ++l) {
-    next.clear();
-    for (std::uint32_t u : frontier)
-      for (std::size_t i = 0; i < nodes_[u]->port_count(); ++i) {
-        const std::uint32_t v = nodes_[u]->port(i).peer()->owner().id();
-        if (level[v] < 0) {
-          level[v] = l;
-          next.push_back(v);
-        }
-      }
-    std::sort(next.begin(), next.end());
-    tied.clear();
-    for (std::uint32_t v : next) {
-      std::fill(votes.begin(), votes.end(), 0u);
-      for (std::size_t i = 0; i < nodes_[v]->port_count(); ++i) {
-        const std::uint32_t w = nodes_[v]->port(i).peer()->owner().id();
-        if (level[w] >= 0 && level[w] < l) ++votes[part_of_[w]];
-      }
-      const auto best = std::max_element(votes.begin(), votes.end());
-      if (std::count(votes.begin(), votes.end(), *best) == 1)
-        part_of_[v] = static_cast<std::uint32_t>(best - votes.begin());
-      else tied.push_back(v);
-    }
-    for (std::size_t i = 0; i < tied.size(); ++i)
-      part_of_[tied[i]] = static_cast<std::uint32_t>(i * n_parts_ / tied.size());
-    frontier.swap(next);
-  }
-  for (auto& p : part_of_)
-    if (p == kNone) p = 0;  // not connected to any host
-}
-
-void Network::partition_by_metis() {
-  // The graph as METIS takes it: adjacency lists, parallel links as one edge of their
-  // number, each node weighted by its ports (its share of the run's events, roughly).
-  const auto n = static_cast<idx_t>(nodes_.size());
-  std::vector<idx_t> xadj{0}, adjncy, adjwgt, vwgt;
-  std::map<std::uint32_t, idx_t> links;
-  for (const Node* u : nodes_) {
-    links.clear();
-    for (std::size_t i = 0; i < u->port_count(); ++i) ++links[u->port(i).peer()->owner().id()];
-    for (const auto& [v, count] : links) {
-      adjncy.push_back(static_cast<idx_t>(v));
-      adjwgt.push_back(count);
-    }
-    xadj.push_back(static_cast<idx_t>(adjncy.size()));
-    vwgt.push_back(static_cast<idx_t>(std::max<std::size_t>(u->port_count(), 1)));
-  }
-  idx_t options[METIS_NOPTIONS];
-  METIS_SetDefaultOptions(options);
-  options[METIS_OPTION_SEED] = 1;  // the same parts every time (the result does not depend on them)
-  idx_t ncon = 1, nparts = static_cast<idx_t>(n_parts_), cut = 0, nv = n;
-  std::vector<idx_t> part(nodes_.size());
-  const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, adjwgt.data(),
-                                     &nparts, nullptr, nullptr, options, &cut, part.data());
-  if (rc != METIS_OK)
-    throw std::runtime_error(fmt::format("METIS could not split the network ({} nodes) into {} parts (error {})",
-                                         nodes_.size(), n_parts_, rc));
-  part_of_.assign(part.begin(), part.end());
 }
 
 void Network::exchange_window(int window) {
@@ -281,6 +208,214 @@ void Network::hand_over(std::uint32_t to, int window) {
   }
 }
 
+RunTotals Network::run(Time stop) { return run(stop, stop, {}); }
+
+Time Network::coordinate(Time at, bool* idle_after) {
+  for (std::uint32_t q = first_part_; q < end_part_; ++q) parts_[q]->sim.advance_to(at);
+  const std::uint64_t released = released_;
+  std::exception_ptr failed;
+  try {
+    coordinator_->step(at);
+  } catch (...) {
+    if (!exchange_) throw;
+    failed = std::current_exception();  // thrown once every process has heard of it
+  }
+  if (released_ != released) last_release_ = at;  // (release() is called from the step)
+  bool now_idle = idle(), any_failed = failed != nullptr;
+  if (exchange_) agree_after_step(now_idle, any_failed);
+  if (failed) std::rethrow_exception(failed);
+  if (idle_after) *idle_after = now_idle;
+  // (Another process's step failed: it says so after this window, and the run ends.)
+  return any_failed ? Time::max() : coordinator_->next_step(now_idle);
+}
+
+void Network::agree_after_step(bool& idle, bool& failed) {
+  // A copy whose step failed stopped half-way: it shares nothing, and once any has
+  // failed no copy reads another's state again (their lists of collectives may differ);
+  // every process knows it, and the run ends after the next window.
+  std::vector<std::byte> mine;
+  ByteWriter w(mine);
+  w.put(idle);
+  w.put(failed);
+  if (!failed) coordinator_->share(w);
+  ByRank all;
+  exchange_->all_gather(mine, all, "a step of the collectives");
+  std::vector<ByteReader> in;
+  for (int r = 0; r < exchange_->size(); ++r) {
+    in.emplace_back(all.of(r));
+    idle = in.back().get<bool>() && idle;
+    failed = in.back().get<bool>() || failed;
+  }
+  coordinator_failed_ = coordinator_failed_ || failed;
+  if (coordinator_failed_) return;
+  for (int r = 0; r < exchange_->size(); ++r) {
+    if (r == exchange_->rank()) continue;
+    coordinator_->take_shared(in[static_cast<std::size_t>(r)]);
+    if (!in[static_cast<std::size_t>(r)].done())
+      throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
+  }
+}
+
+void Network::coordinator_moved() {
+  if (n_parts_ > 1) throw std::logic_error("Network: a partitioned run's coordinator cannot be given work by an event");
+  coordinator_moved_ = true;
+  sim_.stop();
+}
+
+bool Network::idle() const {
+  // This process's parts' events, and the frames on their way into them (another
+  // process's parts' outboxes hold those it sent here; this one's, those not yet sent).
+  bool idle = true;
+  for (std::uint32_t q = first_part_; q < end_part_ && idle; ++q) idle = parts_[q]->sim.pending() == 0;
+  for (const auto& part : parts_)
+    for (const Outbox& o : part->out) idle = idle && o.window[0].frames.empty() && o.window[1].frames.empty();
+  return idle;
+}
+
+void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done) {
+  // Every process's share of what the run's totals add up from.
+  struct Share {
+    Ledger ledger;
+    std::uint64_t events, fingerprint, packet_hops, in_flight_packets, in_flight_bytes, peak, flows_finished;
+    Time last_now;
+    bool pending, work_done;
+    RankStats stats;
+  };
+  const Share mine{ledger_,
+                   t.events,
+                   fingerprint(),
+                   t.packet_hops,
+                   t.in_flight_data_packets,
+                   t.in_flight_data_bytes,
+                   t.peak_packets,
+                   t.flows_finished,
+                   last_now,
+                   pending,
+                   work_done,
+                   rank_stats_};
+  std::vector<std::byte> bytes;
+  ByteWriter(bytes).put(mine);
+  ByRank all;
+  exchange_->all_gather(bytes, all, "the end of the run (totals)");
+  ledger_ = {};
+  t = RunTotals{.end = t.end};
+  std::uint64_t fp = 0;
+  pending = false;
+  work_done = true;
+  all_rank_stats_.clear();
+  for (int r = 0; r < exchange_->size(); ++r) {
+    const Share s = ByteReader(all.of(r)).get<Share>();
+    ledger_ += s.ledger;
+    t.events += s.events;
+    fp += s.fingerprint;
+    t.packet_hops += s.packet_hops;
+    t.in_flight_data_packets += s.in_flight_packets;
+    t.in_flight_data_bytes += s.in_flight_bytes;
+    t.peak_packets += s.peak;
+    t.flows_finished += s.flows_finished;
+    last_now = std::max(last_now, s.last_now);
+    pending = pending || s.pending;
+    work_done = work_done && s.work_done;
+    all_rank_stats_.push_back(s.stats);
+  }
+  total_events_ = t.events;
+  total_fingerprint_ = fp;
+  agreed_ = true;
+}
+
+void Network::gather_results() {
+  // The snapshots taken (alike on every rank) and the end's reading.
+  const auto readings = [this] {
+    std::vector<Snapshot*> r;
+    for (Snapshot& s : snapshots_)
+      if (s.taken) r.push_back(&s);
+    if (!snapshots_.empty()) r.push_back(&end_snapshot_);
+    return r;
+  };
+  port_base_.assign(nodes_.size() + 1, 0);
+  for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
+  // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
+  // sender's retransmissions, the receiver's delivery, the finish where it happened),
+  // and what its parts kept of the coordinator's work.
+  ByRank out, in;
+  out.clear(exchange_->size());
+  if (exchange_->rank() != 0) {  // (rank 0 sends itself nothing)
+    ByteWriter w(out.data);
+    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+      if (!runs_here(n)) continue;
+      w.put(n);
+      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(port_counters(*nodes_[n], i, end_));
+      if (n < hosts_.size()) w.put(hosts_[n]->counters());
+      else
+        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(own_watchdog(n, i));
+    }
+    w.put(~std::uint32_t{0});
+    for (std::uint32_t id = 0; id < flows_.size(); ++id) {
+      const FlowState& f = flows_[id];
+      if (runs_here(f.spec.src)) w.put(f.retransmitted);
+      if (runs_here(f.spec.dst)) w.put(f.delivered);
+      if (runs_here(finishing_host(f.spec))) {
+        w.put(f.qps_done);
+        w.put(f.finish);
+      }
+    }
+    for (const Snapshot* reading : readings()) {
+      const Snapshot& s = *reading;
+      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+        if (runs_here(n))
+          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
+      for (std::uint32_t id = 0; id < flows_.size(); ++id)
+        if (runs_here(flows_[id].spec.dst)) w.put(s.delivered[id]);
+    }
+    if (coordinator_) coordinator_->share_results(w);
+  }
+  for (int r = 0; r < exchange_->size(); ++r) out.next_rank();  // all of it for rank 0
+  exchange_->all_to_all(out, in, "the end of the run (outputs to rank 0)");
+  if (exchange_->rank() != 0) return;
+  for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) {
+      gathered_ports_.push_back(port_counters(*nodes_[n], i, end_));
+      gathered_watchdog_.push_back(n < hosts_.size() ? WatchdogCounts{} : own_watchdog(n, i));
+    }
+  for (const auto& h : hosts_) gathered_hosts_.push_back(h->counters());
+  for (int r = 1; r < exchange_->size(); ++r) {
+    ByteReader rd(in.of(r));
+    const auto [lo, hi] = parts_of_rank(r);
+    // (Bindings captured by copy: clang before 16 cannot capture structured bindings.)
+    const auto owner = [&, lo = lo, hi = hi](std::uint32_t node) {
+      return lo <= part_of_[node] && part_of_[node] < hi;
+    };
+    for (auto n = rd.get<std::uint32_t>(); n != ~std::uint32_t{0}; n = rd.get<std::uint32_t>()) {
+      if (n >= nodes_.size() || !owner(n))
+        throw std::logic_error(fmt::format("rank {} sent the counters of node {}", r, n));
+      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+        gathered_ports_[port_base_[n] + i] = rd.get<PortCounters>();
+      if (n < hosts_.size()) gathered_hosts_[n] = rd.get<HostCounters>();
+      else
+        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+          gathered_watchdog_[port_base_[n] + i] = rd.get<WatchdogCounts>();
+    }
+    for (FlowState& f : flows_) {
+      if (owner(f.spec.src)) f.retransmitted = rd.get<std::uint64_t>();
+      if (owner(f.spec.dst)) f.delivered = rd.get<std::uint64_t>();
+      if (owner(finishing_host(f.spec))) {
+        f.qps_done = rd.get<std::uint32_t>();
+        f.finish = rd.get<Time>();
+      }
+    }
+    for (Snapshot* reading : readings()) {
+      Snapshot& s = *reading;
+      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+        if (owner(n))
+          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) s.ports[port_base_[n] + i] = rd.get<PortCounters>();
+      for (std::uint32_t id = 0; id < flows_.size(); ++id)
+        if (owner(flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
+    }
+    if (coordinator_) coordinator_->take_results(rd);
+    if (!rd.done()) throw std::logic_error(fmt::format("rank {} sent more than its nodes' counters", r));
+  }
+}
+
 RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& progress) {
   prepare();
   const std::uint32_t threads = n_threads_;
@@ -317,17 +452,20 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
   auto loop = [&](std::uint32_t t) {
     Time from = sim_.now();  // no event of the next window is earlier
     Time next_progress = from + slice;
-    Time next_check = look ? from + deadlock_interval_ : Time::max();
-    Time end = stop;          // the tail's end once the work is done
-    bool tail = false;        // the work is done: the coordinator has nothing left to do
-    std::size_t snapped = 0;  // the snapshots past (taken by thread 0)
-    const auto next_snapshot = [&] { return snapped < snapshots_.size() ? snapshots_[snapped].at : Time::max(); };
+    Time end = stop;    // the tail's end once the work is done
+    bool tail = false;  // the work is done: the coordinator has nothing left to do
+    // Each observer's readings past (made by thread 0), its next instant, and which are
+    // due at this window's end.
+    std::vector<std::size_t> done(observers_.size(), 0);
+    std::vector<char> due_here(observers_.size(), 0);
+    const auto next_at = [&](std::size_t i) { return observers_[i]->instant(done[i]); };
+    const auto checks = [&](std::size_t i) { return observers_[i]->kind() == RunObserver::Kind::check; };
     for (int w = 0;; w ^= 1) {
       // `due` is read here only, before the meeting: thread 0 may change it after.
       const Time due_now = tail ? Time::max() : due;
       Time until = grid == Time::max() || end - from < grid ? end : from + grid - Time::from_ps(1);
-      if (!tail && next_check <= until) until = next_check - Time::from_ps(1);   // the check sees the events before it
-      if (next_snapshot() <= until) until = next_snapshot() - Time::from_ps(1);  // and so does a snapshot
+      for (std::size_t i = 0; i < observers_.size(); ++i)  // each sees the events before its instant
+        if ((!tail || !checks(i)) && next_at(i) <= until) until = next_at(i) - Time::from_ps(1);
       const bool stepping = due_now <= until;
       if (stepping) until = due_now;
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
@@ -385,25 +523,29 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
         events += seen.events;
         failed = failed || seen.failed;
       }
-      // As the undivided run: no check at the end of the run, nor once the work is done.
-      const bool check = !tail && next_check == boundary && until < end &&
-                         (left + (held_ - released_) > 0 || !has_work);
+      // No check at the end of the run, nor once the work is done. A reading not with a
+      // step at `until`: its events (scheduled at `until`) run first, in the next window,
+      // and the reading waits for that window's end.
+      const bool working = !tail && until < end && (left + (held_ - released_) > 0 || !has_work);
+      bool reading = false;
+      for (std::size_t i = 0; i < observers_.size(); ++i) {
+        due_here[i] = next_at(i) == boundary && (checks(i) ? working : !failed && !stepping);
+        reading = reading || due_here[i];
+      }
       const bool report = progress && until >= next_progress;
       const bool step = stepping && !failed;  // (from what every thread reads alike)
       const bool settle = !step && !failed && pending == 0 && due_now != Time::max();  // only the coordinator can act
-      // Not with a step at `until`: its events (scheduled at `until`) run first, in the
-      // next window, as undivided, and the snapshot waits for that window's end.
-      const bool snap = next_snapshot() == boundary && !failed && !stepping;
-      if (check || report || step || settle || snap) {
+      if (reading || report || step || settle) {
         if (t == 0) {
           // (Thread 0 runs the process's first part: a failure here is that part's.)
           const auto keep = [&] {
             if (!parts_[first_part_]->error) parts_[first_part_]->error = std::current_exception();
           };
           try {
-            if (check && !failed) look_for_deadlock(boundary);  // a part that threw may be half-way
-            // (As undivided: a deadlock that ends the run at this instant leaves it unread.)
-            if (snap && !stopped_by_deadlock()) take_snapshot(snapshots_[snapped]);
+            // Not a check after a failure (a part that threw may be half-way), nor a
+            // reading once a check has ended the run at this instant.
+            for (std::size_t i = 0; i < observers_.size(); ++i)
+              if (due_here[i] && (checks(i) ? !failed : !stopped_by_deadlock())) observers_[i]->read(done[i], boundary);
             if (report) {
               window_events_ = events;
               progress(until);
@@ -421,9 +563,8 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
             due = Time::max();
           }
         }
-        if (check) next_check += deadlock_interval_;
+        for (std::size_t i = 0; i < observers_.size(); ++i) done[i] += due_here[i];
         if (report) next_progress = until + slice;
-        if (snap) ++snapped;
         sync.arrive_and_wait();
       }
       for (std::uint32_t q = first_part_ + t; q < end_part_; q += threads) {
@@ -448,8 +589,16 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
       }
       // After a step, its events at `until` come first; an idle network waits for the
       // coordinator's next instant.
-      // (Not past a snapshot: an idle network is read at its instant, as undivided.)
-      from = step ? until : pending == 0 ? std::max(boundary, std::min({due, stop, next_snapshot()})) : boundary;
+      if (step) {
+        from = until;
+      } else if (pending == 0) {  // (not past a reading: an idle network is read at its instant)
+        Time wake = std::min(due, stop);
+        for (std::size_t i = 0; i < observers_.size(); ++i)
+          if (!checks(i)) wake = std::min(wake, next_at(i));
+        from = std::max(boundary, wake);
+      } else {
+        from = boundary;
+      }
     }
   };
   running_ = true;
