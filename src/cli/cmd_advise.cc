@@ -20,7 +20,7 @@ struct AdviseArgs {
   std::int64_t counters = 16;
   std::int64_t slots = -1;
   bool no_wait = false;
-  std::string strategy = "optimized";
+  std::string strategy;
   std::string analysis = "auto";
   std::vector<std::string> specs;
 };
@@ -60,7 +60,7 @@ int run_advise(const AdviseArgs& a) {
   b.allow_wait = !a.no_wait;
   std::vector<CollectiveRequest> reqs;
   for (const auto& s : a.specs) reqs.push_back(parse_spec(s));
-  const Strategy strategy = parse_strategy(a.strategy);
+  const Strategy strategy = parse_strategy(a.strategy, StrategyUse::build, "--strategy");
   const std::optional<Analysis> analysis = a.analysis == "auto" ? std::nullopt
                                                                 : std::optional<Analysis>(parse_analysis(a.analysis));
   const auto advice = advise(b, reqs, strategy, analysis);
@@ -99,9 +99,7 @@ Command add_advise_command(CLI::App& app) {
   c->add_option("--slots", args->slots, "free triggered-operation slots per NIC (default: unlimited)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   c->add_flag("--no-wait", args->no_wait, "a collective that does not fit now runs in software instead of waiting");
-  c->add_option("--strategy", args->strategy, "naive, optimized or exact (the proven minimum; slow beyond P = 16)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"naive", "optimized", "exact"}));
+  add_strategy_option(*c, args->strategy, StrategyUse::build);
   c->add_option("--analysis", args->analysis,
                 "local, global, or auto (global where it fits, P <= 64, as counters reports its best)")
       ->capture_default_str()

@@ -27,12 +27,8 @@ struct CountersArgs {
   std::int64_t bytes = 8;
   std::int64_t segment = 0;  // split atomics into segments of at most this many bytes
   bool segment_given = false;
-  int root = 0;
-  int radix = 4;
-  std::string datatype = "double";
-  bool ordered = false;
-  bool uncounted_sends = false;
-  std::string strategy = "all";
+  ShapeOptions shape;  // root, radix, datatype, ordered_channels, uncounted_sends
+  std::string strategy;
   std::string analysis = "auto";
   std::string json_path, dot_path;
   bool table = false;
@@ -42,14 +38,9 @@ struct CountersArgs {
 };
 
 BuildOptions build_options(const CountersArgs& a, int ranks) {
-  BuildOptions o;
+  BuildOptions o = a.shape.apply();
   o.ranks = ranks;
   o.bytes = a.bytes;
-  o.root = a.root;
-  o.radix = a.radix;
-  o.datatype = parse_datatype(a.datatype);
-  o.ordered_channels = a.ordered;
-  o.count_send_completions = !a.uncounted_sends;
   return o;
 }
 
@@ -68,7 +59,7 @@ int run_single(const CountersArgs& a) {
     if (a.segment <= 0 || a.segment % element != 0)
       throw InputError(fmt::format("--segment {}: expected a positive multiple of the {}-byte {} elements (the "
                                    "NIC's largest atomic, as exec splits with)",
-                                   a.segment, element, a.datatype));
+                                   a.segment, element, to_string(bo.datatype)));
     const std::size_t before = dag.size();
     dag = split_atomics(dag, a.segment);
     segmented = dag.size() != before;  // (nothing split: the unsegmented closed forms hold)
@@ -77,8 +68,8 @@ int run_single(const CountersArgs& a) {
   }
   const auto vs = variants(a.strategy, a.analysis, dag);
   fmt::print("{} {} on {} ranks, {} bytes ({}{}{}{}): {} operations in the DAG\n", a.collective, a.algorithm, a.ranks,
-             a.bytes, a.datatype, a.ordered ? ", ordered channels" : "",
-             a.uncounted_sends ? ", send completions not counted" : "", segments, dag.size());
+             a.bytes, to_string(bo.datatype), bo.ordered_channels ? ", ordered channels" : "",
+             bo.count_send_completions ? "" : ", send completions not counted", segments, dag.size());
   fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14} {:>15}  {}\n", "strategy", "ops", "relays", "counters/max",
              "counters/total", "estimate", "verifier");
   int rc = 0;
@@ -194,24 +185,15 @@ Command add_counters_command(CLI::App& app) {
   auto* c = app.add_subcommand("counters",
                                "Build a collective's triggered-op DAG, assign counters (naive, optimized, exact), "
                                "verify the result and print counters per rank; --table does it for every collective");
-  c->add_option("--collective", args->collective,
-                "allreduce, bcast, reduce, barrier, allgather, reduce_scatter or alltoall");
+  add_collective_option(*c, args->collective);
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
   c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")->capture_default_str();
   auto* segment =
       c->add_option("--segment", args->segment,
                     "split every atomic of more than this many bytes into segments of at most as many (what exec "
                     "does with the NIC's atomic size); a multiple of the datatype's size");
-  c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
-  c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
-  c->add_option("--datatype", args->datatype, "double, int64 or float")->capture_default_str();
-  c->add_flag("--ordered-channels", args->ordered, "transport delivers in order per (sender, receiver) pair");
-  c->add_flag("--uncounted-sends", args->uncounted_sends,
-              "do not count the local completions of puts/atomics to other ranks");
-  c->add_option("--strategy", args->strategy,
-                "naive, optimized, exact (the proven minimum, at any P; slow beyond P = 16), or all (exact "
-                "only where it solves in seconds: P <= 16)")
-      ->capture_default_str();
+  add_shape_options(*c, args->shape, {"root", "radix", "datatype", "ordered_channels", "uncounted_sends"});
+  add_strategy_option(*c, args->strategy, StrategyUse::compare);
   c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
       ->capture_default_str();
   c->add_option("--json", args->json_path,

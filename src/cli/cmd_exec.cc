@@ -33,11 +33,9 @@ constexpr std::int64_t kMaxWindowBytes = std::int64_t{256} << 20;
 struct ExecArgs {
   std::string collective, algorithm;
   int ranks = 0;
-  std::string strategy = "optimized";
+  std::string strategy;
   std::int64_t count = 1024;
-  std::string datatype = "double";
-  int root = 0;
-  int radix = 4;
+  ShapeOptions shape;  // root, radix, datatype
   std::int64_t budget = -1;
   std::string fallback = "software";
   std::int64_t iterations = 10;
@@ -176,16 +174,16 @@ int run_exec(const ExecArgs& a) {
   if (a.collective.empty() || a.algorithm.empty() || a.ranks == 0)
     throw InputError("exec: give --collective, --algorithm and --ranks (or --schedule FILE)");
   check_ranks(a.ranks);
-  const Strategy strategy = parse_strategy(a.strategy);
-  if (strategy == Strategy::exact)
-    throw InputError("exec: --strategy is naive or optimized (exact is for counting, P <= 16)");
+  const Strategy strategy = parse_strategy(a.strategy, StrategyUse::run, "--strategy");
   if (a.count < 1) throw InputError(fmt::format("exec: --count {} must be at least 1", a.count));
-  const Datatype dt = parse_datatype(a.datatype);
+  BuildOptions bo = a.shape.apply();
+  const Datatype dt = bo.datatype;
   const std::int64_t esize = datatype_size(dt);
   if (a.count > kMaxWindowBytes / esize)
     throw InputError(fmt::format("exec: --count {} is more than {} of data", a.count, human_bytes(kMaxWindowBytes)));
 
-  BuildOptions bo{.ranks = a.ranks, .bytes = a.count * esize, .root = a.root, .datatype = dt, .radix = a.radix};
+  bo.ranks = a.ranks;
+  bo.bytes = a.count * esize;
   const Schedule dag0 = build_schedule(a.collective, a.algorithm, bo);
   check_window(dag0, fmt::format("{} {} at this size", a.collective, a.algorithm));
 
@@ -202,7 +200,7 @@ int run_exec(const ExecArgs& a) {
                                        a.algorithm, vr.violations.empty() ? "" : vr.violations[0].message));
   return execute(a, assigned, dag, nic, ro,
                  fmt::format("exec {} {} on {} ranks: {} x {} ({}), strategy {}", a.collective, a.algorithm, a.ranks,
-                             a.count, a.datatype, human_bytes(bo.bytes), a.strategy));
+                             a.count, to_string(dt), human_bytes(bo.bytes), a.strategy));
 }
 
 // Runs `assigned` on the triggered path when it fits the budget, else `dag` on the
@@ -304,19 +302,15 @@ Command add_exec_command(CLI::App& app) {
       app.add_subcommand("exec", "Run a collective for real on libfabric triggered operations, one process per rank on "
                                  "127.0.0.1, and check every rank's result; over the counter budget, fall back to a "
                                  "host-driven software path or refuse. Exit 1 on a wrong value, a stall or a refusal");
-  c->add_option("--collective", args->collective,
-                "allreduce, bcast, reduce, barrier, "
-                "allgather, reduce_scatter or alltoall");
+  add_collective_option(*c, args->collective);
   c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
   c->add_option("--ranks", args->ranks, "number of ranks (processes), 2..64");
-  c->add_option("--strategy", args->strategy, "counter assignment: naive or optimized")->capture_default_str();
+  add_strategy_option(*c, args->strategy, StrategyUse::run);
   c->add_option("--count", args->count,
                 "elements per rank (per block for allgather and "
                 "alltoall)")
       ->capture_default_str();
-  c->add_option("--datatype", args->datatype, "double, int64 or float")->capture_default_str();
-  c->add_option("--root", args->root, "root rank of rooted collectives")->capture_default_str();
-  c->add_option("--radix", args->radix, "k of the k-nomial broadcast")->capture_default_str();
+  add_shape_options(*c, args->shape, {"datatype", "root", "radix"});
   c->add_option("--budget", args->budget, "counters per rank the plan may use (default: the provider's cntr_cnt)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   c->add_option("--fallback", args->fallback, "over budget: software (the host posts the operations) or refuse")

@@ -17,7 +17,7 @@ namespace {
 
 struct PlanArgs {
   std::string program;
-  std::string strategy = "all";
+  std::string strategy;
   std::string analysis = "auto";
   std::string json_path, dot_path;
 };
@@ -61,7 +61,7 @@ Command add_plan_command(CLI::App& app) {
                                "calls a library issues, docs/program-format.md), verify its own counters, re-assign "
                                "them and verify again; exit 1 when any assignment is unsafe");
   c->add_option("--program", args->program, "program JSON file")->required();
-  c->add_option("--strategy", args->strategy, "naive, optimized or all")->capture_default_str();
+  add_strategy_option(*c, args->strategy, StrategyUse::compare);
   c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
       ->capture_default_str();
   c->add_option("--json", args->json_path, "write the re-assigned schedule(s)");

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <stdexcept>
+
+#include "core/error.h"
 
 namespace fabriclab::cli {
 
@@ -40,6 +43,66 @@ void add_seed_option(CLI::App& c, std::int64_t& seed) {
 
 std::string out_or_default(const std::string& dir, const std::string& name) {
   return dir.empty() ? (std::filesystem::path("results") / name).string() : dir;
+}
+
+void add_collective_option(CLI::App& c, std::string& collective) {
+  c.add_option("--collective", collective, offload::collectives_help());
+}
+
+void add_strategy_option(CLI::App& c, std::string& strategy, offload::StrategyUse use) {
+  strategy = offload::strategy_default(use);
+  c.add_option("--strategy", strategy, offload::strategy_help(use))->capture_default_str();
+}
+
+namespace {
+
+std::string option_name(const std::string& key) {
+  std::string name = "--" + key;
+  for (char& ch : name)
+    if (ch == '_') ch = '-';
+  return name;
+}
+
+}  // namespace
+
+void add_shape_options(CLI::App& c, ShapeOptions& into, const std::vector<std::string>& keys) {
+  const auto& table = offload::build_options_table();
+  const offload::BuildOptions defaults;
+  into.flags.clear();
+  for (const std::string& key : keys) {
+    const params::Field<offload::BuildOptions>* f = table.find(key);
+    if (!f) throw std::logic_error("add_shape_options: no key " + key);
+    if (f->spec.kind == params::Kind::boolean) {
+      into.flags.push_back(key);
+      continue;
+    }
+    c.add_option_function<std::string>(
+         option_name(key), [&into, key](const std::string& text) { into.given.emplace_back(key, text); }, f->spec.help)
+        ->type_name(f->spec.kind == params::Kind::integer ? "INT" : "TEXT")
+        ->default_str(f->get(defaults));
+  }
+  // The flags once every option exists (their storage does not move after).
+  into.flag_set.assign(into.flags.size(), 0);
+  for (std::size_t i = 0; i < into.flags.size(); ++i) {
+    const params::Field<offload::BuildOptions>* f = table.find(into.flags[i]);
+    c.add_flag_function(
+        option_name(into.flags[i]), [&into, i](std::int64_t n) { into.flag_set[i] = n > 0; }, f->spec.help);
+  }
+}
+
+offload::BuildOptions ShapeOptions::apply(offload::BuildOptions into) const {
+  const auto& table = offload::build_options_table();
+  for (const auto& [key, text] : given) {
+    const params::Field<offload::BuildOptions>* f = table.find(key);
+    try {
+      f->set(into, params::parse(f->spec, text));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", option_name(key), e.what()));
+    }
+  }
+  for (std::size_t i = 0; i < flags.size(); ++i)
+    if (flag_set[i]) table.find(flags[i])->set(into, params::Value{.text = "true", .i = 1});
+  return into;
 }
 
 namespace {

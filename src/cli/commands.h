@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "offload/collectives.h"
+#include "offload/options.h"
 #include "scenario/parameters.h"
 
 namespace fabriclab::cli {
@@ -56,6 +58,22 @@ void add_seed_option(CLI::App& c, std::int64_t& seed);
 // `dir` when given, else results/NAME.
 std::string out_or_default(const std::string& dir, const std::string& name);
 extern const char* const kExitCodes;
+
+// The planner's options on a command line, from their one declaration (offload/options.h):
+// --collective with the built-in collectives, --strategy for a use, and the shape keys
+// (--root, --radix, --datatype, --ordered-channels, --uncounted-sends: the table's keys,
+// underscores as dashes) with the table's help and default, parsed and checked as the
+// scenario keys are.
+void add_collective_option(CLI::App& c, std::string& collective);
+void add_strategy_option(CLI::App& c, std::string& strategy, offload::StrategyUse use);
+struct ShapeOptions {
+  std::vector<std::pair<std::string, std::string>> given;  // (key, text) as given
+  std::vector<std::string> flags;                          // the flags' keys
+  std::vector<char> flag_set;
+  // BuildOptions{} with what was given set (InputError naming the option).
+  offload::BuildOptions apply(offload::BuildOptions into = {}) const;
+};
+void add_shape_options(CLI::App& c, ShapeOptions& into, const std::vector<std::string>& keys);
 
 // `--parameters` of run, offload, sweep and tune: every key of a scenario, one a line --
 // key, default, range and unit, help (with what each preset sets) -- then a list of

@@ -9,20 +9,9 @@
 
 namespace fabriclab::offload {
 
-std::string_view to_string(Datatype d) {
-  switch (d) {
-    case Datatype::int64: return "int64";
-    case Datatype::float64: return "double";
-    case Datatype::float32: return "float";
-  }
-  return "?";
-}
+std::string_view to_string(Datatype d) { return params::name_of(kDatatypeNames, d); }
 
-Datatype parse_datatype(std::string_view s) {
-  for (Datatype d : {Datatype::int64, Datatype::float64, Datatype::float32})
-    if (to_string(d) == s) return d;
-  throw InputError(fmt::format("unknown datatype '{}' (expected int64, double or float)", s));
-}
+Datatype parse_datatype(std::string_view s) { return params::parse_enum(kDatatypeNames, s, "datatype"); }
 
 std::int64_t datatype_size(Datatype d) { return d == Datatype::float32 ? 4 : 8; }
 

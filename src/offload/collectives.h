@@ -19,11 +19,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/params.h"
 #include "offload/schedule.h"
 
 namespace fabriclab::offload {
 
 enum class Datatype : std::uint8_t { int64, float64, float32 };
+inline constexpr params::EnumNames<Datatype, 3> kDatatypeNames{
+    {{Datatype::int64, "int64"}, {Datatype::float64, "double"}, {Datatype::float32, "float"}}};
 std::string_view to_string(Datatype d);       // "int64", "double", "float"
 Datatype parse_datatype(std::string_view s);  // throws InputError
 std::int64_t datatype_size(Datatype d);

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "offload/estimates.h"
+#include "offload/options.h"
 #include "offload/schedule_io.h"
 
 namespace fabriclab::offload {
@@ -51,14 +52,14 @@ std::vector<Variant> variants(const std::string& strategy, const std::string& an
   } else {
     analyses.push_back(parse_analysis(analysis));
   }
+  const StrategySelection chosen = parse_strategies(strategy, "--strategy");
+  const auto named = [&](Strategy s) { return chosen.all || chosen.one == s; };
   std::vector<Variant> out;
-  if (strategy == "all" || strategy == "naive") out.push_back({Strategy::naive, Analysis::local});
-  if (strategy == "all" || strategy == "optimized")
+  if (named(Strategy::naive)) out.push_back({Strategy::naive, Analysis::local});
+  if (named(Strategy::optimized))
     for (Analysis a : analyses) out.push_back({Strategy::optimized, a});
-  if (strategy == "exact" || (strategy == "all" && exact_fits(dag)))
+  if (named(Strategy::exact) && (!chosen.all || exact_fits(dag)))
     for (Analysis a : analyses) out.push_back({Strategy::exact, a});
-  if (out.empty())
-    throw InputError(fmt::format("unknown strategy '{}' (expected naive, optimized, exact or all)", strategy));
   return out;
 }
 

@@ -20,6 +20,12 @@ expect unknown-algorithm 2 "unknown algorithm 'tree' for bcast \(expected one of
 expect one-rank 2 'ranks must be at least 2 \(got 1\)' -- \
   "$fl" counters --collective bcast --algorithm binomial --ranks 1
 expect ranks-list 2 "'x' is not a rank count" -- "$fl" counters --table --ranks 8,x
+# The planner's options are checked as the scenario keys are (offload/options.h), by the
+# same table: a 1-nomial tree is refused where it is read, naming the option.
+expect counters-radix-range 2 '^fabriclab: error: --radix: 1 is below the minimum 2$' -- \
+  "$fl" counters --collective bcast --algorithm knomial --ranks 8 --radix 1
+expect plan-strategy 2 "strategy: unknown strategy 'best' \(expected naive, optimized, exact, all\)" -- \
+  "$fl" plan --program "$data/../../examples/programs/bcast4.json" --strategy best
 
 # One collective: every strategy verified; files written and read back by verify.
 expect counters 0 'optimized/local +[0-9]+ +0 +1 +8 +1 / 8 +safe\+live' -- \

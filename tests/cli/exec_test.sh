@@ -134,9 +134,9 @@ expect no-provider 2 "no usable libfabric provider: 'nosuch'" -- \
   "$fl" exec --collective allreduce --algorithm ring --ranks 2 --provider nosuch
 expect too-many-ranks 2 'ranks 65 is outside 2..64' -- \
   "$fl" exec --collective allreduce --algorithm ring --ranks 65
-expect bad-datatype 2 "unknown datatype 'int8'" -- \
+expect bad-datatype 2 "datatype: 'int8' is not one of: int64, double, float" -- \
   "$fl" exec --collective allreduce --algorithm ring --ranks 2 --datatype int8
-expect exact-strategy 2 'strategy is naive or optimized' -- \
+expect exact-strategy 2 'strategy: exact is for counting, not for a run \(expected naive or optimized\)' -- \
   "$fl" exec --collective allreduce --algorithm ring --ranks 2 --strategy exact
 expect bad-perturb 2 "perturb-threshold 'x': expected RANK:DELTA" -- \
   "$fl" exec --collective allreduce --algorithm ring --ranks 2 --perturb-threshold x

@@ -208,7 +208,7 @@ TEST(Collectives, BadOptionsAreRejectedWithClearMessages) {
   EXPECT_EQ(fabriclab::testing::input_error_of([] { build_schedule("allreduce", "ring", {.ranks = 4, .root = 1}); }),
             "allreduce ring has no root; --root does not apply");
   EXPECT_EQ(fabriclab::testing::input_error_of([] { parse_datatype("complex"); }),
-            "unknown datatype 'complex' (expected int64, double or float)");
+            "unknown datatype 'complex' (expected: int64, double, float)");
 }
 
 }  // namespace

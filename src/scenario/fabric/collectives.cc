@@ -26,19 +26,12 @@ const params::Table<CollectiveSpec>& collective_table() {
               "a counter-assigned schedule file (`fabriclab counters --json`, or a library's) run instead of "
               "collective/algorithm")
         .bytes("bytes", &C::bytes, "the collective's size (as `fabriclab counters --bytes`)", "0B", "1024GiB")
-        .integer("root", &C::root, "root rank of rooted collectives", 0, 1 << 20)
-        .integer("radix", &C::radix, "k of the k-nomial broadcast", 2, 1 << 20)
-        .custom(
-            {"datatype", params::Kind::choice, "element type", "", "", {"int64", "double", "float"}},
-            [](C& c, const params::Value& v) { c.datatype = offload::parse_datatype(v.text); },
-            [](const C& c) { return std::string(offload::to_string(c.datatype)); })
-        .flag("ordered_channels", &C::ordered_channels, "the transport delivers in order per pair of ranks")
-        .flag("uncounted_sends", &C::uncounted_sends, "puts' local completions are not counted")
+        .nest("", &C::shape, offload::build_options_table())
         .text("ranks", &C::ranks,
               "its ranks' hosts: \"all\", a count N (placed by `placement`), a range \"A-B\" or a list \"a,b,c\" "
               "(rank i on the i-th host)")
         .choice("placement", &C::placement, kPlacementNames, "how a count of ranks is placed on the hosts")
-        .choice("strategy", &C::strategy, offload::kStrategyNames, "the planner's counter assignment")
+        .choice("strategy", &C::strategy, offload::kStrategyNames, offload::strategy_help(offload::StrategyUse::build))
         .choice("policy", &C::policy, nicmodel::kPolicyNames,
                 "when its counters are short: wait (stall), run in software (fallback), or as advised")
         .time("start", &C::start, "issue time of its first iteration", "0ps", "1000s")
@@ -148,14 +141,9 @@ std::shared_ptr<const offload::Schedule> schedule_of(const CollectiveSpec& c, st
             fmt::format("{} has {} ranks, but {} hosts are given (ranks = ...)", c.schedule, s->ranks(), ranks));
       return s;
     }
-    offload::BuildOptions b;
+    offload::BuildOptions b = c.shape;
     b.ranks = ranks;
     b.bytes = c.bytes.count();
-    b.root = c.root;
-    b.radix = c.radix;
-    b.datatype = c.datatype;
-    b.ordered_channels = c.ordered_channels;
-    b.count_send_completions = !c.uncounted_sends;
     return std::make_shared<const offload::Schedule>(
         offload::assign_counters(offload::build_schedule(c.collective, c.algorithm, b), c.strategy));
   } catch (const InputError& e) {

@@ -30,6 +30,7 @@
 #include "nicmodel/model.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "offload/options.h"
 #include "workload/traffic.h"
 
 namespace fabriclab::scenario {
@@ -48,14 +49,10 @@ struct CollectiveSpec {
   std::string algorithm = "ring";
   std::string schedule;  // a schedule file (section 8, assigned) instead
   Bytes bytes = Bytes::from_count(1 << 20);
-  std::int32_t root = 0;
-  std::int32_t radix = 4;
-  offload::Datatype datatype = offload::Datatype::float64;
-  bool ordered_channels = false;
-  bool uncounted_sends = false;
+  offload::BuildOptions shape;  // root, radix, datatype, ordered_channels, uncounted_sends (ranks, bytes: above)
   std::string ranks = "all";
   Placement placement = Placement::linear;
-  offload::Strategy strategy = offload::Strategy::optimized;
+  offload::Strategy strategy = offload::kDefaultStrategy;
   nicmodel::Policy policy = nicmodel::Policy::stall;
   Time start;
   std::uint32_t iterations = 1;  // instances

@@ -167,7 +167,7 @@ Plan plan_grid(const OffloadSetup& setup, const GridAxes& axes, ScheduleCache& c
   for (const std::string& kind : axes.kinds)
     for (std::int64_t P : axes.ranks)
       for (const std::string& strat : axes.strategies) {
-        const auto strategy = offload::parse_strategy(strat);
+        const auto strategy = offload::parse_strategy(strat, offload::StrategyUse::run, "experiment.strategies");
         plan_shape(setup, axes, shape(setup, kind, P), strat, strategy, cache, plan);
       }
   return plan;
@@ -324,6 +324,9 @@ GridAxes grid_axes(const OffloadSetup& setup) {
   a.policies = list_of(cfg, "experiment.policies");
   a.kinds = list_of(cfg, "experiment.collectives");
   a.max_ops = setup.value.experiment.max_ops;
+  for (const auto& x : a.strategies)  // (checked here: the grid runs them all)
+    offload::parse_strategy(x, offload::StrategyUse::run,
+                            fmt::format("{}: experiment.strategies", cfg.origin("experiment.strategies")));
   for (const auto& x : a.policies)
     if (x != "stall" && x != "fallback")
       throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)",

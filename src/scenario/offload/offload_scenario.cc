@@ -55,8 +55,11 @@ const params::Table<OffloadScenario>& scenario_table() {
         .choice("offload.policy", &S::policy, nicmodel::kPolicyNames,
                 "when counters are short: wait, run in software now, or follow the advice")
         .custom(
-            {"offload.strategy", params::Kind::choice, "counter assignment", "", "", {"naive", "optimized"}},
-            [](S& s, const params::Value& v) { s.strategy = offload::parse_strategy(v.text); },
+            {"offload.strategy", params::Kind::choice, offload::strategy_help(offload::StrategyUse::run), "", "",
+             offload::strategy_choices(offload::StrategyUse::run)},
+            [](S& s, const params::Value& v) {
+              s.strategy = offload::parse_strategy(v.text, offload::StrategyUse::run, "offload.strategy");
+            },
             [](const S& s) { return std::string(offload::to_string(s.strategy)); })
         .nest("workload", &S::workload, w)
         .nest("experiment", &S::experiment, g);

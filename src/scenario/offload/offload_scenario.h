@@ -20,6 +20,7 @@
 #include "nicmodel/model.h"
 #include "nicmodel/params.h"
 #include "offload/assignment.h"
+#include "offload/options.h"
 #include "scenario/parameters.h"
 
 namespace fabriclab::scenario {
@@ -30,7 +31,7 @@ struct OffloadScenario {
   std::uint64_t seed = 1;  // sim.seed
   nicmodel::NicParams nic;
   nicmodel::Policy policy = nicmodel::Policy::stall;
-  offload::Strategy strategy = offload::Strategy::optimized;
+  offload::Strategy strategy = offload::kDefaultStrategy;
   struct Workload {
     std::int64_t ranks = 64;
     std::string collectives = "allreduce:ring,allreduce:recursive_doubling,bcast:binomial";
