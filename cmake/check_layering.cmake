@@ -89,5 +89,5 @@ foreach(folder IN LISTS top)
 endforeach()
 if(violations)
   message(FATAL_ERROR "includes against the layering (core < offload < exec < backends; core < nicmodel; "
-                      "core < fabric < workload; scenario; cli; within scenario: top, report < observers < fabric < capture, batch < offload < experiments):${violations}")
+                      "core < fabric < workload; scenario; cli; within scenario, the SCENARIO_ALLOWED_ lists above):${violations}")
 endif()

@@ -385,7 +385,7 @@ class Network final : private FlowEvents {
   bool coordinator_moved_ = false;
   std::uint64_t held_ = 0, released_ = 0, held_in_ = 0;
 
-  // Deadlock checks are made between slices (undivided) or windows (partitioned) at
+  // Deadlock checks are made between windows at
   // multiples of the interval, once every event before the check's instant has run.
   bool looks_for_deadlocks() const { return deadlock_interval_ > Time() && !switches_.empty(); }
   bool stopped_by_deadlock() const { return deadlock_ && !deadlock_keep_running_; }

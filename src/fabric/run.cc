@@ -426,7 +426,7 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
   // where the work is found done ends before the tail does. Undivided: windows of the
   // progress slice; the event that finishes the work stops the simulator, and the window
   // ends there.
-  const Time grid = n_parts_ == 1 ? slice
+  const Time grid = n_parts_ == 1 ? std::max(slice, Time::from_ps(1))
                                   : std::min(window_ != Time::max() ? window_
                                              : look                 ? deadlock_interval_
                                                                     : Time::max(),

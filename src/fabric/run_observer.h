@@ -28,7 +28,8 @@ class RunObserver {
   };
   virtual ~RunObserver() = default;
   virtual Kind kind() const = 0;
-  // The k-th instant, ascending, after 0 (Time::max(): no more).
+  // The k-th instant, ascending, after 0 (Time::max(): no more). Other threads of a split
+  // run may ask while one reads: it must not depend on what read() changes.
   virtual Time instant(std::size_t k) const = 0;
   // The k-th reading, at its instant: every event before it has run, none at or after.
   virtual void read(std::size_t k, Time at) = 0;

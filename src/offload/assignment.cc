@@ -17,8 +17,6 @@ namespace fabriclab::offload {
 
 std::string_view to_string(Strategy s) { return params::name_of(kStrategyNames, s); }
 
-Strategy parse_strategy(std::string_view s) { return params::parse_enum(kStrategyNames, s, "strategy"); }
-
 RankAssignment assign_naive(const RankView& v) {
   const auto n = v.size();
   RankAssignment a;

@@ -31,8 +31,7 @@ namespace fabriclab::offload {
 enum class Strategy : std::uint8_t { naive, optimized, exact };
 inline constexpr params::EnumNames<Strategy, 3> kStrategyNames{
     {{Strategy::naive, "naive"}, {Strategy::optimized, "optimized"}, {Strategy::exact, "exact"}}};
-std::string_view to_string(Strategy s);
-Strategy parse_strategy(std::string_view s);  // throws InputError
+std::string_view to_string(Strategy s);  // parsing: offload/options.h, by use
 
 struct AssignOptions {
   Analysis analysis = Analysis::local;

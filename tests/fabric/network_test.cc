@@ -133,6 +133,17 @@ TEST(Network, OnePacketOverOneLinkIsSerializationPlusPropagation) {
   EXPECT_EQ(net.flows()[0].delivered, 4096u);
 }
 
+// A run to time 0 runs the events at 0 (the first send) and stops there: a window of
+// one instant, not one that ends before it starts (which went back to -1 ps for ever).
+TEST(Network, ARunToTimeZeroRunsTheEventsAtZeroOnly) {
+  OneFlow f(4096);
+  const RunTotals t = f.net.run(Time());
+  EXPECT_EQ(t.end, Time());
+  EXPECT_GT(t.events, 0u);
+  EXPECT_FALSE(t.all_finished);
+  EXPECT_EQ(f.net.flows()[0].delivered, 0u);
+}
+
 // nic.flow_end: one WRITE ONLY over one link is placed at kOnly + kProp; its ACK, sent
 // then, reaches the sender kAck + kProp later.
 TEST(Network, FlowEndsWhenItsLastByteIsPlacedOrWhenItsLastAckArrives) {

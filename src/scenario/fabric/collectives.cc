@@ -20,7 +20,7 @@ const params::Table<CollectiveSpec>& collective_table() {
     using C = CollectiveSpec;
     params::Table<C> t;
     t.text("name", &C::name, "its name in collectives.csv (\"\" = c<entry number>)")
-        .text("collective", &C::collective, "allreduce, bcast, reduce, barrier, allgather, reduce_scatter, alltoall")
+        .text("collective", &C::collective, offload::collectives_help())
         .text("algorithm", &C::algorithm, "the planner's algorithm (`fabriclab counters --table` lists them)")
         .text("schedule", &C::schedule,
               "a counter-assigned schedule file (`fabriclab counters --json`, or a library's) run instead of "
