@@ -50,6 +50,7 @@ int run_single(const CountersArgs& a) {
   // Where the files go is checked before the work, not after it.
   if (!a.json_path.empty()) check_output_file(a.json_path, "--json");
   if (!a.dot_path.empty()) check_output_file(a.dot_path, "--dot");
+  const StrategySelection chosen = parse_strategies(a.strategy, "--strategy");  // before the work
   const BuildOptions bo = build_options(a, a.ranks);
   Schedule dag = build_schedule(a.collective, a.algorithm, bo);
   std::string segments;
@@ -66,7 +67,7 @@ int run_single(const CountersArgs& a) {
     segments = fmt::format("; atomics split into segments of at most {} bytes: {} more operations", a.segment,
                            dag.size() - before);
   }
-  const auto vs = variants(a.strategy, a.analysis, dag);
+  const auto vs = variants(chosen, a.analysis, dag);
   fmt::print("{} {} on {} ranks, {} bytes ({}{}{}{}): {} operations in the DAG\n", a.collective, a.algorithm, a.ranks,
              a.bytes, to_string(bo.datatype), bo.ordered_channels ? ", ordered channels" : "",
              bo.count_send_completions ? "" : ", send completions not counted", segments, dag.size());
@@ -86,7 +87,7 @@ int run_single(const CountersArgs& a) {
     }
     write_outputs(o, a.json_path, a.dot_path, vs.size() > 1);
   }
-  if (a.strategy == "all" && !exact_fits(dag))
+  if (chosen.all && !exact_fits(dag))
     fmt::print("  exact: not run with --strategy all beyond P = 16 or 4000 operations (it may take hours); "
                "--strategy exact runs it\n");
   return rc;

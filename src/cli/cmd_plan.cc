@@ -23,6 +23,7 @@ struct PlanArgs {
 };
 
 int run_plan(const PlanArgs& a) {
+  const StrategySelection chosen = parse_strategies(a.strategy, "--strategy");  // before the work
   const Program p = read_program_json(a.program);
   const Recovered r = recover_dag(p);
   fmt::print("{}: {} ranks, {} calls and {} arrivals; recovered {} dependences{}\n", a.program, p.ranks, p.calls.size(),
@@ -38,7 +39,7 @@ int run_plan(const PlanArgs& a) {
              verdict(given));
   for (const auto& v : given.violations) fmt::print("  [{}] {}\n", v.method, v.message);
   int rc = given.ok() ? 0 : 1;
-  const auto vs = variants(a.strategy, a.analysis, r.dag);
+  const auto vs = variants(chosen, a.analysis, r.dag);
   for (const auto& v : vs) {
     const Outcome o = run_variant(r.dag, v, true);
     fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", v.label(), o.ops, o.relays, o.counters.max, o.counters.total,

@@ -68,25 +68,22 @@ std::string option_name(const std::string& key) {
 void add_shape_options(CLI::App& c, ShapeOptions& into, const std::vector<std::string>& keys) {
   const auto& table = offload::build_options_table();
   const offload::BuildOptions defaults;
-  into.flags.clear();
   for (const std::string& key : keys) {
     const params::Field<offload::BuildOptions>* f = table.find(key);
     if (!f) throw std::logic_error("add_shape_options: no key " + key);
     if (f->spec.kind == params::Kind::boolean) {
-      into.flags.push_back(key);
+      c.add_flag_function(
+          option_name(key),
+          [&into, key](std::int64_t n) {
+            if (n > 0) into.given.emplace_back(key, "true");
+          },
+          f->spec.help);
       continue;
     }
     c.add_option_function<std::string>(
          option_name(key), [&into, key](const std::string& text) { into.given.emplace_back(key, text); }, f->spec.help)
         ->type_name(f->spec.kind == params::Kind::integer ? "INT" : "TEXT")
         ->default_str(f->get(defaults));
-  }
-  // The flags once every option exists (their storage does not move after).
-  into.flag_set.assign(into.flags.size(), 0);
-  for (std::size_t i = 0; i < into.flags.size(); ++i) {
-    const params::Field<offload::BuildOptions>* f = table.find(into.flags[i]);
-    c.add_flag_function(
-        option_name(into.flags[i]), [&into, i](std::int64_t n) { into.flag_set[i] = n > 0; }, f->spec.help);
   }
 }
 
@@ -100,8 +97,6 @@ offload::BuildOptions ShapeOptions::apply(offload::BuildOptions into) const {
       throw InputError(fmt::format("{}: {}", option_name(key), e.what()));
     }
   }
-  for (std::size_t i = 0; i < flags.size(); ++i)
-    if (flag_set[i]) table.find(flags[i])->set(into, params::Value{.text = "true", .i = 1});
   return into;
 }
 

@@ -67,9 +67,7 @@ extern const char* const kExitCodes;
 void add_collective_option(CLI::App& c, std::string& collective);
 void add_strategy_option(CLI::App& c, std::string& strategy, offload::StrategyUse use);
 struct ShapeOptions {
-  std::vector<std::pair<std::string, std::string>> given;  // (key, text) as given
-  std::vector<std::string> flags;                          // the flags' keys
-  std::vector<char> flag_set;
+  std::vector<std::pair<std::string, std::string>> given;  // (key, text) as given; a flag: "true"
   // BuildOptions{} with what was given set (InputError naming the option).
   offload::BuildOptions apply(offload::BuildOptions into = {}) const;
 };

@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "offload/estimates.h"
-#include "offload/options.h"
 #include "offload/schedule_io.h"
 
 namespace fabriclab::offload {
@@ -44,7 +43,7 @@ bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && da
 
 Analysis best_analysis(const Schedule& dag) { return global_fits(dag) ? Analysis::global : Analysis::local; }
 
-std::vector<Variant> variants(const std::string& strategy, const std::string& analysis, const Schedule& dag) {
+std::vector<Variant> variants(StrategySelection chosen, const std::string& analysis, const Schedule& dag) {
   std::vector<Analysis> analyses;
   if (analysis == "auto") {
     analyses.push_back(Analysis::local);
@@ -52,7 +51,6 @@ std::vector<Variant> variants(const std::string& strategy, const std::string& an
   } else {
     analyses.push_back(parse_analysis(analysis));
   }
-  const StrategySelection chosen = parse_strategies(strategy, "--strategy");
   const auto named = [&](Strategy s) { return chosen.all || chosen.one == s; };
   std::vector<Variant> out;
   if (named(Strategy::naive)) out.push_back({Strategy::naive, Analysis::local});

@@ -2,7 +2,7 @@
 // verified, compared with the closed-form estimate and labelled for a table or a file
 // name. `fabriclab counters` and `fabriclab plan` print these; nothing here prints.
 //
-//   for (const Variant& v : variants("all", "auto", dag)) {
+//   for (const Variant& v : variants({.all = true}, "auto", dag)) {
 //     Outcome o = run_variant(dag, v, /*verify_it=*/true);
 //     attach_estimate(o, options, "allreduce", "ring");
 //     ... v.label(), o.counters.max, verdict(o) ...
@@ -15,6 +15,7 @@
 #include "offload/assignment.h"
 #include "offload/collectives.h"
 #include "offload/exact.h"
+#include "offload/options.h"
 #include "offload/verifier.h"
 
 namespace fabriclab::offload {
@@ -54,7 +55,7 @@ Analysis best_analysis(const Schedule& dag);
 
 // strategy: naive, optimized, exact or all (exact where it fits); analysis: local,
 // global or auto (local, plus global where it fits).
-std::vector<Variant> variants(const std::string& strategy, const std::string& analysis, const Schedule& dag);
+std::vector<Variant> variants(StrategySelection strategies, const std::string& analysis, const Schedule& dag);
 
 // Verifier settings scaled to the schedule's size; the global analysis where it fits
 // (P <= 64), and wherever the assignment used it (`assigned`, up to kMaxGlobalOps).

@@ -167,7 +167,7 @@ Plan plan_grid(const OffloadSetup& setup, const GridAxes& axes, ScheduleCache& c
   for (const std::string& kind : axes.kinds)
     for (std::int64_t P : axes.ranks)
       for (const std::string& strat : axes.strategies) {
-        const auto strategy = offload::parse_strategy(strat, offload::StrategyUse::run, "experiment.strategies");
+        const auto strategy = *params::value_named(offload::kStrategyNames, strat);  // (grid_axes checked it)
         plan_shape(setup, axes, shape(setup, kind, P), strat, strategy, cache, plan);
       }
   return plan;
