@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "core/error.h"
 #include "offload/advice.h"
+#include "offload/options.h"
 
 namespace fabriclab::cli {
 
@@ -21,7 +22,7 @@ struct AdviseArgs {
   std::int64_t slots = -1;
   bool no_wait = false;
   std::string strategy;
-  std::string analysis = "auto";
+  std::string analysis;
   std::vector<std::string> specs;
 };
 
@@ -44,11 +45,10 @@ CollectiveRequest parse_spec(const std::string& spec) {
   if (parts.size() < 3 || parts.size() > 4)
     throw InputError(
         fmt::format("collective '{}': expected collective:algorithm:ranks[:bytes], e.g. allreduce:ring:64", spec));
-  CollectiveRequest r{parts[0], parts[1], {}};
-  const long long ranks = number(parts[2], "ranks");
-  if (ranks < 2 || ranks > kMaxBuildRanks)
-    throw InputError(fmt::format("collective '{}': ranks must be in 2..{} (got {})", spec, kMaxBuildRanks, ranks));
-  r.options.ranks = static_cast<Rank>(ranks);
+  const std::string what = fmt::format("collective '{}'", spec);
+  CollectiveKind kind = parse_collective_kind(parts[0] + ":" + parts[1], what);
+  CollectiveRequest r{std::move(kind.collective), std::move(kind.algorithm), {}};
+  r.options.ranks = parse_ranks(parts[2], what);
   if (parts.size() == 4) r.options.bytes = number(parts[3], "bytes");
   return r;
 }
@@ -61,8 +61,8 @@ int run_advise(const AdviseArgs& a) {
   std::vector<CollectiveRequest> reqs;
   for (const auto& s : a.specs) reqs.push_back(parse_spec(s));
   const Strategy strategy = parse_strategy(a.strategy, StrategyUse::build, "--strategy");
-  const std::optional<Analysis> analysis = a.analysis == "auto" ? std::nullopt
-                                                                : std::optional<Analysis>(parse_analysis(a.analysis));
+  const AnalysisSelection chosen = parse_analyses(a.analysis, "--analysis");
+  const std::optional<Analysis> analysis = chosen.automatic ? std::nullopt : std::optional<Analysis>(chosen.one);
   const auto advice = advise(b, reqs, strategy, analysis);
   fmt::print("{} free counters{} per NIC, {} assignment{}; collectives in start order:\n", a.counters,
              a.slots >= 0 ? fmt::format(" and {} triggered-op slots", a.slots) : "", a.strategy,
@@ -100,10 +100,7 @@ Command add_advise_command(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   c->add_flag("--no-wait", args->no_wait, "a collective that does not fit now runs in software instead of waiting");
   add_strategy_option(*c, args->strategy, StrategyUse::build);
-  c->add_option("--analysis", args->analysis,
-                "local, global, or auto (global where it fits, P <= 64, as counters reports its best)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"local", "global", "auto"}));
+  add_analysis_option(*c, args->analysis);
   return {c, [args]() { return run_advise(*args); }};
 }
 

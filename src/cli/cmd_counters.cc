@@ -29,7 +29,7 @@ struct CountersArgs {
   bool segment_given = false;
   ShapeOptions shape;  // root, radix, datatype, ordered_channels, uncounted_sends
   std::string strategy;
-  std::string analysis = "auto";
+  std::string analysis;
   std::string json_path, dot_path;
   bool table = false;
   bool quiet = false;
@@ -51,6 +51,7 @@ int run_single(const CountersArgs& a) {
   if (!a.json_path.empty()) check_output_file(a.json_path, "--json");
   if (!a.dot_path.empty()) check_output_file(a.dot_path, "--dot");
   const StrategySelection chosen = parse_strategies(a.strategy, "--strategy");  // before the work
+  const AnalysisSelection analyses = parse_analyses(a.analysis, "--analysis");
   const BuildOptions bo = build_options(a, a.ranks);
   Schedule dag = build_schedule(a.collective, a.algorithm, bo);
   std::string segments;
@@ -67,7 +68,7 @@ int run_single(const CountersArgs& a) {
     segments = fmt::format("; atomics split into segments of at most {} bytes: {} more operations", a.segment,
                            dag.size() - before);
   }
-  const auto vs = variants(chosen, a.analysis, dag);
+  const auto vs = variants(chosen, analyses, dag);
   fmt::print("{} {} on {} ranks, {} bytes ({}{}{}{}): {} operations in the DAG\n", a.collective, a.algorithm, a.ranks,
              a.bytes, to_string(bo.datatype), bo.ordered_channels ? ", ordered channels" : "",
              bo.count_send_completions ? "" : ", send completions not counted", segments, dag.size());
@@ -96,19 +97,7 @@ int run_single(const CountersArgs& a) {
 std::vector<int> parse_rank_list(const std::string& s) {
   std::vector<int> out;
   std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    try {
-      std::size_t used = 0;
-      const int p = std::stoi(item, &used);
-      if (used != item.size() || p < 2) throw std::invalid_argument("");
-      out.push_back(p);
-    } catch (const std::exception&) {
-      throw InputError(fmt::format("--ranks: '{}' is not a rank count >= 2 (expected a list "
-                                   "such as 8,64,512)",
-                                   item));
-    }
-  }
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(parse_ranks(item, "--ranks"));
   if (out.empty()) throw InputError("--ranks: empty list");
   return out;
 }
@@ -186,8 +175,7 @@ Command add_counters_command(CLI::App& app) {
   auto* c = app.add_subcommand("counters",
                                "Build a collective's triggered-op DAG, assign counters (naive, optimized, exact), "
                                "verify the result and print counters per rank; --table does it for every collective");
-  add_collective_option(*c, args->collective);
-  c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
+  add_collective_options(*c, args->collective, args->algorithm);
   c->add_option("--bytes", args->bytes, "message size in bytes (see docs/offload-model.md)")->capture_default_str();
   auto* segment =
       c->add_option("--segment", args->segment,
@@ -195,8 +183,7 @@ Command add_counters_command(CLI::App& app) {
                     "does with the NIC's atomic size); a multiple of the datatype's size");
   add_shape_options(*c, args->shape, {"root", "radix", "datatype", "ordered_channels", "uncounted_sends"});
   add_strategy_option(*c, args->strategy, StrategyUse::compare);
-  c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
-      ->capture_default_str();
+  add_analysis_option(*c, args->analysis);
   c->add_option("--json", args->json_path,
                 "write the schedule (section 8 format); with several strategies one file "
                 "each, named FILE.<strategy>-<analysis>.json (FILE.naive.json for naive)");
@@ -213,18 +200,11 @@ Command add_counters_command(CLI::App& app) {
               if (!args->ranks_text.empty()) args->table_ranks = args->ranks_text;
               return run_table(*args);
             }
-            if (!args->ranks_text.empty()) {
-              // One count; its range is the builder's to check.
-              try {
-                std::size_t used = 0;
-                args->ranks = std::stoi(args->ranks_text, &used);
-                if (used != args->ranks_text.size()) throw std::invalid_argument("");
-              } catch (const std::exception&) {
-                throw InputError(fmt::format("--ranks: '{}' is not a number of ranks (a list "
-                                             "is only for --table)",
-                                             args->ranks_text));
-              }
-            }
+            if (args->ranks_text.find(',') != std::string::npos)
+              throw InputError(
+                  fmt::format("--ranks: '{}': a list is only for --table (one collective takes one number of ranks)",
+                              args->ranks_text));
+            if (!args->ranks_text.empty()) args->ranks = parse_ranks(args->ranks_text, "--ranks");
             return run_single(*args);
           }};
 }

@@ -302,8 +302,7 @@ Command add_exec_command(CLI::App& app) {
       app.add_subcommand("exec", "Run a collective for real on libfabric triggered operations, one process per rank on "
                                  "127.0.0.1, and check every rank's result; over the counter budget, fall back to a "
                                  "host-driven software path or refuse. Exit 1 on a wrong value, a stall or a refusal");
-  add_collective_option(*c, args->collective);
-  c->add_option("--algorithm", args->algorithm, "e.g. ring, recursive_doubling, binomial");
+  add_collective_options(*c, args->collective, args->algorithm);
   c->add_option("--ranks", args->ranks, "number of ranks (processes), 2..64");
   add_strategy_option(*c, args->strategy, StrategyUse::run);
   c->add_option("--count", args->count,

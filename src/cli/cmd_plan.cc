@@ -18,12 +18,13 @@ namespace {
 struct PlanArgs {
   std::string program;
   std::string strategy;
-  std::string analysis = "auto";
+  std::string analysis;
   std::string json_path, dot_path;
 };
 
 int run_plan(const PlanArgs& a) {
   const StrategySelection chosen = parse_strategies(a.strategy, "--strategy");  // before the work
+  const AnalysisSelection analyses = parse_analyses(a.analysis, "--analysis");
   const Program p = read_program_json(a.program);
   const Recovered r = recover_dag(p);
   fmt::print("{}: {} ranks, {} calls and {} arrivals; recovered {} dependences{}\n", a.program, p.ranks, p.calls.size(),
@@ -39,7 +40,7 @@ int run_plan(const PlanArgs& a) {
              verdict(given));
   for (const auto& v : given.violations) fmt::print("  [{}] {}\n", v.method, v.message);
   int rc = given.ok() ? 0 : 1;
-  const auto vs = variants(chosen, a.analysis, r.dag);
+  const auto vs = variants(chosen, analyses, r.dag);
   for (const auto& v : vs) {
     const Outcome o = run_variant(r.dag, v, true);
     fmt::print("{:<20} {:>9} {:>7} {:>13} {:>14}  {}\n", v.label(), o.ops, o.relays, o.counters.max, o.counters.total,
@@ -63,8 +64,7 @@ Command add_plan_command(CLI::App& app) {
                                "them and verify again; exit 1 when any assignment is unsafe");
   c->add_option("--program", args->program, "program JSON file")->required();
   add_strategy_option(*c, args->strategy, StrategyUse::compare);
-  c->add_option("--analysis", args->analysis, "local, global, or auto (local, plus global where it fits)")
-      ->capture_default_str();
+  add_analysis_option(*c, args->analysis);
   c->add_option("--json", args->json_path, "write the re-assigned schedule(s)");
   c->add_option("--dot", args->dot_path, "write Graphviz views of the re-assigned schedule(s)");
   return {c, [args]() { return run_plan(*args); }};

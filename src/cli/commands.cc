@@ -45,8 +45,14 @@ std::string out_or_default(const std::string& dir, const std::string& name) {
   return dir.empty() ? (std::filesystem::path("results") / name).string() : dir;
 }
 
-void add_collective_option(CLI::App& c, std::string& collective) {
+void add_collective_options(CLI::App& c, std::string& collective, std::string& algorithm) {
   c.add_option("--collective", collective, offload::collectives_help());
+  c.add_option("--algorithm", algorithm, offload::algorithms_help());
+}
+
+void add_analysis_option(CLI::App& c, std::string& analysis) {
+  analysis = "auto";
+  c.add_option("--analysis", analysis, std::string(offload::kAnalysisHelp))->capture_default_str();
 }
 
 void add_strategy_option(CLI::App& c, std::string& strategy, offload::StrategyUse use) {

@@ -64,7 +64,9 @@ extern const char* const kExitCodes;
 // (--root, --radix, --datatype, --ordered-channels, --uncounted-sends: the table's keys,
 // underscores as dashes) with the table's help and default, parsed and checked as the
 // scenario keys are.
-void add_collective_option(CLI::App& c, std::string& collective);
+void add_collective_options(CLI::App& c, std::string& collective, std::string& algorithm);
+// --analysis, "auto" by default (offload::parse_analyses reads it).
+void add_analysis_option(CLI::App& c, std::string& analysis);
 void add_strategy_option(CLI::App& c, std::string& strategy, offload::StrategyUse use);
 struct ShapeOptions {
   std::vector<std::pair<std::string, std::string>> given;  // (key, text) as given; a flag: "true"

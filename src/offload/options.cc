@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -86,6 +87,47 @@ StrategySelection parse_strategies(std::string_view text, std::string_view what)
   const auto s = params::value_named(kStrategyNames, text);
   if (!s) throw unknown(text, StrategyUse::compare, what);
   return {.all = false, .one = *s};
+}
+
+AnalysisSelection parse_analyses(std::string_view text, std::string_view what) {
+  if (text == "auto") return {};
+  const auto a = params::value_named(kAnalysisNames, text);
+  if (!a) throw InputError(fmt::format("{}: unknown analysis '{}' (expected local, global or auto)", what, text));
+  return {.automatic = false, .one = *a};
+}
+
+CollectiveKind parse_collective_kind(std::string_view text, std::string_view what) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos)
+    throw InputError(fmt::format("{}: '{}': expected COLLECTIVE:ALGORITHM, e.g. allreduce:ring", what, text));
+  CollectiveKind k{std::string(text.substr(0, colon)), std::string(text.substr(colon + 1))};
+  try {
+    check_algorithm(k.collective, k.algorithm);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", what, e.what()));
+  }
+  return k;
+}
+
+std::string algorithms_help() {
+  std::vector<std::string> names;
+  for (const AlgorithmInfo& a : algorithms())
+    if (std::find(names.begin(), names.end(), a.algorithm) == names.end()) names.push_back(a.algorithm);
+  return fmt::format("{} (each collective has some: a name it lacks is refused with the list)", fmt::join(names, ", "));
+}
+
+void check_ranks(std::int64_t ranks, std::string_view what) {
+  if (ranks < kMinBuildRanks || ranks > kMaxBuildRanks)
+    throw InputError(fmt::format("{}: ranks must be in {}..{} (got {})", what, kMinBuildRanks, kMaxBuildRanks, ranks));
+}
+
+Rank parse_ranks(std::string_view text, std::string_view what) {
+  const auto v = params::parse_integer(std::string(text));
+  if (!v)
+    throw InputError(
+        fmt::format("{}: expected a number of ranks in {}..{}, got '{}'", what, kMinBuildRanks, kMaxBuildRanks, text));
+  check_ranks(*v, what);
+  return static_cast<Rank>(*v);
 }
 
 }  // namespace fabriclab::offload

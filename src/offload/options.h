@@ -16,6 +16,7 @@
 #include "core/params.h"
 #include "offload/assignment.h"
 #include "offload/collectives.h"
+#include "offload/happens_before.h"
 
 namespace fabriclab::offload {
 
@@ -45,5 +46,31 @@ struct StrategySelection {
   Strategy one = kDefaultStrategy;  // unless `all`
 };
 StrategySelection parse_strategies(std::string_view text, std::string_view what);
+
+// The analysis a counter assignment is made (and verified) under: local, global, or auto
+// -- every one within reach, global where it fits (counters and plan show local and
+// global; advise plans with the best, as counters reports it).
+struct AnalysisSelection {
+  bool automatic = true;
+  Analysis one = Analysis::local;  // unless `automatic`
+};
+inline constexpr std::string_view kAnalysisHelp =
+    "local, global, or auto (global where it fits, P <= 64, else local; counters and plan show local beside it)";
+AnalysisSelection parse_analyses(std::string_view text, std::string_view what);
+
+// A built-in collective named COLLECTIVE:ALGORITHM (experiment.collectives,
+// workload.collectives, advise's arguments): InputError naming `what` when it is not one.
+struct CollectiveKind {
+  std::string collective;
+  std::string algorithm;
+};
+CollectiveKind parse_collective_kind(std::string_view text, std::string_view what);
+// "ring, recursive_doubling, binomial, ...": every built-in algorithm name, once.
+std::string algorithms_help();
+// The ranks of a collective to build, wherever they are given: an integer in
+// 2..kMaxBuildRanks (InputError naming `what` otherwise).
+inline constexpr Rank kMinBuildRanks = 2;
+Rank parse_ranks(std::string_view text, std::string_view what);
+void check_ranks(std::int64_t ranks, std::string_view what);
 
 }  // namespace fabriclab::offload

@@ -43,13 +43,13 @@ bool global_fits(const Schedule& dag) { return dag.size() <= kMaxGlobalOps && da
 
 Analysis best_analysis(const Schedule& dag) { return global_fits(dag) ? Analysis::global : Analysis::local; }
 
-std::vector<Variant> variants(StrategySelection chosen, const std::string& analysis, const Schedule& dag) {
+std::vector<Variant> variants(StrategySelection chosen, AnalysisSelection analysis, const Schedule& dag) {
   std::vector<Analysis> analyses;
-  if (analysis == "auto") {
+  if (analysis.automatic) {
     analyses.push_back(Analysis::local);
     if (global_fits(dag)) analyses.push_back(Analysis::global);
   } else {
-    analyses.push_back(parse_analysis(analysis));
+    analyses.push_back(analysis.one);
   }
   const auto named = [&](Strategy s) { return chosen.all || chosen.one == s; };
   std::vector<Variant> out;

@@ -2,7 +2,7 @@
 // verified, compared with the closed-form estimate and labelled for a table or a file
 // name. `fabriclab counters` and `fabriclab plan` print these; nothing here prints.
 //
-//   for (const Variant& v : variants({.all = true}, "auto", dag)) {
+//   for (const Variant& v : variants({.all = true}, {}, dag)) {
 //     Outcome o = run_variant(dag, v, /*verify_it=*/true);
 //     attach_estimate(o, options, "allreduce", "ring");
 //     ... v.label(), o.counters.max, verdict(o) ...
@@ -54,8 +54,8 @@ bool global_fits(const Schedule& dag);
 Analysis best_analysis(const Schedule& dag);
 
 // strategy: naive, optimized, exact or all (exact where it fits); analysis: local,
-// global or auto (local, plus global where it fits).
-std::vector<Variant> variants(StrategySelection strategies, const std::string& analysis, const Schedule& dag);
+// global or automatic (local, plus global where it fits).
+std::vector<Variant> variants(StrategySelection strategies, AnalysisSelection analyses, const Schedule& dag);
 
 // Verifier settings scaled to the schedule's size; the global analysis where it fits
 // (P <= 64), and wherever the assignment used it (`assigned`, up to kMaxGlobalOps).

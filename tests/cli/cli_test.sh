@@ -17,9 +17,9 @@ expect unknown-collective 2 "unknown collective 'allreduse'" -- \
   "$fl" counters --collective allreduse --algorithm ring --ranks 4
 expect unknown-algorithm 2 "unknown algorithm 'tree' for bcast \(expected one of: binomial, knomial\)" -- \
   "$fl" counters --collective bcast --algorithm tree --ranks 4
-expect one-rank 2 'ranks must be at least 2 \(got 1\)' -- \
+expect one-rank 2 '--ranks: ranks must be in 2..1048576 \(got 1\)' -- \
   "$fl" counters --collective bcast --algorithm binomial --ranks 1
-expect ranks-list 2 "'x' is not a rank count" -- "$fl" counters --table --ranks 8,x
+expect ranks-list 2 "--ranks: expected a number of ranks in 2..1048576, got .x.$" -- "$fl" counters --table --ranks 8,x
 # The planner's options are checked as the scenario keys are (offload/options.h), by the
 # same table: a 1-nomial tree is refused where it is read, naming the option.
 expect counters-radix-range 2 '^fabriclab: error: --radix: 1 is below the minimum 2$' -- \
@@ -100,8 +100,12 @@ expect advise 0 'ring P=8 +9 +14 +global +software +needs 9 counters on a NIC th
 expect advise-as-counters 0 'rabenseifner P=64 +7 +18 +global +offload' -- "$fl" advise --counters 8 allreduce:rabenseifner:64
 expect advise-local 0 'rabenseifner P=64 +12 +18 +local +software +needs 12 counters on a NIC that has 8' -- \
   "$fl" advise --counters 8 --analysis local allreduce:rabenseifner:64
-expect advise-bad-analysis 2 "--analysis: Check .* failed|not in \{local,global,auto\}" -- \
+expect advise-bad-analysis 2 "--analysis: unknown analysis .best. \(expected local, global or auto\)" -- \
   "$fl" advise --analysis best allreduce:ring:8
+expect counters-bad-analysis 2 "--analysis: unknown analysis .best. \(expected local, global or auto\)" -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 8 --analysis best
+expect advise-bad-algorithm 2 "collective 'allreduce:rung:8': unknown algorithm 'rung' for allreduce \(expected one of: recursive_doubling, ring," -- \
+  "$fl" advise allreduce:rung:8
 # Where the files go is checked before the work; exact is not dropped silently.
 expect counters-json-no-folder 2 '^fabriclab: error: --json /nonexistent-folder/x.json: the folder /nonexistent-folder does not exist$' -- \
   "$fl" counters --collective allreduce --algorithm ring --ranks 8 --json /nonexistent-folder/x.json
@@ -301,6 +305,13 @@ expect offload-bad-key 2 "unknown key 'nic.countres' \(did you mean 'nic.counter
   "$fl" offload "$examples/offload.toml" --set nic.countres=4
 expect offload-bad-collective 2 "workload.collectives: 'allreduce': expected COLLECTIVE:ALGORITHM" -- \
   "$fl" offload "$examples/offload.toml" --set workload.collectives=allreduce
+# A grid's collectives and ranks are checked before any point runs, as the builder checks them.
+expect offload-grid-bad-ranks 2 "--set: experiment.ranks: ranks must be in 2..1048576 \(got 1\)$" -- \
+  "$fl" offload "$examples/offload-concurrency.toml" --out "$tmp/x" --set experiment.ranks=1,16
+expect offload-grid-bad-kind 2 "--set: experiment.collectives: unknown algorithm 'rung' for allreduce" -- \
+  "$fl" offload "$examples/offload-concurrency.toml" --out "$tmp/x" --set experiment.collectives=bcast:binomial,allreduce:rung
+expect counters-ranks-list-one 2 "--ranks: '8,64': a list is only for --table" -- \
+  "$fl" counters --collective allreduce --algorithm ring --ranks 8,64
 
 # Reordering: metrics of the egress toward the receiver, a re-sequencer there.
 expect run-reorder-metrics 0 '^s2:0,h1,0,0,1954,0,10,0.005118,16,' -- bash -c "'$fl' run '$examples/reorder.toml' \

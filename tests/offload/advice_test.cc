@@ -166,7 +166,7 @@ TEST(Advice, NeedsWhatCountersReportsForEveryCollective) {
       const BuildOptions bo{.ranks = p};
       const Schedule dag = build_schedule(info.collective, info.algorithm, bo);
       std::int64_t best = std::numeric_limits<std::int64_t>::max();
-      for (const Variant& v : variants({.one = Strategy::optimized}, "auto", dag))
+      for (const Variant& v : variants({.one = Strategy::optimized}, {}, dag))
         best = std::min<std::int64_t>(best, run_variant(dag, v, false).counters.max);
       if (p <= 8) {
         const ExactResult e = assign_exact(dag, {.analysis = Analysis::global});

@@ -109,7 +109,7 @@ TEST(OffloadScenario, WorkloadFile) {
   const auto bad = resolve_text(offload_parameters(), "[workload]\narrival = \"file\"\nfile = \"bad.csv\"\n",
                                 (dir / "s.toml").string());
   EXPECT_EQ(testing::input_error_of([&] { run_offload(bad, "s.toml", ""); }),
-            (dir / "bad.csv").string() + ":2: column ranks: expected an integer >= 2, got '1'");
+            (dir / "bad.csv").string() + ":2: column ranks: ranks must be in 2..1048576 (got 1)");
 }
 
 }  // namespace

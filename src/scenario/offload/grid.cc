@@ -15,6 +15,7 @@
 #include "nicmodel/model.h"
 #include "offload/advice.h"
 #include "offload/assignment.h"
+#include "offload/options.h"
 #include "scenario/batch/ranks.h"
 #include "scenario/batch/workers.h"
 #include "scenario/offload/offload_scenario.h"
@@ -84,13 +85,11 @@ struct Plan {
 
 // One collective of the grid: KIND (COLLECTIVE:ALGORITHM) on P ranks.
 Spec shape(const OffloadSetup& setup, const std::string& kind, std::int64_t P) {
-  const auto colon = kind.find(':');
-  if (colon == std::string::npos)
-    throw InputError(fmt::format("{}: experiment.collectives: '{}': expected COLLECTIVE:ALGORITHM",
-                                 setup.config.origin("experiment.collectives"), kind));
+  offload::CollectiveKind k = offload::parse_collective_kind(
+      kind, fmt::format("{}: experiment.collectives", setup.config.origin("experiment.collectives")));
   Spec proto;
-  proto.collective = kind.substr(0, colon);
-  proto.algorithm = kind.substr(colon + 1);
+  proto.collective = std::move(k.collective);
+  proto.algorithm = std::move(k.algorithm);
   proto.ranks = static_cast<int>(P);
   proto.bytes = setup.value.workload.bytes.count();
   return proto;
@@ -324,9 +323,14 @@ GridAxes grid_axes(const OffloadSetup& setup) {
   a.policies = list_of(cfg, "experiment.policies");
   a.kinds = list_of(cfg, "experiment.collectives");
   a.max_ops = setup.value.experiment.max_ops;
-  for (const auto& x : a.strategies)  // (checked here: the grid runs them all)
+  // Checked here, before the work: the grid runs them all.
+  for (const auto& x : a.strategies)
     offload::parse_strategy(x, offload::StrategyUse::run,
                             fmt::format("{}: experiment.strategies", cfg.origin("experiment.strategies")));
+  for (const auto& x : a.kinds)
+    offload::parse_collective_kind(x, fmt::format("{}: experiment.collectives", cfg.origin("experiment.collectives")));
+  for (const std::int64_t P : a.ranks)
+    offload::check_ranks(P, fmt::format("{}: experiment.ranks", cfg.origin("experiment.ranks")));
   for (const auto& x : a.policies)
     if (x != "stall" && x != "fallback")
       throw InputError(fmt::format("{}: experiment.policies: '{}' (expected stall or fallback)",

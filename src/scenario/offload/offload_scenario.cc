@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/stats.h"
+#include "offload/options.h"
 #include "scenario/offload/simulation.h"
 #include "scenario/offload/workload.h"
 #include "scenario/report/files.h"
@@ -30,7 +31,8 @@ const params::Table<OffloadScenario>& scenario_table() {
     using W = S::Workload;
     using G = S::Grid;
     params::Table<W> w;
-    w.integer("ranks", &W::ranks, "ranks of every generated collective (rank r on NIC r)", 2, 4096)
+    w.integer("ranks", &W::ranks, "ranks of every generated collective (rank r on NIC r)", offload::kMinBuildRanks,
+              offload::kMaxBuildRanks)
         .text("collectives", &W::collectives, "generated collectives cycle through these COLLECTIVE:ALGORITHM")
         .bytes("bytes", &W::bytes, "bytes per generated collective", "1B")
         .integer("count", &W::count, "generated collectives", 1, 100000)

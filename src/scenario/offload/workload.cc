@@ -10,7 +10,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input.h"
-#include "offload/collectives.h"
+#include "offload/options.h"
 #include "core/params.h"
 #include "core/random.h"
 
@@ -22,17 +22,10 @@ namespace {
 Spec spec_of(const std::vector<std::string>& f, const std::string& where) {
   Spec s;
   s.name = f[0];
-  s.collective = f[1];
-  s.algorithm = f[2];
-  try {
-    offload::check_algorithm(s.collective, s.algorithm);
-  } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: {}", where, e.what()));
-  }
-  const auto ranks = params::parse_integer(f[3]);
-  if (!ranks || *ranks < 2 || *ranks > 1'000'000)
-    throw InputError(fmt::format("{}: column ranks: expected an integer >= 2, got '{}'", where, f[3]));
-  s.ranks = static_cast<int>(*ranks);
+  const offload::CollectiveKind kind = offload::parse_collective_kind(f[1] + ":" + f[2], where);
+  s.collective = kind.collective;
+  s.algorithm = kind.algorithm;
+  s.ranks = offload::parse_ranks(f[3], where + ": column ranks");
   try {
     s.bytes = parse_bytes(f[4]).count();
     s.issue = parse_time(f[5]);
@@ -69,17 +62,10 @@ std::vector<std::pair<std::string, std::string>> collective_kinds(const OffloadS
                                                                   const Config& cfg) {
   std::vector<std::pair<std::string, std::string>> kinds;
   std::stringstream ss(wl.collectives);
+  const std::string what = fmt::format("{}: workload.collectives", cfg.origin("workload.collectives"));
   for (std::string item; std::getline(ss, item, ',');) {
-    const auto colon = item.find(':');
-    if (colon == std::string::npos)
-      throw InputError(fmt::format("{}: workload.collectives: '{}': expected COLLECTIVE:ALGORITHM",
-                                   cfg.origin("workload.collectives"), item));
-    kinds.emplace_back(item.substr(0, colon), item.substr(colon + 1));
-    try {
-      offload::check_algorithm(kinds.back().first, kinds.back().second);
-    } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: workload.collectives: {}", cfg.origin("workload.collectives"), e.what()));
-    }
+    offload::CollectiveKind k = offload::parse_collective_kind(item, what);
+    kinds.emplace_back(std::move(k.collective), std::move(k.algorithm));
   }
   if (kinds.empty()) throw InputError("workload.collectives is empty");
   return kinds;
