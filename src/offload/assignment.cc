@@ -1063,17 +1063,20 @@ Schedule emit_schedule(const Schedule& dag, const std::vector<RankView>& views, 
     for (std::size_t k = 0; k < sol[r].relays.size(); ++k)
       feed[r][static_cast<std::size_t>(sol[r].relays[k].first)].push_back(static_cast<std::int32_t>(k));
   }
-  {
-    OpId next = 0;
-    for (std::size_t i = 0; i < dag.size(); ++i) {
-      const Op& o = dag.op(static_cast<OpId>(i));
-      const auto r = static_cast<std::size_t>(o.rank);
-      const auto li = static_cast<std::size_t>(local[i]);
-      next += static_cast<OpId>(feed[r][li].size());
-      new_id[i] = next++;
-      if (const auto* ps = parts_of(r, li)) next += static_cast<OpId>(ps->size() - 1);
-    }
+  OpId emitted = 0;  // the next new id; after the loop, how many ops the schedule gets
+  for (std::size_t i = 0; i < dag.size(); ++i) {
+    const Op& o = dag.op(static_cast<OpId>(i));
+    const auto r = static_cast<std::size_t>(o.rank);
+    const auto li = static_cast<std::size_t>(local[i]);
+    emitted += static_cast<OpId>(feed[r][li].size());
+    new_id[i] = emitted++;
+    if (const auto* ps = parts_of(r, li)) emitted += static_cast<OpId>(ps->size() - 1);
   }
+  // Room for all: the DAG's lists, and a relay's one parent (a split host_wait's parts
+  // may take a little more).
+  std::size_t relays = 0;
+  for (const auto& s : sol) relays += s.relays.size();
+  out.reserve(static_cast<std::size_t>(emitted), dag.list_entries() + relays);
   auto cid = [&](std::size_t r, std::int32_t c) { return c < 0 ? kNoCounter : counter_base[r] + c; };
   std::vector<OpId> deps, after;
   for (std::size_t i = 0; i < dag.size(); ++i) {

@@ -98,6 +98,12 @@ std::int64_t projected_ops(const AlgorithmInfo& a, std::int64_t p) {
 
 }  // namespace
 
+std::int64_t projected_ops(std::string_view collective, std::string_view algorithm, std::int64_t ranks) {
+  for (const auto& e : registry())
+    if (e.info.collective == collective && e.info.algorithm == algorithm) return projected_ops(e.info, ranks);
+  return 0;
+}
+
 void check_build_options(std::string_view collective, std::string_view algorithm, const BuildOptions& o,
                          bool check_size) {
   const Entry& e = find_entry(collective, algorithm);

@@ -58,6 +58,9 @@ void check_algorithm(std::string_view collective, std::string_view algorithm);
 inline constexpr Rank kMaxBuildRanks = 1 << 20;
 inline constexpr std::int64_t kMaxBuildBytes = std::int64_t{1} << 40;
 inline constexpr std::int64_t kMaxBuildOps = std::int64_t{1} << 25;
+// The operations a collective's DAG will hold on `ranks` ranks, from the algorithm's
+// shape (a builder reserves room for them; kMaxBuildOps limits them); 0 for an unknown pair.
+std::int64_t projected_ops(std::string_view collective, std::string_view algorithm, std::int64_t ranks);
 
 // Throws InputError for an unknown collective/algorithm, ranks outside 2..2^20, a root
 // outside 0..P-1 (or given to a collective without one), radix < 2, bytes outside

@@ -123,6 +123,14 @@ class Schedule {
   Op& op(OpId id) { return ops_[static_cast<std::size_t>(id)]; }
   const std::vector<Op>& ops() const { return ops_; }
 
+  // Room for `ops` operations and `list_entries` entries of their deps and after lists
+  // (what list_entries() counts): a builder that knows its size grows no vector by copies.
+  void reserve(std::size_t ops, std::size_t list_entries) {
+    ops_.reserve(ops);
+    pool_.reserve(list_entries);
+  }
+  std::size_t list_entries() const { return pool_.size(); }
+
   // `deps`: direct predecessors as executed; `after`: transport-provided orderings.
   OpId add(Op op, std::span<const OpId> deps = {}, std::span<const OpId> after = {});
   OpId add(Op op, std::initializer_list<OpId> deps) {
