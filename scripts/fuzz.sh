@@ -49,7 +49,8 @@ cp tests/data/*.json "$seeds/schedule_json/"
 cp examples/programs/*.json "$seeds/program_json/"
 # Nesting past the readers' depth bound (64 levels), which mutations of the shipped
 # files would take long to reach: arrays and objects 100 levels deep, in an operation and
-# in the header. (fuzz/regressions/ keeps the 100 000-level files that once crashed.)
+# in the header. (fuzz/regressions/ keeps the 100 000-level files that once crashed:
+# schedule_json, program_json, and scenario_toml's header 100 000 parts deep.)
 deep_arrays=$(printf '[%.0s' {1..100})
 deep_objects=$(printf '{"a":%.0s' {1..100})
 printf '{"format":"fabriclab.schedule/1","ranks":2,"ops":[{"id":0,"deps":%s' "$deep_arrays" \
@@ -57,6 +58,18 @@ printf '{"format":"fabriclab.schedule/1","ranks":2,"ops":[{"id":0,"deps":%s' "$d
 printf '{"format":"fabriclab.schedule/1","layout":%s' "$deep_objects" >"$seeds/schedule_json/deep-objects.json"
 printf '{"format":"fabriclab.program/1","ranks":2,"calls":%s' "$deep_arrays" >"$seeds/program_json/deep-arrays.json"
 printf 'a = %s\n' "$deep_arrays" >"$seeds/scenario_toml/deep-arrays.toml"
+# A TOML key or table header just under, at and past its bounds (64 dotted parts, 1024
+# bytes; src/scenario/toml_input.h), as a header, a dotted key and an inline table's key.
+chain() { local c=a i; for ((i = 1; i < $1; i++)); do c+=.a; done; printf '%s' "$c"; }
+for n in 63 64 65 100; do
+  printf '[%s]\nx = 1\n' "$(chain $n)" >"$seeds/scenario_toml/header-$n-parts.toml"
+  printf '[[%s]]\n' "$(chain $n)" >"$seeds/scenario_toml/list-header-$n-parts.toml"
+  printf '%s = 1\n' "$(chain $n)" >"$seeds/scenario_toml/key-$n-parts.toml"
+  printf 'x = { %s = 1 }\n' "$(chain $n)" >"$seeds/scenario_toml/inline-key-$n-parts.toml"
+done
+for n in 1022 1024 1025 2000; do  # quoted: n + 2 bytes
+  printf '"%s" = 1\n' "$(head -c "$n" /dev/zero | tr '\0' k)" >"$seeds/scenario_toml/key-$n-bytes.toml"
+done
 FABRICLAB_FUZZ_SEEDS=$seeds/schedule_json "$bin/fuzz_schedule_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/program_json "$bin/fuzz_program_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/capture "$bin/fuzz_capture"

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/input.h"
+#include "scenario/toml_input.h"
 
 namespace fabriclab::scenario {
 
@@ -162,13 +163,7 @@ nlohmann::ordered_json Config::echo() const {
 std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& toml_text, const std::string& origin,
                                    const std::vector<std::string>& overrides, const std::vector<ListRegistry>& lists,
                                    std::vector<std::size_t>* list_sizes) {
-  toml::table file;
-  try {
-    file = toml::parse(toml_text, origin);
-  } catch (const toml::parse_error& e) {
-    const auto& b = e.source().begin;
-    throw InputError(fmt::format("{}:{}:{}: malformed TOML: {}", origin, b.line, b.column, e.description()));
-  }
+  const toml::table file = parse_toml(toml_text, origin);
   std::map<std::string, Setting> set;
   std::vector<std::size_t> sizes(lists.size(), 0);
   const auto list_named = [&](const std::string& name) -> int {
@@ -200,8 +195,16 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
             for (std::size_t i = 0; i < arr->size(); ++i) walk(*(*arr)[i].as_table(), "", l, i);
             continue;
           }
-          if (const auto* sub = node.as_table()) walk(*sub, key, list, item);
-          else if (list < 0) leaves.push_back({key, &node, -1, 0, {}});
+          if (const auto* sub = node.as_table()) {
+            // A table with no keys sets nothing, but a name no key has is a mistake.
+            if (sub->empty()) {
+              const ParamRegistry& r = list < 0 ? reg : *lists[static_cast<std::size_t>(list)].items;
+              const auto it = r.all().lower_bound(key + ".");
+              if (it == r.all().end() || it->first.compare(0, key.size() + 1, key + ".") != 0)
+                throw InputError(fmt::format("{}: unknown table '{}'", place(origin, node), key));
+            }
+            walk(*sub, key, list, item);
+          } else if (list < 0) leaves.push_back({key, &node, -1, 0, {}});
           else
             leaves.push_back({key, &node, list, item,
                               fmt::format("{}.{}.{}", lists[static_cast<std::size_t>(list)].name, item, key)});

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/params.h"
+#include "scenario/toml_input.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -140,6 +141,58 @@ TEST(Parameters, UnknownKeysNameFileLineAndASuggestion) {
   EXPECT_EQ(error_of("[link]\ndelya = \"1us\"\n"), "s.toml:2:9: unknown key 'link.delya' (did you mean 'link.delay'?)");
   EXPECT_EQ(error_of("colour = 3\n"), "s.toml:1:10: unknown key 'colour'");
   EXPECT_EQ(error_of("", {"link.rat=10Gbps"}), "--set: unknown key 'link.rat' (did you mean 'link.rate'?)");
+}
+
+// A dotted chain of n parts: "a.a.a" for n = 3.
+std::string chain(std::size_t n) {
+  std::string out = "a";
+  for (std::size_t i = 1; i < n; ++i) out += ".a";
+  return out;
+}
+
+std::string bounds_error_of(const std::string& toml) {
+  return fabriclab::testing::input_error_of([&] { check_toml_bounds(toml, "s.toml"); });
+}
+
+const std::string kDeep = "a key or table header of more than 64 dotted parts (the deepest key fabriclab reads has 3)";
+
+TEST(TomlBounds, DeepKeysAndHeadersAreRefusedWhereTheyStart) {
+  // The crash of the issue: a header 100 000 parts deep (SIGSEGV in toml++ before).
+  EXPECT_EQ(error_of("[" + chain(100000) + "]\n"), "s.toml:1:2: " + kDeep);
+  EXPECT_EQ(error_of("x = 1\n[[" + chain(65) + "]]\n"), "s.toml:2:3: " + kDeep);
+  EXPECT_EQ(error_of("[link]\n  " + chain(65) + " = 1\n"), "s.toml:2:3: " + kDeep);
+  EXPECT_EQ(error_of("x = { " + chain(65) + " = 1 }\n"), "s.toml:1:7: " + kDeep);
+  // Quoted parts and spaces around the dots count as TOML reads them: 2 + 63 parts.
+  EXPECT_EQ(error_of("[ \"a\" . 'b.c' ." + chain(63) + "]\n"), "s.toml:1:3: " + kDeep);
+  // An empty table of no key's name is refused too; one that groups keys is not.
+  EXPECT_EQ(error_of("[" + chain(64) + "]\n"), "s.toml:1:1: unknown table '" + chain(64) + "'");
+  EXPECT_EQ(error_of("[link]\n[switch]\n[lnk]\n"), "s.toml:3:1: unknown table 'lnk'");
+  // At the bound: past the check, to the unknown key it is (63 parts of header, 1 of key).
+  EXPECT_EQ(error_of("[" + chain(63) + "]\nx = 1\n"), "s.toml:2:5: unknown key '" + chain(63) + ".x'");
+}
+
+TEST(TomlBounds, LongKeysAndManyTablesAreRefused) {
+  const std::string long_part(2000, 'k');
+  EXPECT_EQ(error_of("\"" + long_part + "\" = 1\n"), "s.toml:1:1: a key or table header of 2002 bytes; at most 1024");
+  EXPECT_EQ(error_of("[link]\n[" + long_part + "]\n"), "s.toml:2:2: a key or table header of 2000 bytes; at most 1024");
+  std::string tables;
+  for (int i = 0; i < 65537; ++i) tables += "[[t]]\n";
+  EXPECT_EQ(bounds_error_of(tables), "s.toml:65537:1: more than 65536 tables ([name] or [[name]]) in one file");
+}
+
+TEST(TomlBounds, ValuesOfAnySizeAndStringsPassTheCheck) {
+  // Long strings, floats, dates, arrays that start lines, and keys or headers inside
+  // strings and comments are no keys: nothing here is refused by the bounds.
+  const std::string big(100000, 'x');
+  const std::string deep_text = "[" + chain(1000) + "]";
+  const std::string ok = "s = \"" + big + "\"\nl = '" + big + "'\nf = 1.5e3\nd = 1979-05-27T07:32:00.999Z\n" +
+                         "n = [\n  [\"" + big + "\"],\n  [1.5, 2.5],\n]\n" + "m = \"\"\"\n" + deep_text + "\n\"\"\"\n" +
+                         "q = '''\n" + deep_text + "\n'''\n" + "e = \"\\\"" + deep_text + "\"\n# " + deep_text + "\n";
+  EXPECT_NO_THROW(check_toml_bounds(ok, "s.toml"));
+  // ... and toml++ reads that text as TOML (the scan's picture of strings is TOML's).
+  EXPECT_NO_THROW(parse_toml(ok, "s.toml"));
+  // A key after a multi-line string is still seen, on its own line.
+  EXPECT_EQ(bounds_error_of("m = \"\"\"\na\nb\n\"\"\"\n" + chain(65) + " = 1\n"), "s.toml:5:1: " + kDeep);
 }
 
 TEST(Parameters, WrongUnitsAndRangesNameTheKey) {

@@ -13,6 +13,7 @@
 #include "core/input.h"
 #include "scenario/batch/tune.h"
 #include "scenario/parameters.h"
+#include "scenario/toml_input.h"
 
 namespace fabriclab::scenario {
 
@@ -105,13 +106,7 @@ void read_terms(const std::string& file, const toml::node& n, const std::string&
 TuneOptions with_space_file(TuneOptions opt) {
   if (opt.space.empty()) return opt;
   const std::string text = read_input(opt.space, "search space", kScenarioBytes);
-  toml::table file;
-  try {
-    file = toml::parse(text, opt.space);
-  } catch (const toml::parse_error& e) {
-    const auto& b = e.source().begin;
-    throw InputError(fmt::format("{}:{}:{}: malformed TOML: {}", opt.space, b.line, b.column, e.description()));
-  }
+  const toml::table file = parse_toml(text, opt.space);
   std::vector<Entry> params;
   for (const auto& [k, node] : file) {
     const std::string key(k.str());
