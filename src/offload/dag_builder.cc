@@ -16,7 +16,8 @@ DagBuilder::DagBuilder(std::string_view collective, std::string_view algorithm, 
   s_.root = o.root;
   s_.ordered_channels = o.ordered_channels;
   // (Room for the whole DAG: a vector grown by doubling copies it all, page by new page.)
-  const auto ops = static_cast<std::size_t>(std::max<std::int64_t>(0, projected_ops(collective, algorithm, o.ranks)));
+  const auto ops = static_cast<std::size_t>(
+      std::clamp<std::int64_t>(projected_ops(collective, algorithm, o.ranks), 0, kMaxBuildOps));
   s_.reserve(ops, 2 * ops);
 }
 
