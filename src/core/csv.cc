@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -43,6 +44,8 @@ Reader::Reader(std::istream& in, std::string path, Options options)
 bool Reader::next_line(std::string& line) {
   while (std::getline(in_, line)) {
     ++line_;
+    if (line.size() > kMaxLineBytes)
+      throw InputError(fmt::format("{}:{}: a line of {} bytes; at most {}", path_, line_, line.size(), kMaxLineBytes));
     if (options_.trim) line = std::string(trimmed(line));
     else if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || (options_.comments && line[0] == '#')) continue;
@@ -54,6 +57,7 @@ bool Reader::next_line(std::string& line) {
 const std::vector<std::string>& Reader::read_header() {
   std::string line;
   if (!next_line(line)) throw InputError(fmt::format("{}: empty (expected a header row)", path_));
+  check_columns(line);
   header_ = split(line, options_.trim);
   has_header_ = true;
   return header_;
@@ -62,6 +66,7 @@ const std::vector<std::string>& Reader::read_header() {
 void Reader::expect_header(const std::vector<std::string>& names) {
   std::string line;
   if (!next_line(line)) throw InputError(fmt::format("{}: empty (expected the header '{}')", path_, joined(names)));
+  check_columns(line);
   header_ = split(line, options_.trim);
   if (header_ != names) throw InputError(fmt::format("{}:{}: expected the header '{}'", path_, line_, joined(names)));
   has_header_ = true;
@@ -72,10 +77,18 @@ bool Reader::next(Row& row) {
   std::string line;
   if (!next_line(line)) return false;
   row.line = line_;
+  // Counted before the split: a row far wider than the header costs nothing.
+  const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+  if (fields != header_.size())
+    throw InputError(fmt::format("{}: expected {} columns, got {}", where(row), header_.size(), fields));
   row.fields = split(line, options_.trim);
-  if (row.fields.size() != header_.size())
-    throw InputError(fmt::format("{}: expected {} columns, got {}", where(row), header_.size(), row.fields.size()));
   return true;
+}
+
+void Reader::check_columns(const std::string& line) const {
+  const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+  if (fields > kMaxColumns)
+    throw InputError(fmt::format("{}:{}: a header of {} columns; at most {}", path_, line_, fields, kMaxColumns));
 }
 
 std::string Reader::where(const Row& row) const { return fmt::format("{}:{}", path_, row.line); }

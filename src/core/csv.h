@@ -3,7 +3,8 @@
 // row names the columns and every row after it has as many fields; there is no quoting.
 // A CR before the end of a line is dropped, blank lines are skipped, and so are lines
 // starting with '#' where the file allows comments. Errors are InputErrors naming
-// FILE:LINE.
+// FILE:LINE; a header of more than kMaxColumns columns and a line of more than
+// kMaxLineBytes bytes are errors too.
 //
 //   std::ifstream in(path);
 //   csv::Reader r(in, path, {.comments = true, .trim = true});
@@ -32,6 +33,12 @@ struct Row {
 // The fields of one line, split at every comma: "a,,b," is four fields.
 std::vector<std::string> split(std::string_view line, bool trim = false);
 
+// Bounds on what a file may hold, checked before a line is split: a hostile line of a
+// hundred million commas would otherwise become as many strings. No file fabriclab reads
+// has more than a few dozen columns or lines of more than a few hundred bytes.
+inline constexpr std::size_t kMaxColumns = 1024;
+inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
 class Reader {
  public:
   // `path` names the input in messages; `in` must outlive the reader.
@@ -54,7 +61,8 @@ class Reader {
   const std::vector<std::string>& header() const { return header_; }
 
  private:
-  bool next_line(std::string& line);  // the next line that is neither blank nor a comment
+  bool next_line(std::string& line);                  // the next line that is neither blank nor a comment
+  void check_columns(const std::string& line) const;  // a header's width, before it is split
 
   std::istream& in_;
   std::string path_;

@@ -79,5 +79,33 @@ TEST(Csv, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(testing::input_error_of([&] { n.read_header(); }), "n.csv: empty (expected a header row)");
 }
 
+TEST(Csv, WideHeadersWideRowsAndLongLinesAreRefusedBeforeTheSplit) {
+  // A header of 1025 columns (kMaxColumns + 1), as read_header and expect_header see it.
+  std::istringstream header(std::string(1024, ',') + "\n");
+  Reader h(header, "h.csv");
+  EXPECT_EQ(testing::input_error_of([&] { h.read_header(); }), "h.csv:1: a header of 1025 columns; at most 1024");
+  std::istringstream named("# c\n" + std::string(2000, ',') + "\n");
+  Reader n(named, "n.csv", {.comments = true});
+  EXPECT_EQ(testing::input_error_of([&] { n.expect_header({"x"}); }),
+            "n.csv:2: a header of 2001 columns; at most 1024");
+  // A row of a million commas (a line under the bound): counted, never split into a
+  // million strings.
+  std::istringstream wide("x,y\n" + std::string(1'000'000, ',') + "\n");
+  Reader w(wide, "w.csv");
+  w.read_header();
+  Row row;
+  EXPECT_EQ(testing::input_error_of([&] { w.next(row); }), "w.csv:2: expected 2 columns, got 1000001");
+  // A line one byte past kMaxLineBytes, and one at it (then too wide for the header).
+  std::istringstream longer("x\n" + std::string(kMaxLineBytes + 1, 'a') + "\n");
+  Reader l(longer, "l.csv");
+  l.read_header();
+  EXPECT_EQ(testing::input_error_of([&] { l.next(row); }), "l.csv:2: a line of 1048577 bytes; at most 1048576");
+  std::istringstream at("x\n" + std::string(kMaxLineBytes, 'a') + "\n");
+  Reader a(at, "a.csv");
+  a.read_header();
+  ASSERT_TRUE(a.next(row));
+  EXPECT_EQ(row.fields[0].size(), kMaxLineBytes);
+}
+
 }  // namespace
 }  // namespace fabriclab::csv
