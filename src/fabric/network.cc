@@ -54,11 +54,11 @@ Network::~Network() {
 void Network::release_switch_queues() {
   // A few long queues hold most packets, so all the queues of a part's switches are
   // walked together; each part's packets go back to its own pool.
-  const bool split = n_parts_ > 1 && !parts_.empty();
-  std::vector<std::vector<Packet*>> lists(split ? parts_.size() : 1);
-  for (auto& s : switches_) s->take_queued(lists[split ? part_of_[s->id()] : 0]);
+  const bool split = run_.n_parts_ > 1 && !run_.parts_.empty();
+  std::vector<std::vector<Packet*>> lists(split ? run_.parts_.size() : 1);
+  for (auto& s : switches_) s->take_queued(lists[split ? run_.part_of_[s->id()] : 0]);
   for (std::size_t q = 0; q < lists.size(); ++q) {
-    Pool<Packet>& pool = split ? parts_[q]->ctx.packets : packets_;
+    Pool<Packet>& pool = split ? run_.parts_[q]->ctx.packets : packets_;
     for_each_in_turns(lists[q], [&](Packet* p) { pool.release(p); });
   }
 }
@@ -170,7 +170,7 @@ void Network::release() {
 
 void Network::hold_in(std::uint32_t node, std::uint64_t n) {
   if (!prepared_ || ran_) throw std::logic_error("Network::hold_in outside the coordinator's begin()");
-  FabricContext& c = ctx_of(node);
+  FabricContext& c = run_.ctx_of(node, ctx_);
   c.work_held += n;
   c.flows_left += n;
   held_in_ += n;
@@ -199,15 +199,7 @@ void Network::prepare() {
   };
   for (auto& h : hosts_) tie(*h, *h);
   for (auto& s : switches_) tie(*s, *s);
-  for (Node* n : nodes_)
-    for (std::size_t i = 0; i < n->port_count(); ++i) tail_ = std::max(tail_, n->port(i).delay());
-  if (n_parts_ > 1) {
-    partition();
-  } else {
-    parts_.push_back(std::make_unique<Part>(ctx_));  // the network's own simulator, pool and ledger
-    parts_.back()->out.resize(1);
-    first_part_ = 0, end_part_ = 1;
-  }
+  run_.prepare_parts();
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
   build_routes();
@@ -240,17 +232,10 @@ void Network::prepare() {
   ctx_.flow_events = this;
   ctx_.message_events = message_events_;
   ctx_.flows_left = flows_.size();  // (the work held for the coordinator is counted by the run)
-  if (n_parts_ > 1) {
-    for (auto& part : parts_) {
-      part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
-      part->ctx.message_events = message_events_;
-    }
-    for (const auto& f : flows_)
-      ++parts_[part_of_[hosts_[finishing_host(f.spec)]->id()]]->ctx.flows_left;  // where it finishes
-  }
-  observers_.clear();
-  if (looks_for_deadlocks()) observers_.push_back(&deadlock_check_);
-  if (!snapshots_.empty()) observers_.push_back(&snapshot_reader_);
+  run_.share_flows();
+  run_.observers_.clear();
+  if (looks_for_deadlocks()) run_.observers_.push_back(&deadlock_check_);
+  if (!snapshots_.empty()) run_.observers_.push_back(&snapshot_reader_);
   for (auto& s : switches_) s->start();
   if (coordinator_) coordinator_->begin();
 }
@@ -275,43 +260,30 @@ void Network::start_flow(std::uint32_t id, Time at) {
   for (const auto& [h, q] : send_qps_[id]) hosts_[h]->start_send_qp(q, at);
 }
 
-std::uint64_t Network::events() const {
-  if (n_parts_ == 1 || parts_.empty()) return sim_.events();
-  if (running_) return window_events_;  // for `progress`, on the thread that calls it
-  if (agreed_) return total_events_;
-  std::uint64_t e = 0;
-  for (const auto& part : parts_) e += part->sim.events();
-  return e;
-}
+std::uint64_t Network::events() const { return run_.events(); }
 
-std::uint64_t Network::fingerprint() const {
-  if (agreed_) return total_fingerprint_;
-  if (n_parts_ == 1) return sim_.fingerprint();
-  std::uint64_t h = 0;  // the parts' shares add up to the undivided run's
-  for (const auto& part : parts_) h += part->sim.fingerprint();
-  return h;
-}
+std::uint64_t Network::fingerprint() const { return run_.fingerprint(); }
 
 std::size_t Network::packets_alive() const {
   std::size_t live = packets_.live();
-  for (const auto& part : parts_)
+  for (const auto& part : run_.parts_)
     if (part->own) live += part->own->packets.live();
   return live;
 }
 
 PortCounters Network::port_counters_at_end(std::uint32_t node, std::size_t port) const {
-  if (!gathered_ports_.empty()) return gathered_ports_.at(port_base_.at(node) + port);
-  return port_counters(*nodes_.at(node), port, end_);
+  if (!run_.gathered_ports_.empty()) return run_.gathered_ports_.at(run_.port_base_.at(node) + port);
+  return port_counters(*nodes_.at(node), port, run_.end_);
 }
 
 HostCounters Network::host_counters(std::uint32_t h) const {
-  if (!gathered_hosts_.empty()) return gathered_hosts_.at(h);
+  if (!run_.gathered_hosts_.empty()) return run_.gathered_hosts_.at(h);
   return hosts_.at(h)->counters();
 }
 
 WatchdogCounts Network::watchdog_counts(std::uint32_t sw, std::size_t port) const {
   const auto node = static_cast<std::uint32_t>(hosts_.size() + sw);
-  if (!gathered_watchdog_.empty()) return gathered_watchdog_.at(port_base_.at(node) + port);
+  if (!run_.gathered_watchdog_.empty()) return run_.gathered_watchdog_.at(run_.port_base_.at(node) + port);
   return own_watchdog(node, port);
 }
 
@@ -330,20 +302,7 @@ RunTotals Network::finish() {
   // processes, this one's parts' until agree_on_totals).
   bool pending = false;
   Time last_now;
-  if (!parts_.empty()) {
-    // Frames still crossing between parts are on their links.
-    for (std::uint32_t q = first_part_; q < end_part_; ++q)
-      for (int w : {0, 1}) hand_over(q, w);
-    t.peak_packets = 0;
-    pending = stopped_by_deadlock();  // (which ends the run at its check)
-    for (std::uint32_t q = first_part_; q < end_part_; ++q) {
-      const Part& part = *parts_[q];
-      pending = pending || part.sim.pending() > 0;
-      last_now = std::max(last_now, part.sim.now());
-      t.peak_packets += part.ctx.packets.peak();
-      if (part.own) ledger_ += part.own->ledger;
-    }
-  }
+  run_.end_windows(t, pending, last_now);
   std::uint64_t found = 0;
   auto count = [&](const Packet& p) {
     ++found;
@@ -371,22 +330,19 @@ RunTotals Network::finish() {
                            std::to_string(found) + " in queues and on links");
   // The work held in this process's parts is done (another process's parts' copies here
   // are held but never run).
-  bool work_done = true;
-  for (std::uint32_t q = first_part_; q < end_part_; ++q)
-    work_done = work_done && parts_[q]->ctx.work_released == parts_[q]->ctx.work_held;
-  if (exchange_) agree_on_totals(t, pending, last_now, work_done);
+  bool work_done = run_.work_done();
+  if (run_.exchange_) run_.agree_on_totals(t, pending, last_now, work_done);
   // As an undivided run's, the clock ends where the last window did if events remain,
   // else at the last event.
-  if (!parts_.empty()) t.end = std::max(t.end, pending ? ran_until_ : last_now);
-  end_ = t.end;
+  t.end = run_.end_at(t.end, pending, last_now);
   // A snapshot past the run's last event (read while nothing was left to happen) is no
   // instant of the run: as if the run had not reached it, however it was split. The end's
   // reading takes its maxima back (they are the end's, since the last snapshot kept).
   if (!snapshots_.empty()) {
-    end_snapshot_ = {.at = end_};
+    end_snapshot_ = {.at = run_.end_};
     take_snapshot(end_snapshot_);
     for (Snapshot& s : snapshots_) {
-      if (s.at <= end_) continue;
+      if (s.at <= run_.end_) continue;
       for (std::size_t p = 0; p < s.ports.size(); ++p)
         end_snapshot_.ports[p].max_queue_bytes = std::max(end_snapshot_.ports[p].max_queue_bytes,
                                                           s.ports[p].max_queue_bytes);
@@ -408,7 +364,7 @@ RunTotals Network::finish() {
         " / " + std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
         std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
         std::to_string(t.in_flight_data_bytes));
-  if (exchange_) gather_results();
+  if (run_.exchange_) run_.gather_results();
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();
   for (auto& h : hosts_) h->drain();
@@ -416,7 +372,7 @@ RunTotals Network::finish() {
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();
-  for (const auto& part : parts_)
+  for (const auto& part : run_.parts_)
     if (part->own) part->own->packets.check_no_leaks();
   return t;
 }

@@ -11,19 +11,10 @@
 //   RunTotals t = net.run(ms(1));
 //
 // The model is network.cc (nodes, links, flows, connections, the set-up and the end's
-// checks) and routing.cc. The run is one loop (run.cc) of lock-step windows over parts,
-// each part with its own simulator, packet pool and ledger; an undivided run is one
-// part, on the network's own. A split run (set_partitions; partition.cc puts the nodes
-// into parts) makes its windows as long as the smallest delay of a link between parts
-// (conservative synchronization: a frame sent in one window cannot arrive before the
-// next). Frames crossing a cut are handed over at the window's end; every event carries
-// a tie key drawn by the node acting (core/simulator.h), so a split run executes the
-// undivided run's events, in the same order within each part, whatever the threads: the
-// same outputs and fingerprint. The parts may also be spread over processes (MPI ranks,
-// through an Exchange): each runs a block of them and the exchange carries the frames,
-// the windows' decisions, the deadlock checks and, at the end, what the outputs read, to
-// rank 0. What reads the network at instants of its own during the run (the PFC deadlock
-// check, snapshots) plugs into the loop as a RunObserver (observers.cc).
+// checks) and routing.cc; the run -- one loop of lock-step windows over parts, undivided
+// or split, over threads or processes, with the observers that read the network at
+// instants of their own (the PFC deadlock check, snapshots; observers.cc) -- is the
+// Network's Run (run.h).
 #pragma once
 
 #include <array>
@@ -46,43 +37,11 @@
 #include "fabric/port.h"
 #include "fabric/reorder_box.h"
 #include "fabric/resequencer.h"
+#include "fabric/run.h"
 #include "fabric/run_observer.h"
 #include "fabric/switch.h"
 
 namespace fabriclab::fabric {
-
-// A PFC deadlock: a cycle of egress queues, each paused by the next switch for longer
-// than the persistence time, each holding packets whose ingress group is what pauses
-// the queue before it in the cycle.
-
-// How a partitioned run's nodes are put into parts: `levels` (hosts by index in contiguous
-// blocks, each switch with most of its neighbours nearer the hosts: a fat-tree by pods, a
-// leaf-spine by leaf groups with half the spines) or `metis` (METIS's k-way partition of
-// the graph, each node weighted by its ports, links between two nodes by their number:
-// balanced load and few cut links on any topology).
-enum class Partitioner : std::uint8_t { levels, metis };
-inline constexpr params::EnumNames<Partitioner, 2> kPartitionerNames{
-    {{Partitioner::levels, "levels"}, {Partitioner::metis, "metis"}}};
-
-struct RunTotals {
-  Time end;  // simulated time when the run stopped
-  std::uint64_t events = 0;
-  std::uint64_t packet_hops = 0;  // packets (any kind) that crossed one link
-  std::uint64_t flows_finished = 0;
-  std::uint64_t in_flight_data_packets = 0, in_flight_data_bytes = 0;  // at the end
-  std::uint64_t peak_packets = 0;  // most packets alive at once (partitioned: the sum of the
-                                   // parts' peaks; frames being handed over are in neither)
-  bool all_finished = false;
-  bool deadlock = false;  // the run stopped on a PFC deadlock (see Network::deadlock())
-};
-
-// A run over several processes, as this process saw it: its windows, the frames its
-// parts sent into other processes' parts, and the wall time it spent in the windows'
-// exchanges (waiting for the slowest process, then moving the bytes).
-struct RankStats {
-  std::uint64_t windows = 0, frames_out = 0, bytes_out = 0;
-  double exchange_seconds = 0;
-};
 
 // Throws InputError when a frame of nic.mtu payload bytes in format `w` would not fit
 // the 16 bits a packet keeps its size in (Network::set_wire_format checks it).
@@ -160,7 +119,7 @@ class Network final : private FlowEvents {
   std::uint64_t held() const { return held_; }
   void hold_in(std::uint32_t node, std::uint64_t n);
   void release_in(std::uint32_t node) {
-    FabricContext& c = ctx_of(node);
+    FabricContext& c = run_.ctx_of(node, ctx_);
     if (c.work_released >= c.work_held) throw std::logic_error("Network::release_in: more released than held");
     ++c.work_released;
     c.last_done = c.sim.now();
@@ -173,7 +132,7 @@ class Network final : private FlowEvents {
   // std::logic_error in a partitioned run, whose windows cannot go back.
   void coordinator_moved();
   // The simulator that runs node `id`'s events (once prepared: in a partitioned run, its part's).
-  Simulator& sim_of(std::uint32_t node) { return ctx_of(node).sim; }
+  Simulator& sim_of(std::uint32_t node) { return run_.ctx_of(node, ctx_).sim; }
 
   // Checks what the nodes' buffers must hold (a switch's reserves and PFC headroom, a
   // NIC's PFC headroom), as run() does, but before the flows are built: InputError
@@ -214,7 +173,7 @@ class Network final : private FlowEvents {
   // between parts needs a delay (the window); a deadlock check, a snapshot or a progress
   // report due inside a window runs at its end, while no part runs; flows with `after`, link
   // elements and port taps are refused (they would act across parts within a window).
-  void set_partitions(std::uint32_t partitions, std::uint32_t threads);
+  void set_partitions(std::uint32_t partitions, std::uint32_t threads) { run_.set_partitions(partitions, threads); }
   // The same over the processes `exchange` joins (every one builds the same network and
   // calls run()): process r runs parts [r * partitions / size, (r + 1) * partitions /
   // size) with `threads` threads (at most the smallest block). The outcome is the same
@@ -222,18 +181,20 @@ class Network final : private FlowEvents {
   // read of the nodes and flows (holds_results()). A failure in any process ends the run
   // in every one with a RankFailure naming it. A coordinator keeps a copy on every
   // process (Coordinator: share, take_shared, share_results, take_results).
-  void set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange);
+  void set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange) {
+    run_.set_partitions(partitions, threads, exchange);
+  }
   // Once finished over several processes: every rank's RankStats, by rank (else empty).
-  const std::vector<RankStats>& rank_stats() const { return all_rank_stats_; }
-  std::uint32_t partitions() const { return n_parts_; }
-  void set_partitioner(Partitioner p);
+  const std::vector<RankStats>& rank_stats() const { return run_.rank_stats(); }
+  std::uint32_t partitions() const { return run_.partitions(); }
+  void set_partitioner(Partitioner p) { run_.set_partitioner(p); }
   // The part node `id` runs in, and the window (after run() has prepared the network).
-  std::uint32_t partition_of(std::uint32_t node) const { return n_parts_ > 1 ? part_of_.at(node) : 0; }
+  std::uint32_t partition_of(std::uint32_t node) const { return run_.partition_of(node); }
   // This process runs part `part`, or node `node`'s events (always, but over several
   // processes; once prepared).
-  bool runs_part(std::uint32_t part) const { return !exchange_ || (part >= first_part_ && part < end_part_); }
-  bool runs_here(std::uint32_t node) const { return !exchange_ || runs_part(part_of_[node]); }
-  Time window() const { return window_; }
+  bool runs_part(std::uint32_t part) const { return run_.runs_part(part); }
+  bool runs_here(std::uint32_t node) const { return run_.runs_here(node); }
+  Time window() const { return run_.window(); }
 
   // Look for PFC deadlocks every `interval` (0 = never): a cycle of queues paused for at
   // least `persist`. The first one found is kept; unless `keep_running` (a watchdog may
@@ -254,7 +215,7 @@ class Network final : private FlowEvents {
   // What the outputs read once the run has finished: every node's, read from the nodes
   // or, on rank 0 of a run over several processes, gathered from the ranks that ran
   // them. False on the other ranks, which hold only their own.
-  bool holds_results() const { return !exchange_ || exchange_->rank() == 0; }
+  bool holds_results() const { return run_.holds_results(); }
   PortCounters port_counters_at_end(std::uint32_t node, std::size_t port) const;
   HostCounters host_counters(std::uint32_t h) const;
   WatchdogCounts watchdog_counts(std::uint32_t sw, std::size_t port) const;
@@ -264,37 +225,15 @@ class Network final : private FlowEvents {
   void prepare();
 
  private:
+  friend class Run;  // reads the model it runs
+
   RunTotals finish();
-  FabricContext& ctx_of(std::uint32_t node) { return n_parts_ > 1 ? parts_[part_of_.at(node)]->ctx : ctx_; }
-  // Runs the coordinator's step at `at` (an undivided run, or thread 0 of a partitioned
-  // one while no part runs) and returns its next instant; `idle_after`: whether the
-  // network was idle after it.
-  Time coordinate(Time at, bool* idle_after = nullptr);
-  // No event pending, no frame crossing between parts (over several processes: here).
-  bool idle() const;
-  // Over several processes, after a step: whether every process is idle (`idle`, this
-  // one's on entry), whether any step failed, and what each step changed in its parts.
-  void agree_after_step(bool& idle, bool& failed);
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
-  void partition();
-  void partition_by_levels();
-  void partition_by_metis();
-  void hand_over(std::uint32_t to, int window);  // the frames crossing into part `to`
-  // Over several processes: this one's parts' published `seen` and the frames they sent
-  // into other processes' parts, out; theirs, in (into the parts' places here).
-  void exchange_window(int window);
-  // Over several processes, at the end: the totals every rank agrees on, and what rank 0
-  // needs for the outputs; a failure in any rank, thrown in every one.
-  void agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done);
-  // Over several processes: the parts rank `rank` runs, [first, end).
-  std::pair<std::uint32_t, std::uint32_t> parts_of_rank(int rank) const;
   // The host whose event finishes flow `f` (nic.flow_end): its receiver or its sender.
   std::uint32_t finishing_host(const FlowSpec& f) const { return nic_.flow_end == FlowEnd::acked ? f.src : f.dst; }
-  void gather_results();
   WatchdogCounts own_watchdog(std::uint32_t node, std::size_t port) const;  // switch `node`'s, read here
-  void rethrow_any_failure();
   void release_switch_queues();  // every packet queued in a switch, back to its pool
 
   Simulator sim_;
@@ -308,60 +247,7 @@ class Network final : private FlowEvents {
   std::vector<std::vector<std::uint32_t>> dependents_;  // per flow: the flows waiting on it
   std::vector<std::uint32_t> waiting_;                  // per flow: dependences not yet finished
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> send_qps_;  // per flow: (host, QPN)
-  // A part of a partitioned run: what its nodes share, the frames it sends each other
-  // part (by destination), and, per window parity, what it published at the window's
-  // end for every thread's decision to go on (a thread may run the next window while a
-  // slower one still reads the last).
-  struct Seen {
-    std::uint64_t flows_left = 0, pending = 0, events = 0, sent = 0;
-    Time last_done;
-    bool failed = false;
-  };
-  struct Part {
-    // A split run's part has its own simulator, pool and ledger; the one part of an
-    // undivided run runs on the network's.
-    struct Own {
-      Simulator sim;
-      Pool<Packet> packets{"Packet", 4096};
-      Ledger ledger;
-      FabricContext ctx{sim, packets, ledger};
-    };
-    std::unique_ptr<Own> own;
-    FabricContext& ctx;
-    Simulator& sim;
-    std::vector<Outbox> out;
-    std::exception_ptr error;
-    std::array<Seen, 2> seen;
-    Part() : own(std::make_unique<Own>()), ctx(own->ctx), sim(own->sim) {}
-    explicit Part(FabricContext& network) : ctx(network), sim(network.sim) {}
-  };
-  std::uint32_t n_parts_ = 1, n_threads_ = 1;
-  Partitioner partitioner_ = Partitioner::levels;
-  Exchange* exchange_ = nullptr;                 // several processes
-  std::uint32_t first_part_ = 0, end_part_ = 0;  // the parts this process runs
-  ByRank mail_out_, mail_in_;
-  RankStats rank_stats_;
-  std::vector<RankStats> all_rank_stats_;
-  // Over several processes, once finished: the run's events and fingerprint, and on rank
-  // 0 every node's counters (ports by port_base_[node] + port).
-  std::uint64_t total_events_ = 0, total_fingerprint_ = 0;
-  bool agreed_ = false;  // (agree_on_totals has run: the totals above are the run's)
-  Time end_;
-  std::vector<std::size_t> port_base_;
-  std::vector<PortCounters> gathered_ports_;
-  std::vector<HostCounters> gathered_hosts_;
-  std::vector<WatchdogCounts> gathered_watchdog_;  // by port_base_ of the switch
-  std::vector<std::unique_ptr<Part>> parts_;       // before the nodes: they release into its pools
-  std::vector<std::uint32_t> part_of_;             // per node
-  Time window_ = Time::max();
-  // A run that ends by finishing its work goes on for the longest link delay after the
-  // last piece was done (the tail), so that its end does not depend on how it was split:
-  // a part cannot stop at another's last delivery, but every window is shorter than this.
-  Time tail_;
-  Time last_release_;                // the last step that released whole-network work
-  Time ran_until_;                   // partitioned: the last window's end
-  bool running_ = false;             // partitioned: the threads are running
-  std::uint64_t window_events_ = 0;  // partitioned: events as of the last window's end
+  Run run_{*this};  // before the nodes: they release into its parts' pools
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;
@@ -371,7 +257,6 @@ class Network final : private FlowEvents {
   // Per host: its edge switch, as an index of the switches' tables by edge switch (one
   // past the last edge switch: none; build_routes). Every switch reads it.
   std::vector<std::uint32_t> edge_of_host_;
-  bool coordinator_failed_ = false;  // over several processes: a step failed in one (all know)
   bool prepared_ = false, ran_ = false;
   struct Conn {
     std::uint32_t src, dst, messages_hint;
@@ -399,8 +284,7 @@ class Network final : private FlowEvents {
   bool deadlock_keep_running_ = false;
   std::optional<DeadlockReport> deadlock_;
 
-  // The run's observers (RunObserver), set by prepare(): the deadlock check first, then
-  // the snapshots (a check that ends the run at an instant leaves its snapshot unread).
+  // What reads the run at instants of its own (RunObserver; Run::observers_ lists them).
   struct DeadlockCheck final : RunObserver {
     explicit DeadlockCheck(Network& n) : net(n) {}
     Kind kind() const override { return Kind::check; }
@@ -419,7 +303,6 @@ class Network final : private FlowEvents {
   };
   DeadlockCheck deadlock_check_{*this};
   SnapshotReader snapshot_reader_{*this};
-  std::vector<RunObserver*> observers_;
 };
 
 }  // namespace fabriclab::fabric

@@ -19,7 +19,7 @@ void Network::detect_deadlocks(Time interval, Time persist, bool keep_running) {
 void Network::look_for_deadlock(Time now) {
   if (deadlock_) return;  // one report; a watchdog that may break it keeps the run going
   const auto first = static_cast<std::uint32_t>(hosts_.size());
-  if (!exchange_) {
+  if (!run_.exchange_) {
     deadlock_ = find_pfc_deadlock(switches_, first, now, deadlock_persist_);
     return;
   }
@@ -41,9 +41,9 @@ void Network::look_for_deadlock(Time now) {
     }
   }
   ByRank all;
-  exchange_->all_gather(bytes, all, "a deadlock check");
+  run_.exchange_->all_gather(bytes, all, "a deadlock check");
   std::vector<PausedQueue> queues;
-  for (int r = 0; r < exchange_->size(); ++r) {
+  for (int r = 0; r < run_.exchange_->size(); ++r) {
     ByteReader in(all.of(r));
     for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
       PausedQueue q{in.get<std::uint32_t>(), in.get<std::uint16_t>(), in.get<std::uint8_t>(), {}};

@@ -11,16 +11,16 @@
 
 namespace fabriclab::fabric {
 
-void Network::partition_by_levels() {
+void Run::partition_by_levels() {
   // Hosts by index; switches level by level away from the hosts, each to the part most
   // of its nearer neighbours are in, those without a majority spread evenly in id order.
-  const std::size_t n = nodes_.size();
+  const std::size_t n = net_.nodes_.size();
   constexpr std::uint32_t kNone = ~0u;
   part_of_.assign(n, kNone);
   std::vector<std::int32_t> level(n, -1);
   std::vector<std::uint32_t> frontier, next;
-  for (std::uint32_t h = 0; h < hosts_.size(); ++h) {
-    part_of_[h] = static_cast<std::uint32_t>(std::uint64_t{h} * n_parts_ / hosts_.size());
+  for (std::uint32_t h = 0; h < net_.hosts_.size(); ++h) {
+    part_of_[h] = static_cast<std::uint32_t>(std::uint64_t{h} * n_parts_ / net_.hosts_.size());
     level[h] = 0;
     frontier.push_back(h);
   }
@@ -28,8 +28,8 @@ void Network::partition_by_levels() {
   for (std::int32_t l = 1; !frontier.empty(); ++l) {
     next.clear();
     for (std::uint32_t u : frontier)
-      for (std::size_t i = 0; i < nodes_[u]->port_count(); ++i) {
-        const std::uint32_t v = nodes_[u]->port(i).peer()->owner().id();
+      for (std::size_t i = 0; i < net_.nodes_[u]->port_count(); ++i) {
+        const std::uint32_t v = net_.nodes_[u]->port(i).peer()->owner().id();
         if (level[v] < 0) {
           level[v] = l;
           next.push_back(v);
@@ -39,8 +39,8 @@ void Network::partition_by_levels() {
     tied.clear();
     for (std::uint32_t v : next) {
       std::fill(votes.begin(), votes.end(), 0u);
-      for (std::size_t i = 0; i < nodes_[v]->port_count(); ++i) {
-        const std::uint32_t w = nodes_[v]->port(i).peer()->owner().id();
+      for (std::size_t i = 0; i < net_.nodes_[v]->port_count(); ++i) {
+        const std::uint32_t w = net_.nodes_[v]->port(i).peer()->owner().id();
         if (level[w] >= 0 && level[w] < l) ++votes[part_of_[w]];
       }
       const auto best = std::max_element(votes.begin(), votes.end());
@@ -56,13 +56,13 @@ void Network::partition_by_levels() {
     if (p == kNone) p = 0;  // not connected to any host
 }
 
-void Network::partition_by_metis() {
+void Run::partition_by_metis() {
   // The graph as METIS takes it: adjacency lists, parallel links as one edge of their
   // number, each node weighted by its ports (its share of the run's events, roughly).
-  const auto n = static_cast<idx_t>(nodes_.size());
+  const auto n = static_cast<idx_t>(net_.nodes_.size());
   std::vector<idx_t> xadj{0}, adjncy, adjwgt, vwgt;
   std::map<std::uint32_t, idx_t> links;
-  for (const Node* u : nodes_) {
+  for (const Node* u : net_.nodes_) {
     links.clear();
     for (std::size_t i = 0; i < u->port_count(); ++i) ++links[u->port(i).peer()->owner().id()];
     for (const auto& [v, count] : links) {
@@ -76,12 +76,12 @@ void Network::partition_by_metis() {
   METIS_SetDefaultOptions(options);
   options[METIS_OPTION_SEED] = 1;  // the same parts every time (the result does not depend on them)
   idx_t ncon = 1, nparts = static_cast<idx_t>(n_parts_), cut = 0, nv = n;
-  std::vector<idx_t> part(nodes_.size());
+  std::vector<idx_t> part(net_.nodes_.size());
   const int rc = METIS_PartGraphKway(&nv, &ncon, xadj.data(), adjncy.data(), vwgt.data(), nullptr, adjwgt.data(),
                                      &nparts, nullptr, nullptr, options, &cut, part.data());
   if (rc != METIS_OK)
     throw std::runtime_error(fmt::format("METIS could not split the network ({} nodes) into {} parts (error {})",
-                                         nodes_.size(), n_parts_, rc));
+                                         net_.nodes_.size(), n_parts_, rc));
   part_of_.assign(part.begin(), part.end());
 }
 

@@ -4,6 +4,8 @@
 // crossing between parts at each window's end, the coordinator's steps between windows,
 // the observers' readings (observers.cc) at their instants, and what the processes agree
 // on at the end.
+#include "fabric/run.h"
+
 #include "fabric/network.h"
 
 #include <algorithm>
@@ -20,8 +22,8 @@
 
 namespace fabriclab::fabric {
 
-void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
-  if (prepared_) throw std::logic_error("Network::set_partitions after the run was prepared");
+void Run::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
+  if (net_.prepared_) throw std::logic_error("Network::set_partitions after the run was prepared");
   if (partitions < 1 || partitions > 64)
     throw InputError("partitions: expected 1..64, got " + std::to_string(partitions));
   if (threads < 1 || threads > partitions)
@@ -32,12 +34,12 @@ void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads) {
   exchange_ = nullptr;
 }
 
-void Network::set_partitioner(Partitioner p) {
-  if (prepared_) throw std::logic_error("Network::set_partitioner after the run was prepared");
+void Run::set_partitioner(Partitioner p) {
+  if (net_.prepared_) throw std::logic_error("Network::set_partitioner after the run was prepared");
   partitioner_ = p;
 }
 
-void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange) {
+void Run::set_partitions(std::uint32_t partitions, std::uint32_t threads, Exchange& exchange) {
   const auto ranks = static_cast<std::uint32_t>(exchange.size());
   if (ranks < 2) return set_partitions(partitions, threads);
   if (partitions < ranks)
@@ -53,21 +55,21 @@ void Network::set_partitions(std::uint32_t partitions, std::uint32_t threads, Ex
   exchange_ = &exchange;
 }
 
-void Network::partition() {
+void Run::partition() {
   const std::string why = "a partitioned run (" + std::to_string(n_parts_) + " partitions) ";
-  for (std::uint32_t id = 0; id < flows_.size(); ++id)
-    if (!flows_[id].spec.after.empty())
+  for (std::uint32_t id = 0; id < net_.flows_.size(); ++id)
+    if (!net_.flows_[id].spec.after.empty())
       throw InputError(why + "cannot start a flow when another finishes: flow " + std::to_string(id) +
                        " waits for others (after)");
-  if (!boxes_.empty() || !reseqs_.empty())
+  if (!net_.boxes_.empty() || !net_.reseqs_.empty())
     throw InputError(why + "does not support reorder boxes or re-sequencers on links");
-  for (Node* n : nodes_)
+  for (Node* n : net_.nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i)
       if (n->port(i).tap())
         throw InputError(why + "cannot capture or observe frames at a port (" + n->name() + " port " +
                          std::to_string(i) + ")");
-  if (hosts_.size() < n_parts_)
-    throw InputError(why + "needs a host per partition at least (" + std::to_string(hosts_.size()) + " hosts)");
+  if (net_.hosts_.size() < n_parts_)
+    throw InputError(why + "needs a host per partition at least (" + std::to_string(net_.hosts_.size()) + " hosts)");
 
   if (partitioner_ == Partitioner::metis) partition_by_metis();
   else partition_by_levels();
@@ -75,7 +77,7 @@ void Network::partition() {
   parts_.clear();
   for (std::uint32_t q = 0; q < n_parts_; ++q) {
     parts_.push_back(std::make_unique<Part>());
-    parts_.back()->ctx.wire = ctx_.wire;
+    parts_.back()->ctx.wire = net_.ctx_.wire;
     parts_.back()->out.resize(n_parts_);
   }
   auto bind = [&](Node& node, auto& concrete) {
@@ -93,17 +95,84 @@ void Network::partition() {
       port.set_cut(&parts_[part_of_[node.id()]]->out[there]);
     }
   };
-  for (auto& h : hosts_) bind(*h, *h);
-  for (auto& sw : switches_) bind(*sw, *sw);
+  for (auto& h : net_.hosts_) bind(*h, *h);
+  for (auto& sw : net_.switches_) bind(*sw, *sw);
   std::tie(first_part_, end_part_) = exchange_ ? parts_of_rank(exchange_->rank()) : std::pair{0u, n_parts_};
 }
 
-std::pair<std::uint32_t, std::uint32_t> Network::parts_of_rank(int rank) const {
+void Run::prepare_parts() {
+  for (Node* n : net_.nodes_)
+    for (std::size_t i = 0; i < n->port_count(); ++i) tail_ = std::max(tail_, n->port(i).delay());
+  if (n_parts_ > 1) {
+    partition();
+  } else {
+    parts_.push_back(std::make_unique<Part>(net_.ctx_));  // the network's own simulator, pool and ledger
+    parts_.back()->out.resize(1);
+    first_part_ = 0, end_part_ = 1;
+  }
+}
+
+void Run::share_flows() {
+  if (n_parts_ == 1) return;  // (the network's context counts them)
+  for (auto& part : parts_) {
+    part->ctx.stop_at_last_flow = false;  // no `after`: no flow events
+    part->ctx.message_events = net_.message_events_;
+  }
+  for (const auto& f : net_.flows_)
+    ++parts_[part_of_[net_.hosts_[net_.finishing_host(f.spec)]->id()]]->ctx.flows_left;  // where it finishes
+}
+
+std::uint64_t Run::events() const {
+  if (n_parts_ == 1 || parts_.empty()) return net_.sim_.events();
+  if (running_) return window_events_;  // for `progress`, on the thread that calls it
+  if (agreed_) return total_events_;
+  std::uint64_t e = 0;
+  for (const auto& part : parts_) e += part->sim.events();
+  return e;
+}
+
+std::uint64_t Run::fingerprint() const {
+  if (agreed_) return total_fingerprint_;
+  if (n_parts_ == 1) return net_.sim_.fingerprint();
+  std::uint64_t h = 0;  // the parts' shares add up to the undivided run's
+  for (const auto& part : parts_) h += part->sim.fingerprint();
+  return h;
+}
+
+void Run::end_windows(RunTotals& t, bool& pending, Time& last_now) {
+  if (parts_.empty()) return;
+  // Frames still crossing between parts are on their links.
+  for (std::uint32_t q = first_part_; q < end_part_; ++q)
+    for (int w : {0, 1}) hand_over(q, w);
+  t.peak_packets = 0;
+  pending = net_.stopped_by_deadlock();  // (which ends the run at its check)
+  for (std::uint32_t q = first_part_; q < end_part_; ++q) {
+    const Part& part = *parts_[q];
+    pending = pending || part.sim.pending() > 0;
+    last_now = std::max(last_now, part.sim.now());
+    t.peak_packets += part.ctx.packets.peak();
+    if (part.own) net_.ledger_ += part.own->ledger;
+  }
+}
+
+bool Run::work_done() const {
+  bool done = true;
+  for (std::uint32_t q = first_part_; q < end_part_; ++q)
+    done = done && parts_[q]->ctx.work_released == parts_[q]->ctx.work_held;
+  return done;
+}
+
+Time Run::end_at(Time undivided, bool pending, Time last_now) {
+  end_ = parts_.empty() ? undivided : std::max(undivided, pending ? ran_until_ : last_now);
+  return end_;
+}
+
+std::pair<std::uint32_t, std::uint32_t> Run::parts_of_rank(int rank) const {
   const auto r = static_cast<std::uint64_t>(rank), size = static_cast<std::uint64_t>(exchange_->size());
   return {static_cast<std::uint32_t>(r * n_parts_ / size), static_cast<std::uint32_t>((r + 1) * n_parts_ / size)};
 }
 
-void Network::exchange_window(int window) {
+void Run::exchange_window(int window) {
   const int ranks = exchange_->size(), me = exchange_->rank();
   // To each other process: what every part here published, then, part by part, the
   // frames it sent into that process's parts (by destination part, in sending order).
@@ -127,7 +196,8 @@ void Network::exchange_window(int window) {
           rank_stats_.frames_out += frames.size();
           frames.clear();
         }
-      if (coordinator_ && !coordinator_failed_) coordinator_->share(out);  // what the parts did that steps read
+      if (net_.coordinator_ && !coordinator_failed_)
+        net_.coordinator_->share(out);  // what the parts did that steps read
     }
     mail_out_.next_rank();
   }
@@ -150,18 +220,18 @@ void Network::exchange_window(int window) {
           const auto key = in.get<std::uint64_t>();
           const auto node = in.get<std::uint32_t>();
           const auto port = in.get<std::uint16_t>();
-          if (node >= nodes_.size() || port >= nodes_[node]->port_count())
+          if (node >= net_.nodes_.size() || port >= net_.nodes_[node]->port_count())
             throw std::logic_error(
                 fmt::format("a frame from process {} arrives at node {} port {}, not in the network", r, node, port));
-          frames.push_back({at, &nodes_[node]->port(port), key, in.get<Packet>()});
+          frames.push_back({at, &net_.nodes_[node]->port(port), key, in.get<Packet>()});
         }
       }
-    if (coordinator_ && !coordinator_failed_) coordinator_->take_shared(in);
+    if (net_.coordinator_ && !coordinator_failed_) net_.coordinator_->take_shared(in);
     if (!in.done()) throw std::logic_error(fmt::format("process {} sent more than a window's frames", r));
   }
 }
 
-void Network::rethrow_any_failure() {
+void Run::rethrow_any_failure() {
   std::exception_ptr mine;
   for (std::uint32_t q = first_part_; q < end_part_ && !mine; ++q) mine = parts_[q]->error;
   if (!exchange_) {
@@ -200,7 +270,7 @@ void Network::rethrow_any_failure() {
   }
 }
 
-void Network::hand_over(std::uint32_t to, int window) {
+void Run::hand_over(std::uint32_t to, int window) {
   for (auto& from : parts_) {
     auto& frames = from->out[to].window[window].frames;
     for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.key, c.packet);
@@ -210,26 +280,32 @@ void Network::hand_over(std::uint32_t to, int window) {
 
 RunTotals Network::run(Time stop) { return run(stop, stop, {}); }
 
-Time Network::coordinate(Time at, bool* idle_after) {
+RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& progress) {
+  prepare();
+  run_.run_windows(stop, slice, progress);
+  return finish();
+}
+
+Time Run::coordinate(Time at, bool* idle_after) {
   for (std::uint32_t q = first_part_; q < end_part_; ++q) parts_[q]->sim.advance_to(at);
-  const std::uint64_t released = released_;
+  const std::uint64_t released = net_.released_;
   std::exception_ptr failed;
   try {
-    coordinator_->step(at);
+    net_.coordinator_->step(at);
   } catch (...) {
     if (!exchange_) throw;
     failed = std::current_exception();  // thrown once every process has heard of it
   }
-  if (released_ != released) last_release_ = at;  // (release() is called from the step)
+  if (net_.released_ != released) last_release_ = at;  // (release() is called from the step)
   bool now_idle = idle(), any_failed = failed != nullptr;
   if (exchange_) agree_after_step(now_idle, any_failed);
   if (failed) std::rethrow_exception(failed);
   if (idle_after) *idle_after = now_idle;
   // (Another process's step failed: it says so after this window, and the run ends.)
-  return any_failed ? Time::max() : coordinator_->next_step(now_idle);
+  return any_failed ? Time::max() : net_.coordinator_->next_step(now_idle);
 }
 
-void Network::agree_after_step(bool& idle, bool& failed) {
+void Run::agree_after_step(bool& idle, bool& failed) {
   // A copy whose step failed stopped half-way: it shares nothing, and once any has
   // failed no copy reads another's state again (their lists of collectives may differ);
   // every process knows it, and the run ends after the next window.
@@ -237,7 +313,7 @@ void Network::agree_after_step(bool& idle, bool& failed) {
   ByteWriter w(mine);
   w.put(idle);
   w.put(failed);
-  if (!failed) coordinator_->share(w);
+  if (!failed) net_.coordinator_->share(w);
   ByRank all;
   exchange_->all_gather(mine, all, "a step of the collectives");
   std::vector<ByteReader> in;
@@ -250,19 +326,19 @@ void Network::agree_after_step(bool& idle, bool& failed) {
   if (coordinator_failed_) return;
   for (int r = 0; r < exchange_->size(); ++r) {
     if (r == exchange_->rank()) continue;
-    coordinator_->take_shared(in[static_cast<std::size_t>(r)]);
+    net_.coordinator_->take_shared(in[static_cast<std::size_t>(r)]);
     if (!in[static_cast<std::size_t>(r)].done())
       throw std::logic_error(fmt::format("rank {} shared more than its parts' state", r));
   }
 }
 
 void Network::coordinator_moved() {
-  if (n_parts_ > 1) throw std::logic_error("Network: a partitioned run's coordinator cannot be given work by an event");
+  if (run_.split()) throw std::logic_error("Network: a partitioned run's coordinator cannot be given work by an event");
   coordinator_moved_ = true;
   sim_.stop();
 }
 
-bool Network::idle() const {
+bool Run::idle() const {
   // This process's parts' events, and the frames on their way into them (another
   // process's parts' outboxes hold those it sent here; this one's, those not yet sent).
   bool idle = true;
@@ -272,7 +348,7 @@ bool Network::idle() const {
   return idle;
 }
 
-void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done) {
+void Run::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool& work_done) {
   // Every process's share of what the run's totals add up from.
   struct Share {
     Ledger ledger;
@@ -281,7 +357,7 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool&
     bool pending, work_done;
     RankStats stats;
   };
-  const Share mine{ledger_,
+  const Share mine{net_.ledger_,
                    t.events,
                    fingerprint(),
                    t.packet_hops,
@@ -297,7 +373,7 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool&
   ByteWriter(bytes).put(mine);
   ByRank all;
   exchange_->all_gather(bytes, all, "the end of the run (totals)");
-  ledger_ = {};
+  net_.ledger_ = {};
   t = RunTotals{.end = t.end};
   std::uint64_t fp = 0;
   pending = false;
@@ -305,7 +381,7 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool&
   all_rank_stats_.clear();
   for (int r = 0; r < exchange_->size(); ++r) {
     const Share s = ByteReader(all.of(r)).get<Share>();
-    ledger_ += s.ledger;
+    net_.ledger_ += s.ledger;
     t.events += s.events;
     fp += s.fingerprint;
     t.packet_hops += s.packet_hops;
@@ -323,17 +399,17 @@ void Network::agree_on_totals(RunTotals& t, bool& pending, Time& last_now, bool&
   agreed_ = true;
 }
 
-void Network::gather_results() {
+void Run::gather_results() {
   // The snapshots taken (alike on every rank) and the end's reading.
   const auto readings = [this] {
-    std::vector<Snapshot*> r;
-    for (Snapshot& s : snapshots_)
+    std::vector<Network::Snapshot*> r;
+    for (Network::Snapshot& s : net_.snapshots_)
       if (s.taken) r.push_back(&s);
-    if (!snapshots_.empty()) r.push_back(&end_snapshot_);
+    if (!net_.snapshots_.empty()) r.push_back(&net_.end_snapshot_);
     return r;
   };
-  port_base_.assign(nodes_.size() + 1, 0);
-  for (std::size_t n = 0; n < nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + nodes_[n]->port_count();
+  port_base_.assign(net_.nodes_.size() + 1, 0);
+  for (std::size_t n = 0; n < net_.nodes_.size(); ++n) port_base_[n + 1] = port_base_[n] + net_.nodes_[n]->port_count();
   // Every other process sends rank 0 what its nodes counted and its flows' outcome (the
   // sender's retransmissions, the receiver's delivery, the finish where it happened),
   // and what its parts kept of the coordinator's work.
@@ -341,43 +417,44 @@ void Network::gather_results() {
   out.clear(exchange_->size());
   if (exchange_->rank() != 0) {  // (rank 0 sends itself nothing)
     ByteWriter w(out.data);
-    for (std::uint32_t n = 0; n < nodes_.size(); ++n) {
+    for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n) {
       if (!runs_here(n)) continue;
       w.put(n);
-      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(port_counters(*nodes_[n], i, end_));
-      if (n < hosts_.size()) w.put(hosts_[n]->counters());
+      for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i)
+        w.put(Network::port_counters(*net_.nodes_[n], i, end_));
+      if (n < net_.hosts_.size()) w.put(net_.hosts_[n]->counters());
       else
-        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(own_watchdog(n, i));
+        for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i) w.put(net_.own_watchdog(n, i));
     }
     w.put(~std::uint32_t{0});
-    for (std::uint32_t id = 0; id < flows_.size(); ++id) {
-      const FlowState& f = flows_[id];
+    for (std::uint32_t id = 0; id < net_.flows_.size(); ++id) {
+      const FlowState& f = net_.flows_[id];
       if (runs_here(f.spec.src)) w.put(f.retransmitted);
       if (runs_here(f.spec.dst)) w.put(f.delivered);
-      if (runs_here(finishing_host(f.spec))) {
+      if (runs_here(net_.finishing_host(f.spec))) {
         w.put(f.qps_done);
         w.put(f.finish);
       }
     }
-    for (const Snapshot* reading : readings()) {
-      const Snapshot& s = *reading;
-      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+    for (const Network::Snapshot* reading : readings()) {
+      const Network::Snapshot& s = *reading;
+      for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n)
         if (runs_here(n))
-          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
-      for (std::uint32_t id = 0; id < flows_.size(); ++id)
-        if (runs_here(flows_[id].spec.dst)) w.put(s.delivered[id]);
+          for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
+      for (std::uint32_t id = 0; id < net_.flows_.size(); ++id)
+        if (runs_here(net_.flows_[id].spec.dst)) w.put(s.delivered[id]);
     }
-    if (coordinator_) coordinator_->share_results(w);
+    if (net_.coordinator_) net_.coordinator_->share_results(w);
   }
   for (int r = 0; r < exchange_->size(); ++r) out.next_rank();  // all of it for rank 0
   exchange_->all_to_all(out, in, "the end of the run (outputs to rank 0)");
   if (exchange_->rank() != 0) return;
-  for (std::uint32_t n = 0; n < nodes_.size(); ++n)
-    for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) {
-      gathered_ports_.push_back(port_counters(*nodes_[n], i, end_));
-      gathered_watchdog_.push_back(n < hosts_.size() ? WatchdogCounts{} : own_watchdog(n, i));
+  for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n)
+    for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i) {
+      gathered_ports_.push_back(Network::port_counters(*net_.nodes_[n], i, end_));
+      gathered_watchdog_.push_back(n < net_.hosts_.size() ? WatchdogCounts{} : net_.own_watchdog(n, i));
     }
-  for (const auto& h : hosts_) gathered_hosts_.push_back(h->counters());
+  for (const auto& h : net_.hosts_) gathered_hosts_.push_back(h->counters());
   for (int r = 1; r < exchange_->size(); ++r) {
     ByteReader rd(in.of(r));
     const auto [lo, hi] = parts_of_rank(r);
@@ -386,41 +463,41 @@ void Network::gather_results() {
       return lo <= part_of_[node] && part_of_[node] < hi;
     };
     for (auto n = rd.get<std::uint32_t>(); n != ~std::uint32_t{0}; n = rd.get<std::uint32_t>()) {
-      if (n >= nodes_.size() || !owner(n))
+      if (n >= net_.nodes_.size() || !owner(n))
         throw std::logic_error(fmt::format("rank {} sent the counters of node {}", r, n));
-      for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+      for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i)
         gathered_ports_[port_base_[n] + i] = rd.get<PortCounters>();
-      if (n < hosts_.size()) gathered_hosts_[n] = rd.get<HostCounters>();
+      if (n < net_.hosts_.size()) gathered_hosts_[n] = rd.get<HostCounters>();
       else
-        for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i)
+        for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i)
           gathered_watchdog_[port_base_[n] + i] = rd.get<WatchdogCounts>();
     }
-    for (FlowState& f : flows_) {
+    for (FlowState& f : net_.flows_) {
       if (owner(f.spec.src)) f.retransmitted = rd.get<std::uint64_t>();
       if (owner(f.spec.dst)) f.delivered = rd.get<std::uint64_t>();
-      if (owner(finishing_host(f.spec))) {
+      if (owner(net_.finishing_host(f.spec))) {
         f.qps_done = rd.get<std::uint32_t>();
         f.finish = rd.get<Time>();
       }
     }
-    for (Snapshot* reading : readings()) {
-      Snapshot& s = *reading;
-      for (std::uint32_t n = 0; n < nodes_.size(); ++n)
+    for (Network::Snapshot* reading : readings()) {
+      Network::Snapshot& s = *reading;
+      for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n)
         if (owner(n))
-          for (std::size_t i = 0; i < nodes_[n]->port_count(); ++i) s.ports[port_base_[n] + i] = rd.get<PortCounters>();
-      for (std::uint32_t id = 0; id < flows_.size(); ++id)
-        if (owner(flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
+          for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i)
+            s.ports[port_base_[n] + i] = rd.get<PortCounters>();
+      for (std::uint32_t id = 0; id < net_.flows_.size(); ++id)
+        if (owner(net_.flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
     }
-    if (coordinator_) coordinator_->take_results(rd);
+    if (net_.coordinator_) net_.coordinator_->take_results(rd);
     if (!rd.done()) throw std::logic_error(fmt::format("rank {} sent more than its nodes' counters", r));
   }
 }
 
-RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& progress) {
-  prepare();
+void Run::run_windows(Time stop, Time slice, const std::function<void(Time)>& progress) {
   const std::uint32_t threads = n_threads_;
   SpinBarrier sync(threads, threads <= std::thread::hardware_concurrency());
-  const bool look = looks_for_deadlocks();
+  const bool look = net_.looks_for_deadlocks();
   // Split: windows of `grid` (whatever the checks); a window also ends at the
   // coordinator's next instant. No window is longer than the tail, so that the window
   // where the work is found done ends before the tail does. Undivided: windows of the
@@ -428,13 +505,13 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
   // ends there.
   const Time grid = n_parts_ == 1 ? std::max(slice, Time::from_ps(1))
                                   : std::min(window_ != Time::max() ? window_
-                                             : look                 ? deadlock_interval_
+                                             : look                 ? net_.deadlock_interval_
                                                                     : Time::max(),
                                              std::max(tail_, Time::from_ps(1)));
-  const bool has_work = work() > 0;
+  const bool has_work = net_.work() > 0;
   // The coordinator's next instant and, after its step, whether the network was idle:
   // written by thread 0 while the others wait, read by all after the meeting.
-  Time due = coordinator_ ? coordinator_->next_step(n_parts_ == 1 && idle()) : Time::max();
+  Time due = net_.coordinator_ ? net_.coordinator_->next_step(n_parts_ == 1 && idle()) : Time::max();
   bool idle_after_step = false;
   // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
   // sending into this window's outboxes; publish what the decision needs in this
@@ -450,7 +527,7 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
   // next window at the latest; every thread still meets the others until then, so none
   // waits for ever.
   auto loop = [&](std::uint32_t t) {
-    Time from = sim_.now();  // no event of the next window is earlier
+    Time from = net_.sim_.now();  // no event of the next window is earlier
     Time next_progress = from + slice;
     Time end = stop;    // the tail's end once the work is done
     bool tail = false;  // the work is done: the coordinator has nothing left to do
@@ -489,11 +566,11 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
       // ends there with nothing due at its end, and the next one goes on from there.
       if (n_parts_ == 1 && !parts_[0]->error && parts_[0]->sim.stopped()) {
         Part& part = *parts_[0];
-        if (coordinator_moved_) {
-          coordinator_moved_ = false;
-          due = coordinator_->next_step(idle());
+        if (net_.coordinator_moved_) {
+          net_.coordinator_moved_ = false;
+          due = net_.coordinator_->next_step(idle());
         }
-        if (part.ctx.flows_left + (held_ - released_) == 0 && has_work && !tail) {
+        if (part.ctx.flows_left + (net_.held_ - net_.released_) == 0 && has_work && !tail) {
           tail = true;
           end = std::min(stop, std::max(part.ctx.last_done, last_release_) + tail_);
         }
@@ -526,7 +603,7 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
       // No check at the end of the run, nor once the work is done. A reading not with a
       // step at `until`: its events (scheduled at `until`) run first, in the next window,
       // and the reading waits for that window's end.
-      const bool working = !tail && until < end && (left + (held_ - released_) > 0 || !has_work);
+      const bool working = !tail && until < end && (left + (net_.held_ - net_.released_) > 0 || !has_work);
       bool reading = false;
       for (std::size_t i = 0; i < observers_.size(); ++i) {
         due_here[i] = next_at(i) == boundary && (checks(i) ? working : !failed && !stepping);
@@ -545,7 +622,8 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
             // Not a check after a failure (a part that threw may be half-way), nor a
             // reading once a check has ended the run at this instant.
             for (std::size_t i = 0; i < observers_.size(); ++i)
-              if (due_here[i] && (checks(i) ? !failed : !stopped_by_deadlock())) observers_[i]->read(done[i], boundary);
+              if (due_here[i] && (checks(i) ? !failed : !net_.stopped_by_deadlock()))
+                observers_[i]->read(done[i], boundary);
             if (report) {
               window_events_ = events;
               progress(until);
@@ -557,7 +635,7 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
           // exchanges (and one whose step failed says so in them).
           try {
             if (step) due = coordinate(until, &idle_after_step);
-            else if (settle) due = coordinator_->next_step(true);
+            else if (settle) due = net_.coordinator_->next_step(true);
           } catch (...) {
             keep();
             due = Time::max();
@@ -578,13 +656,13 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
       // The step released whole-network work (parts' own work only changes in their
       // events) and may have scheduled events.
       if (step && !idle_after_step) pending = std::max<std::uint64_t>(pending, 1);
-      left += held_ - released_;
+      left += net_.held_ - net_.released_;
       if (left == 0 && has_work && !tail) {
         tail = true;
         end = std::min(stop, std::max(last_done, last_release_) + tail_);
       }
-      if (failed || (pending == 0 && (tail || due == Time::max())) || until >= end || stopped_by_deadlock()) {
-        if (t == 0) ran_until_ = stopped_by_deadlock() ? boundary : until;  // a deadlock ends the run at its check
+      if (failed || (pending == 0 && (tail || due == Time::max())) || until >= end || net_.stopped_by_deadlock()) {
+        if (t == 0) ran_until_ = net_.stopped_by_deadlock() ? boundary : until;  // a deadlock ends the run at its check
         return;
       }
       // After a step, its events at `until` come first; an idle network waits for the
@@ -625,7 +703,6 @@ RunTotals Network::run(Time stop, Time slice, const std::function<void(Time)>& p
   }
   running_ = false;
   rethrow_any_failure();
-  return finish();
 }
 
 }  // namespace fabriclab::fabric
