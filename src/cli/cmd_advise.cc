@@ -46,7 +46,7 @@ CollectiveRequest parse_spec(const std::string& spec) {
     throw InputError(
         fmt::format("collective '{}': expected collective:algorithm:ranks[:bytes], e.g. allreduce:ring:64", spec));
   const std::string what = fmt::format("collective '{}'", spec);
-  CollectiveKind kind = parse_collective_kind(parts[0] + ":" + parts[1], what);
+  CollectiveKind kind = collective_kind(parts[0], parts[1], what);
   CollectiveRequest r{std::move(kind.collective), std::move(kind.algorithm), {}};
   r.options.ranks = parse_ranks(parts[2], what);
   if (parts.size() == 4) r.options.bytes = number(parts[3], "bytes");

@@ -26,6 +26,15 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+namespace {
+
+// The fields split() would make of `line`, without making them.
+std::size_t fields_in(std::string_view line) {
+  return static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+}
+
+}  // namespace
+
 std::vector<std::string> split(std::string_view line, bool trim) {
   std::vector<std::string> out;
   for (std::size_t pos = 0;;) {
@@ -78,7 +87,7 @@ bool Reader::next(Row& row) {
   if (!next_line(line)) return false;
   row.line = line_;
   // Counted before the split: a row far wider than the header costs nothing.
-  const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+  const std::size_t fields = fields_in(line);
   if (fields != header_.size())
     throw InputError(fmt::format("{}: expected {} columns, got {}", where(row), header_.size(), fields));
   row.fields = split(line, options_.trim);
@@ -86,7 +95,7 @@ bool Reader::next(Row& row) {
 }
 
 void Reader::check_columns(const std::string& line) const {
-  const auto fields = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+  const std::size_t fields = fields_in(line);
   if (fields > kMaxColumns)
     throw InputError(fmt::format("{}:{}: a header of {} columns; at most {}", path_, line_, fields, kMaxColumns));
 }

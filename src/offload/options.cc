@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "core/error.h"
 
@@ -100,13 +101,16 @@ CollectiveKind parse_collective_kind(std::string_view text, std::string_view wha
   const auto colon = text.find(':');
   if (colon == std::string_view::npos)
     throw InputError(fmt::format("{}: '{}': expected COLLECTIVE:ALGORITHM, e.g. allreduce:ring", what, text));
-  CollectiveKind k{std::string(text.substr(0, colon)), std::string(text.substr(colon + 1))};
+  return collective_kind(std::string(text.substr(0, colon)), std::string(text.substr(colon + 1)), what);
+}
+
+CollectiveKind collective_kind(std::string collective, std::string algorithm, std::string_view what) {
   try {
-    check_algorithm(k.collective, k.algorithm);
+    check_algorithm(collective, algorithm);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", what, e.what()));
   }
-  return k;
+  return {std::move(collective), std::move(algorithm)};
 }
 
 std::string algorithms_help() {

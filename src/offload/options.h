@@ -65,6 +65,8 @@ struct CollectiveKind {
   std::string algorithm;
 };
 CollectiveKind parse_collective_kind(std::string_view text, std::string_view what);
+// The same check for a name given in two parts (a workload file's columns, advise's fields).
+CollectiveKind collective_kind(std::string collective, std::string algorithm, std::string_view what);
 // "ring, recursive_doubling, binomial, ...": every built-in algorithm name, once.
 std::string algorithms_help();
 // The ranks of a collective to build, wherever they are given: an integer in

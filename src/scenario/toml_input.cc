@@ -71,7 +71,7 @@ class BoundsScan {
         end_chain(false);
         header_ = true;
         if (++tables_ > kTomlMaxTables)
-          fail_here(i_, fmt::format("more than {} tables ([name] or [[name]]) in one file", kTomlMaxTables));
+          fail(i_, fmt::format("more than {} tables ([name] or [[name]]) in one file", kTomlMaxTables));
         i_ += s_.substr(i_, 2) == "[[" ? 2 : 1;
         continue;
       }
@@ -90,10 +90,8 @@ class BoundsScan {
   }
 
  private:
+  // At byte `at` of the current line (a chain never spans lines: a line's end ends it).
   [[noreturn]] void fail(std::size_t at, const std::string& what) const {
-    throw InputError(fmt::format("{}:{}:{}: {}", origin_, at_line_, at - at_line_start_ + 1, what));
-  }
-  [[noreturn]] void fail_here(std::size_t at, const std::string& what) const {
     throw InputError(fmt::format("{}:{}:{}: {}", origin_, line_, at - line_start_ + 1, what));
   }
 
@@ -113,8 +111,6 @@ class BoundsScan {
     expect_part_ = false;
     depth_ = 1;
     chain_begin_ = i_;
-    at_line_ = line_;
-    at_line_start_ = line_start_;
   }
 
   void end_chain(bool key) {
@@ -174,7 +170,6 @@ class BoundsScan {
   int nest_ = 0;  // a value's open arrays and inline tables
   bool in_chain_ = false, expect_part_ = false;
   std::size_t depth_ = 0, chain_begin_ = 0, chain_end_ = 0;  // chain_end_: past its last part
-  std::size_t at_line_ = 1, at_line_start_ = 0;
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace {
 Spec spec_of(const std::vector<std::string>& f, const std::string& where) {
   Spec s;
   s.name = f[0];
-  const offload::CollectiveKind kind = offload::parse_collective_kind(f[1] + ":" + f[2], where);
+  const offload::CollectiveKind kind = offload::collective_kind(f[1], f[2], where);
   s.collective = kind.collective;
   s.algorithm = kind.algorithm;
   s.ranks = offload::parse_ranks(f[3], where + ": column ranks");
