@@ -51,16 +51,23 @@ Reader::Reader(std::istream& in, std::string path, Options options)
     : in_(in), path_(std::move(path)), options_(options) {}
 
 bool Reader::next_line(std::string& line) {
-  while (std::getline(in_, line)) {
+  // Read into a buffer of the bound's size: a longer line is refused once the buffer is
+  // full, never held whole.
+  if (buf_.empty()) buf_.resize(kMaxLineBytes + 2);
+  for (;;) {
+    in_.getline(buf_.data(), static_cast<std::streamsize>(buf_.size()));
+    const auto got = static_cast<std::size_t>(in_.gcount());  // with the '\n', unless at the end
+    if (in_.fail() && got == 0) return false;
     ++line_;
-    if (line.size() > kMaxLineBytes)
-      throw InputError(fmt::format("{}:{}: a line of {} bytes; at most {}", path_, line_, line.size(), kMaxLineBytes));
-    if (options_.trim) line = std::string(trimmed(line));
-    else if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::size_t length = in_.fail() || in_.eof() ? got : got - 1;
+    if (length > kMaxLineBytes)
+      throw InputError(fmt::format("{}:{}: a line longer than {} bytes", path_, line_, kMaxLineBytes));
+    const std::string_view text(buf_.data(), length);
+    if (options_.trim) line = std::string(trimmed(text));
+    else line.assign(text.substr(0, text.ends_with('\r') ? length - 1 : length));
     if (line.empty() || (options_.comments && line[0] == '#')) continue;
     return true;
   }
-  return false;
 }
 
 const std::vector<std::string>& Reader::read_header() {

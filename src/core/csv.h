@@ -70,6 +70,7 @@ class Reader {
   std::size_t line_ = 0;
   bool has_header_ = false;
   std::vector<std::string> header_;
+  std::vector<char> buf_;  // kMaxLineBytes + 2: a line, its '\n', the terminator
 };
 
 }  // namespace fabriclab::csv

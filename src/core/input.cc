@@ -3,10 +3,13 @@
 #include <filesystem>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <span>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -33,18 +36,21 @@ std::string size_text(std::uint64_t bytes) {
 
 struct Fd {
   int fd;
+  explicit Fd(int f) : fd(f) {}
+  Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
   ~Fd() {
     if (fd >= 0) ::close(fd);
   }
 };
 
-}  // namespace
-
-std::string read_input(const std::string& path, std::string_view what, std::uint64_t limit) {
+// The file opened and checked: a regular file of at most `limit` bytes, or a named pipe
+// (switched to blocking reads).
+Fd open_input(const std::string& path, std::string_view what, std::uint64_t limit, struct stat& st) {
   // Opened first, then checked on the open file (not the name, which could change between).
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (f.fd < 0) throw InputError(fmt::format("{}: cannot open the {}: {}", path, what, std::strerror(errno)));
-  struct stat st {};
   if (::fstat(f.fd, &st) != 0)
     throw InputError(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
   const bool fifo = S_ISFIFO(st.st_mode);
@@ -53,26 +59,76 @@ std::string read_input(const std::string& path, std::string_view what, std::uint
   if (!fifo && static_cast<std::uint64_t>(st.st_size) > limit)
     throw InputError(fmt::format("{}: the {} is {}, more than the {} a {} may be", path, what,
                                  size_text(static_cast<std::uint64_t>(st.st_size)), size_text(limit), what));
-  if (fifo) {  // a pipe on purpose: blocking reads from here on
+  if (fifo) {
+    // A pipe on purpose: blocking reads from here on, once a writer came (opened without
+    // one, a read would see the end at once; poll waits for its first bytes or its close).
+    pollfd p{f.fd, POLLIN, 0};
+    while (::poll(&p, 1, -1) < 0 && errno == EINTR) {
+    }
     const int flags = ::fcntl(f.fd, F_GETFL);
     if (flags >= 0) ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
   }
-  std::string text;
-  if (!fifo) text.reserve(static_cast<std::size_t>(st.st_size));
-  char buf[1 << 16];
+  return f;
+}
+
+// At most buf.size() bytes of the file; 0 at its end. `read` counts what came before:
+// past `limit` in all, the InputError of a file too large.
+std::size_t read_some(const Fd& f, std::span<char> buf, std::uint64_t read, const std::string& path,
+                      std::string_view what, std::uint64_t limit) {
   for (;;) {
-    const ssize_t n = ::read(f.fd, buf, sizeof buf);
+    const ssize_t n = ::read(f.fd, buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       throw InputError(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
     }
-    if (n == 0) break;
-    if (text.size() + static_cast<std::size_t>(n) > limit)
+    if (read + static_cast<std::uint64_t>(n) > limit)
       throw InputError(fmt::format("{}: the {} is more than the {} a {} may be", path, what, size_text(limit), what));
-    text.append(buf, static_cast<std::size_t>(n));
+    return static_cast<std::size_t>(n);
   }
+}
+
+}  // namespace
+
+std::string read_input(const std::string& path, std::string_view what, std::uint64_t limit) {
+  struct stat st {};
+  const Fd f = open_input(path, what, limit, st);
+  std::string text;
+  if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
+  char buf[1 << 16];
+  while (const std::size_t n = read_some(f, buf, text.size(), path, what, limit)) text.append(buf, n);
   return text;
 }
+
+class InputStream::Buffer : public std::streambuf {
+ public:
+  Buffer(const std::string& path, std::string_view what, std::uint64_t limit)
+      : path_(path), what_(what), limit_(limit), fd_(open_input(path, what, limit, st_)) {}
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const std::size_t n = read_some(fd_, buf_, read_, path_, what_, limit_);
+    if (n == 0) return traits_type::eof();
+    read_ += n;
+    setg(buf_.data(), buf_.data(), buf_.data() + n);
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  std::string path_, what_;
+  std::uint64_t limit_, read_ = 0;
+  struct stat st_ {};
+  Fd fd_;
+  std::array<char, 1 << 16> buf_;
+};
+
+InputStream::InputStream(const std::string& path, std::string_view what, std::uint64_t limit)
+    : std::istream(nullptr), buffer_(std::make_unique<Buffer>(path, what, limit)) {
+  rdbuf(buffer_.get());
+  exceptions(std::ios::badbit);
+}
+
+InputStream::~InputStream() = default;
 
 void check_output_file(const std::string& path, std::string_view what) {
   namespace fs = std::filesystem;

@@ -3,7 +3,6 @@
 #include <charconv>
 #include <fstream>
 #include <numeric>
-#include <sstream>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -170,7 +169,7 @@ fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& w
 }  // namespace
 
 std::vector<fabric::FlowSpec> read_flows_csv(const std::string& path, std::uint32_t hosts) {
-  std::istringstream in(read_input(path, "flows file", kTableBytes));
+  InputStream in(path, "flows file", kTableBytes);
   csv::Reader reader(in, path, {.comments = true, .trim = true});
   reader.expect_header({"src", "dst", "bytes", "start", "priority", "qps"});
   std::vector<fabric::FlowSpec> out;

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "core/csv.h"
 #include "core/error.h"
@@ -38,7 +37,7 @@ Spec spec_of(const std::vector<std::string>& f, const std::string& where) {
 }  // namespace
 
 std::vector<Spec> read_workload_file(const std::string& path) {
-  std::istringstream in(read_input(path, "workload file", kTableBytes));
+  InputStream in(path, "workload file", kTableBytes);
   csv::Reader reader(in, path, {.comments = true});
   reader.expect_header({"name", "collective", "algorithm", "ranks", "bytes", "issue"});
   std::vector<Spec> out;
