@@ -57,6 +57,14 @@ void same_reading_in_any_order(const std::string& text) {
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "ops") ops_first[it.key()] = it.value();
   const std::string as_document = reading_of(ops_first.dump());
+  // Past a bound on strings or elements the file is refused at the first such place, which
+  // moves with the fields; and the copy is written anew (a string's escapes, as written,
+  // may shorten it below the bound). The reading is compared within the bounds only.
+  const auto past_a_bound = [](const std::string& r) {
+    return r.find(": a string longer than") != std::string::npos ||
+           r.find(": an array or object of more than") != std::string::npos;
+  };
+  if (past_a_bound(as_given) || past_a_bound(as_document)) return;
   if (as_given != as_document)
     finding("the file reads differently with \"ops\" first:\n  as given: " + as_given.substr(0, 300) +
             "\n  ops first: " + as_document.substr(0, 300));

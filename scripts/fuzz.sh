@@ -70,9 +70,48 @@ done
 for n in 1022 1024 1025 2000; do  # quoted: n + 2 bytes
   printf '"%s" = 1\n' "$(head -c "$n" /dev/zero | tr '\0' k)" >"$seeds/scenario_toml/key-$n-bytes.toml"
 done
+# Strings (a key, a value) just under, at and past their bound (4096 bytes;
+# src/offload/json_fields.h). The element bound (2^25) and the 32 MiB document bound are
+# too large for a fuzz input: tests/cli/hostile_test.sh and the unit tests hold them.
+for n in 4095 4096 4097 8000; do
+  x=$(head -c "$n" /dev/zero | tr '\0' x)
+  printf '{"format":"fabriclab.schedule/1","ranks":2,"collective":"%s","ops":[]}' "$x" >"$seeds/schedule_json/string-$n-bytes.json"
+  printf '{"format":"fabriclab.schedule/1","%s":1}' "$x" >"$seeds/schedule_json/key-$n-bytes.json"
+  printf '{"format":"fabriclab.program/1","ranks":2,"buffers":[{"rank":0,"name":"%s","counter":0}],"calls":[]}' "$x" \
+    >"$seeds/program_json/string-$n-bytes.json"
+done
+# Tables (src/core/csv.h): headers of 1023, 1024, 1025 and 2000 columns, a row one wider
+# than its header, and lines at and past 1 MiB.
+python3 - "$seeds/flows_csv" <<'PY'
+import sys
+d = sys.argv[1]
+head = "src,dst,bytes,start,priority,qps"
+for n in (1023, 1024, 1025, 2000):
+    open(f"{d}/header-{n}-columns.csv", "w").write(",".join(["c"] * n) + "\n0\n")
+open(f"{d}/row-wider.csv", "w").write(head + "\n0,1,1000,0,3,1,9\n")
+for n in ((1 << 20) - 1, 1 << 20, (1 << 20) + 1):
+    line = "0,1,1000,0,3," + "1" * (n - 13)  # n bytes
+    open(f"{d}/line-{n}-bytes.csv", "w").write(head + "\n" + line + "\n")
+PY
 FABRICLAB_FUZZ_SEEDS=$seeds/schedule_json "$bin/fuzz_schedule_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/program_json "$bin/fuzz_program_json"
 FABRICLAB_FUZZ_SEEDS=$seeds/capture "$bin/fuzz_capture"
+# Captures past libpcap's bounds: a record claiming 2 GiB (its most is 256 KiB), a pcapng
+# block claiming 4 GiB (its most is 16 MiB); and 300 QPs, one frame each. (The analysis's
+# own bounds, 2^19 QPs and 2^24 bins, are tests/cli/hostile_test.sh's.)
+python3 - "$seeds/capture" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def frame(qp):  # Ethernet, IPv4, UDP to 4791, an RC SEND ONLY's BTH, an ICRC
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 44, 0, 0x4000, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    bth = struct.pack("!BBHII", 0x04, 0, 0xFFFF, qp, 0)
+    return bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b"\x08\x00" + ip + struct.pack("!HHHH", 49152, 4791, 24, 0) + bth + bytes(4)
+header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1)
+open(f"{d}/record-2-GiB.pcap", "wb").write(header + struct.pack("<IIII", 0, 0, 0x7FFFFFFF, 0x7FFFFFFF) + frame(1))
+open(f"{d}/block-4-GiB.pcapng", "wb").write(
+    struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28) + struct.pack("<II", 1, 0xFFFFFFF0) + bytes(64))
+open(f"{d}/qps-300.pcap", "wb").write(header + b"".join(struct.pack("<IIII", 0, q, 58, 58) + frame(q) for q in range(300)))
+PY
 # Every `fabriclab COMMAND ...` in the documentation, one argument a line.
 n=0
 { grep -hoE '(^|[`$# ]+)(\./build/release/)?fabriclab [a-z][a-z-]+[^`|;>&#\\]*' \
@@ -105,13 +144,19 @@ fuzz_one() {
   fi
   local dict=()
   [ -f "$out/dicts/$t.dict" ] && dict=(-dict="$out/dicts/$t.dict")
+  # Inputs as large as the largest seed (libFuzzer would otherwise cut them at 1 MiB, or
+  # at 4096 bytes for a corpus of small files), and at least 4096 bytes.
+  local max_len
+  max_len=$(find "$seeds/$t" "$corpus" -type f -printf '%s\n' | sort -n | tail -1)
+  [ "${max_len:-0}" -lt 4096 ] && max_len=4096
+  echo "max_len $max_len" >>"$log"
   local more=()
   [ -n "${FUZZ_SEED:-}" ] && more+=(-seed="$FUZZ_SEED")
   [ "${FUZZ_KEEP_GOING:-0}" = 1 ] && more+=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   local before
   before=$(ls "$findings" | sort)
   if ! "$bin/fuzz_$t" -max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb="$rss_limit" \
-    -artifact_prefix="$findings/" -print_final_stats=1 "${dict[@]}" "${more[@]}" \
+    -artifact_prefix="$findings/" -print_final_stats=1 -max_len="$max_len" "${dict[@]}" "${more[@]}" \
     "$corpus" "$seeds/$t" >>"$log" 2>&1 </dev/null; then
     failed+=("fuzzing failed (see $log)")
   fi

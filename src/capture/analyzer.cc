@@ -135,6 +135,7 @@ QpStats& Analyzer::qp(const Frame& f) {
   const Key k{captures_.size() - 1, f.src_ip, f.dst_ip, f.dest_qp};
   const auto [it, added] = qp_index_.try_emplace(k, qps_.size());
   if (added) {
+    check_tracked(qps_.size(), "QPs (source, destination, QP number)");
     qps_.emplace_back(o_.reorder_window);
     QpStats& q = qps_.back();
     q.capture = k.capture;
@@ -196,6 +197,7 @@ void Analyzer::cnp(QpStats& q, const Frame& f, Time t) {
   const Key k{captures_.size() - 1, f.dst_ip, Address{}, 0};
   const auto [it, added] = cnp_index_.try_emplace(k, cnp_ports_.size());
   if (added) {
+    check_tracked(cnp_ports_.size(), "addresses CNPs are sent to");
     cnp_ports_.emplace_back();
     cnp_ports_.back().capture = k.capture;
     cnp_ports_.back().address = f.dst_ip;
@@ -209,24 +211,45 @@ void Analyzer::add_bytes(QpStats& q, Time t, std::uint64_t bytes) {
   CaptureSummary& c = captures_.back();
   const auto bin_of = [&] { return static_cast<std::size_t>(std::max<std::int64_t>(t / c.bin, 0)); };
   std::size_t bin = bin_of();
+  // The bins this packet adds to its QP's.
+  const auto added = [&] { return q.bin_bytes.size() > bin ? 0 : bin + 1 - q.bin_bytes.size(); };
   if (o_.bin.ps() == 0) {
-    // Automatic bins: double their width, merging pairs, until the capture fits.
-    while (bin >= AnalyzeOptions::kMaxBins) {
+    // Automatic bins: double their width, merging pairs, until the capture fits (and the
+    // analysis's bins over all QPs do, while merging frees some).
+    while (bin >= AnalyzeOptions::kMaxBins || bin_cells_ + added() > AnalyzeOptions::kMaxBinCells) {
+      const std::uint64_t before = bin_cells_;
       c.bin = c.bin * 2;
       for (std::size_t i : capture_qps_) {
         auto& v = qps_[i].bin_bytes;
         for (std::size_t j = 0; j < v.size(); ++j) v[j / 2] = (j % 2 ? v[j / 2] : 0) + v[j];
+        bin_cells_ -= v.size() / 2;
         v.resize((v.size() + 1) / 2);
       }
       bin = bin_of();
+      if (bin == 0 && bin_cells_ == before) break;  // no wider bin frees any
     }
   }
   if (bin >= AnalyzeOptions::kMaxGivenBins)
     throw InputError(fmt::format("{}: --bin {} ns would need more than {} throughput bins (a frame {} ns after the "
                                  "first); give a wider bin, or none for automatic ones",
                                  c.name, ns_count(c.bin), AnalyzeOptions::kMaxGivenBins, ns_count(t)));
-  if (q.bin_bytes.size() <= bin) q.bin_bytes.resize(bin + 1, 0);
+  if (bin_cells_ + added() > AnalyzeOptions::kMaxBinCells)
+    throw InputError(fmt::format("{}: frame {}: {} ns throughput bins would be more than {} over the analysis's {} "
+                                 "QPs{}",
+                                 c.name, c.frames, ns_count(c.bin), AnalyzeOptions::kMaxBinCells, qps_.size(),
+                                 o_.bin.ps() > 0 ? "; give a wider --bin, or none for automatic ones" : ""));
+  if (added() > 0) {
+    bin_cells_ += added();
+    q.bin_bytes.resize(bin + 1, 0);
+  }
   q.bin_bytes[bin] += bytes;
+}
+
+void Analyzer::check_tracked(std::size_t kept, const char* what) const {
+  if (kept < AnalyzeOptions::kMaxTracked) return;
+  const CaptureSummary& c = captures_.back();
+  throw InputError(fmt::format("{}: frame {}: more than {} {} in one analysis", c.name, c.frames,
+                               AnalyzeOptions::kMaxTracked, what));
 }
 
 void Analyzer::pfc_frame(const Frame& f, Time frame_time) {
@@ -237,6 +260,7 @@ void Analyzer::pfc_frame(const Frame& f, Time frame_time) {
     const Key k{captures_.size() - 1, mac, Address{}, c};
     const auto [it, added] = pfc_index_.try_emplace(k, pfc_.size());
     if (added) {
+      check_tracked(pfc_.size(), "PFC senders (MAC, priority)");
       pfc_.emplace_back();
       pfc_.back().capture = k.capture;
       pfc_.back().mac = f.src_mac;

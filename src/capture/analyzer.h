@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -43,7 +44,7 @@ struct AnalyzeOptions {
   // For pause times: when not given, a pcapng capture's own if_speed; without either PFC is
   // counted in quanta only.
   std::optional<BitRate> link_speed;
-  Time bin;                              // throughput bin; zero: automatic (1 us doubled until <= kMaxBins bins)
+  Time bin;  // throughput bin; zero: automatic (1 us doubled until <= kMaxBins bins, and all within kMaxBinCells)
   std::uint64_t reorder_window = 65536;  // packets a QP's re-sequencer holds before giving up a missing PSN
   // Every QP's first PSN when known (a test stream's); otherwise PSNs count from the first
   // one seen, and those behind it are `before_start`.
@@ -51,6 +52,14 @@ struct AnalyzeOptions {
   std::uint64_t max_pause_intervals = 1'000'000;  // paused intervals kept for the timeline (all are counted)
   static constexpr std::size_t kMaxBins = 256;
   static constexpr std::size_t kMaxGivenBins = std::size_t{1} << 22;  // with --bin: more is an input error
+  // What one analysis keeps, over all its captures: QPs (source, destination, QP number),
+  // CNP targets and PFC senders (MAC and priority), each at most kMaxTracked, and
+  // throughput bins over all QPs at most kMaxBinCells (128 MiB of them). Past either, an
+  // input error names the frame; automatic bins widen instead (kMaxTracked QPs of one bin
+  // each fit).
+  static constexpr std::size_t kMaxTracked = std::size_t{1} << 19;
+  static constexpr std::uint64_t kMaxBinCells = std::uint64_t{1} << 24;
+  static_assert(kMaxTracked < kMaxBinCells);
 };
 
 // Running minimum, maximum and mean of intervals between events.
@@ -152,7 +161,7 @@ class Analyzer {
   const AnalyzeOptions& options() const { return o_; }
   const std::vector<CaptureSummary>& captures() const { return captures_; }
   // In the order first seen.
-  const std::vector<QpStats>& qps() const { return qps_; }
+  const std::deque<QpStats>& qps() const { return qps_; }
   const std::vector<CnpPort>& cnp_ports() const { return cnp_ports_; }
   const std::vector<PfcStats>& pfc() const { return pfc_; }
   const std::vector<PauseInterval>& pause_timeline() const { return timeline_; }
@@ -174,14 +183,17 @@ class Analyzer {
   void pfc_frame(const Frame& f, Time frame_time);
   void end_pause(std::size_t i, Time end);
   void add_bytes(QpStats& q, Time t, std::uint64_t bytes);
+  // Before the analysis keeps one more of `what` (it keeps `kept`): an input error past kMaxTracked.
+  void check_tracked(std::size_t kept, const char* what) const;
 
   AnalyzeOptions o_;
   std::vector<CaptureSummary> captures_;
-  std::vector<QpStats> qps_;
+  std::deque<QpStats> qps_;  // a deque: a QP's tracker is not moved as more come
   std::vector<CnpPort> cnp_ports_;
   std::vector<PfcStats> pfc_;
   std::vector<PauseInterval> timeline_;
   std::uint64_t timeline_dropped_ = 0;
+  std::uint64_t bin_cells_ = 0;  // throughput bins over all QPs
   std::unordered_map<Key, std::size_t, KeyHash> qp_index_, cnp_index_, pfc_index_;
   bool open_ = false;
   Time prev_;

@@ -16,7 +16,14 @@ void ReorderTracker::release_in_order() {
     held_.erase(held_.begin());
     ++expected_;
   }
-  while (!records_.empty() && records_.front().seq < expected_) records_.pop_front();
+  while (first_record_ < records_.size() && records_[first_record_].seq < expected_) ++first_record_;
+  if (first_record_ == records_.size()) {
+    records_.clear();
+    first_record_ = 0;
+  } else if (first_record_ >= 64 && first_record_ * 2 >= records_.size()) {  // amortised: half of it is dropped
+    records_.erase(records_.begin(), records_.begin() + static_cast<std::ptrdiff_t>(first_record_));
+    first_record_ = 0;
+  }
 }
 
 std::uint64_t ReorderTracker::missing() const { return m_.received ? highest_ + 1 - expected_ - held_.size() : 0; }
@@ -32,7 +39,7 @@ void ReorderTracker::add(std::uint64_t seq, Time at) {
   if (!first && seq < highest_ + 1) {
     ++m_.reordered;
     // The first record above seq exists: the record that set highest_ is above it.
-    const auto j = std::upper_bound(records_.begin(), records_.end(), seq,
+    const auto j = std::upper_bound(records_.begin() + static_cast<std::ptrdiff_t>(first_record_), records_.end(), seq,
                                     [](std::uint64_t s, const Record& r) { return s < r.seq; });
     const auto extent = static_cast<std::uint32_t>(i - j->index);
     if (m_.extent_count.size() <= extent) m_.extent_count.resize(extent + 1, 0);

@@ -26,7 +26,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <limits>
 #include <map>
 #include <set>
@@ -85,8 +84,11 @@ class ReorderTracker {
   std::set<std::uint64_t> held_;
   // Records with a PSN >= expected_, in arrival order (so ascending PSN): the earliest
   // packet before a new one with a larger PSN is the first record above it; records below
-  // expected_ can never be that packet again.
-  std::deque<Record> records_;
+  // expected_ can never be that packet again. They are records_[first_record_..]: a vector
+  // dropping its front lazily (an empty deque alone takes 576 bytes, and a capture may
+  // track half a million QPs).
+  std::vector<Record> records_;
+  std::size_t first_record_ = 0;
   std::uint64_t highest_ = 0;  // the largest PSN received (once any was)
   std::uint64_t abandoned_ = 0;
 };

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "offload/collectives.h"
 #include "offload/schedule.h"
 
 namespace fabriclab::offload::detail {
@@ -85,9 +86,17 @@ struct Ctx {
 // from driving the recursive parts of the JSON library (copying, comparing a value)
 // into the stack's end.
 inline constexpr int kMaxJsonDepth = 64;
+// The longest string (a key or a value, as written, escapes included) a schedule or
+// program file may hold: theirs are names ("allreduce", "b12") of a few bytes.
+inline constexpr std::size_t kMaxJsonStringBytes = 4096;
+// The most elements an array or object may hold: the most operations the planner builds
+// (a schedule's "ops"; nothing else in a schedule or program is longer).
+inline constexpr std::int64_t kMaxJsonElements = kMaxBuildOps;
 
-// Parses JSON text (through `callback`, when given: json::parse's); a syntax error, or
-// an object or array nested deeper than kMaxJsonDepth, names origin:line:column.
+// Parses JSON text (through `callback`, when given: json::parse's); a syntax error, an
+// object or array nested deeper than kMaxJsonDepth, a string longer than
+// kMaxJsonStringBytes or an array or object of more than kMaxJsonElements elements names
+// origin:line:column. The bounds are checked on the text before it is parsed.
 json parse_json(const std::string& text, const std::string& origin, const json::parser_callback_t& callback = nullptr);
 
 }  // namespace fabriclab::offload::detail

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "core/error.h"
+#include "core/input.h"
 #include "offload/json_fields.h"
 #include "offload/schedule_io.h"
 
@@ -40,6 +42,7 @@ Program program_from_json_text(const std::string& text, const std::string& origi
   };
   const json& bufs = j.contains("buffers") ? j.at("buffers") : json::array();
   if (!bufs.is_array()) top.fail("field 'buffers' must be an array");
+  std::set<std::pair<Rank, std::string>> declared;
   for (std::size_t i = 0; i < bufs.size(); ++i) {
     Ctx c{fmt::format("{}: buffers[{}]", origin, i)};
     const json& e = bufs[i];
@@ -50,9 +53,8 @@ Program program_from_json_text(const std::string& text, const std::string& origi
       c.fail(fmt::format("buffer '{}' of rank {} must be bound to a counter: arrivals into it "
                          "could not be observed",
                          b.name, b.rank));
-    for (const auto& o : p.buffers)
-      if (o.rank == b.rank && o.name == b.name)
-        c.fail(fmt::format("buffer '{}' of rank {} is declared twice", b.name, b.rank));
+    if (!declared.emplace(b.rank, b.name).second)
+      c.fail(fmt::format("buffer '{}' of rank {} is declared twice", b.name, b.rank));
     p.buffers.push_back(std::move(b));
   }
   const json& calls = top.need(j, "calls");
@@ -109,7 +111,9 @@ Program program_from_json_text(const std::string& text, const std::string& origi
   return p;
 }
 
-Program read_program_json(const std::string& path) { return program_from_json_text(read_text_file(path), path); }
+Program read_program_json(const std::string& path) {
+  return program_from_json_text(read_input(path, "program file", kJsonDocumentBytes), path);
+}
 
 std::string program_to_json_text(const Schedule& s) {
   // Rank-local counter ids, numbered as the schedule writer numbers them.

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <exception>
 #include <fstream>
 #include <iterator>
@@ -145,49 +146,67 @@ std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::si
 namespace detail {
 namespace {
 
-// Thrown by parse_json's callback at the first object or array past kMaxJsonDepth.
-struct TooDeep {};
+// The first place the text passes a bound: a level opened past kMaxJsonDepth, a string
+// longer than kMaxJsonStringBytes (at its opening quote), or an array or object's element
+// past kMaxJsonElements (at the comma before it).
+struct PastBound {
+  enum Kind { none, depth, string, elements };
+  std::size_t at = std::string::npos;
+  Kind kind = none;
+};
 
-// Where the text first opens a level past `limit` (strings skipped), or npos.
-std::size_t first_too_deep(const std::string& text, int limit) {
+// One pass over the text, as the parser will read it. A raw control character in a string
+// or a closing bracket with nothing open ends the scan: the text is malformed there, which
+// the parser reports.
+PastBound first_past_bound(const std::string& text) {
   int depth = 0;
-  bool in_string = false;
+  std::array<std::int64_t, kMaxJsonDepth + 1> commas{};  // of each open level, [1] the outermost
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
+    if (c == '"') {
+      const std::size_t open = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (static_cast<unsigned char>(text[i]) < 0x20) return {};
+        if (text[i] == '\\') ++i;
+        if (i - open > kMaxJsonStringBytes) return {open, PastBound::string};
+      }
     } else if (c == '[' || c == '{') {
-      if (++depth > limit) return i;
+      if (++depth > kMaxJsonDepth) return {i, PastBound::depth};
+      commas[static_cast<std::size_t>(depth)] = 0;
     } else if (c == ']' || c == '}') {
-      --depth;
+      if (--depth < 0) return {};  // a closer too many: the parser reports it there
+    } else if (c == ',' && depth > 0 && ++commas[static_cast<std::size_t>(depth)] >= kMaxJsonElements) {
+      return {i, PastBound::elements};
     }
   }
-  return std::string::npos;
+  return {};
 }
 
 }  // namespace
 
 nlohmann::ordered_json parse_json(const std::string& text, const std::string& origin,
                                   const json::parser_callback_t& callback) {
-  // The parser itself keeps its levels on the heap; the depth is checked as each level
-  // opens (the callback sees it), before anything recursive meets the value.
-  const auto bounded = [&](int depth, json::parse_event_t event, json& parsed) -> bool {
-    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth)
-      throw TooDeep{};
-    return callback ? callback(depth, event, parsed) : true;
-  };
-  try {
-    return json::parse(text, bounded);
-  } catch (const TooDeep&) {
-    const std::size_t at = first_too_deep(text, kMaxJsonDepth);
-    const auto [line, col] = line_column(text, at == std::string::npos ? 0 : at);
+  // Checked before the parse: the parser keeps its levels on the heap, but copying or
+  // comparing a value recurses, and a string is whole in memory before a callback sees it.
+  if (const PastBound past = first_past_bound(text); past.kind != PastBound::none) {
+    const auto [line, col] = line_column(text, past.at);
+    switch (past.kind) {
+      case PastBound::string:
+        throw InputError(fmt::format("{}:{}:{}: a string longer than {} bytes (no schedule or program needs one)",
+                                     origin, line, col, kMaxJsonStringBytes));
+      case PastBound::elements:
+        throw InputError(fmt::format("{}:{}:{}: an array or object of more than {} elements (the most operations "
+                                     "the planner builds)",
+                                     origin, line, col, kMaxJsonElements));
+      case PastBound::depth:
+      case PastBound::none: break;
+    }
     throw InputError(fmt::format("{}:{}:{}: objects and arrays nested deeper than {} levels (no schedule or "
                                  "program nests more than 4)",
                                  origin, line, col, kMaxJsonDepth));
+  }
+  try {
+    return callback ? json::parse(text, callback) : json::parse(text);
   } catch (const json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
     const auto [line, col] = line_column(text, e.byte > 0 ? e.byte - 1 : 0);
@@ -472,6 +491,16 @@ Schedule read_document(const json& j, const std::string& origin) {
   return reader.finish(j, ops.size());
 }
 
+// A schedule read as one document (its "format" and "ranks" do not precede "ops") must be
+// small enough to be one in memory.
+void whole_document(const std::string& text, const std::string& origin) {
+  if (text.size() > kJsonDocumentBytes)
+    Ctx{origin}.fail(
+        fmt::format("a schedule of more than {} MiB must give \"format\" and \"ranks\" before \"ops\" (as fabriclab "
+                    "writes it), to be read as it streams",
+                    kJsonDocumentBytes >> 20));
+}
+
 }  // namespace
 
 Schedule schedule_from_json_text(const std::string& text, const std::string& origin, ReadPath* path) {
@@ -497,6 +526,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
       } else if (key == "ops") {
         in_ops = true;
         streaming = header.contains("format") && header.contains("ranks");
+        if (!streaming) whole_document(text, origin);
         if (streaming) try {
             reader.read_header(header);
           } catch (const InputError&) {
@@ -526,6 +556,7 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& ori
     return false;
   };
   const json j = detail::parse_json(text, origin, callback);
+  if (reread) whole_document(text, origin);
   if (path) *path = streaming && !reread ? ReadPath::streamed : ReadPath::document;
   if (!streaming || reread) return read_document(reread ? detail::parse_json(text, origin) : j, origin);
   // What the document path checks before the header and the operations comes first.

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "error_message.h"
+
 #include <cstdio>
 #include <fstream>
 #include <numeric>
@@ -425,6 +427,46 @@ TEST(Analyzer, TooManyGivenBinsAreRefused) {
   Feed f(o);
   f.data(0, 0);
   EXPECT_THROW(f.data(10'000'000, 1), InputError);  // 10 ms in 1 ns bins
+}
+
+// The bins over all QPs are bounded at 2^24. With --bin 1 ns, each QP with a packet at
+// 0 and at 4 194 303 ns keeps 2^22 bins: four QPs fill the bound exactly, and a fifth
+// QP's first bin passes it.
+TEST(Analyzer, BinsOverAllQpsAreBoundedWithGivenBins) {
+  AnalyzeOptions o;
+  o.bin = ns(1);
+  Feed f(o);
+  for (std::uint32_t qp = 0; qp < 4; ++qp) {
+    f.data(0, 0, 1000, 2, 1, 0, qp);
+    f.data(4'194'303, 1, 1000, 2, 1, 0, qp);
+  }
+  EXPECT_EQ(f.a.qps()[3].bin_bytes.size(), std::size_t{1} << 22);
+  EXPECT_EQ(testing::input_error_of([&] { f.data(0, 0, 1000, 2, 1, 0, 4); }),
+            "test: frame 9: 1 ns throughput bins would be more than 16777216 over the analysis's 5 QPs; give a "
+            "wider --bin, or none for automatic ones");
+}
+
+// Automatic bins widen for the bound as well. 65 537 QPs each with a packet at 0 and at
+// 255 us keep 256 bins of 1 us once both came, 1 before; with every first packet in, the
+// second packets add 255 each: 65 537 + 255 m passes 2^24 at m = 65 536. There the bins
+// double to 2 us, the grown QPs merging to 128 bins, and the last one grows to 128 as well.
+TEST(Analyzer, AutomaticBinsWidenForTheBoundOverAllQps) {
+  Feed f;
+  constexpr std::uint32_t kQps = 65'537;
+  for (std::uint32_t qp = 0; qp < kQps; ++qp) f.data(0, 0, 100, 2, 1, 0, qp);
+  for (std::uint32_t qp = 0; qp < kQps - 2; ++qp) f.data(255'000, 1, 100, 2, 1, 0, qp);
+  EXPECT_EQ(f.a.captures()[0].bin, us(1));
+  EXPECT_EQ(f.a.qps()[0].bin_bytes.size(), 256u);
+  f.data(255'000, 1, 100, 2, 1, 0, kQps - 2);
+  EXPECT_EQ(f.a.captures()[0].bin, us(2));
+  f.a.end_capture();
+  for (std::uint32_t qp = 0; qp < kQps - 1; ++qp) {
+    const auto& b = f.a.qps()[qp].bin_bytes;
+    ASSERT_EQ(b.size(), 128u) << qp;
+    EXPECT_EQ(b[0], 100u);
+    EXPECT_EQ(b[127], 100u);
+  }
+  EXPECT_EQ(f.a.qps()[kQps - 1].bin_bytes, (std::vector<std::uint64_t>{100}));
 }
 
 }  // namespace

@@ -16,13 +16,22 @@ source "$(dirname "$0")/expect.sh"
 # Runs the command under the limits; its exit status as it ended (a signal: 128 + N).
 # Under the sanitizers (FABRICLAB_SANITIZED=1, the asan test preset) the address space is
 # the sanitizer's own (its shadow memory alone is terabytes): the memory limit is ASan's
-# hard_rss_limit_mb there.
+# hard_rss_limit_mb there, and the time limit 60 s (what is instrumented runs several
+# times slower).
 if [ "${FABRICLAB_SANITIZED:-0}" = 1 ]; then
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:hard_rss_limit_mb=4096"
-  limited=(timeout 10)
+  limited=(timeout 60)
 else
   limited=(bash -c 'ulimit -v 4194304 && exec timeout 10 "$@"' limited)
 fi
+
+# `expect`, printing how long the case took (the rejection's time, for docs/limits.md).
+timed() {
+  local name=$1 start
+  start=$(date +%s%N)
+  expect "$@"
+  printf '%-32s %6d ms\n' "$name" $((($(date +%s%N) - start) / 1000000))
+}
 
 # A dotted chain of N parts (a.a.a...).
 chain() { python3 -c "import sys; print('.'.join(['a'] * int(sys.argv[1])), end='')" "$1"; }
@@ -40,23 +49,53 @@ located="^fabriclab: error: $tmp/[a-z]+\.toml:[0-9]+:[0-9]+: "
 
 # Scenario files: run, offload, and the same text as a tune search space.
 for f in header key inline longkey tables; do
-  expect "run-$f" 2 "$located" -- "${limited[@]}" "$fl" run "$tmp/$f.toml" --out "$tmp/o"
-  expect "offload-$f" 2 "$located" -- "${limited[@]}" "$fl" offload "$tmp/$f.toml" --out "$tmp/o"
-  expect "tune-space-$f" 2 "$located" -- "${limited[@]}" "$fl" tune "$ex/incast.toml" --space "$tmp/$f.toml" --out "$tmp/o"
+  timed "run-$f" 2 "$located" -- "${limited[@]}" "$fl" run "$tmp/$f.toml" --out "$tmp/o"
+  timed "offload-$f" 2 "$located" -- "${limited[@]}" "$fl" offload "$tmp/$f.toml" --out "$tmp/o"
+  timed "tune-space-$f" 2 "$located" -- "${limited[@]}" "$fl" tune "$ex/incast.toml" --space "$tmp/$f.toml" --out "$tmp/o"
 done
 # Nested values: toml++'s own bound (256), located as well.
-expect run-values 2 "${located}malformed TOML: .*nest" -- "${limited[@]}" "$fl" run "$tmp/values.toml" --out "$tmp/o"
+timed run-values 2 "${located}malformed TOML: .*nest" -- "${limited[@]}" "$fl" run "$tmp/values.toml" --out "$tmp/o"
 expect nothing-written-by-toml 0 '^$' -- test ! -e "$tmp/o"
 
 # Schedules and programs: JSON nested 100 000 deep, in an array and in objects.
 times $deep '[' >"$tmp/arrays.json"
 printf '{"ops": %s1%s}' "$(times $deep '{"a": ')" "$(times $deep '}')" >"$tmp/objects.json"
 for f in arrays objects; do
-  expect "verify-$f" 2 "^fabriclab: error: $tmp/$f.json:1:[0-9]+: objects and arrays nested deeper than 64 levels" -- \
+  timed "verify-$f" 2 "^fabriclab: error: $tmp/$f.json:1:[0-9]+: objects and arrays nested deeper than 64 levels" -- \
     "${limited[@]}" "$fl" verify "$tmp/$f.json"
-  expect "plan-$f" 2 "^fabriclab: error: $tmp/$f.json:1:[0-9]+: objects and arrays nested deeper than 64 levels" -- \
+  timed "plan-$f" 2 "^fabriclab: error: $tmp/$f.json:1:[0-9]+: objects and arrays nested deeper than 64 levels" -- \
     "${limited[@]}" "$fl" plan --program "$tmp/$f.json"
 done
+# A string value of 30 MB and a key of 5000 bytes (past 4096), in a schedule and a
+# program; 2^25 + 1 operations (past the planner's most); a schedule over 32 MiB that
+# names its header after "ops" (a document that size is not read whole); a program over
+# 32 MiB.
+python3 - "$tmp" <<'PY'
+import sys
+d = sys.argv[1]
+for kind in ("schedule", "program"):
+    open(f"{d}/{kind}-string.json", "w").write(f'{{"format": "fabriclab.{kind}/1",\n "collective": "' + "x" * 30_000_000 + '"}')
+    open(f"{d}/{kind}-key.json", "w").write('{"format": 1,\n "' + "k" * 5000 + '": 1}')
+ops = "0," * (1 << 25) + "0"
+open(f"{d}/schedule-ops.json", "w").write('{"format": "fabriclab.schedule/1", "ranks": 2, "ops": [' + ops + "]}")
+zeros = "0," * (17 << 20) + "0"
+open(f"{d}/schedule-document.json", "w").write('{"ops": [' + zeros + '], "format": "fabriclab.schedule/1", "ranks": 2}')
+open(f"{d}/program-document.json", "w").write('{"format": "fabriclab.program/1", "ranks": 2, "calls": [' + zeros + "]}")
+PY
+for k in schedule program; do
+  [ $k = schedule ] && cmd=(verify) || cmd=(plan --program)
+  timed "$k-string" 2 "^fabriclab: error: $tmp/$k-string.json:2:16: a string longer than 4096 bytes" -- \
+    "${limited[@]}" "$fl" "${cmd[@]}" "$tmp/$k-string.json"
+  timed "$k-key" 2 "^fabriclab: error: $tmp/$k-key.json:2:2: a string longer than 4096 bytes" -- \
+    "${limited[@]}" "$fl" "${cmd[@]}" "$tmp/$k-key.json"
+done
+timed schedule-ops 2 "^fabriclab: error: $tmp/schedule-ops.json:1:67108919: an array or object of more than 33554432 elements" -- \
+  "${limited[@]}" "$fl" verify "$tmp/schedule-ops.json"
+timed schedule-document 2 "^fabriclab: error: $tmp/schedule-document.json: a schedule of more than 32 MiB must give" -- \
+  "${limited[@]}" "$fl" verify "$tmp/schedule-document.json"
+timed program-document 2 "^fabriclab: error: $tmp/program-document.json: the program file is 34 MiB, more than the 32 MiB" -- \
+  "${limited[@]}" "$fl" plan --program "$tmp/program-document.json"
+rm -f "$tmp"/*.json
 
 # Flows and workload tables (CSV): a row of a hundred million commas, a header of as many
 # columns, a line of 200 MB (all under the tables' 1 GiB).
@@ -72,11 +111,45 @@ for f in ("wide", "header", "line"):
     open(f"{d}/workload-{f}.csv", "w").write(text)
 PY
 for f in wide header line; do
-  expect "flows-$f" 2 "^fabriclab: error: $tmp/flows-$f.csv:[12]: " -- "${limited[@]}" "$fl" run \
+  timed "flows-$f" 2 "^fabriclab: error: $tmp/flows-$f.csv:[12]: " -- "${limited[@]}" "$fl" run \
     "$ex/congestion-spreading.toml" --set "traffic.flows_file=$tmp/flows-$f.csv" --out "$tmp/o"
-  expect "workload-$f" 2 "^fabriclab: error: $tmp/workload-$f.csv:[12]: " -- "${limited[@]}" "$fl" offload \
+  timed "workload-$f" 2 "^fabriclab: error: $tmp/workload-$f.csv:[12]: " -- "${limited[@]}" "$fl" offload \
     "$ex/offload.toml" --set workload.arrival=file --set "workload.file=$tmp/workload-$f.csv" --out "$tmp/o"
 done
 expect nothing-written-by-tables 0 '^$' -- test ! -e "$tmp/o"
+rm -f "$tmp"/*.csv
+
+# Captures (analyze): 2^19 + 1 QPs, one RoCE frame each (past what one analysis tracks);
+# with --bin 1 ns, five QPs of 2^22 bins each (past 2^24 bins over all QPs); a record
+# claiming 2 GiB (libpcap's bound, 256 KiB); a pcapng block claiming 4 GiB (libpcap's,
+# 16 MiB).
+python3 - "$tmp" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def frame(qp, psn=0):  # Ethernet, IPv4, UDP to 4791, an RC SEND ONLY's BTH, an ICRC
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 44, 0, 0x4000, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+    bth = struct.pack("!BBHII", 0x04, 0, 0xFFFF, qp, psn)
+    return bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b"\x08\x00" + ip + struct.pack("!HHHH", 49152, 4791, 24, 0) + bth + bytes(4)
+def pcap(path, records):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1))  # nanosecond pcap, Ethernet
+        for ns, data in records:
+            f.write(struct.pack("<IIII", ns // 10**9, ns % 10**9, len(data), len(data)) + data)
+pcap(f"{d}/qps.pcap", ((0, frame(q)) for q in range((1 << 19) + 1)))
+pcap(f"{d}/bins.pcap", [r for q in range(5) for r in ((0, frame(q)), (4_194_303, frame(q, 1)))])
+with open(f"{d}/record.pcap", "wb") as f:
+    f.write(struct.pack("<IHHiIIIIIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1, 0, 0, 0x7FFFFFFF, 0x7FFFFFFF) + frame(1))
+with open(f"{d}/block.pcapng", "wb") as f:
+    f.write(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28) + struct.pack("<II", 1, 0xFFFFFFF0) + bytes(64))
+PY
+timed capture-qps 2 "^fabriclab: error: $tmp/qps.pcap: frame 524289: more than 524288 QPs" -- \
+  "${limited[@]}" "$fl" analyze --quiet "$tmp/qps.pcap" --out "$tmp/o"
+timed capture-bins 2 "^fabriclab: error: $tmp/bins.pcap: frame 9: 1 ns throughput bins would be more than 16777216" -- \
+  "${limited[@]}" "$fl" analyze --quiet --bin 1ns "$tmp/bins.pcap" --out "$tmp/o"
+timed capture-record 2 "^fabriclab: error: $tmp/record.pcap: cannot read the capture after 0 frames: invalid packet capture length 2147483647" -- \
+  "${limited[@]}" "$fl" analyze --quiet "$tmp/record.pcap" --out "$tmp/o"
+timed capture-block 2 "^fabriclab: error: $tmp/block.pcapng: cannot read the capture: pcapng block size 4294967280 > maximum" -- \
+  "${limited[@]}" "$fl" analyze --quiet "$tmp/block.pcapng" --out "$tmp/o"
+expect nothing-written-by-captures 0 '^$' -- test ! -e "$tmp/o"
 
 finish

@@ -164,6 +164,11 @@ TEST(Program, RejectsInconsistentThresholdsAndUnknownBuffers) {
           R"({"rank": 0, "kind": "put", "peer": 1, "buffer": "inbox", "bytes": 8, "trigger": null, "completion": null}]})"),
       "p.json: call 0 (put on rank 0): rank 1 has no buffer 'inbox' (declare it under "
       "\"buffers\" with the counter it is bound to)");
+  // A name is a rank's own: rank 0 may have an "in" beside rank 1's, but rank 1 not a second.
+  EXPECT_EQ(error_of(
+                R"({"format": "fabriclab.program/1", "ranks": 2, "buffers": [{"rank": 1, "name": "in", "counter": 0},
+      {"rank": 0, "name": "in", "counter": 0}, {"rank": 1, "name": "in", "counter": 1}], "calls": []})"),
+            "p.json: buffers[2]: buffer 'in' of rank 1 is declared twice");
   EXPECT_EQ(error_of(head + R"({"rank": 0, "kind": "arrival", "peer": 1}]})"),
             "p.json: call 0: unknown kind 'arrival' (expected put, get, atomic, cntr_add or "
             "host_wait; arrivals follow from the buffers)");

@@ -4,6 +4,8 @@
 
 #include "error_message.h"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <sstream>
 
@@ -365,6 +367,50 @@ TEST(ScheduleIo, RefusesNestingPastTheDepthBoundWhereItStarts) {
             std::string::npos);
   EXPECT_NE(error_of("{\"x\": " + std::string(63, '[') + std::string(63, ']') + "}").find("unknown field 'x'"),
             std::string::npos);
+}
+
+// A string (a key or a value, escapes as written) of up to 4096 bytes is read; a longer
+// one is refused at its opening quote before the parser holds it.
+TEST(ScheduleIo, RefusesStringsPastTheLengthBoundAtTheirQuote) {
+  const std::string head = "{\"format\": \"fabriclab.schedule/1\", \"ranks\": 2,\n  \"collective\": \"";
+  // Column 17 on line 2: "  \"collective\": " fills columns 1-16.
+  const std::string refused = "t.json:2:17: a string longer than 4096 bytes (no schedule or program needs one)";
+  EXPECT_EQ(error_of(head + std::string(4097, 'x') + "\", \"ops\": []}"), refused);
+  EXPECT_EQ(error_of(head + std::string(100000, 'x')), refused);  // unterminated as well
+  // 4096 bytes are read: the file is refused for what it lacks, not for the string.
+  EXPECT_NE(error_of(head + std::string(4096, 'x') + "\"}").find("missing field 'ops'"), std::string::npos);
+  // An escape counts as written: 2048 escaped quotes are 4096 bytes; one more character is past.
+  std::string escaped;
+  for (int i = 0; i < 2048; ++i) escaped += "\\\"";
+  EXPECT_NE(error_of(head + escaped + "\"}").find("missing field 'ops'"), std::string::npos);
+  EXPECT_EQ(error_of(head + escaped + "x\"}"), refused);
+  // A closer with nothing open ends the check where the parser reports it (the scan once
+  // indexed its levels at -1 past it: fuzz/regressions/program_json/closer-too-many-*).
+  EXPECT_EQ(error_of("{}\n]][[,"), "t.json:2:1: malformed JSON: syntax error while parsing value - unexpected ']'; "
+                                   "expected end of input");
+  // A key is a string too.
+  EXPECT_EQ(error_of("{\"" + std::string(5000, 'k') + "\": 1}"),
+            "t.json:1:2: a string longer than 4096 bytes (no schedule or program needs one)");
+  // A raw line break ends a string for the parser, which reports it there (column 19).
+  EXPECT_NE(error_of(head + "x\n" + std::string(5000, 'x') + "\"}").find("t.json:2:19: malformed JSON"),
+            std::string::npos);
+}
+
+// An array of 2^25 elements (the most operations the planner builds) is read; the comma
+// before one more is refused. "{\"ops\": [" fills columns 1-9 and the k-th comma is at
+// column 9 + 2k: the 2^25-th at 9 + 2^26.
+TEST(ScheduleIo, RefusesAnArrayPastTheElementBoundAtItsComma) {
+  std::string ops;
+  for (std::int64_t k = 1; k < std::int64_t{1} << 25; ++k) ops += "0,";
+  ops += "0";
+  EXPECT_EQ(error_of("{\"ops\": [" + ops + ",0]}"),
+            fmt::format("t.json:1:{}: an array or object of more than 33554432 elements (the most operations the "
+                        "planner builds)",
+                        9 + (std::int64_t{1} << 26)));
+  // At the bound the file reads on: 64 MiB with "ops" first is too large a document.
+  EXPECT_EQ(error_of("{\"ops\": [" + ops + "]}"),
+            "t.json: a schedule of more than 32 MiB must give \"format\" and \"ranks\" before \"ops\" (as fabriclab "
+            "writes it), to be read as it streams");
 }
 
 TEST(ScheduleIo, BadSchedulesAreRejectedNamingTheOperation) {
