@@ -59,13 +59,20 @@ printf '{"format":"fabriclab.schedule/1","layout":%s' "$deep_objects" >"$seeds/s
 printf '{"format":"fabriclab.program/1","ranks":2,"calls":%s' "$deep_arrays" >"$seeds/program_json/deep-arrays.json"
 printf 'a = %s\n' "$deep_arrays" >"$seeds/scenario_toml/deep-arrays.toml"
 # A TOML key or table header just under, at and past its bounds (64 dotted parts, 1024
-# bytes; src/scenario/toml_input.h), as a header, a dotted key and an inline table's key.
+# bytes; src/scenario/toml_input.h), as a header, a dotted key and an inline table's key;
+# arrays and inline tables just under, at and past 65 536 elements.
 chain() { local c=a i; for ((i = 1; i < $1; i++)); do c+=.a; done; printf '%s' "$c"; }
 for n in 63 64 65 100; do
   printf '[%s]\nx = 1\n' "$(chain $n)" >"$seeds/scenario_toml/header-$n-parts.toml"
   printf '[[%s]]\n' "$(chain $n)" >"$seeds/scenario_toml/list-header-$n-parts.toml"
   printf '%s = 1\n' "$(chain $n)" >"$seeds/scenario_toml/key-$n-parts.toml"
   printf 'x = { %s = 1 }\n' "$(chain $n)" >"$seeds/scenario_toml/inline-key-$n-parts.toml"
+done
+for n in 65535 65536 65537; do  # elements of an array and an inline table (kTomlMaxElements)
+  python3 -c "import sys; n = int(sys.argv[1]); print('x = [' + ','.join(['0'] * n) + ']')" "$n" \
+    >"$seeds/scenario_toml/array-$n-elements.toml"
+  python3 -c "import sys; n = int(sys.argv[1]); print('x = {' + ','.join(f'k{i}=0' for i in range(n)) + '}')" "$n" \
+    >"$seeds/scenario_toml/inline-table-$n-elements.toml"
 done
 for n in 1022 1024 1025 2000; do  # quoted: n + 2 bytes
   printf '"%s" = 1\n' "$(head -c "$n" /dev/zero | tr '\0' k)" >"$seeds/scenario_toml/key-$n-bytes.toml"

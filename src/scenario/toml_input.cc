@@ -1,5 +1,7 @@
 #include "scenario/toml_input.h"
 
+#include <array>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -82,8 +84,13 @@ class BoundsScan {
         continue;
       }
       end_chain(c == '=');
-      if (c == '[' || c == '{') ++nest_;
-      else if ((c == ']' || c == '}') && nest_ > 0) --nest_;
+      if (c == '[' || c == '{') {
+        if (++nest_ < commas_.size()) commas_[nest_] = 0;
+      } else if ((c == ']' || c == '}') && nest_ > 0) {
+        --nest_;
+      } else if (c == ',' && nest_ > 0 && nest_ < commas_.size() && ++commas_[nest_] >= kTomlMaxElements) {
+        fail(i_, fmt::format("an array or inline table of more than {} elements", kTomlMaxElements));
+      }
       ++i_;
     }
     end_chain(false);
@@ -167,7 +174,10 @@ class BoundsScan {
   std::size_t i_ = 0, line_ = 1, line_start_ = 0;
   bool line_blank_ = true, header_ = false, in_bare_ = false;
   std::size_t tables_ = 0;
-  int nest_ = 0;  // a value's open arrays and inline tables
+  std::size_t nest_ = 0;  // a value's open arrays and inline tables
+  // The commas of each open one ([1] the outermost), as deep as toml++ reads (past 256
+  // levels it refuses the file itself).
+  std::array<std::size_t, 258> commas_{};
   bool in_chain_ = false, expect_part_ = false;
   std::size_t depth_ = 0, chain_begin_ = 0, chain_end_ = 0;  // chain_end_: past its last part
 };

@@ -1,7 +1,7 @@
 // Every TOML file fabriclab reads (scenarios, tune search spaces) goes through
 // parse_toml: bounds checked on the text first, then toml++, with either's complaint as
 // an InputError at file:line:column. toml++ bounds the nesting of values (256) but not
-// the depth of a dotted key or table header: `[a.a.a. ... .a]` 100 000 parts deep makes
+// the length of an array, nor the depth of a dotted key or table header: `[a.a.a. ... .a]` 100 000 parts deep makes
 // a table 100 000 levels deep, which toml++ (and any walk over it) recurses through
 // until the stack runs out. The bounds are far above any file fabriclab's keys allow.
 //
@@ -21,8 +21,11 @@ inline constexpr std::size_t kTomlMaxKeyDepth = 64;
 inline constexpr std::size_t kTomlMaxKeyBytes = 1024;
 // Table headers ([name] and [[name]]) in one file.
 inline constexpr std::size_t kTomlMaxTables = 65536;
+// Elements of one array or inline table (a search space's list of choices is the longest
+// fabriclab reads; lists of tables are headers, bounded above).
+inline constexpr std::size_t kTomlMaxElements = 65536;
 
-// InputError "origin:line:column: ..." naming the bound, past any of the three.
+// InputError "origin:line:column: ..." naming the bound, past any of the four.
 void check_toml_bounds(std::string_view text, const std::string& origin);
 
 // check_toml_bounds, then toml::parse; malformed TOML is an InputError at its place.

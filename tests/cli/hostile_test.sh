@@ -44,11 +44,13 @@ printf '%s = 1\n' "$(chain $deep)" >"$tmp/key.toml"
 printf 'x = { %s = 1 }\n' "$(chain $deep)" >"$tmp/inline.toml"
 printf '"%s" = 1\n' "$(times 1000000 k)" >"$tmp/longkey.toml"
 times 70000 '[[collective]]\n' | sed 's/\\n/\n/g' >"$tmp/tables.toml"
+printf 'x = [%s0]\n' "$(times 1000000 '0,')" >"$tmp/array.toml"
+python3 -c "print('x = {' + ','.join(f'k{i} = 0' for i in range(100000)) + '}')" >"$tmp/inlinetable.toml"
 printf 'x = %s1%s\n' "$(times $deep '[')" "$(times $deep ']')" >"$tmp/values.toml"
 located="^fabriclab: error: $tmp/[a-z]+\.toml:[0-9]+:[0-9]+: "
 
 # Scenario files: run, offload, and the same text as a tune search space.
-for f in header key inline longkey tables; do
+for f in header key inline longkey tables array inlinetable; do
   timed "run-$f" 2 "$located" -- "${limited[@]}" "$fl" run "$tmp/$f.toml" --out "$tmp/o"
   timed "offload-$f" 2 "$located" -- "${limited[@]}" "$fl" offload "$tmp/$f.toml" --out "$tmp/o"
   timed "tune-space-$f" 2 "$located" -- "${limited[@]}" "$fl" tune "$ex/incast.toml" --space "$tmp/$f.toml" --out "$tmp/o"

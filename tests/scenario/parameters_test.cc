@@ -180,6 +180,24 @@ TEST(TomlBounds, LongKeysAndManyTablesAreRefused) {
   EXPECT_EQ(bounds_error_of(tables), "s.toml:65537:1: more than 65536 tables ([name] or [[name]]) in one file");
 }
 
+// An array or inline table of 65 536 elements passes; the comma before one more is
+// refused. "x = [" fills columns 1-5 and the k-th comma is at column 5 + 2k: the
+// 65 536th at 131 077. Commas in strings and nested arrays are not the outer one's.
+TEST(TomlBounds, ArraysAndInlineTablesPastTheElementBoundAreRefusedAtTheirComma) {
+  std::string elements;
+  for (int k = 1; k < 65536; ++k) elements += "0,";
+  elements += "0";
+  EXPECT_NO_THROW(check_toml_bounds("x = [" + elements + "]\n", "s.toml"));
+  EXPECT_EQ(bounds_error_of("x = [" + elements + ",0]\n"),
+            "s.toml:1:131077: an array or inline table of more than 65536 elements");
+  std::string keys;
+  for (int k = 0; k <= 65536; ++k) keys += (k ? ",k" : "k") + std::to_string(k) + "=0";
+  EXPECT_EQ(bounds_error_of("y = {" + keys + "}\n").substr(0, 9), "s.toml:1:");
+  EXPECT_NE(bounds_error_of("y = {" + keys + "}\n").find("more than 65536 elements"), std::string::npos);
+  const std::string in_strings = "z = [\"" + std::string(70000, ',') + "\", [" + elements + "], [1, 2]]\n";
+  EXPECT_NO_THROW(check_toml_bounds(in_strings, "s.toml"));
+}
+
 TEST(TomlBounds, ValuesOfAnySizeAndStringsPassTheCheck) {
   // Long strings, floats, dates, arrays that start lines, and keys or headers inside
   // strings and comments are no keys: nothing here is refused by the bounds.
