@@ -622,10 +622,10 @@ void Host::send_pauses(std::uint16_t quanta) {
     f->opcode = Opcode::pfc;
     f->set_pause(c, quanta);
     f->priority = 7;
-    f->seal();
+    f->seal(ctx_->wire);
     port(0).send_control(f);
   }
-  if (quanta > 0) {
+  if (quanta > 0 && pfc_.refresh) {
     refresh_at_ = ctx_->sim.now() + Time::from_ps(port(0).pause_quantum_time(quanta).ps() / 2);
     ctx_->sim.schedule_at(refresh_at_, *this, kRefresh);
   } else {

@@ -37,6 +37,9 @@ class Node {
   virtual Packet* next_packet(Port& port) = 0;
   // A frame has left `port` (its last bit is on the wire).
   virtual void transmitted(Port& /*port*/, const SentFrame& /*f*/) {}
+  // A frame has started on `port` (its first bit is on the wire); told only by a port
+  // whose node asked (Port::set_notify_start).
+  virtual void started(Port& /*port*/, const SentFrame& /*f*/) {}
   // A packet has arrived on `port` (never a PFC frame: the port consumes those). The
   // node owns it now: forward it or release it to the pool.
   virtual void receive(Port& port, Packet* p) = 0;

@@ -36,6 +36,9 @@ struct WireFormat {
   std::uint32_t min_frame_bytes = kMinFrameBytes;
   std::uint32_t gap_bytes = kWireOverheadBytes;
   WireRounding rounding = WireRounding::ps_up;
+  // A PFC frame's size: a 64-byte MAC control frame (the ns-3 RDMA model's is 43 bytes:
+  // its PPP framing 14, an IPv4 header 20 and its pause header 9).
+  std::uint32_t pfc_frame_bytes = kMinFrameBytes;
   bool operator==(const WireFormat&) const = default;
 };
 
@@ -102,11 +105,11 @@ struct alignas(64) Packet {
   bool becn = false;                 // BTH BECN on an ACK/NAK: a congestion notification (roce_np.cnp_form)
 
   // The frame's size from its opcode and payload, in format `w`; every hop reads `frame`,
-  // so it is computed once, by whoever builds the packet. A PFC frame is a 64-byte MAC
-  // control frame in every format.
+  // so it is computed once, by whoever builds the packet. A PFC frame is the format's
+  // pfc_frame_bytes (a 64-byte MAC control frame by default).
   void seal(const WireFormat& w = {}) {
     if (opcode == Opcode::pfc) {
-      frame = kMinFrameBytes;
+      frame = static_cast<std::uint16_t>(w.pfc_frame_bytes);
       return;
     }
     std::uint32_t n = w.header_bytes;

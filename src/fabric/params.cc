@@ -125,6 +125,8 @@ const params::Table<WireFormat>& wire_table() {
         .integer("min_frame_bytes", &W::min_frame_bytes, "the smallest frame (Ethernet: 64)", 0, 1518)
         .integer("gap_bytes", &W::gap_bytes, "bytes a port spends between frames (preamble 7, delimiter 1, gap 12)", 0,
                  1024)
+        .integer("pfc_frame_bytes", &W::pfc_frame_bytes,
+                 "a PFC frame's size (a MAC control frame: 64; the ns-3 RDMA model's: 43)", 1, 1518)
         .choice("serialization", &W::rounding, kWireRoundingNames,
                 "times on the wire exact to the ps (rounded up), or whole ns truncated or rounded to the nearest, as "
                 "another simulator keeps them");
@@ -206,7 +208,17 @@ const params::Table<PfcConfig>& pfc_table() {
              "",
              {"quanta", "xon"}},
             [](C& c, const Value& v) { c.pause_until_xon = v.text == "xon"; },
-            [](const C& c) { return std::string(c.pause_until_xon ? "xon" : "quanta"); });
+            [](const C& c) { return std::string(c.pause_until_xon ? "xon" : "quanta"); })
+        .custom(
+            {"pause_refresh",
+             Kind::choice,
+             "while XOFF holds, the pause is sent again at half its time (half), or once per XOFF (off: the ns-3 RDMA "
+             "model's PFC; needs pause_expiry = \"xon\")",
+             "",
+             "",
+             {"half", "off"}},
+            [](C& c, const Value& v) { c.refresh = v.text == "half"; },
+            [](const C& c) { return std::string(c.refresh ? "half" : "off"); });
     return t;
   }();
   return table;
@@ -227,6 +239,16 @@ const params::Table<SwitchConfig>& switch_table() {
              {"pg", "port"}},
             [](C& c, const Value& v) { c.reserve_per_port = v.text == "port"; },
             [](const C& c) { return std::string(c.reserve_per_port ? "port" : "pg"); })
+        .custom(
+            {"mmu.release_at",
+             Kind::choice,
+             "a packet's buffer is freed after its last bit left the egress port (last_bit), or as its transmission "
+             "starts (start: the ns-3 RDMA model, which frees it on dequeue)",
+             "",
+             "",
+             {"last_bit", "start"}},
+            [](C& c, const Value& v) { c.release_at_start = v.text == "start"; },
+            [](const C& c) { return std::string(c.release_at_start ? "start" : "last_bit"); })
         .choice("mmu.threshold", &C::threshold_mode, kThresholdModeNames, "shared-pool limit per priority group")
         .bytes("mmu.static_th", &C::static_th, "static limit per priority group")
         .integer("mmu.dynamic_th", &C::dynamic_th, "dynamic limit: 2^n x free shared buffer", -7, 7)

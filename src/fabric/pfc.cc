@@ -16,9 +16,16 @@ std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate 
 
 void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who,
                          const WireFormat& wire) {
+  if (!c.refresh) {
+    if (!c.pause_until_xon)
+      throw InputError(fmt::format("{}: switch.pfc.pause_refresh = \"off\" needs switch.pfc.pause_expiry = \"xon\": "
+                                   "a pause that is not refreshed would expire while XOFF holds",
+                                   who));
+    return;
+  }
   const Time half = Time::from_ps(pause_time(c.pause_quanta, rate).ps() / 2);
   const Time need = serialization_time(Bytes::from_count(max_frame + wire.gap_bytes), rate, wire.rounding) +
-                    serialization_time(Bytes::from_count(kMinFrameBytes + wire.gap_bytes), rate, wire.rounding);
+                    serialization_time(Bytes::from_count(wire.pfc_frame_bytes + wire.gap_bytes), rate, wire.rounding);
   if (half < need)
     throw InputError(fmt::format("{}: a pause of {} quanta is refreshed every {} at {}, less than a largest frame "
                                  "plus a PFC frame ({}): raise switch.pfc.pause_quanta",

@@ -31,6 +31,10 @@ struct PfcConfig {
   // How a port takes a pause it receives: for its quanta (802.1Qbb; the sender refreshes
   // it), or until the XON whatever its quanta (the ns-3 RDMA model's PFC).
   bool pause_until_xon = false;
+  // Whether a pausing receiver sends the pause again at half its time while XOFF holds
+  // (802.1Qbb practice), or once per XOFF (the ns-3 RDMA model); off needs
+  // pause_until_xon, or the sender would resume while XOFF holds.
+  bool refresh = true;
 
   // The lossless priorities in force: none when PFC is off.
   std::uint8_t active() const { return enabled ? lossless : std::uint8_t{0}; }
@@ -46,7 +50,7 @@ inline Time pause_time(std::uint32_t quanta, BitRate rate) {
 std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate rate, Time delay);
 
 // Throws InputError naming `who` when c.pause_quanta, refreshed at half, is shorter than a
-// largest frame plus a PFC frame at `rate`.
+// largest frame plus a PFC frame at `rate`; or when refresh is off and a pause expires.
 void check_pause_refresh(const PfcConfig& c, std::int64_t max_frame, BitRate rate, std::string_view who,
                          const WireFormat& wire = {});
 

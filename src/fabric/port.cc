@@ -73,6 +73,9 @@ void Port::start_next() {
     memo_time_ = serialization_time(Bytes::from_count(bytes), rate_, ctx_->wire.rounding);
   }
   ctx_->sim.schedule_in(memo_time_, *this, kTxDone);
+  // The owner may send through this port in turn (an XON on the link the frame came in
+  // on): it queues behind the frame on the wire.
+  if (notify_start_) owner_.started(*this, sending_);
 }
 
 void Port::on_event(std::uint64_t tag) {

@@ -109,6 +109,8 @@ class alignas(64) Port final : public EventHandler {
   // Pauses received from now on last until their XON, whatever their quanta
   // (PfcConfig::pause_until_xon; its owner sets it when the network is finalized).
   void set_pause_until_xon(bool v) { pause_until_xon_ = v; }
+  // Tell the owner when each frame starts (Node::started), not only when it ends.
+  void set_notify_start(bool v) { notify_start_ = v; }
   bool pause_until_xon() const { return pause_until_xon_; }
   // 512 bit times at this port's rate, rounded up to the picosecond.
   Time pause_quantum_time(std::uint32_t quanta) const;
@@ -213,6 +215,7 @@ class alignas(64) Port final : public EventHandler {
 
   std::array<Time, 8> pause_until_{};
   bool pause_until_xon_ = false;
+  bool notify_start_ = false;
   Time wake_pending_ = Time::max();  // earliest kWake scheduled and not yet run
 
   LinkRing crossed_;  // frames from a cut link, each with its kArrive pending

@@ -43,7 +43,8 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
             .ecn = cfg.ecn,
             .mark_at_enqueue = cfg.mark_at_enqueue,
             .mark_by_port = cfg.mark_by_port,
-            .reserve_per_port = cfg.reserve_per_port},
+            .reserve_per_port = cfg.reserve_per_port,
+            .release_at_start = cfg.release_at_start},
       rng_(run_seed, "switch/" + this->name()),
       cfg_(cfg) {}
 
@@ -52,7 +53,10 @@ void Switch::finalize() {
   for (std::size_t c = 0; c < 8; ++c)
     if (cfg_.weights[c] == 0)
       throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
-  for (std::size_t i = 0; i < port_count(); ++i) port(i).set_pause_until_xon(cfg_.pfc.pause_until_xon);
+  for (std::size_t i = 0; i < port_count(); ++i) {
+    port(i).set_pause_until_xon(cfg_.pfc.pause_until_xon);
+    port(i).set_notify_start(cfg_.release_at_start);
+  }
   const int lossless = std::popcount(cfg_.pfc.active());
   for (std::size_t i = 0; i < port_count() && lossless > 0; ++i)
     check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name(), ctx_->wire);
@@ -239,10 +243,10 @@ void Switch::send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta)
   f->set_pause(pg, quanta);
   f->priority = 7;
   f->ingress = 0xffff;
-  f->seal();
+  f->seal(ctx_->wire);
   Port& p = port(in);
   p.send_control(f);
-  if (quanta > 0) {
+  if (quanta > 0 && cfg_.pfc.refresh) {
     // Refresh at half the pause time, so the upstream never resumes while XOFF holds.
     PgState& g = ports_[in].pg[pg];
     const Time half = Time::from_ps(p.pause_quantum_time(quanta).ps() / 2);
@@ -376,6 +380,10 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
 Packet* Switch::next_packet(Port& port) { return dequeue(ports_[port.index()], port); }
 
 void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
+  if (!f.pfc && !path_.release_at_start) release(f.ingress, f.priority, f.frame_bytes);
+}
+
+void Switch::started(Port& /*port*/, const SentFrame& f) {
   if (!f.pfc) release(f.ingress, f.priority, f.frame_bytes);
 }
 

@@ -54,6 +54,10 @@ struct SwitchConfig {
   Bytes buffer = Bytes::from_count(32 << 20);  // shared buffer of the whole switch
   Bytes reserve = Bytes::from_count(0);        // per ingress port and priority group (or per port)
   bool reserve_per_port = false;               // one reserve per ingress port, its PGs sharing it
+  // A packet's buffer (its ingress group's bytes, the shared pool's) is freed after its
+  // last bit left the egress port, or as its transmission starts (the ns-3 RDMA model,
+  // which frees it on dequeue): the resume, and the room, come one frame time sooner.
+  bool release_at_start = false;
   ThresholdMode threshold_mode = ThresholdMode::dynamic_th;
   Bytes static_th = Bytes::from_count(512 << 10);
   int dynamic_th = 0;                                          // limit = 2^n x free shared buffer
@@ -117,6 +121,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
 
   Packet* next_packet(Port& port) override;
   void transmitted(Port& port, const SentFrame& f) override;
+  void started(Port& port, const SentFrame& f) override;
   void receive(Port& port, Packet* p) override;
   void emit_counters(std::size_t port, PortCounters& c) const override;
   void on_event(std::uint64_t tag) override;
@@ -232,7 +237,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     Scheduler scheduler;
     LoadBalance load_balance;
     WatchdogAction wd_action;
-    bool ecn, mark_at_enqueue, mark_by_port, reserve_per_port;
+    bool ecn, mark_at_enqueue, mark_by_port, reserve_per_port, release_at_start;
   };
   std::int64_t shared_size_ = 0, shared_used_ = 0;
   PacketPath path_;

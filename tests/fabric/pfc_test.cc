@@ -255,6 +255,106 @@ TEST(SwitchMmu, PauseRefreshIsCheckedInTheWireFormat) {
   }
 }
 
+// wire.pfc_frame_bytes: the ns-3 RDMA model's 43-byte PFC frame (63 bytes on the wire
+// with the 20 of gap) reaches h0 5040 ps after it starts, not 6720: the per-group run of
+// AReservePerPortPausesSoonerThanOnePerGroup, XOFF at 5017280 ps, h0 paused 1680 ps
+// longer.
+TEST(SwitchMmu, ThePfcFrameSizeIsTheWireFormats) {
+  for (std::uint32_t bytes : {64u, 43u}) {
+    SwitchConfig sw;
+    sw.reserve = Bytes::from_count(20000);
+    sw.threshold_mode = ThresholdMode::static_th;
+    sw.static_th = Bytes::from_count(10000);
+    sw.pfc.lossless = (1u << 3) | (1u << 4);
+    Network net({}, sw, 1);
+    net.set_wire_format({.pfc_frame_bytes = bytes});
+    build(net, TopologyKind::single_switch);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
+    net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
+    net.switch_at(0).port(1).pause(3, 0xffff);
+    net.switch_at(0).port(1).pause(4, 0xffff);
+    net.run(us(20));
+    const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
+    EXPECT_EQ(h0.pfc_pause_received, 1u) << bytes;
+    EXPECT_EQ(h0.paused.ps(), us(20).ps() - (5'017'280 + (bytes + 20) * 80 + 1'000'000)) << bytes;
+    EXPECT_EQ(net.switch_at(0).port(0).tx_bytes(), bytes) << bytes;  // all the switch sent h0
+  }
+}
+
+// switch.pfc.pause_refresh = "off" (the ns-3 RDMA model's PFC, with pauses that last to
+// their XON): one pause per XOFF, each ended by its XON. The slow receiver with pauses
+// of 134 quanta (686 ns at 100G, refreshed every 343 ns with refresh on): its XOFFs last
+// longer than that (8192 bytes of xon_offset drain at 50G in 1.3 us), so with refresh
+// there are more pauses than XONs; without, exactly as many. Either way the drain is
+// the bottleneck and the run ends at the same picosecond.
+TEST(PfcPauseRefresh, OffSendsOnePausePerXoff) {
+  std::int64_t finish[2] = {};
+  for (bool refresh : {true, false}) {
+    NicConfig nic;
+    nic.rx_rate = Gbps(50);
+    nic.rx_buffer = KiB(64);
+    SwitchConfig sw;
+    sw.pfc.pause_until_xon = true;
+    sw.pfc.pause_quanta = 134;
+    sw.pfc.refresh = refresh;
+    Network net(nic, sw, 1);
+    build(net, TopologyKind::back_to_back);
+    net.add_flow({.src = 1, .dst = 0, .bytes = 4'000'000, .start = {}, .priority = 3});
+    ASSERT_TRUE(net.run(sec(1)).all_finished);
+    const PortCounters c = Network::port_counters(net.host(0), 0, sec(1));  // pfc_pause_sent: XONs too
+    ASSERT_GT(c.pfc_resume_sent, 0u);
+    if (refresh) EXPECT_GT(c.pfc_pause_sent, 2 * c.pfc_resume_sent);
+    else EXPECT_EQ(c.pfc_pause_sent, 2 * c.pfc_resume_sent);
+    EXPECT_EQ(net.ledger().lossless_drops, 0u);
+    finish[refresh] = net.flows()[0].finish.ps();
+  }
+  EXPECT_EQ(finish[0], finish[1]);
+}
+
+// Without a refresh, a pause that expires by its quanta would let the sender go while XOFF
+// holds: refused, naming both keys.
+TEST(PfcPauseRefresh, OffNeedsPausesThatLastToTheirXon) {
+  SwitchConfig sw;
+  sw.pfc.refresh = false;
+  Network net({}, sw, 1);
+  build(net, TopologyKind::single_switch);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
+  EXPECT_EQ(testing::input_error_of([&] { net.run(ms(1)); }),
+            "switch sw0: switch.pfc.pause_refresh = \"off\" needs switch.pfc.pause_expiry = \"xon\": a pause that "
+            "is not refreshed would expire while XOFF holds");
+}
+
+// switch.mmu.release_at = "start" (the ns-3 RDMA model frees a packet's buffer on
+// dequeue): the same run, h0 -> h1 over UC (no ACKs share sw0's port to h0), sw0's port
+// to h1 paused for 20 us at first so that h0 is paused and resumed once. The releases
+// come in the same order, each a frame time sooner; the XON leaves when the release of
+// the same frame brings the group low enough -- as that frame (a MIDDLE, 4162 bytes, 4182
+// on the wire: 334560 ps) starts instead of when it ends. So h0 is resumed, and every
+// packet after goes, exactly 334560 ps sooner.
+TEST(SwitchMmu, ReleasedAtTheStartTheXonLeavesAFrameSooner) {
+  Time xon[2], paused[2];
+  for (bool at_start : {false, true}) {
+    NicConfig nic;
+    nic.transport = Transport::uc;
+    SwitchConfig sw;
+    sw.threshold_mode = ThresholdMode::static_th;
+    sw.static_th = Bytes::from_count(20000);
+    sw.release_at_start = at_start;
+    Network net(nic, sw, 1);
+    build(net, TopologyKind::single_switch);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 40 * 4096, .start = {}, .priority = 3});
+    net.switch_at(0).port(1).pause(3, 0x1000);  // 4096 x 5.12 ns = 20.97 us at 100G
+    ASSERT_TRUE(net.run(ms(1)).all_finished);
+    const PortCounters h0 = Network::port_counters(net.host(0), 0, ms(1));
+    EXPECT_EQ(h0.pfc_pause_received, 2u) << at_start;  // one XOFF, one XON
+    EXPECT_EQ(h0.pfc_resume_received, 1u) << at_start;
+    xon[at_start] = net.host(0).port(0).last_pause_received(3);
+    paused[at_start] = h0.paused;
+  }
+  EXPECT_EQ((xon[0] - xon[1]).ps(), 334560);
+  EXPECT_EQ((paused[0] - paused[1]).ps(), 334560);
+}
+
 TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {
   auto net = slow_receiver(KiB(16), 4096);
   EXPECT_THROW(net->run(ms(1)), InputError);
@@ -287,24 +387,29 @@ TEST(PfcHairpin, XonSentOnTheLinkAFrameJustLeftDoesNotCollide) {
   // s2 is told to send h1's packets back where they came from: frames leave s2 on the
   // port they arrived on, and releasing their buffer resumes that same port's upstream
   // (an XON through the port that just finished a frame). With 8 KiB thresholds the
-  // two directions of the one link pause each other: a deadlock of two queues.
-  SwitchConfig sw;
-  sw.threshold_mode = ThresholdMode::static_th;
-  sw.static_th = KiB(8);
-  sw.pfc.pause_quanta = 1000;
-  Network net({}, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::two_switches;
-  t.s1_hosts = t.s2_hosts = 1;
-  build_topology(net, t);
-  net.add_flow({.src = 0, .dst = 1, .bytes = 4'000'000, .start = {}, .priority = 3});
-  net.set_static_route(1, 1, {1});
-  net.detect_deadlocks(us(100), us(500));
-  const RunTotals r = net.run(ms(5));  // conservation and leak checks run inside
-  EXPECT_EQ(r.flows_finished, 0u);
-  ASSERT_TRUE(r.deadlock);
-  const std::vector<std::string> cycle = {"s1 port 1 priority 3", "s2 port 1 priority 3"};
-  EXPECT_EQ(net.deadlock()->cycle, cycle);
+  // two directions of the one link pause each other: a deadlock of two queues. Freed as
+  // a frame starts (switch.mmu.release_at = "start"), the XON queues behind that frame on
+  // the wire: the same deadlock.
+  for (bool at_start : {false, true}) {
+    SwitchConfig sw;
+    sw.threshold_mode = ThresholdMode::static_th;
+    sw.static_th = KiB(8);
+    sw.pfc.pause_quanta = 1000;
+    sw.release_at_start = at_start;
+    Network net({}, sw, 1);
+    TopologySpec t;
+    t.kind = TopologyKind::two_switches;
+    t.s1_hosts = t.s2_hosts = 1;
+    build_topology(net, t);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4'000'000, .start = {}, .priority = 3});
+    net.set_static_route(1, 1, {1});
+    net.detect_deadlocks(us(100), us(500));
+    const RunTotals r = net.run(ms(5));  // conservation and leak checks run inside
+    EXPECT_EQ(r.flows_finished, 0u);
+    ASSERT_TRUE(r.deadlock);
+    const std::vector<std::string> cycle = {"s1 port 1 priority 3", "s2 port 1 priority 3"};
+    EXPECT_EQ(net.deadlock()->cycle, cycle);
+  }
 }
 
 }  // namespace

@@ -191,6 +191,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                    {{"header_bytes", w.header_bytes},
                     {"min_frame_bytes", w.min_frame_bytes},
                     {"gap_bytes", w.gap_bytes},
+                    {"pfc_frame_bytes", w.pfc_frame_bytes},
                     {"serialization", name_of(fabric::kWireRoundingNames, w.rounding)}}}};
   // Completion times of the flows that finished; none finished: null, not a time of 0.
   const auto fct = [&](Time FabricOutcome::Completions::*t) -> nlohmann::ordered_json {
