@@ -106,19 +106,9 @@ FABRICLAB_FUZZ_SEEDS=$seeds/capture "$bin/fuzz_capture"
 # Captures past libpcap's bounds: a record claiming 2 GiB (its most is 256 KiB), a pcapng
 # block claiming 4 GiB (its most is 16 MiB); and 300 QPs, one frame each. (The analysis's
 # own bounds, 2^19 QPs and 2^24 bins, are tests/cli/hostile_test.sh's.)
-python3 - "$seeds/capture" <<'PY'
-import struct, sys
-d = sys.argv[1]
-def frame(qp):  # Ethernet, IPv4, UDP to 4791, an RC SEND ONLY's BTH, an ICRC
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 44, 0, 0x4000, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
-    bth = struct.pack("!BBHII", 0x04, 0, 0xFFFF, qp, 0)
-    return bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b"\x08\x00" + ip + struct.pack("!HHHH", 49152, 4791, 24, 0) + bth + bytes(4)
-header = struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1)
-open(f"{d}/record-2-GiB.pcap", "wb").write(header + struct.pack("<IIII", 0, 0, 0x7FFFFFFF, 0x7FFFFFFF) + frame(1))
-open(f"{d}/block-4-GiB.pcapng", "wb").write(
-    struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28) + struct.pack("<II", 1, 0xFFFFFFF0) + bytes(64))
-open(f"{d}/qps-300.pcap", "wb").write(header + b"".join(struct.pack("<IIII", 0, q, 58, 58) + frame(q) for q in range(300)))
-PY
+python3 tests/cli/roce_pcap.py record "$seeds/capture/record-2-GiB.pcap"
+python3 tests/cli/roce_pcap.py block "$seeds/capture/block-4-GiB.pcapng"
+python3 tests/cli/roce_pcap.py qps "$seeds/capture/qps-300.pcap" 300
 # Every `fabriclab COMMAND ...` in the documentation, one argument a line.
 n=0
 { grep -hoE '(^|[`$# ]+)(\./build/release/)?fabriclab [a-z][a-z-]+[^`|;>&#\\]*' \

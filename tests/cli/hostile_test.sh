@@ -125,25 +125,11 @@ rm -f "$tmp"/*.csv
 # with --bin 1 ns, five QPs of 2^22 bins each (past 2^24 bins over all QPs); a record
 # claiming 2 GiB (libpcap's bound, 256 KiB); a pcapng block claiming 4 GiB (libpcap's,
 # 16 MiB).
-python3 - "$tmp" <<'PY'
-import struct, sys
-d = sys.argv[1]
-def frame(qp, psn=0):  # Ethernet, IPv4, UDP to 4791, an RC SEND ONLY's BTH, an ICRC
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 44, 0, 0x4000, 64, 17, 0, bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
-    bth = struct.pack("!BBHII", 0x04, 0, 0xFFFF, qp, psn)
-    return bytes(6) + bytes([2, 0, 0, 0, 0, 1]) + b"\x08\x00" + ip + struct.pack("!HHHH", 49152, 4791, 24, 0) + bth + bytes(4)
-def pcap(path, records):
-    with open(path, "wb") as f:
-        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1))  # nanosecond pcap, Ethernet
-        for ns, data in records:
-            f.write(struct.pack("<IIII", ns // 10**9, ns % 10**9, len(data), len(data)) + data)
-pcap(f"{d}/qps.pcap", ((0, frame(q)) for q in range((1 << 19) + 1)))
-pcap(f"{d}/bins.pcap", [r for q in range(5) for r in ((0, frame(q)), (4_194_303, frame(q, 1)))])
-with open(f"{d}/record.pcap", "wb") as f:
-    f.write(struct.pack("<IHHiIIIIIII", 0xA1B23C4D, 2, 4, 0, 0, 262144, 1, 0, 0, 0x7FFFFFFF, 0x7FFFFFFF) + frame(1))
-with open(f"{d}/block.pcapng", "wb") as f:
-    f.write(struct.pack("<IIIHHqI", 0x0A0D0D0A, 28, 0x1A2B3C4D, 1, 0, -1, 28) + struct.pack("<II", 1, 0xFFFFFFF0) + bytes(64))
-PY
+pcap=$(dirname "$0")/roce_pcap.py
+python3 "$pcap" qps "$tmp/qps.pcap" $(((1 << 19) + 1))
+python3 "$pcap" bins "$tmp/bins.pcap" 5 4194303
+python3 "$pcap" record "$tmp/record.pcap"
+python3 "$pcap" block "$tmp/block.pcapng"
 timed capture-qps 2 "^fabriclab: error: $tmp/qps.pcap: frame 524289: more than 524288 QPs" -- \
   "${limited[@]}" "$fl" analyze --quiet "$tmp/qps.pcap" --out "$tmp/o"
 timed capture-bins 2 "^fabriclab: error: $tmp/bins.pcap: frame 9: 1 ns throughput bins would be more than 16777216" -- \
