@@ -23,7 +23,8 @@
 // message never arrives).
 // Receive buffer: with `rx_rate` set, arriving packets wait in a buffer of `rx_buffer`
 // bytes that the host drains at that rate (PCIe, memory); past `rx_buffer - headroom`
-// the NIC sends PFC pauses for the lossless priorities (refreshed at half their time),
+// the NIC sends PFC pauses for the lossless priorities (refreshed at half their time
+// unless switch.pfc.pause_refresh = "off"),
 // and resumes them `xon_offset` below. A packet that does not fit is dropped (on a
 // lossless priority: counted as a lossless drop). Unset, the host takes packets as they
 // arrive and never pauses anyone.

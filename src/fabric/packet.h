@@ -24,7 +24,7 @@ namespace fabriclab::fabric {
 inline constexpr std::uint32_t kRoceHeaderBytes = 14 + 4 + 20 + 8 + 12 + 4 + 4;  // eth, 802.1Q, IP, UDP, BTH, ICRC, FCS
 inline constexpr std::uint32_t kRethBytes = 16;
 inline constexpr std::uint32_t kAethBytes = 4;
-inline constexpr std::uint32_t kMinFrameBytes = 64;      // and a PFC frame's size
+inline constexpr std::uint32_t kMinFrameBytes = 64;      // and a PFC frame's by default (wire.pfc_frame_bytes)
 inline constexpr std::uint32_t kWireOverheadBytes = 20;  // preamble, start delimiter, inter-frame gap
 
 // The frame format the network counts (wire.*; the defaults are RoCEv2 over tagged

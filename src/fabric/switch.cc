@@ -123,8 +123,10 @@ void Switch::watchdog_poll() {
         } else if (cfg_.wd_action == WatchdogAction::forward) {
           port.kick();
         }
-      } else if (port.last_pause_received(c) == Time::max() ||
-                 now - port.last_pause_received(c) >= cfg_.wd_restoration) {
+      } else if ((port.last_pause_received(c) == Time::max() ||
+                  now - port.last_pause_received(c) >= cfg_.wd_restoration) &&
+                 (cfg_.pfc.refresh || !port.paused(c))) {
+        // (Without refreshes no frame comes while a pause holds: it ends with the pause.)
         sp.storm[c] = false;
         sp.storm_ended[c] = now;
       }
@@ -384,7 +386,7 @@ void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
 }
 
 void Switch::started(Port& /*port*/, const SentFrame& f) {
-  if (!f.pfc) release(f.ingress, f.priority, f.frame_bytes);
+  if (!f.pfc && path_.release_at_start) release(f.ingress, f.priority, f.frame_bytes);
 }
 
 void Switch::queue_heads(std::vector<const Packet*>& heads) const {

@@ -311,6 +311,54 @@ TEST(PfcPauseRefresh, OffSendsOnePausePerXoff) {
   EXPECT_EQ(finish[0], finish[1]);
 }
 
+// ... and the switch's: the per-group run of AReservePerPortPausesSoonerThanOnePerGroup
+// (XOFF at 5017280 ps, held to the end) with pauses of 134 quanta that last to their XON.
+// Refreshed every 134 x 2560 / 2 = 343040 ps, the k-th pause leaves at 5017280 + 343040 k
+// and reaches h0 1006720 ps later: by 20 us, k = 0..40 (13976000 / 343040 = 40.7), 41
+// pauses; without refresh, the one.
+TEST(PfcPauseRefresh, OffSendsTheSwitchsPauseOnce) {
+  for (bool refresh : {true, false}) {
+    SwitchConfig sw;
+    sw.reserve = Bytes::from_count(20000);
+    sw.threshold_mode = ThresholdMode::static_th;
+    sw.static_th = Bytes::from_count(10000);
+    sw.pfc.lossless = (1u << 3) | (1u << 4);
+    sw.pfc.pause_quanta = 134;
+    sw.pfc.pause_until_xon = true;
+    sw.pfc.refresh = refresh;
+    Network net({}, sw, 1);
+    build(net, TopologyKind::single_switch);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
+    net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
+    net.switch_at(0).port(1).set_pause_until_xon(true);  // as the network's finalize does
+    net.switch_at(0).port(1).pause(3, 0xffff);
+    net.switch_at(0).port(1).pause(4, 0xffff);
+    net.run(us(20));
+    const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
+    EXPECT_EQ(h0.pfc_pause_received, refresh ? 41u : 1u) << refresh;
+    EXPECT_EQ(h0.paused.ps(), us(20).ps() - (5'017'280 + 6720 + 1'000'000)) << refresh;
+  }
+}
+
+// The watchdog ends a storm when no pause has come for the restoration time; without
+// refreshes none comes while a pause holds, so the storm lasts as long as the pause: the
+// stuck port (paused at t = 0, no XON ever) has one storm in 1 ms, from 50 us on, not one
+// every detection + restoration time.
+TEST(PfcPauseRefresh, OffTheWatchdogsStormLastsAsLongAsThePause) {
+  SwitchConfig sw = StuckPort::config(WatchdogAction::alert, true);
+  sw.wd_restoration = us(100);
+  sw.pfc.pause_until_xon = true;
+  sw.pfc.refresh = false;
+  Network net({}, sw, 1);
+  build(net, TopologyKind::single_switch);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 8 * 4096, .start = {}, .priority = 3});
+  net.switch_at(0).port(1).set_pause_until_xon(true);
+  net.switch_at(0).port(1).pause(3, 0xffff);
+  net.run(ms(1));
+  EXPECT_EQ(net.switch_at(0).storms(1), 1u);
+  EXPECT_TRUE(net.switch_at(0).in_storm(1, 3));
+}
+
 // Without a refresh, a pause that expires by its quanta would let the sender go while XOFF
 // holds: refused, naming both keys.
 TEST(PfcPauseRefresh, OffNeedsPausesThatLastToTheirXon) {
@@ -353,6 +401,26 @@ TEST(SwitchMmu, ReleasedAtTheStartTheXonLeavesAFrameSooner) {
   }
   EXPECT_EQ((xon[0] - xon[1]).ps(), 334560);
   EXPECT_EQ((paused[0] - paused[1]).ps(), 334560);
+}
+
+// ... and its PFC frame in the format's size: with no gap, 132 quanta are refreshed every
+// 132 x 2560 = 337920 ps, enough for a largest frame and a 43-byte PFC frame ((4178 + 43)
+// x 80 = 337680 ps), not a 64-byte one ((4178 + 64) x 80 = 339360 ps).
+TEST(SwitchMmu, PauseRefreshCountsThePfcFrameInItsSize) {
+  for (std::uint32_t pfc : {43u, 64u}) {
+    SwitchConfig sw;
+    sw.pfc.pause_quanta = 132;
+    Network net({}, sw, 1);
+    net.set_wire_format({.gap_bytes = 0, .pfc_frame_bytes = pfc});
+    build(net, TopologyKind::single_switch);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
+    if (pfc == 43) {
+      EXPECT_TRUE(net.run(ms(1)).all_finished);
+    } else {
+      const std::string error = testing::input_error_of([&] { net.run(ms(1)); });
+      EXPECT_NE(error.find("less than a largest frame plus a PFC frame (339.36ns)"), std::string::npos) << error;
+    }
+  }
 }
 
 TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {

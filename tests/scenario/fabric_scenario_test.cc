@@ -186,8 +186,9 @@ TEST(FabricScenario, WireFormatIsStatedAndUsed) {
   ASSERT_TRUE(untagged.totals.all_finished);
   EXPECT_LT(untagged.totals.end, tagged.totals.end);
   const std::string summary = slurp(dir / "untagged" / "summary.json");
-  for (const char* field : {"\"header_bytes\": 62", "\"min_frame_bytes\": 64", "\"gap_bytes\": 20",
-                            "\"serialization\": \"ns_nearest\"", "\"wire.header_bytes\": \"62\""})
+  for (const char* field :
+       {"\"header_bytes\": 62", "\"min_frame_bytes\": 64", "\"gap_bytes\": 20", "\"pfc_frame_bytes\": 64",
+        "\"serialization\": \"ns_nearest\"", "\"wire.header_bytes\": \"62\""})
     EXPECT_NE(summary.find(field), std::string::npos) << field;
   EXPECT_NE(slurp(dir / "tagged" / "summary.json").find("\"serialization\": \"ps_up\""), std::string::npos);
 }
