@@ -233,13 +233,14 @@ void Analyzer::add_bytes(QpStats& q, Time t, std::uint64_t bytes) {
     throw InputError(fmt::format("{}: --bin {} ns would need more than {} throughput bins (a frame {} ns after the "
                                  "first); give a wider bin, or none for automatic ones",
                                  c.name, ns_count(c.bin), AnalyzeOptions::kMaxGivenBins, ns_count(t)));
-  if (bin_cells_ + added() > AnalyzeOptions::kMaxBinCells)
+  const std::size_t grow = added();
+  if (bin_cells_ + grow > AnalyzeOptions::kMaxBinCells)
     throw InputError(fmt::format("{}: frame {}: {} ns throughput bins would be more than {} over the analysis's {} "
                                  "QPs{}",
                                  c.name, c.frames, ns_count(c.bin), AnalyzeOptions::kMaxBinCells, qps_.size(),
                                  o_.bin.ps() > 0 ? "; give a wider --bin, or none for automatic ones" : ""));
-  if (added() > 0) {
-    bin_cells_ += added();
+  if (grow > 0) {
+    bin_cells_ += grow;
     q.bin_bytes.resize(bin + 1, 0);
   }
   q.bin_bytes[bin] += bytes;

@@ -24,10 +24,6 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // The fields split() would make of `line`, without making them.
 std::size_t fields_in(std::string_view line) {
   return static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;

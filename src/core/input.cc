@@ -45,12 +45,13 @@ struct Fd {
   }
 };
 
-// The file opened and checked: a regular file of at most `limit` bytes, or a named pipe
-// (switched to blocking reads).
-Fd open_input(const std::string& path, std::string_view what, std::uint64_t limit, struct stat& st) {
+// The file opened and checked: a regular file of at most `limit` bytes (its size in
+// `*size`, when given), or a named pipe (switched to blocking reads; size 0).
+Fd open_input(const std::string& path, std::string_view what, std::uint64_t limit, std::uint64_t* size = nullptr) {
   // Opened first, then checked on the open file (not the name, which could change between).
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (f.fd < 0) throw InputError(fmt::format("{}: cannot open the {}: {}", path, what, std::strerror(errno)));
+  struct stat st {};
   if (::fstat(f.fd, &st) != 0)
     throw InputError(fmt::format("{}: cannot read the {}: {}", path, what, std::strerror(errno)));
   const bool fifo = S_ISFIFO(st.st_mode);
@@ -59,6 +60,7 @@ Fd open_input(const std::string& path, std::string_view what, std::uint64_t limi
   if (!fifo && static_cast<std::uint64_t>(st.st_size) > limit)
     throw InputError(fmt::format("{}: the {} is {}, more than the {} a {} may be", path, what,
                                  size_text(static_cast<std::uint64_t>(st.st_size)), size_text(limit), what));
+  if (size) *size = fifo ? 0 : static_cast<std::uint64_t>(st.st_size);
   if (fifo) {
     // A pipe on purpose: blocking reads from here on, once a writer came (opened without
     // one, a read would see the end at once; poll waits for its first bytes or its close).
@@ -90,10 +92,10 @@ std::size_t read_some(const Fd& f, std::span<char> buf, std::uint64_t read, cons
 }  // namespace
 
 std::string read_input(const std::string& path, std::string_view what, std::uint64_t limit) {
-  struct stat st {};
-  const Fd f = open_input(path, what, limit, st);
+  std::uint64_t size = 0;
+  const Fd f = open_input(path, what, limit, &size);
   std::string text;
-  if (S_ISREG(st.st_mode)) text.reserve(static_cast<std::size_t>(st.st_size));
+  text.reserve(static_cast<std::size_t>(size));
   char buf[1 << 16];
   while (const std::size_t n = read_some(f, buf, text.size(), path, what, limit)) text.append(buf, n);
   return text;
@@ -102,7 +104,7 @@ std::string read_input(const std::string& path, std::string_view what, std::uint
 class InputStream::Buffer : public std::streambuf {
  public:
   Buffer(const std::string& path, std::string_view what, std::uint64_t limit)
-      : path_(path), what_(what), limit_(limit), fd_(open_input(path, what, limit, st_)) {}
+      : path_(path), what_(what), limit_(limit), fd_(open_input(path, what, limit)) {}
 
  protected:
   int_type underflow() override {
@@ -117,7 +119,6 @@ class InputStream::Buffer : public std::streambuf {
  private:
   std::string path_, what_;
   std::uint64_t limit_, read_ = 0;
-  struct stat st_ {};
   Fd fd_;
   std::array<char, 1 << 16> buf_;
 };

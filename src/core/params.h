@@ -193,6 +193,15 @@ class Table {
         {key, Kind::integer, std::move(help), bound_text<I>(min, true), bound_text<I>(max, false), {}},
         [m](S& s, const Value& v) { s.*m = static_cast<I>(v.i); }, [m](const S& s) { return std::to_string(s.*m); });
   }
+  // A bool field named by two words, listed in `names`' order (the default first where
+  // it is the default); `on` is the one that sets it true.
+  Table& either(std::string key, bool S::*m, std::array<std::string, 2> names, const std::string& on,
+                std::string help) {
+    const std::string off = names[0] == on ? names[1] : names[0];
+    return add(
+        {key, Kind::choice, std::move(help), "", "", {names[0], names[1]}},
+        [m, on](S& s, const Value& v) { s.*m = v.text == on; }, [m, on, off](const S& s) { return s.*m ? on : off; });
+  }
   // An enum field, named by its table.
   template <class E, std::size_t N>
   Table& choice(std::string key, E S::*m, const EnumNames<E, N>& names, std::string help) {

@@ -99,10 +99,7 @@ const params::Table<CnpParams>& cnp_table() {
     t.flag("enable", &P::enabled, "answer CE-marked packets with CNPs")
         .time_in("us", "min_time_between_cnps", &P::min_time_between_cnps,
                  "the least time between CNPs (whole us, as the NIC's sysfs takes it: 4 or \"4us\")", "0", "1000000")
-        .custom(
-            {"cnp_scope", Kind::choice, "one CNP interval per port (ConnectX) or per QP", "", "", {"port", "qp"}},
-            [](P& p, const Value& v) { p.per_qp = v.text == "qp"; },
-            [](const P& p) { return std::string(p.per_qp ? "qp" : "port"); })
+        .either("cnp_scope", &P::per_qp, {"port", "qp"}, "qp", "one CNP interval per port (ConnectX) or per QP")
         .choice("cnp_form", &P::form, kCnpFormNames,
                 "a CNP frame, or the BECN bit on the next ACK to the QP (reliable transport only)")
         .choice("cnp_pacing", &P::pacing, kCnpPacingNames,
@@ -184,41 +181,21 @@ const params::Table<PfcConfig>& pfc_table() {
             {"lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
             [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
             [](const C& c) { return priority_list_text(c.lossless); })
-        .custom(
-            {"headroom",
-             Kind::choice,
-             "headroom per lossless group: the SONiC formula or a given size",
-             "",
-             "",
-             {"auto", "given"}},
-            [](C& c, const Value& v) { c.headroom_auto = v.text == "auto"; },
-            [](const C& c) { return std::string(c.headroom_auto ? "auto" : "given"); })
+        .either("headroom", &C::headroom_auto, {"auto", "given"}, "auto",
+                "headroom per lossless group: the SONiC formula or a given size")
         .bytes("headroom_size", &C::headroom, "headroom when switch.pfc.headroom = \"given\"")
         .bytes("mac_phy_delay", &C::mac_phy_delay, "formula term: MAC/PHY delay in bytes")
         .bytes("peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
         .bytes("xon_offset", &C::xon_offset, "resume when a group is this far below its limit")
         .integer("pause_quanta", &C::pause_quanta, "pause time per frame in 512-bit quanta (refreshed at half)", 1,
                  65535)
-        .custom(
-            {"pause_expiry",
-             Kind::choice,
-             "a received pause lasts its quanta (802.1Qbb, refreshed by the sender) or until the XON (the ns-3 "
-             "RDMA model's PFC)",
-             "",
-             "",
-             {"quanta", "xon"}},
-            [](C& c, const Value& v) { c.pause_until_xon = v.text == "xon"; },
-            [](const C& c) { return std::string(c.pause_until_xon ? "xon" : "quanta"); })
-        .custom(
-            {"pause_refresh",
-             Kind::choice,
-             "while XOFF holds, the pause is sent again at half its time (half), or once per XOFF (off: the ns-3 RDMA "
-             "model's PFC; needs pause_expiry = \"xon\")",
-             "",
-             "",
-             {"half", "off"}},
-            [](C& c, const Value& v) { c.refresh = v.text == "half"; },
-            [](const C& c) { return std::string(c.refresh ? "half" : "off"); });
+        .either("pause_expiry", &C::pause_until_xon, {"quanta", "xon"}, "xon",
+                "a received pause lasts its quanta (802.1Qbb, refreshed by the sender) or until the XON (the ns-3 "
+                "RDMA model's PFC)")
+        .either(
+            "pause_refresh", &C::refresh, {"half", "off"}, "half",
+            "while XOFF holds, the pause is sent again at half its time (half), or once per XOFF (off: the ns-3 RDMA "
+            "model's PFC; needs pause_expiry = \"xon\")");
     return t;
   }();
   return table;
@@ -230,25 +207,11 @@ const params::Table<SwitchConfig>& switch_table() {
     params::Table<C> t;
     t.bytes("buffer", &C::buffer, "shared buffer of each switch", "1KiB")
         .bytes("mmu.reserve", &C::reserve, "reserved bytes per ingress port and priority group (or per port)")
-        .custom(
-            {"mmu.reserve_scope",
-             Kind::choice,
-             "one reserve per ingress port and priority group (pg), or per port, its groups sharing it (port)",
-             "",
-             "",
-             {"pg", "port"}},
-            [](C& c, const Value& v) { c.reserve_per_port = v.text == "port"; },
-            [](const C& c) { return std::string(c.reserve_per_port ? "port" : "pg"); })
-        .custom(
-            {"mmu.release_at",
-             Kind::choice,
-             "a packet's buffer is freed after its last bit left the egress port (last_bit), or as its transmission "
-             "starts (start: the ns-3 RDMA model, which frees it on dequeue)",
-             "",
-             "",
-             {"last_bit", "start"}},
-            [](C& c, const Value& v) { c.release_at_start = v.text == "start"; },
-            [](const C& c) { return std::string(c.release_at_start ? "start" : "last_bit"); })
+        .either("mmu.reserve_scope", &C::reserve_per_port, {"pg", "port"}, "port",
+                "one reserve per ingress port and priority group (pg), or per port, its groups sharing it (port)")
+        .either("mmu.release_at", &C::release_at_start, {"last_bit", "start"}, "start",
+                "a packet's buffer is freed after its last bit left the egress port (last_bit), or as its transmission "
+                "starts (start: the ns-3 RDMA model, which frees it on dequeue)")
         .choice("mmu.threshold", &C::threshold_mode, kThresholdModeNames, "shared-pool limit per priority group")
         .bytes("mmu.static_th", &C::static_th, "static limit per priority group")
         .integer("mmu.dynamic_th", &C::dynamic_th, "dynamic limit: 2^n x free shared buffer", -7, 7)
@@ -278,10 +241,7 @@ const params::Table<SwitchConfig>& switch_table() {
             {"dwrr.strict", Kind::text, "DWRR: priorities served strictly before the others", "", "", {}},
             [](C& c, const Value& v) { c.strict_classes = priority_mask(v.text); },
             [](const C& c) { return priority_list_text(c.strict_classes); })
-        .custom(
-            {"wred.ecn", Kind::choice, "ECN marking on (SONiC ecn_all) or off", "", "", {"ecn_all", "ecn_none"}},
-            [](C& c, const Value& v) { c.ecn = v.text == "ecn_all"; },
-            [](const C& c) { return std::string(c.ecn ? "ecn_all" : "ecn_none"); })
+        .either("wred.ecn", &C::ecn, {"ecn_all", "ecn_none"}, "ecn_all", "ECN marking on (SONiC ecn_all) or off")
         .custom(
             {"wred.green_min_threshold", Kind::bytes, "Kmin: no marking at or below", "0B", "", {}},
             [](C& c, const Value& v) { c.wred.kmin = v.i; },
@@ -295,20 +255,10 @@ const params::Table<SwitchConfig>& switch_table() {
             [](C& c, const Value& v) { c.wred.pmax = v.d / 100.0; },
             // 15 digits: the percent the fraction was made from, not 0.01 x 100's rounding.
             [](const C& c) { return fmt::format("{:.15g}", c.wred.pmax * 100.0); })
-        .custom(
-            {"wred.mark_at", Kind::choice, "where the queue is measured", "", "", {"dequeue", "enqueue"}},
-            [](C& c, const Value& v) { c.mark_at_enqueue = v.text == "enqueue"; },
-            [](const C& c) { return std::string(c.mark_at_enqueue ? "enqueue" : "dequeue"); })
-        .custom(
-            {"wred.queue_bytes",
-             Kind::choice,
-             "the bytes WRED reads: the packet's egress queue (per queue, as SONiC's WRED profiles) or the whole "
-             "egress port's",
-             "",
-             "",
-             {"queue", "port"}},
-            [](C& c, const Value& v) { c.mark_by_port = v.text == "port"; },
-            [](const C& c) { return std::string(c.mark_by_port ? "port" : "queue"); })
+        .either("wred.mark_at", &C::mark_at_enqueue, {"dequeue", "enqueue"}, "enqueue", "where the queue is measured")
+        .either("wred.queue_bytes", &C::mark_by_port, {"queue", "port"}, "port",
+                "the bytes WRED reads: the packet's egress queue (per queue, as SONiC's WRED profiles) or the whole "
+                "egress port's")
         .choice("lb", &C::load_balance, kLoadBalanceNames, "choice among equal-cost next hops")
         .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
         .custom(

@@ -3,6 +3,8 @@
 // turn the same way (a cyclic buffer dependency).
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "core/error.h"
 #include "error_message.h"
 #include "fabric/network.h"
@@ -198,8 +200,8 @@ TEST(PfcPauseExpiry, UntilXonOutlastsItsQuanta) {
   EXPECT_TRUE(net.host(1).port(0).pause_until_xon());
 }
 
-// switch.mmu.reserve_scope: the fill of an ingress port to its first pause, with a reserve
-// per priority group or one per port. sw0's port to h1 is paused on priorities 3 and 4 at
+// The fill of an ingress port to its first pause (switch.mmu.reserve_scope: with a reserve
+// per priority group or one per port). sw0's port to h1 is paused on priorities 3 and 4 at
 // t = 0, so nothing leaves; h0 sends 4 packets on priority 4 (its NIC serves it first),
 // then 10 on priority 3, back to back (FIRST 4178 bytes, then 4162: 4198 and 4182 on the
 // wire, 80 ps a byte). Reserve 20000 bytes, static threshold 10000: a group pauses when
@@ -212,26 +214,50 @@ TEST(PfcPauseExpiry, UntilXonOutlastsItsQuanta) {
 //   (16744 + 16744) x 80 + 1 us = 3679040 ps.
 // The pause (84 wire bytes) reaches h0 6720 ps + 1 us later, and holds it to the end (20
 // us; 0xFFFF quanta are 335 us).
+struct Fill {
+  PortCounters h0;          // h0's port at 20 us
+  std::uint64_t to_h0 = 0;  // bytes sw0 sent h0 (the pause)
+};
+Fill fill_to_the_pause(SwitchConfig sw, const WireFormat& wire = {}) {
+  sw.reserve = Bytes::from_count(20000);
+  sw.threshold_mode = ThresholdMode::static_th;
+  sw.static_th = Bytes::from_count(10000);
+  sw.pfc.lossless = (1u << 3) | (1u << 4);
+  Network net({}, sw, 1);
+  net.set_wire_format(wire);
+  build(net, TopologyKind::single_switch);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
+  net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
+  net.switch_at(0).port(1).set_pause_until_xon(sw.pfc.pause_until_xon);  // as the network's finalize does
+  net.switch_at(0).port(1).pause(3, 0xffff);
+  net.switch_at(0).port(1).pause(4, 0xffff);
+  net.run(us(20));
+  return {Network::port_counters(net.host(0), 0, us(20)), net.switch_at(0).port(0).tx_bytes()};
+}
+
 TEST(SwitchMmu, AReservePerPortPausesSoonerThanOnePerGroup) {
   for (bool per_port : {false, true}) {
     SwitchConfig sw;
-    sw.reserve = Bytes::from_count(20000);
     sw.reserve_per_port = per_port;
-    sw.threshold_mode = ThresholdMode::static_th;
-    sw.static_th = Bytes::from_count(10000);
-    sw.pfc.lossless = (1u << 3) | (1u << 4);
-    Network net({}, sw, 1);
-    build(net, TopologyKind::single_switch);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
-    net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
-    net.switch_at(0).port(1).pause(3, 0xffff);
-    net.switch_at(0).port(1).pause(4, 0xffff);
-    net.run(us(20));
+    const PortCounters h0 = fill_to_the_pause(sw).h0;
     const std::int64_t xoff = per_port ? 3'679'040 : 5'017'280;
-    const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
     EXPECT_EQ(h0.pfc_pause_received, 1u) << per_port;
     EXPECT_EQ(h0.paused.ps(), us(20).ps() - (xoff + 6720 + 1'000'000)) << per_port;
   }
+}
+
+// The pause-refresh check's error for pauses of `quanta` in `wire`, or "no error": a
+// 4096-byte flow through one switch.
+std::string refresh_check(std::uint16_t quanta, const WireFormat& wire) {
+  SwitchConfig sw;
+  sw.pfc.pause_quanta = quanta;
+  Network net({}, sw, 1);
+  net.set_wire_format(wire);
+  build(net, TopologyKind::single_switch);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
+  return testing::input_error_of([&] {
+    if (!net.run(ms(1)).all_finished) throw std::logic_error("the flow did not finish");
+  });
 }
 
 // The pause-refresh check counts frames in the network's wire format: 134 quanta at 100
@@ -239,20 +265,9 @@ TEST(SwitchMmu, AReservePerPortPausesSoonerThanOnePerGroup) {
 // frame with 20 bytes of gap ((4178 + 20 + 64 + 20) x 80 = 342560 ps), not with 1000
 // ((4178 + 1000 + 64 + 1000) x 80 = 499360 ps).
 TEST(SwitchMmu, PauseRefreshIsCheckedInTheWireFormat) {
-  for (std::uint32_t gap : {20u, 1000u}) {
-    SwitchConfig sw;
-    sw.pfc.pause_quanta = 134;
-    Network net({}, sw, 1);
-    net.set_wire_format({.gap_bytes = gap});
-    build(net, TopologyKind::single_switch);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
-    if (gap == 20) {
-      EXPECT_TRUE(net.run(ms(1)).all_finished);
-    } else {
-      const std::string error = testing::input_error_of([&] { net.run(ms(1)); });
-      EXPECT_NE(error.find("(499.36ns): raise switch.pfc.pause_quanta"), std::string::npos) << error;
-    }
-  }
+  EXPECT_EQ(refresh_check(134, {.gap_bytes = 20}), "no error");
+  EXPECT_NE(refresh_check(134, {.gap_bytes = 1000}).find("(499.36ns): raise switch.pfc.pause_quanta"),
+            std::string::npos);
 }
 
 // wire.pfc_frame_bytes: the ns-3 RDMA model's 43-byte PFC frame (63 bytes on the wire
@@ -261,23 +276,10 @@ TEST(SwitchMmu, PauseRefreshIsCheckedInTheWireFormat) {
 // longer.
 TEST(SwitchMmu, ThePfcFrameSizeIsTheWireFormats) {
   for (std::uint32_t bytes : {64u, 43u}) {
-    SwitchConfig sw;
-    sw.reserve = Bytes::from_count(20000);
-    sw.threshold_mode = ThresholdMode::static_th;
-    sw.static_th = Bytes::from_count(10000);
-    sw.pfc.lossless = (1u << 3) | (1u << 4);
-    Network net({}, sw, 1);
-    net.set_wire_format({.pfc_frame_bytes = bytes});
-    build(net, TopologyKind::single_switch);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
-    net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
-    net.switch_at(0).port(1).pause(3, 0xffff);
-    net.switch_at(0).port(1).pause(4, 0xffff);
-    net.run(us(20));
-    const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
-    EXPECT_EQ(h0.pfc_pause_received, 1u) << bytes;
-    EXPECT_EQ(h0.paused.ps(), us(20).ps() - (5'017'280 + (bytes + 20) * 80 + 1'000'000)) << bytes;
-    EXPECT_EQ(net.switch_at(0).port(0).tx_bytes(), bytes) << bytes;  // all the switch sent h0
+    const Fill f = fill_to_the_pause({}, {.pfc_frame_bytes = bytes});
+    EXPECT_EQ(f.h0.pfc_pause_received, 1u) << bytes;
+    EXPECT_EQ(f.h0.paused.ps(), us(20).ps() - (5'017'280 + (bytes + 20) * 80 + 1'000'000)) << bytes;
+    EXPECT_EQ(f.to_h0, bytes) << bytes;  // all the switch sent h0
   }
 }
 
@@ -319,22 +321,10 @@ TEST(PfcPauseRefresh, OffSendsOnePausePerXoff) {
 TEST(PfcPauseRefresh, OffSendsTheSwitchsPauseOnce) {
   for (bool refresh : {true, false}) {
     SwitchConfig sw;
-    sw.reserve = Bytes::from_count(20000);
-    sw.threshold_mode = ThresholdMode::static_th;
-    sw.static_th = Bytes::from_count(10000);
-    sw.pfc.lossless = (1u << 3) | (1u << 4);
     sw.pfc.pause_quanta = 134;
     sw.pfc.pause_until_xon = true;
     sw.pfc.refresh = refresh;
-    Network net({}, sw, 1);
-    build(net, TopologyKind::single_switch);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 4 * 4096, .start = {}, .priority = 4});
-    net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}, .priority = 3});
-    net.switch_at(0).port(1).set_pause_until_xon(true);  // as the network's finalize does
-    net.switch_at(0).port(1).pause(3, 0xffff);
-    net.switch_at(0).port(1).pause(4, 0xffff);
-    net.run(us(20));
-    const PortCounters h0 = Network::port_counters(net.host(0), 0, us(20));
+    const PortCounters h0 = fill_to_the_pause(sw).h0;
     EXPECT_EQ(h0.pfc_pause_received, refresh ? 41u : 1u) << refresh;
     EXPECT_EQ(h0.paused.ps(), us(20).ps() - (5'017'280 + 6720 + 1'000'000)) << refresh;
   }
@@ -407,20 +397,10 @@ TEST(SwitchMmu, ReleasedAtTheStartTheXonLeavesAFrameSooner) {
 // 132 x 2560 = 337920 ps, enough for a largest frame and a 43-byte PFC frame ((4178 + 43)
 // x 80 = 337680 ps), not a 64-byte one ((4178 + 64) x 80 = 339360 ps).
 TEST(SwitchMmu, PauseRefreshCountsThePfcFrameInItsSize) {
-  for (std::uint32_t pfc : {43u, 64u}) {
-    SwitchConfig sw;
-    sw.pfc.pause_quanta = 132;
-    Network net({}, sw, 1);
-    net.set_wire_format({.gap_bytes = 0, .pfc_frame_bytes = pfc});
-    build(net, TopologyKind::single_switch);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}, .priority = 3});
-    if (pfc == 43) {
-      EXPECT_TRUE(net.run(ms(1)).all_finished);
-    } else {
-      const std::string error = testing::input_error_of([&] { net.run(ms(1)); });
-      EXPECT_NE(error.find("less than a largest frame plus a PFC frame (339.36ns)"), std::string::npos) << error;
-    }
-  }
+  EXPECT_EQ(refresh_check(132, {.gap_bytes = 0, .pfc_frame_bytes = 43}), "no error");
+  EXPECT_NE(refresh_check(132, {.gap_bytes = 0, .pfc_frame_bytes = 64})
+                .find("less than a largest frame plus a PFC frame (339.36ns)"),
+            std::string::npos);
 }
 
 TEST(NicReceiveBuffer, TooSmallForItsHeadroomIsRefused) {
