@@ -16,7 +16,8 @@
 // the simulated time (operator new is counted in this program), to set against the
 // packet-hops: the steady state should allocate nothing per packet.
 // Run one case per process so that the peak RSS is that case's:
-//   fabric_scale fat_tree_128|leaf_spine_1024|leaf_spine:N|fat_tree:K [STOP [PARTITIONS [THREADS]]]
+//   fabric_scale fat_tree_128|leaf_spine_1024|leaf_spine:N|fat_tree:K [STOP [PARTITIONS [THREADS]]] [KEY=VALUE...]
+// (KEY=VALUE: any scenario setting, e.g. nic.congestion_control=dctcp)
 // STOP defaults to 1ms; PARTITIONS (default 1) > 1 is a partitioned run (sim.partitions)
 // on THREADS threads (default one per partition).
 #include <fmt/format.h>
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <string>
 #include <vector>
@@ -46,15 +48,21 @@ void run_case(const std::string& which, const std::vector<std::string>& set, con
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: fabric_scale fat_tree_128|leaf_spine_1024|leaf_spine:N|fat_tree:K [STOP [PARTITIONS "
-                         "[THREADS]]]\n");
+                         "[THREADS]]] [KEY=VALUE...]\n");
     return 2;
   }
   const std::string which = argv[1];
-  const std::string stop = argc > 2 ? argv[2] : "1ms";
+  // KEY=VALUE arguments anywhere after the case are settings (nic.congestion_control=dctcp);
+  // the others are STOP, PARTITIONS, THREADS in that order.
+  std::vector<std::string> positional, extra;
+  for (int i = 2; i < argc; ++i) (std::strchr(argv[i], '=') ? extra : positional).emplace_back(argv[i]);
+  const std::string stop = !positional.empty() ? positional[0] : "1ms";
   std::vector<std::string> set = {"traffic.pattern=permutation", "traffic.bytes=100MB", "sim.stop_time=" + stop,
                                   "switch.pfc.enabled=true", "switch.wred.ecn=ecn_all"};
-  if (argc > 3) set.push_back(std::string("sim.partitions=") + argv[3]);
-  if (argc > 4) set.push_back(std::string("sim.threads=") + argv[4]);
+  const std::string partitions = positional.size() > 1 ? positional[1] : "";
+  const std::string threads = positional.size() > 2 ? positional[2] : "";
+  if (!partitions.empty()) set.push_back("sim.partitions=" + partitions);
+  if (!threads.empty()) set.push_back("sim.threads=" + threads);
   const auto colon = which.find(':');
   const std::string kind = which.substr(0, colon);
   long size = 0;
@@ -79,7 +87,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    run_case(which, set, argc > 3 ? std::string(argv[3]) : "", argc > 4 ? std::string(argv[4]) : "");
+    set.insert(set.end(), extra.begin(), extra.end());
+    run_case(which, set, partitions, threads);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fabric_scale %s: %s\n", which.c_str(), e.what());
     return 2;

@@ -20,10 +20,18 @@ std::uint16_t source_port(std::uint32_t host, std::uint32_t qpn) {
 }
 }  // namespace
 
+std::uint32_t ack_every_of(const NicConfig& cfg) {
+  if (cfg.ack_every > 0) return cfg.ack_every;
+  return cc_policy(cfg.congestion_control).feedback & kFeedbackFromAcks ? 1 : 8;
+}
+
 void check_nic_config(const NicConfig& cfg) {
   if (cfg.mtu == 0) throw InputError("nic.mtu must be positive");
-  if (cfg.ack_every == 0) throw InputError("nic.ack_every must be at least 1");
-  cc_policy(cfg.congestion_control).check(cfg);
+  const CcPolicy& policy = cc_policy(cfg.congestion_control);
+  policy.check(cfg);
+  if ((policy.feedback & kFeedbackFromAcks) && cfg.transport == Transport::uc)
+    throw InputError("nic.congestion_control = " + cfg.congestion_control +
+                     ": expected nic.transport = rc (it reads ACKs, which an unreliable connection does not send)");
   params::validate(cnp_table(), cfg.cnp);
   if (cfg.flow_end == FlowEnd::acked && cfg.transport == Transport::uc)
     throw InputError(
@@ -40,6 +48,13 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
     : Node(std::move(name)), ctx_(&ctx), host_id_(host_id), cfg_(cfg), pfc_(pfc), flows_(flows) {
   ring_head_.fill(kNone);
   cnp_interval_ = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
+  const std::uint8_t feedback = cc_policy(cfg_.congestion_control).feedback;
+  cnps_on_ = cfg_.cnp.enabled && (feedback & kFeedbackCnp);
+  echo_ecn_ = feedback & kFeedbackEcnEcho;
+  rtt_samples_ = feedback & kFeedbackRtt;
+  windowed_ = feedback & kFeedbackWindow;
+  reads_acks_ = feedback & kFeedbackFromAcks;
+  ack_every_ = ack_every_of(cfg_);
 }
 
 void Host::finalize() {
@@ -82,7 +97,8 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.priority = priority;
   s.start = start;
   const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q, tie_source()},
+  s.cc = make_congestion_control(cfg_.congestion_control,
+                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source()},
                                  cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
@@ -119,7 +135,8 @@ std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, st
   s.start = Time();
   s.conn = static_cast<std::uint32_t>(conns_.size());
   const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control, CcContext{ctx_->sim, port(0).rate(), this, q, tie_source()},
+  s.cc = make_congestion_control(cfg_.congestion_control,
+                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source()},
                                  cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
@@ -145,7 +162,8 @@ void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
     c.ring = std::move(bigger);
     c.head = 0;
   }
-  c.ring[(c.head + c.count++) & (c.ring.size() - 1)] = Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes, tag};
+  c.ring[(c.head + c.count++) & (c.ring.size() - 1)] = Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes,
+                                                               s.bytes, tag};
   s.npkts += static_cast<std::uint32_t>(npkts);
   s.bytes += bytes;
   if (!s.in_ring) {
@@ -178,6 +196,29 @@ void Host::complete_messages(SendQp& s) {
 std::uint32_t Host::payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint64_t bytes) const {
   if (psn + 1 < npkts) return cfg_.mtu;
   return static_cast<std::uint32_t>(bytes - static_cast<std::uint64_t>(npkts - 1) * cfg_.mtu);
+}
+
+std::uint64_t Host::acked_offset(SendQp& s) const {
+  if (s.conn == kNone) return std::min<std::uint64_t>(std::uint64_t{s.una} * cfg_.mtu, s.bytes);
+  const SendConn& c = conns_[s.conn];
+  if (c.count == 0) return s.bytes;
+  const Message& m = c.ring[c.head];
+  return m.first_byte + std::uint64_t{s.una - m.first_psn} * cfg_.mtu;
+}
+
+// The send time of `psn` in the QP's ring, which keeps those of una..high (doubling, by
+// PSN, when a new PSN would overwrite one of them: storage grows with the most packets
+// ever in flight, never per packet).
+void Host::record_send(SendQp& s, std::uint32_t psn, Time now) {
+  const std::uint32_t need = std::max(s.high, psn + 1) - s.una;
+  if (need > s.sent_at.size()) {
+    std::vector<Time> bigger(std::bit_ceil(std::max<std::uint32_t>(need, 32)) * 2);
+    const std::size_t old_mask = s.sent_at.size() - 1, mask = bigger.size() - 1;
+    if (!s.sent_at.empty())
+      for (std::uint32_t n = s.una; n < s.high; ++n) bigger[n & mask] = s.sent_at[n & old_mask];
+    s.sent_at = std::move(bigger);
+  }
+  s.sent_at[psn & (s.sent_at.size() - 1)] = now;
 }
 
 void Host::ring_insert(std::uint32_t q) {
@@ -234,10 +275,12 @@ Packet* Host::make_data(SendQp& s) {
     else if (psn == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
     else if (psn + 1 == s.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
     else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
+    if (windowed_) s.sent_off = std::uint64_t{psn} * cfg_.mtu + p->payload;
   } else {
     const Message& m = message_of(s, psn);
     const std::uint32_t k = psn - m.first_psn;
     p->payload = payload_of(k, m.npkts, m.bytes);
+    if (windowed_) s.sent_off = m.first_byte + std::uint64_t{k} * cfg_.mtu + p->payload;
     p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.bytes, 0xffffffffu));
     p->tag = m.tag;
     if (m.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
@@ -256,6 +299,7 @@ Packet* Host::make_data(SendQp& s) {
   // A connection idle until this new packet: its timeout counts from now, not from the
   // last ACK of the messages before.
   if (s.conn != kNone && psn >= s.high && s.una >= s.high) s.last_progress = now;
+  if (rtt_samples_) record_send(s, psn, now);
   if (psn < s.high) {
     if (s.conn == kNone) ++flows_[s.flow].retransmitted;
     else ctx_->message_events->message_retransmitted(p->tag);
@@ -308,13 +352,14 @@ Packet* Host::next_packet(Port& port) {
     do {
       SendQp& s = send_[q];
       const std::uint32_t next = s.ring_next;
-      if (s.next_send <= now) {
+      if (s.next_send > now) {
+        wake = std::min(wake, s.next_send);
+      } else if (window_open(s)) {  // (a closed window waits for an ACK, not a time)
         Packet* p = make_data(s);
         ring_head_[c] = next;  // round-robin: the next QP goes first next time
         if (s.next_psn >= s.npkts) ring_remove(q);
         return p;
       }
-      wake = std::min(wake, s.next_send);
       q = next;
     } while (q != head);
   }
@@ -361,6 +406,10 @@ void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_
     a->becn = true;
     r.becn_pending = false;
     ++cnps_sent_;
+  }
+  if (r.ce_unechoed) {  // ECN echo (cnps_on_ is false then: the bit means one thing)
+    a->becn = true;
+    r.ce_unechoed = false;
   }
   a->priority = r.peer_priority;
   a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8);
@@ -458,7 +507,8 @@ void Host::on_data(Packet* p) {
   if (!r.peer_known) learn_peer(r, *p);
   if (p->ecn == kEcnCe) {
     ++ce_received_;
-    if (cfg_.cnp.enabled) notify_congestion(r, q);
+    if (cnps_on_) notify_congestion(r, q);
+    r.ce_unechoed = echo_ecn_;
   }
   const std::uint32_t psn = p->psn;
 
@@ -491,7 +541,7 @@ void Host::on_data(Packet* p) {
     if (!r.ends.empty()) message_end |= flush_ends(r);
     r.since_ack += advanced;
     const bool complete = r.expected == r.npkts;
-    if (r.since_ack >= cfg_.ack_every || complete || message_end) {
+    if (r.since_ack >= ack_every_ || complete || message_end) {
       send_ack(r, q, r.expected - 1, kAethAck);
       r.since_ack = 0;
     }
@@ -558,35 +608,53 @@ void Host::arm_give_up(RecvQp& r, std::uint32_t q) {
 }
 
 void Host::on_ack(const Packet& p) {
-  SendQp& s = send_.at(p.dst_qp);
+  const std::uint32_t q = p.dst_qp;
+  SendQp& s = send_.at(q);
   const Time now = ctx_->sim.now();
+  Time rtt = Time::max();
+  bool kick = false;  // after the policy has read the ACK, as its rate and window apply
   if (p.syndrome == kAethNakSeq) {
     // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
     // older than what has been acknowledged since (an ACK overtook it) changes nothing.
-    if (p.psn < s.una) return;
-    if (p.psn > s.una) {
-      s.una = p.psn;
-      if (s.conn != kNone) complete_messages(s);
+    if (p.psn >= s.una) {
+      if (p.psn > s.una) {
+        s.una = p.psn;
+        if (s.conn != kNone) complete_messages(s);
+        if (windowed_) s.acked_off = acked_offset(s);
+      }
+      if (s.next_psn > p.psn) {
+        s.next_psn = p.psn;
+        s.sent_off = s.acked_off;
+      }
+      s.last_progress = now;
+      if (!s.in_ring && s.next_psn < s.npkts) {
+        ring_insert(q);
+        kick = true;
+      }
     }
-    if (s.next_psn > p.psn) s.next_psn = p.psn;
-    s.last_progress = now;
-    if (!s.in_ring && s.next_psn < s.npkts) {
-      ring_insert(p.dst_qp);
-      port(0).kick();
-    }
-    return;
-  }
-  if (p.psn + 1 > s.una) {
+  } else if (p.psn + 1 > s.una) {
     const bool was_acked = s.una >= s.npkts;
+    if (rtt_samples_ && p.psn < s.high) rtt = now - s.sent_at[p.psn & (s.sent_at.size() - 1)];
     s.una = p.psn + 1;
     s.last_progress = now;
-    s.cc->on_ack(now);
     // After a go-back, what the receiver already has is not sent again.
     if (s.next_psn < s.una) s.next_psn = s.una;
-    if (s.in_ring && s.next_psn >= s.npkts) ring_remove(p.dst_qp);
+    if (s.in_ring && s.next_psn >= s.npkts) ring_remove(q);
     if (s.conn != kNone) complete_messages(s);
-    else if (cfg_.flow_end == FlowEnd::acked && !was_acked && s.una >= s.npkts) flow_qp_done(s.flow);
+    if (windowed_) {
+      s.acked_off = acked_offset(s);
+      if (s.next_psn == s.una) s.sent_off = s.acked_off;
+    }
+    if (s.conn == kNone && cfg_.flow_end == FlowEnd::acked && !was_acked && s.una >= s.npkts) flow_qp_done(s.flow);
+    kick = windowed_ && s.in_ring;  // the window may have opened
   }
+  if (reads_acks_)
+    s.cc->on_ack(now, AckInfo{.acked = s.una,
+                              .next_psn = s.next_psn,
+                              .rtt = rtt,
+                              .ecn_echo = echo_ecn_ && p.becn,
+                              .nak = p.syndrome == kAethNakSeq});
+  if (kick) port(0).kick();
 }
 
 void Host::emit_counters(std::size_t /*port*/, PortCounters& c) const { c.drops += rx_drops_ + misdelivered_; }
@@ -645,7 +713,7 @@ void Host::process(Packet* p) {
   }
   if (p->opcode == Opcode::rc_ack) {
     on_ack(*p);
-    if (p->becn) {
+    if (p->becn && !echo_ecn_) {
       ++cnps_received_;
       send_.at(p->dst_qp).cc->on_cnp(ctx_->sim.now());
     }
@@ -698,12 +766,14 @@ void Host::on_event(std::uint64_t tag) {
     port(0).kick();
     return;
   }
-  // RTO check (lazy: one pending per QP, moved forward by progress).
+  // RTO check (lazy: one pending per QP, moved forward by progress). With nothing in
+  // flight there is nothing to time out: the next packet sent arms it again.
   s.timer_at = Time::max();
-  if (s.una >= s.npkts) return;
+  if (s.una >= s.npkts || s.una >= s.high) return;
   if (now - s.last_progress >= cfg_.rto) {
     ++timeouts_;
     s.next_psn = s.una;
+    s.sent_off = s.acked_off;  // (both 0 without a window)
     s.last_progress = now;
     if (!s.in_ring) ring_insert(q);
     arm_timer(s, q, now + cfg_.rto);

@@ -14,7 +14,10 @@
 // UC drops the rest of a message after a gap and discards packets from the past. As the
 // notification point it answers a CE-marked packet with a CNP to the sending QP (or the
 // BECN bit on its next ACK), at most one per `min_time_between_cnps` per QP or per port,
-// since the last or per window (`CnpParams`).
+// since the last or per window (`CnpParams`) -- under the policies that read CNPs. For the
+// policies that read ACKs (cc/congestion.h) it instead echoes CE marks on its ACKs, keeps
+// each PSN's send time for RTT samples and holds a QP whose bytes in flight reach the
+// policy's window until an ACK opens it.
 // Connections (open_send_connection / open_recv_connection): a QP that carries RDMA WRITE
 // messages posted one after another during the run (post()), its PSNs running on across
 // them; the receiver acknowledges the last packet of every message at once, and the
@@ -41,6 +44,8 @@
 #include "fabric/cc/congestion.h"
 #include "fabric/context.h"
 #include "fabric/cc/dcqcn.h"
+#include "fabric/cc/dctcp.h"
+#include "fabric/cc/timely.h"
 #include "fabric/flows.h"
 #include "fabric/hash.h"
 #include "fabric/node.h"
@@ -67,20 +72,28 @@ struct HostCounters {
 struct NicConfig {
   std::uint32_t mtu = 4096;  // payload bytes per packet
   Transport transport = Transport::rc;
-  bool ecn_capable = true;                         // data sent ECT(0)
-  std::uint32_t ack_every = 8;                     // coalesced ACKs: one per this many in-order packets
-  FlowEnd flow_end = FlowEnd::placed;              // when a flow is finished
-  Time rto = Time::from_ps(1'000'000'000);         // 1 ms without progress: go back to the oldest unacked
-  std::uint32_t reorder_window = 0;                // W: packets accepted beyond the expected PSN (0 = go-back-N)
-  Time reorder_timeout;                            // with W: a gap unfilled this long is NAKed (0 = wait for W)
-  std::string congestion_control = "none";         // of the sending QPs: a cc_policies() name
-  DcqcnParams dcqcn;                               // its parameters (reaction point)
+  bool ecn_capable = true;                  // data sent ECT(0)
+  std::uint32_t ack_every = 0;              // coalesced ACKs: one per this many in-order packets
+                                            // (0: 1 for policies that read ACKs, else 8)
+  FlowEnd flow_end = FlowEnd::placed;       // when a flow is finished
+  Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
+  std::uint32_t reorder_window = 0;         // W: packets accepted beyond the expected PSN (0 = go-back-N)
+  Time reorder_timeout;                     // with W: a gap unfilled this long is NAKed (0 = wait for W)
+  std::string congestion_control = "none";  // of the sending QPs: a cc_policies() name
+  DcqcnParams dcqcn;                        // its parameters (reaction point)
+  DctcpParams dctcp;
+  TimelyParams timely;
+  Time base_rtt;                                   // of window policies; 0 = the network's longest path's
   CnpParams cnp;                                   // CNP generation (notification point)
   HashFunction ecmp_hash = HashFunction::crc32;    // the switches' function (packets carry its key)
   std::uint8_t ecmp_fields = kAllHashFields;       // and the 5-tuple fields it hashes
   BitRate rx_rate;                                 // 0 = no receive buffer
   Bytes rx_buffer = Bytes::from_count(256 << 10);  // pauses (the network's PfcConfig) past it minus headroom
 };
+
+// nic.ack_every as it applies: 0 means 1 for a policy that reads its ACKs (ECN echo, RTT
+// samples, a window) and 8 for the others.
+std::uint32_t ack_every_of(const NicConfig& cfg);
 
 // Throws InputError when a NIC configuration cannot run (checked once per network: every
 // host shares it).
@@ -98,6 +111,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   // The simulator, pool and ledger of the partition this node runs in (before the run;
   // its ports are bound separately).
   void bind(FabricContext& ctx) { ctx_ = &ctx; }
+  // The network's unloaded RTT, for the congestion control of the QPs added after it.
+  void set_base_rtt(Time t) { base_rtt_ = t; }
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
   // A sending QP toward (dst, dst_qpn), starting at `start` (Time::max(): when
@@ -187,12 +202,18 @@ class Host final : public Node, public EventHandler, public RateListener {
     Time timer_at = Time::max();  // the pending RTO check, if any
     std::unique_ptr<CongestionControl> cc;
     std::uint32_t conn = kNone;  // a connection: its messages in conns_
+    // Last, for the policies that read ACKs only: byte offsets (of the QP's messages laid
+    // end to end) of next_psn and una, whose difference a window bounds (kept under a
+    // windowed policy), and the send times by PSN mod their number (una..high kept).
+    std::uint64_t sent_off = 0, acked_off = 0;
+    std::vector<Time> sent_at;
   };
   // A sending connection's messages not yet completed, oldest first: a ring that grows
   // only when full.
   struct Message {
     std::uint32_t first_psn = 0, npkts = 0;
     std::uint64_t bytes = 0;
+    std::uint64_t first_byte = 0;  // the connection's bytes posted before it
     std::uint32_t tag = 0;
   };
   struct SendConn {
@@ -217,6 +238,7 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t ack_hash_key = 0;                             // of the replies' 5-tuple (this host -> the sender)
     Time last_cnp = Time::max();                                // per-QP CNP interval (max: none sent yet)
     bool becn_pending = false;                                  // the next ACK carries BECN
+    bool ce_unechoed = false;                                   // ECN echo: a CE mark the next ACK reports
     std::vector<std::uint64_t> placed;                          // reorder window bitmap, indexed by PSN mod its size
     std::uint32_t placed_count = 0;                             // packets placed beyond the expected PSN
     std::uint32_t gap_at = 0;                                   // the expected PSN when the give-up timer was armed
@@ -244,6 +266,14 @@ class Host final : public Node, public EventHandler, public RateListener {
   void place_end(RecvQp& r, const Packet& p);
   bool flush_ends(RecvQp& r);
   void send_control(Packet* p);
+  // The byte offset of PSN `psn` of `s` (una's: after complete_messages).
+  std::uint64_t acked_offset(SendQp& s) const;
+  bool window_open(const SendQp& s) const {
+    if (!windowed_) return true;
+    const std::uint64_t w = s.cc->window();
+    return w == 0 || s.sent_off - s.acked_off < w;
+  }
+  void record_send(SendQp& s, std::uint32_t psn, Time now);
   void learn_peer(RecvQp& r, const Packet& data);
   Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
   void send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
@@ -280,6 +310,11 @@ class Host final : public Node, public EventHandler, public RateListener {
   Time refresh_at_ = Time::max();
   Time last_cnp_ = Time::max();  // per-port CNP interval
   Time cnp_interval_;            // min_time_between_cnps
+  Time base_rtt_;
+  // What the policy reads (CcFeedback): CNPs answered, marks echoed, send times kept, a window.
+  bool cnps_on_ = false, echo_ecn_ = false, rtt_samples_ = false, windowed_ = false;
+  bool reads_acks_ = false;  // any of the three before: the policy is told of every ACK
+  std::uint32_t ack_every_;  // ack_every_of(cfg_)
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,
                 cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;

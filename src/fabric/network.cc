@@ -176,6 +176,47 @@ void Network::hold_in(std::uint32_t node, std::uint64_t n) {
   held_in_ += n;
 }
 
+Time Network::base_rtt_of_longest_path() const {
+  if (hosts_.size() < 2) return Time();
+  const WireFormat& w = ctx_.wire;
+  const auto data = Bytes::from_count(max_frame_bytes(nic_.mtu, w) + w.gap_bytes);
+  const auto ack = Bytes::from_count(std::max(w.header_bytes + kAethBytes, w.min_frame_bytes) + w.gap_bytes);
+  // Breadth first from host 0, each node's largest cost over its fewest-hop paths.
+  const std::size_t n = nodes_.size();
+  std::vector<std::int32_t> level(n, -1);
+  std::vector<Time> cost(n);
+  std::vector<bool> is_host(n, false);
+  for (const auto& h : hosts_) is_host[h->id()] = true;
+  std::vector<std::uint32_t> frontier{hosts_[0]->id()}, next;
+  level[frontier[0]] = 0;
+  for (std::int32_t l = 1; !frontier.empty(); ++l) {
+    next.clear();
+    for (std::uint32_t u : frontier) {
+      const Node& node = *nodes_[u];
+      // Only switches forward; a path does not pass through another host.
+      if (l > 1 && is_host[u]) continue;
+      for (std::size_t i = 0; i < node.port_count(); ++i) {
+        const Port& port = node.port(i);
+        const std::uint32_t v = port.peer()->owner().id();
+        if (level[v] >= 0 && level[v] != l) continue;
+        const Time hop = port.delay() + port.delay() + serialization_time(data, port.rate(), w.rounding) +
+                         serialization_time(ack, port.peer()->rate(), w.rounding);
+        if (level[v] < 0) {
+          level[v] = l;
+          next.push_back(v);
+          cost[v] = cost[u] + hop;
+        } else {
+          cost[v] = std::max(cost[v], cost[u] + hop);
+        }
+      }
+    }
+    frontier.swap(next);
+  }
+  Time longest;
+  for (const auto& h : hosts_) longest = std::max(longest, cost[h->id()]);
+  return longest;
+}
+
 void Network::check_buffers() {
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
@@ -203,6 +244,8 @@ void Network::prepare() {
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
   build_routes();
+  base_rtt_ = nic_.base_rtt > Time() ? nic_.base_rtt : base_rtt_of_longest_path();
+  for (auto& h : hosts_) h->set_base_rtt(base_rtt_);
   dependents_.assign(flows_.size(), {});
   waiting_.assign(flows_.size(), 0);
   send_qps_.assign(flows_.size(), {});

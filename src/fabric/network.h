@@ -91,6 +91,14 @@ class Network final : private FlowEvents {
   const FlowTable& flows() const { return flows_; }
   // The configuration every host's NIC shares.
   const NicConfig& nic_config() const { return nic_; }
+  // The unloaded RTT the congestion control's windows use (nic.base_rtt, or when 0 the
+  // longest path's, base_rtt_of_longest_path); known once the run is prepared.
+  Time base_rtt() const { return base_rtt_; }
+  // From the first host to the host farthest from it (the fabrics built here are
+  // symmetric, so that is the longest path): over the fewest hops, each link's delay
+  // twice, a data frame of nic.mtu out and an ACK frame back serialized at each link's
+  // rate (the larger sum where paths of equal hops differ).
+  Time base_rtt_of_longest_path() const;
   // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
   void start_flow(std::uint32_t id, Time at);
   // Told of every flow that finishes, after the network has started the flows waiting on
@@ -231,6 +239,7 @@ class Network final : private FlowEvents {
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
+  Time base_rtt_ = Time();
   // The host whose event finishes flow `f` (nic.flow_end): its receiver or its sender.
   std::uint32_t finishing_host(const FlowSpec& f) const { return nic_.flow_end == FlowEnd::acked ? f.src : f.dst; }
   WatchdogCounts own_watchdog(std::uint32_t node, std::size_t port) const;  // switch `node`'s, read here

@@ -92,11 +92,66 @@ const params::Table<DcqcnParams>& dcqcn_table() {
   return table;
 }
 
+const params::Table<DctcpParams>& dctcp_table() {
+  static const auto table = [] {
+    using P = DctcpParams;
+    params::Table<P> t;
+    t.custom(
+        {"preset", Kind::choice, "DCTCP values before any nic.dctcp key set beside it", "", "", {"default", "ns3"}},
+        [](P& p, const Value& v) { p = P::preset_named(v.text); }, [](const P& p) { return p.preset; },
+        /*preset=*/true);
+    t.real("g", &P::g, "EWMA gain of alpha, updated once per round trip from the echoed fraction", "0", "1")
+        .real("initial_alpha", &P::initial_alpha, "alpha of a new QP", "0", "1")
+        .rate_in("Mbps", "rate_ai", &P::rate_ai,
+                 "Mb/s added per round trip without a mark (0 = one MTU per base RTT, DCTCP's one segment)", "0",
+                 "10000000")
+        .rate_in("Mbps", "min_rate", &P::min_rate, "Mb/s floor of a cut", "0.001", "10000000")
+        .choice("window", &P::window, kCcWindowNames,
+                "bytes in flight bounded by the rate's share of line x base RTT (rate_bdp) or not (off)");
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<TimelyParams>& timely_table() {
+  static const auto table = [] {
+    using P = TimelyParams;
+    params::Table<P> t;
+    t.custom(
+        {"preset",
+         Kind::choice,
+         "TIMELY values before any nic.timely key set beside it",
+         "",
+         "",
+         {"paper", "ns3", "ns3-vwin"}},
+        [](P& p, const Value& v) { p = P::preset_named(v.text); }, [](const P& p) { return p.preset; },
+        /*preset=*/true);
+    t.time("t_low", &P::t_low, "below this RTT the rate rises by ai whatever the gradient", "0ps", "1s")
+        .time("t_high", &P::t_high, "above this RTT the rate falls by beta (1 - t_high/rtt)", "0ps", "1s")
+        .time("min_rtt", &P::min_rtt, "normalizes the RTT gradient", "1ps", "1s")
+        .real("alpha", &P::alpha, "EWMA weight of the newest RTT difference", "0", "1")
+        .real("beta", &P::beta, "multiplicative decrease factor", "0", "1")
+        .rate_in("Mbps", "ai", &P::ai, "Mb/s of additive increase (the paper's delta)", "0", "10000000")
+        .rate_in("Mbps", "hai_rate", &P::hai_rate, "Mb/s of hyper-active increase (0 = hai_after x ai)", "0",
+                 "10000000")
+        .integer("hai_after", &P::hai_after, "N: counted updates before the hyper-active increase", 1, 1'000'000)
+        .rate_in("Mbps", "min_rate", &P::min_rate, "Mb/s floor of the rate", "0.001", "10000000")
+        .choice("update", &P::update, kTimelyUpdateNames,
+                "every ACK with an RTT sample updates (per_ack) or the first one per round trip (per_rtt)")
+        .choice("hai_count", &P::hai_count, kTimelyHaiCountNames,
+                "N counts updates with a gradient <= 0 (gradient) or increases of either kind (increases)")
+        .choice("window", &P::window, kCcWindowNames,
+                "bytes in flight bounded by the rate's share of line x base RTT (rate_bdp) or not (off)");
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<CnpParams>& cnp_table() {
   static const auto table = [] {
     using P = CnpParams;
     params::Table<P> t;
-    t.flag("enable", &P::enabled, "answer CE-marked packets with CNPs")
+    t.flag("enable", &P::enabled, "answer CE-marked packets with CNPs (under the policies that read them: none, dcqcn)")
         .time_in("us", "min_time_between_cnps", &P::min_time_between_cnps,
                  "the least time between CNPs (whole us, as the NIC's sysfs takes it: 4 or \"4us\")", "0", "1000000")
         .either("cnp_scope", &P::per_qp, {"port", "qp"}, "qp", "one CNP interval per port (ConnectX) or per QP")
@@ -142,7 +197,9 @@ const params::Table<NicConfig>& nic_table() {
          [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
         .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
-        .integer("ack_every", &C::ack_every, "RC: one coalesced ACK per this many in-order packets", 1, 65536)
+        .integer("ack_every", &C::ack_every,
+                 "RC: one coalesced ACK per this many in-order packets (0 = 1 for dctcp and timely, 8 otherwise)", 0,
+                 65536)
         .choice("flow_end", &C::flow_end, kFlowEndNames,
                 "a flow is finished when its last byte is placed, or when its sender has the last ACK (RC)")
         .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
@@ -154,7 +211,7 @@ const params::Table<NicConfig>& nic_table() {
         .rate("rx_rate", &C::rx_rate, "host drain rate of the NIC's receive buffer (0bps = takes packets as they come)")
         .bytes("rx_buffer", &C::rx_buffer, "NIC receive buffer; past it minus PFC headroom the NIC pauses", "1KiB")
         .one_of("congestion_control", &C::congestion_control, cc_policy_names(),
-                "rate control of every QP (none = line rate)");
+                "congestion control of every QP (none = line rate)");
     std::vector<std::string> presets;
     for (const auto& p : dcqcn_presets()) presets.emplace_back(p.name);
     t.custom(
@@ -167,6 +224,9 @@ const params::Table<NicConfig>& nic_table() {
         },
         [](const C& c) { return c.dcqcn.preset; }, /*preset=*/true);
     t.nest("roce_rp", &C::dcqcn, dcqcn_table()).nest("roce_np", &C::cnp, cnp_table());
+    t.nest("dctcp", &C::dctcp, dctcp_table()).nest("timely", &C::timely, timely_table());
+    t.time("base_rtt", &C::base_rtt,
+           "unloaded RTT of window policies (0ps = the longest path's: data frames out, ACKs back)", "0ps", "1s");
     return t;
   }();
   return table;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "error_message.h"
+#include "fabric/rate_recorder.h"
 #include "fabric/host.h"
 #include "fabric/port.h"
 
@@ -17,15 +18,10 @@ namespace {
 
 constexpr std::int64_t G = 1'000'000'000, M = 1'000'000;
 
-struct Recorder : RateListener {
-  std::vector<std::uint32_t> raised;
-  void rate_raised(std::uint32_t qp) override { raised.push_back(qp); }
-};
-
 // Runs the simulator up to `t` (timers fire on the way), then delivers a CNP at `t`.
 struct Bench {
   Simulator sim;
-  Recorder rec;
+  RateRecorder rec;
   DcqcnParams p;
   std::unique_ptr<Dcqcn> cc;
   explicit Bench(DcqcnParams params, BitRate line = Gbps(100)) : p(std::move(params)) {
@@ -462,18 +458,21 @@ namespace {
 
 TEST(CongestionControl, PoliciesAreMadeByNameWithTheNicsParameters) {
   Simulator sim;
-  Recorder rec;
+  RateRecorder rec;
   NicConfig nic;
   nic.dcqcn.rpg_max_rate = Gbps(40);  // below the 100 Gb/s line, so the instance must read it
-  const CcContext ctx{sim, Gbps(100), &rec, 7};
+  const CcContext ctx{sim, Gbps(100), Time(), 4096, &rec, 7};
   const auto none = make_congestion_control("none", ctx, nic);
   EXPECT_STREQ(none->name(), "none");
   EXPECT_EQ(none->rate(), Gbps(100));
   const auto dcqcn = make_congestion_control("dcqcn", ctx, nic);
   EXPECT_STREQ(dcqcn->name(), "dcqcn");
   EXPECT_EQ(dcqcn->rate(), Gbps(40));  // starts at rpg_max_rate, from the NIC's parameters
-  EXPECT_EQ(testing::input_error_of([&] { make_congestion_control("hpcc", ctx, nic); }),
-            "unknown congestion control 'hpcc' (expected: none, dcqcn)");
+  nic.dctcp.window = CcWindow::off;
+  EXPECT_EQ(make_congestion_control("dctcp", ctx, nic)->window(), 0u);  // reads nic.dctcp
+  EXPECT_STREQ(make_congestion_control("timely", ctx, nic)->name(), "timely");
+  EXPECT_EQ(testing::input_error_of([&] { make_congestion_control("reno", ctx, nic); }),
+            "unknown congestion control 'reno' (expected: none, dcqcn, dctcp, timely)");
   nic.dcqcn.rpg_gd = 0;  // outside its declared 1..20
   EXPECT_THROW(cc_policy("dcqcn").check(nic), InputError);
   EXPECT_NO_THROW(cc_policy("none").check(nic));

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "error_message.h"
+#include "csv_rows.h"
 #include "scenario/fabric/fabric_scenario.h"
 
 namespace fabriclab::scenario {
@@ -19,25 +20,13 @@ namespace {
 const std::string kExamples = FABRICLAB_EXAMPLES;
 namespace fs = std::filesystem;
 
-std::vector<std::vector<std::string>> read_csv(const fs::path& p) {
-  std::ifstream in(p);
-  std::vector<std::vector<std::string>> rows;
-  std::string line;
-  std::getline(in, line);  // header
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::stringstream ss(line);
-    for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
-    rows.push_back(std::move(cells));
-  }
-  return rows;
-}
+using testing::csv_rows;
 
 // acked bytes per (sample time in ns, host), from qps.csv.
 using Acked = std::map<long long, std::map<std::string, long long>>;
 Acked acked_series(const fs::path& dir) {
   Acked a;
-  for (const auto& r : read_csv(dir / "qps.csv")) a[std::stoll(r[0])][r[1]] = std::stoll(r[7]);
+  for (const auto& r : csv_rows(dir / "qps.csv")) a[std::stoll(r[0])][r[1]] = std::stoll(r[7]);
   return a;
 }
 double gbps(const Acked& a, const std::string& host, int from_ms, int to_ms) {
@@ -111,7 +100,7 @@ timeseries_ports = "sw0:0"
   // The queue stays bounded: after the first millisecond (the line-rate start, before
   // the first CNPs), every sample is below Kmax, where marking becomes certain.
   long long steady_max = 0;
-  for (const auto& r : read_csv(dir / "queues.csv"))
+  for (const auto& r : csv_rows(dir / "queues.csv"))
     if (std::stoll(r[0]) >= 1'000'000) steady_max = std::max(steady_max, std::stoll(r[3]));
   EXPECT_LT(steady_max, 200'000);
 }

@@ -2,10 +2,19 @@
 // signals that move it (CNPs, ACKs, bytes sent). One object per QP, chosen once when the
 // QP is set up, so no mode switch sits on the per-packet path.
 //
-// Policies are listed in cc_policies() (policies.cc): a name, a check of their parameters
-// and a maker. A new policy is its own files in this folder (its class; its parameter
-// struct, a NicConfig field, and its table in fabric/params.cc) and one entry in that
-// list; make_congestion_control() and the NIC stay as they are.
+// Policies are listed in cc_policies() (policies.cc): a name, the feedback they read, a
+// check of their parameters and a maker. What the NIC does for them, once for all:
+//   - CNPs (`cnp`): the notification point answers CE marks as nic.roce_np says;
+//   - ECN echo (`ecn_echo`): every ACK or NAK says whether a packet it acknowledges was
+//     CE-marked (the BECN bit of its BTH, unpaced), and no CNPs are sent;
+//   - RTT samples (`rtt`): the sender keeps each PSN's send time and an ACK of PSN n gives
+//     now - sent(n) (the time of n's latest transmission; NIC timestamps, as TIMELY
+//     takes them), so the receiver's ACK coalescing is part of the sample;
+//   - a window (`window()` above 0): a QP sends a new packet only while its bytes in
+//     flight (sent, not yet acknowledged) are below it, paced at rate() as well.
+// A new policy is its own files in this folder (its class; its parameter struct, a
+// NicConfig field, and its table in fabric/params.cc) and one entry in that list;
+// make_congestion_control() and the NIC stay as they are.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +28,32 @@
 
 namespace fabriclab::fabric {
 
+// The bytes `rate` carries in `t` (rounded down).
+inline std::uint64_t bytes_in(BitRate rate, Time t) {
+  __extension__ using I128 = __int128;
+  return static_cast<std::uint64_t>(static_cast<I128>(rate.bps()) * t.ps() / 8'000'000'000'000);
+}
+// The rate that carries `bytes` in `t` (rounded down; t > 0).
+inline BitRate rate_of(std::uint64_t bytes, Time t) {
+  __extension__ using I128 = __int128;
+  return BitRate::from_bps(static_cast<std::int64_t>(static_cast<I128>(bytes) * 8'000'000'000'000 / t.ps()));
+}
+// The HPCC ns-3 model's variable window: the share rate/line of `bdp` bytes, at least 1.
+inline std::uint64_t rate_bdp_window(std::uint64_t bdp, std::int64_t rate_bps, std::int64_t line_bps) {
+  __extension__ using I128 = __int128;
+  const auto w = static_cast<std::uint64_t>(static_cast<I128>(bdp) * rate_bps / line_bps);
+  return w > 0 ? w : 1;
+}
+
+// What an ACK or NAK told the sender, as a policy reads it.
+struct AckInfo {
+  std::uint32_t acked = 0;     // the PSN the receiver expects next: all before it arrived
+  std::uint32_t next_psn = 0;  // the sender's next PSN to send (snd_nxt) as the ACK arrives
+  Time rtt = Time::max();      // the RTT sample it gives (max: none, e.g. a NAK or a duplicate)
+  bool ecn_echo = false;       // a packet it acknowledges was CE-marked (ecn_echo policies)
+  bool nak = false;            // a NAK: the receiver saw a gap at `acked`
+};
+
 class CongestionControl {
  public:
   virtual ~CongestionControl() = default;
@@ -28,7 +63,11 @@ class CongestionControl {
   virtual BitRate target_rate() const { return rate(); }
   virtual double alpha(Time /*now*/) const { return 0; }
   virtual void on_sent(Time /*now*/, std::uint32_t /*wire_bytes*/) {}
-  virtual void on_ack(Time /*now*/) {}
+  // The bytes a QP may have in flight; 0 = no window (the rate alone limits it).
+  virtual std::uint64_t window() const { return 0; }
+  // The last RTT sample the policy used (Time::max(): none), for time series.
+  virtual Time rtt() const { return Time::max(); }
+  virtual void on_ack(Time /*now*/, const AckInfo& /*ack*/) {}
   virtual void on_cnp(Time /*now*/) {}
   virtual const char* name() const = 0;
 };
@@ -59,13 +98,22 @@ struct NicConfig;
 struct CcContext {
   Simulator& sim;
   BitRate line;
+  Time base_rtt;  // the network's unloaded RTT (Network: nic.base_rtt or the longest path's)
+  std::uint32_t mtu = 0;
   RateListener* listener = nullptr;
   std::uint32_t qp = 0;
   std::uint32_t tie_source = 0;  // the host's (Simulator: its events order ties as the host's do)
 };
 
+// The feedback a policy reads (bits of CcPolicy::feedback; see the top of this file).
+enum CcFeedback : std::uint8_t { kFeedbackCnp = 1, kFeedbackEcnEcho = 2, kFeedbackRtt = 4, kFeedbackWindow = 8 };
+// A policy with any of these reads its ACKs: it is told of every one (on_ack), needs the
+// reliable transport and, by default, an ACK per packet (ack_every_of).
+inline constexpr std::uint8_t kFeedbackFromAcks = kFeedbackEcnEcho | kFeedbackRtt | kFeedbackWindow;
+
 struct CcPolicy {
   std::string_view name;
+  std::uint8_t feedback;  // CcFeedback bits; kFeedbackWindow: its QPs may have a window
   // Throws InputError when the NIC's parameters of this policy cannot work together.
   void (*check)(const NicConfig& nic);
   // One instance for one QP; it may keep references into `nic`, which outlives it.

@@ -4,6 +4,8 @@
 #include "core/error.h"
 #include "fabric/cc/congestion.h"
 #include "fabric/cc/dcqcn.h"
+#include "fabric/cc/dctcp.h"
+#include "fabric/cc/timely.h"
 #include "fabric/host.h"
 #include "fabric/port.h"
 
@@ -11,15 +13,23 @@ namespace fabriclab::fabric {
 
 const std::vector<CcPolicy>& cc_policies() {
   static const std::vector<CcPolicy> policies{
-      {"none", [](const NicConfig&) {},
+      {"none", kFeedbackCnp, [](const NicConfig&) {},
        [](const CcContext& ctx, const NicConfig&) -> std::unique_ptr<CongestionControl> {
          return std::make_unique<LineRate>(ctx.line);
        }},
-      {"dcqcn", [](const NicConfig& nic) { nic.dcqcn.validate(); },
+      {"dcqcn", kFeedbackCnp, [](const NicConfig& nic) { nic.dcqcn.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
          auto cc = std::make_unique<Dcqcn>(nic.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
          cc->set_tie_source(ctx.tie_source);
          return cc;
+       }},
+      {"dctcp", kFeedbackEcnEcho | kFeedbackWindow, [](const NicConfig& nic) { nic.dctcp.validate(); },
+       [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
+         return std::make_unique<Dctcp>(nic.dctcp, ctx);
+       }},
+      {"timely", kFeedbackRtt | kFeedbackWindow, [](const NicConfig& nic) { nic.timely.validate(); },
+       [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
+         return std::make_unique<Timely>(nic.timely, ctx);
        }},
   };
   return policies;

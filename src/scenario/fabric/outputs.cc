@@ -230,6 +230,17 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   cc["cnps_sent"] = o.cnps_sent;
   cc["cnps_received"] = o.cnps_received;
   cc["dcqcn"] = dcqcn_echo(s.nic.dcqcn, s.nic.cnp);
+  // The window policies' values as their keys take them, the RTT their windows use and
+  // the ACK coalescing that applied.
+  const auto echo = [](const auto& table, const auto& values) {
+    nlohmann::ordered_json e;
+    for (const auto& f : table.fields()) e[f.spec.key] = f.get(values);
+    return e;
+  };
+  if (s.nic.congestion_control == "dctcp") cc["dctcp"] = echo(fabric::dctcp_table(), s.nic.dctcp);
+  if (s.nic.congestion_control == "timely") cc["timely"] = echo(fabric::timely_table(), s.nic.timely);
+  cc["base_rtt_ns"] = ns_text(net.base_rtt());
+  cc["ack_every"] = fabric::ack_every_of(s.nic);
   j["congestion_control"] = std::move(cc);
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
   j["transport"] = transport_json(net);

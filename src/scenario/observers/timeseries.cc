@@ -21,7 +21,7 @@ TimeSeries::TimeSeries(fabric::Network& net, Time interval, const std::string& d
   qps_.open(path("qps.csv"));
   if (!queues_ || !qps_) throw InputError(dir + ": cannot write queues.csv and qps.csv");
   queues_ << "time_ns,node,port,queue_bytes\n";
-  qps_ << "time_ns,host,qp,flow,rate_gbps,target_gbps,alpha,acked_bytes\n";
+  qps_ << "time_ns,host,qp,flow,rate_gbps,target_gbps,alpha,acked_bytes,window_bytes,rtt_ns\n";
   net.sim().schedule_in(Time(), *this, 0);
 }
 
@@ -36,12 +36,13 @@ void TimeSeries::sample() {
   const std::string t = ns_text(now);
   for (const auto& [sw, p] : ports_) queues_ << fmt::format("{},{},{},{}\n", t, sw->name(), p, sw->queued_bytes(p));
   for (std::uint32_t h = 0; h < net_.host_count(); ++h)
-    net_.host(h).for_each_send_qp(
-        [&](std::uint32_t qp, std::uint32_t flow, const fabric::CongestionControl& cc, std::uint64_t acked) {
-          qps_ << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.6f},{}\n", t, net_.host(h).name(), qp, flow,
-                              static_cast<double>(cc.rate().bps()) / 1e9,
-                              static_cast<double>(cc.target_rate().bps()) / 1e9, cc.alpha(now), acked);
-        });
+    net_.host(h).for_each_send_qp([&](std::uint32_t qp, std::uint32_t flow, const fabric::CongestionControl& cc,
+                                      std::uint64_t acked) {
+      const Time rtt = cc.rtt();
+      qps_ << fmt::format("{},{},{},{},{:.3f},{:.3f},{:.6f},{},{},{}\n", t, net_.host(h).name(), qp, flow,
+                          static_cast<double>(cc.rate().bps()) / 1e9, static_cast<double>(cc.target_rate().bps()) / 1e9,
+                          cc.alpha(now), acked, cc.window(), rtt == Time::max() ? std::string() : ns_text(rtt));
+    });
 }
 
 }  // namespace fabriclab::scenario

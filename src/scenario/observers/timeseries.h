@@ -1,7 +1,7 @@
 // Sampled time series, written as the run goes (an observer: it reads the components'
 // state every `interval` and never changes it):
 //   queues.csv  time_ns,node,port,queue_bytes        -- every switch egress port chosen
-//   qps.csv     time_ns,host,qp,flow,rate_gbps,target_gbps,alpha,acked_bytes  -- every sending QP
+//   qps.csv     time_ns,host,qp,flow,rate_gbps,target_gbps,alpha,acked_bytes,window_bytes,rtt_ns  -- every sending QP
 // rate is what the QP's congestion control allows now (DCQCN's Rc; line rate under
 // `none`), target its Rt, alpha its congestion estimate (0 under `none`); the throughput
 // over an interval is the difference of acked_bytes.

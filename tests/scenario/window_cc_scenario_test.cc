@@ -1,0 +1,91 @@
+// The policies that read ACKs in whole scenarios: two flows into one 100G port, the second
+// starting 5 ms after the first, share it under DCTCP and under both TIMELY readings; DCTCP
+// holds the queue near its marking threshold.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "csv_rows.h"
+#include "scenario/fabric/fabric_scenario.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+using testing::csv_rows;
+
+struct Shares {
+  double h1 = 0, h2 = 0;    // Gb/s of payload acknowledged over [10, 30] ms
+  long long max_queue = 0;  // bytes at the bottleneck port, sampled each ms from 10 ms
+};
+
+// h1 and h2 send 500 MB each to h0 through sw0, h2 from 5 ms on; qps.csv's acked bytes
+// (column 7) at 10 and 30 ms give each one's goodput.
+Shares two_flows(const std::string& name, const std::vector<std::string>& sets) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("window_cc_" + name);
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "flows.csv");
+    f << "src,dst,bytes,start,priority,qps\n1,0,500MB,0us,3,1\n2,0,500MB,5ms,3,1\n";
+  }
+  const std::string toml = R"(
+[sim]
+stop_time = "30ms"
+[topology]
+kind = "single_switch"
+hosts = 3
+[switch]
+buffer = "4MiB"
+[traffic]
+pattern = "flows"
+[output]
+timeseries_interval = "1ms"
+timeseries_ports = "sw0:0"
+)";
+  std::vector<std::string> all = {"traffic.flows_file=" + (dir / "flows.csv").string()};
+  all.insert(all.end(), sets.begin(), sets.end());
+  const FabricSetup cfg = resolve_text(fabric_parameters(), toml, name + ".toml", all);
+  const FabricOutcome o = run_fabric(cfg, {.scenario = name, .out_dir = dir.string()});
+  EXPECT_EQ(o.drops, 0u) << name;
+  std::map<std::pair<long long, std::string>, long long> acked;
+  for (const auto& r : csv_rows(dir / "qps.csv")) acked[{std::llround(std::stod(r[0])), r[1]}] = std::stoll(r[7]);
+  const auto gbps = [&](const std::string& h) {
+    return static_cast<double>(acked.at({30'000'000, h}) - acked.at({10'000'000, h})) * 8 / 20e6;
+  };
+  Shares s{gbps("h1"), gbps("h2")};
+  for (const auto& r : csv_rows(dir / "queues.csv"))
+    if (std::stod(r[0]) >= 10e6) s.max_queue = std::max(s.max_queue, std::stoll(r[3]));
+  fs::remove_all(dir);
+  return s;
+}
+
+// Measured (fabriclab run, this machine): DCTCP 48.68 / 48.97 Gb/s with the queue at most
+// 24 972 bytes; TIMELY paper 48.48 / 48.48; TIMELY ns3 43.99 / 43.57 (its 1 Gb/s floor and
+// 500 Mb/s steps leave the port 12 % idle). Asserted: within 5 % of each other, the port
+// at least 85 % busy.
+TEST(WindowCcScenario, TwoFlowsShareOneBottleneckUnderEachPolicy) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      // DCTCP's step marking at K = 20 KB (WRED from K to K + 1 KB, probability 100 %).
+      {"dctcp",
+       {"nic.congestion_control=dctcp", "switch.wred.green_min_threshold=20KB", "switch.wred.green_max_threshold=21KB",
+        "switch.wred.green_drop_probability=100"}},
+      {"timely_paper", {"nic.congestion_control=timely"}},
+      {"timely_ns3", {"nic.congestion_control=timely", "nic.timely.preset=ns3"}}};
+  for (const auto& [name, sets] : cases) {
+    const Shares s = two_flows(name, sets);
+    EXPECT_LT(std::abs(s.h1 - s.h2) / ((s.h1 + s.h2) / 2), 0.05) << name << ": " << s.h1 << " " << s.h2;
+    EXPECT_GT(s.h1 + s.h2, 85.0) << name;
+    // DCTCP: a packet is marked past 20 KB, and each echo cuts at once: the queue stays
+    // within K plus what the two senders have in flight when the first echo returns.
+    if (name == "dctcp") {
+      EXPECT_LT(s.max_queue, 100'000) << s.max_queue;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
