@@ -1,6 +1,7 @@
 #include "core/params.h"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <string>
 
@@ -72,6 +73,8 @@ Value parse_kind(const Spec& s, const std::string& text) {
         std::size_t used = 0;
         v.d = std::stod(text, &used);
         if (used != text.size()) wrong = fmt::format("'{}' is not a number", text);
+        // (NaN would pass every range check: comparisons with it are false.)
+        else if (!std::isfinite(v.d)) wrong = fmt::format("'{}' is not a finite number", text);
         break;
       }
       case Kind::boolean:

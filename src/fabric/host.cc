@@ -18,6 +18,17 @@ std::uint16_t source_port(std::uint32_t host, std::uint32_t qpn) {
   x ^= x >> 31;
   return static_cast<std::uint16_t>(49152 + (x % 16384));
 }
+constexpr std::uint8_t kInitialTtl = Packet{}.ttl;
+
+// An ACK under an endpoint policy carries, in fields an ACK has no other use for, the
+// receiver's hold of the data it answers (`tag`, in ns, saturated) and the switches that
+// data crossed (`message_bytes`).
+void set_endpoint_echo(Packet& ack, Time hold, std::uint8_t hops) {
+  ack.tag = static_cast<std::uint32_t>(std::min<std::int64_t>(hold.ps() / 1000, 0xffffffff));
+  ack.message_bytes = hops;
+}
+Time echoed_hold(const Packet& ack) { return Time::from_ps(std::int64_t{ack.tag} * 1000); }
+std::uint8_t echoed_hops(const Packet& ack) { return static_cast<std::uint8_t>(ack.message_bytes); }
 }  // namespace
 
 std::uint32_t ack_every_of(const NicConfig& cfg) {
@@ -54,6 +65,7 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   rtt_samples_ = feedback & kFeedbackRtt;
   windowed_ = feedback & kFeedbackWindow;
   reads_acks_ = feedback & kFeedbackFromAcks;
+  echo_endpoint_ = feedback & kFeedbackEndpoint;
   ack_every_ = ack_every_of(cfg_);
 }
 
@@ -98,7 +110,8 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.start = start;
   const auto q = static_cast<std::uint32_t>(send_.size());
   s.cc = make_congestion_control(cfg_.congestion_control,
-                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source()},
+                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
+                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes},
                                  cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
@@ -136,7 +149,8 @@ std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, st
   s.conn = static_cast<std::uint32_t>(conns_.size());
   const auto q = static_cast<std::uint32_t>(send_.size());
   s.cc = make_congestion_control(cfg_.congestion_control,
-                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source()},
+                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
+                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes},
                                  cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
@@ -411,6 +425,7 @@ void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_
     a->becn = true;
     r.ce_unechoed = false;
   }
+  if (echo_endpoint_) set_endpoint_echo(*a, r.echo_hold, r.echo_hops);
   a->priority = r.peer_priority;
   a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8);
   a->seal(ctx_->wire);
@@ -509,6 +524,10 @@ void Host::on_data(Packet* p) {
     ++ce_received_;
     if (cnps_on_) notify_congestion(r, q);
     r.ce_unechoed = echo_ecn_;
+  }
+  if (echo_endpoint_) {  // what the ACK answering this packet reports
+    r.echo_hops = static_cast<std::uint8_t>(kInitialTtl - p->ttl);
+    r.echo_hold = hold_;
   }
   const std::uint32_t psn = p->psn;
 
@@ -612,6 +631,7 @@ void Host::on_ack(const Packet& p) {
   SendQp& s = send_.at(q);
   const Time now = ctx_->sim.now();
   Time rtt = Time::max();
+  const std::uint32_t una_before = s.una;
   bool kick = false;  // after the policy has read the ACK, as its rate and window apply
   if (p.syndrome == kAethNakSeq) {
     // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
@@ -653,7 +673,11 @@ void Host::on_ack(const Packet& p) {
                               .next_psn = s.next_psn,
                               .rtt = rtt,
                               .ecn_echo = echo_ecn_ && p.becn,
-                              .nak = p.syndrome == kAethNakSeq});
+                              .nak = p.syndrome == kAethNakSeq,
+                              .newly_acked = s.una - una_before,
+                              .hops = echo_endpoint_ ? echoed_hops(p) : std::uint8_t{0},
+                              .remote_hold = echo_endpoint_ ? echoed_hold(p) : Time(),
+                              .local_hold = hold_});
   if (kick) port(0).kick();
 }
 
@@ -671,6 +695,16 @@ void Host::receive(Port& /*port*/, Packet* p) {
     return;
   }
   rx_.push(p);
+  if (echo_endpoint_) {  // its arrival, for its hold (a ring beside the buffer, doubled when full)
+    if (rx_.size() > rx_arrivals_.size()) {
+      std::vector<Time> bigger(std::max<std::size_t>(16, rx_arrivals_.size() * 2));
+      for (std::size_t k = 0; k + 1 < rx_.size(); ++k)
+        bigger[k] = rx_arrivals_[(rx_arrivals_head_ + k) & (rx_arrivals_.size() - 1)];
+      rx_arrivals_ = std::move(bigger);
+      rx_arrivals_head_ = 0;
+    }
+    rx_arrivals_[(rx_arrivals_head_ + rx_.size() - 1) & (rx_arrivals_.size() - 1)] = ctx_->sim.now();
+  }
   rx_bytes_ += size;
   rx_peak_ = std::max(rx_peak_, rx_bytes_);
   if (!xoff_ && pfc_.active() && rx_bytes_ > xoff_at_) {
@@ -728,7 +762,12 @@ void Host::on_event(std::uint64_t tag) {
   if (tag == kRxDrain) {
     Packet* p = rx_.pop();
     rx_bytes_ -= p->frame_bytes();
+    if (echo_endpoint_) {
+      hold_ = ctx_->sim.now() - rx_arrivals_[rx_arrivals_head_];
+      rx_arrivals_head_ = (rx_arrivals_head_ + 1) & (rx_arrivals_.size() - 1);
+    }
     process(p);
+    hold_ = Time();
     if (xoff_ && rx_bytes_ <= std::max<std::int64_t>(0, xoff_at_ - pfc_.xon_offset.count())) {
       xoff_ = false;
       send_pauses(0);
@@ -774,6 +813,7 @@ void Host::on_event(std::uint64_t tag) {
     ++timeouts_;
     s.next_psn = s.una;
     s.sent_off = s.acked_off;  // (both 0 without a window)
+    if (reads_acks_) s.cc->on_timeout(now);
     s.last_progress = now;
     if (!s.in_ring) ring_insert(q);
     arm_timer(s, q, now + cfg_.rto);

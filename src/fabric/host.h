@@ -17,7 +17,8 @@
 // since the last or per window (`CnpParams`) -- under the policies that read CNPs. For the
 // policies that read ACKs (cc/congestion.h) it instead echoes CE marks on its ACKs, keeps
 // each PSN's send time for RTT samples and holds a QP whose bytes in flight reach the
-// policy's window until an ACK opens it.
+// policy's window until an ACK opens it; for Swift its ACKs also carry how long it held
+// the packet they answer and the switches that packet crossed.
 // Connections (open_send_connection / open_recv_connection): a QP that carries RDMA WRITE
 // messages posted one after another during the run (post()), its PSNs running on across
 // them; the receiver acknowledges the last packet of every message at once, and the
@@ -45,6 +46,7 @@
 #include "fabric/context.h"
 #include "fabric/cc/dcqcn.h"
 #include "fabric/cc/dctcp.h"
+#include "fabric/cc/swift.h"
 #include "fabric/cc/timely.h"
 #include "fabric/flows.h"
 #include "fabric/hash.h"
@@ -83,6 +85,7 @@ struct NicConfig {
   DcqcnParams dcqcn;                        // its parameters (reaction point)
   DctcpParams dctcp;
   TimelyParams timely;
+  SwiftParams swift;
   Time base_rtt;                                   // of window policies; 0 = the network's longest path's
   CnpParams cnp;                                   // CNP generation (notification point)
   HashFunction ecmp_hash = HashFunction::crc32;    // the switches' function (packets carry its key)
@@ -239,6 +242,8 @@ class Host final : public Node, public EventHandler, public RateListener {
     Time last_cnp = Time::max();                                // per-QP CNP interval (max: none sent yet)
     bool becn_pending = false;                                  // the next ACK carries BECN
     bool ce_unechoed = false;                                   // ECN echo: a CE mark the next ACK reports
+    std::uint8_t echo_hops = 0;                                 // endpoint echo: of the last data packet,
+    Time echo_hold;                                             // the switches it crossed and its hold
     std::vector<std::uint64_t> placed;                          // reorder window bitmap, indexed by PSN mod its size
     std::uint32_t placed_count = 0;                             // packets placed beyond the expected PSN
     std::uint32_t gap_at = 0;                                   // the expected PSN when the give-up timer was armed
@@ -314,6 +319,12 @@ class Host final : public Node, public EventHandler, public RateListener {
   // What the policy reads (CcFeedback): CNPs answered, marks echoed, send times kept, a window.
   bool cnps_on_ = false, echo_ecn_ = false, rtt_samples_ = false, windowed_ = false;
   bool reads_acks_ = false;  // any of the three before: the policy is told of every ACK
+  bool echo_endpoint_ = false;
+  // The hold of the packet being processed: how long it waited in the receive buffer
+  // (0 without one), from the arrival times kept beside the buffer (a ring of them).
+  Time hold_;
+  std::vector<Time> rx_arrivals_;
+  std::size_t rx_arrivals_head_ = 0;
   std::uint32_t ack_every_;  // ack_every_of(cfg_)
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,

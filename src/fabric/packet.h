@@ -89,9 +89,10 @@ struct alignas(64) Packet {
   std::uint32_t src_qp = 0;         // the sender's QP (a real BTH does not carry it; ACKs need it)
   std::uint32_t psn = 0;            // 24-bit PSN
   std::uint32_t payload = 0;        // RDMA payload bytes
-  std::uint32_t message_bytes = 0;  // RETH DMA length (first/only)
+  std::uint32_t message_bytes = 0;  // RETH DMA length (first/only); an ACK under Swift: the data's hops
   std::uint32_t hash_key = 0;       // the 5-tuple's part of the ECMP hash (flow_hash_key)
-  std::uint32_t tag = 0;            // data on a connection: its message's tag (MessageEvents)
+  std::uint32_t tag = 0;            // data on a connection: its message's tag (MessageEvents); an
+                                    // ACK under Swift: the receiver's hold of the data, in ns
   std::uint16_t udp_sport = 0;      // RoCEv2 entropy: chosen per QP
   std::uint16_t ingress = 0;        // switch: the local port it arrived on (MMU accounting)
   std::uint16_t frame = 0;          // frame bytes, set by seal() once the headers are chosen

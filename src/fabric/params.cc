@@ -147,6 +147,35 @@ const params::Table<TimelyParams>& timely_table() {
   return table;
 }
 
+const params::Table<SwiftParams>& swift_table() {
+  static const auto table = [] {
+    using P = SwiftParams;
+    params::Table<P> t;
+    t.custom(
+        {"preset", Kind::choice, "Swift values before any nic.swift key set beside it", "", "", {"default"}},
+        [](P& p, const Value& v) { p = P::preset_named(v.text); }, [](const P& p) { return p.preset; },
+        /*preset=*/true);
+    t.time("base_target", &P::base_target, "fabric target delay before hop and flow scaling", "0ps", "1s")
+        .time("hop_scaling", &P::hop_scaling, "added to the fabric target per switch the data crossed", "0ps", "1s")
+        .time("fs_range", &P::fs_range, "the most flow scaling adds to the fabric target", "0ps", "1s")
+        .real("fs_min_cwnd", &P::fs_min_cwnd, "packets: at or below it flow scaling adds fs_range", "0.000001",
+              "1000000")
+        .real("fs_max_cwnd", &P::fs_max_cwnd, "packets: at or above it flow scaling adds nothing", "0.000001",
+              "1000000")
+        .time("endpoint_target", &P::endpoint_target, "target of the endpoint delay (receiver and sender holds)", "0ps",
+              "1s")
+        .real("ai", &P::ai, "additive increase: packets per window's worth of ACKs", "0", "1000000")
+        .real("beta", &P::beta, "multiplicative decrease factor", "0", "1")
+        .real("max_mdf", &P::max_mdf, "the most one decrease takes (0.5: halves)", "0", "1")
+        .real("min_cwnd", &P::min_cwnd, "packets: floor of each window (below 1: paced)", "0.000001", "1000000")
+        .real("max_cwnd", &P::max_cwnd, "packets: ceiling of each window", "0.000001", "1000000")
+        .real("initial_cwnd", &P::initial_cwnd, "packets: both windows of a new QP", "0.000001", "1000000")
+        .integer("retx_reset", &P::retx_reset, "timeouts in a row that set the fabric window to min_cwnd", 1, 1000);
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<CnpParams>& cnp_table() {
   static const auto table = [] {
     using P = CnpParams;
@@ -197,9 +226,10 @@ const params::Table<NicConfig>& nic_table() {
          [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
         .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
-        .integer("ack_every", &C::ack_every,
-                 "RC: one coalesced ACK per this many in-order packets (0 = 1 for dctcp and timely, 8 otherwise)", 0,
-                 65536)
+        .integer(
+            "ack_every", &C::ack_every,
+            "RC: one coalesced ACK per this many in-order packets (0 = 1 for dctcp, timely and swift, 8 otherwise)", 0,
+            65536)
         .choice("flow_end", &C::flow_end, kFlowEndNames,
                 "a flow is finished when its last byte is placed, or when its sender has the last ACK (RC)")
         .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
@@ -224,7 +254,9 @@ const params::Table<NicConfig>& nic_table() {
         },
         [](const C& c) { return c.dcqcn.preset; }, /*preset=*/true);
     t.nest("roce_rp", &C::dcqcn, dcqcn_table()).nest("roce_np", &C::cnp, cnp_table());
-    t.nest("dctcp", &C::dctcp, dctcp_table()).nest("timely", &C::timely, timely_table());
+    t.nest("dctcp", &C::dctcp, dctcp_table())
+        .nest("timely", &C::timely, timely_table())
+        .nest("swift", &C::swift, swift_table());
     t.time("base_rtt", &C::base_rtt,
            "unloaded RTT of window policies (0ps = the longest path's: data frames out, ACKs back)", "0ps", "1s");
     return t;

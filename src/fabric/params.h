@@ -20,9 +20,10 @@ namespace fabriclab::fabric {
 
 // The reaction point, in the sysfs names and units of ecn/roce_rp/* (us, Mb/s, /1024).
 const params::Table<DcqcnParams>& dcqcn_table();
-// nic.dctcp.* and nic.timely.*: those policies' parameters (cc/dctcp.h, cc/timely.h).
+// nic.dctcp.*, nic.timely.*, nic.swift.*: those policies' parameters (cc/dctcp.h, ...).
 const params::Table<DctcpParams>& dctcp_table();
 const params::Table<TimelyParams>& timely_table();
+const params::Table<SwiftParams>& swift_table();
 // The notification point, ecn/roce_np/*.
 const params::Table<CnpParams>& cnp_table();
 // A NIC: transport, receive buffer, congestion control; its DCQCN values under

@@ -10,6 +10,7 @@
 #include "error_message.h"
 #include "fabric/rate_recorder.h"
 #include "fabric/cc/dctcp.h"
+#include "fabric/cc/swift.h"
 #include "fabric/cc/timely.h"
 #include "fabric/network.h"
 #include "fabric/topology.h"
@@ -250,6 +251,34 @@ TEST(WindowNic, AWindowBoundsTheBytesInFlight) {
   EXPECT_NEAR(windowed, 4 * 4096 * 8 / (kBaseRtt * 1e-3), 0.5);
   nic.dctcp.window = CcWindow::off;
   EXPECT_GT(goodput(nic), 97.0);
+}
+
+// Swift's endpoint delay: with both NICs draining their receive buffers at 50 Gb/s, the
+// data frame (4178 bytes) waits 4178 x 8 / 50 G = 668 480 ps in the receiver's buffer,
+// echoed on the ACK in whole ns (668 000 ps), and the ACK (70 bytes) 11 200 ps in the
+// sender's: the RTT is 335 840 + 1 000 000 + 668 480 + 7 200 + 1 000 000 + 11 200 =
+// 3 022 720 ps. With an endpoint target of 500 ns, the endpoint delay 679 200 ps cuts ecwnd
+// by 1 - 0.8 x 179 200 / 679 200 (the sender's own hold alone, 11.2 ns, would not); the
+// fabric's 2.34352 us is far below its target: fcwnd + 1/32.
+TEST(WindowNic, SwiftReadsTheReceiversAndItsOwnHold) {
+  NicConfig nic;
+  nic.congestion_control = "swift";
+  nic.flow_end = FlowEnd::acked;
+  nic.rx_rate = Gbps(50);
+  nic.swift.endpoint_target = Time::from_ps(500'000);
+  Network net(nic, {}, 1);
+  build_topology(net, two_hosts());
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
+  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  int qps = 0;
+  net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t) {
+    ++qps;
+    const auto& swift = dynamic_cast<const Swift&>(cc);
+    EXPECT_EQ(swift.rtt().ps(), 3'022'720);
+    EXPECT_DOUBLE_EQ(swift.ecwnd(), 32 * (1 - 0.8 * 179'200.0 / 679'200));
+    EXPECT_DOUBLE_EQ(swift.fcwnd(), 32 + 1.0 / 32);
+  });
+  EXPECT_EQ(qps, 1);
 }
 
 TEST(WindowNic, PoliciesThatReadAcksNeedTheReliableTransportAndAckEveryPacket) {

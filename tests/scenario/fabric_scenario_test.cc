@@ -120,7 +120,8 @@ TEST(FabricScenario, ExamplesSplitInPartsGiveTheUndividedOutputs) {
       {"congestion-spreading", {}},
       {"leaf-spine", {"topology.kind=fat_tree", "topology.k=4"}},
       {"incast", {"nic.congestion_control=dctcp"}},
-      {"leaf-spine", {"nic.congestion_control=timely", "nic.timely.preset=ns3-vwin"}}};
+      {"leaf-spine", {"nic.congestion_control=timely", "nic.timely.preset=ns3-vwin"}},
+      {"incast", {"nic.congestion_control=swift", "nic.rx_rate=80Gbps"}}};
   for (const auto& [example, sets] : cases) {
     const std::string file = kExamples + "/" + example + ".toml";
     const FabricOutcome whole = run_fabric(resolve(fabric_parameters(), file, sets),

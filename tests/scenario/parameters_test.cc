@@ -222,6 +222,10 @@ TEST(Parameters, WrongUnitsAndRangesNameTheKey) {
             "as a string");
   EXPECT_EQ(error_of("[link]\nrate = \"10Gbps\"\n"), "s.toml:2:8: key 'link.rate': 10Gbps is below the minimum 25Gbps");
   EXPECT_EQ(error_of("", {"ecn.pmax=1.5"}), "--set: key 'ecn.pmax': 1.5 is above the maximum 1");
+  // NaN compares false with every bound: refused as such, from --set or TOML's own nan/inf.
+  EXPECT_EQ(error_of("", {"ecn.pmax=nan"}), "--set: key 'ecn.pmax': 'nan' is not a finite number");
+  EXPECT_EQ(error_of("[ecn]\npmax = nan\n"), "s.toml:2:8: key 'ecn.pmax': 'nan' is not a finite number");
+  EXPECT_EQ(error_of("[ecn]\npmax = -inf\n"), "s.toml:2:8: key 'ecn.pmax': '-inf' is not a finite number");
   EXPECT_EQ(error_of("", {"routing.mode=random"}), "--set: key 'routing.mode': 'random' is not one of: ecmp, spray");
   EXPECT_EQ(error_of("", {"switch.pfc=yes"}), "--set: key 'switch.pfc': 'yes' is not true or false");
   EXPECT_EQ(error_of("", {"traffic.senders=5000"}), "--set: key 'traffic.senders': 5000 is above the maximum 4096");

@@ -11,7 +11,10 @@
 //     now - sent(n) (the time of n's latest transmission; NIC timestamps, as TIMELY
 //     takes them), so the receiver's ACK coalescing is part of the sample;
 //   - a window (`window()` above 0): a QP sends a new packet only while its bytes in
-//     flight (sent, not yet acknowledged) are below it, paced at rate() as well.
+//     flight (sent, not yet acknowledged) are below it, paced at rate() as well;
+//   - endpoint delays (`endpoint`): every ACK carries how long the receiver held the
+//     packet it answers (its receive buffer's wait) and the switches that packet crossed
+//     (from its TTL); the sender adds its own hold of the ACK.
 // A new policy is its own files in this folder (its class; its parameter struct, a
 // NicConfig field, and its table in fabric/params.cc) and one entry in that list;
 // make_congestion_control() and the NIC stay as they are.
@@ -47,11 +50,15 @@ inline std::uint64_t rate_bdp_window(std::uint64_t bdp, std::int64_t rate_bps, s
 
 // What an ACK or NAK told the sender, as a policy reads it.
 struct AckInfo {
-  std::uint32_t acked = 0;     // the PSN the receiver expects next: all before it arrived
-  std::uint32_t next_psn = 0;  // the sender's next PSN to send (snd_nxt) as the ACK arrives
-  Time rtt = Time::max();      // the RTT sample it gives (max: none, e.g. a NAK or a duplicate)
-  bool ecn_echo = false;       // a packet it acknowledges was CE-marked (ecn_echo policies)
-  bool nak = false;            // a NAK: the receiver saw a gap at `acked`
+  std::uint32_t acked = 0;        // the PSN the receiver expects next: all before it arrived
+  std::uint32_t next_psn = 0;     // the sender's next PSN to send (snd_nxt) as the ACK arrives
+  Time rtt = Time::max();         // the RTT sample it gives (max: none, e.g. a NAK or a duplicate)
+  bool ecn_echo = false;          // a packet it acknowledges was CE-marked (ecn_echo policies)
+  bool nak = false;               // a NAK: the receiver saw a gap at `acked`
+  std::uint32_t newly_acked = 0;  // packets it acknowledged that none had before
+  std::uint8_t hops = 0;          // endpoint policies: switches the data it answers crossed
+  Time remote_hold;               // endpoint policies: the receiver's hold of that data (to 1 ns)
+  Time local_hold;                // the sender's hold of the ACK (its receive buffer's wait)
 };
 
 class CongestionControl {
@@ -68,6 +75,8 @@ class CongestionControl {
   // The last RTT sample the policy used (Time::max(): none), for time series.
   virtual Time rtt() const { return Time::max(); }
   virtual void on_ack(Time /*now*/, const AckInfo& /*ack*/) {}
+  // A retransmission timeout went back to the oldest unacknowledged packet.
+  virtual void on_timeout(Time /*now*/) {}
   virtual void on_cnp(Time /*now*/) {}
   virtual const char* name() const = 0;
 };
@@ -102,14 +111,21 @@ struct CcContext {
   std::uint32_t mtu = 0;
   RateListener* listener = nullptr;
   std::uint32_t qp = 0;
-  std::uint32_t tie_source = 0;  // the host's (Simulator: its events order ties as the host's do)
+  std::uint32_t tie_source = 0;         // the host's (Simulator: its events order ties as the host's do)
+  std::uint32_t packet_wire_bytes = 0;  // a full packet's bytes on the wire (frame and gap)
 };
 
 // The feedback a policy reads (bits of CcPolicy::feedback; see the top of this file).
-enum CcFeedback : std::uint8_t { kFeedbackCnp = 1, kFeedbackEcnEcho = 2, kFeedbackRtt = 4, kFeedbackWindow = 8 };
+enum CcFeedback : std::uint8_t {
+  kFeedbackCnp = 1,
+  kFeedbackEcnEcho = 2,
+  kFeedbackRtt = 4,
+  kFeedbackWindow = 8,
+  kFeedbackEndpoint = 16,
+};
 // A policy with any of these reads its ACKs: it is told of every one (on_ack), needs the
 // reliable transport and, by default, an ACK per packet (ack_every_of).
-inline constexpr std::uint8_t kFeedbackFromAcks = kFeedbackEcnEcho | kFeedbackRtt | kFeedbackWindow;
+inline constexpr std::uint8_t kFeedbackFromAcks = kFeedbackEcnEcho | kFeedbackRtt | kFeedbackWindow | kFeedbackEndpoint;
 
 struct CcPolicy {
   std::string_view name;
