@@ -222,7 +222,7 @@ std::uint64_t Host::acked_offset(SendQp& s) const {
 
 // The send time of `psn` in the QP's ring, which keeps those of una..high (doubling, by
 // PSN, when a new PSN would overwrite one of them: storage grows with the most packets
-// ever in flight, never per packet).
+// ever in flight, never per packet); Time::max() for a packet sent again.
 void Host::record_send(SendQp& s, std::uint32_t psn, Time now) {
   const std::uint32_t need = std::max(s.high, psn + 1) - s.una;
   if (need > s.sent_at.size()) {
@@ -232,7 +232,8 @@ void Host::record_send(SendQp& s, std::uint32_t psn, Time now) {
       for (std::uint32_t n = s.una; n < s.high; ++n) bigger[n & mask] = s.sent_at[n & old_mask];
     s.sent_at = std::move(bigger);
   }
-  s.sent_at[psn & (s.sent_at.size() - 1)] = now;
+  // A packet sent again gives no RTT sample: its ACK may answer either copy (Karn).
+  s.sent_at[psn & (s.sent_at.size() - 1)] = psn < s.high ? Time::max() : now;
 }
 
 void Host::ring_insert(std::uint32_t q) {
@@ -633,16 +634,20 @@ void Host::on_ack(const Packet& p) {
   Time rtt = Time::max();
   const std::uint32_t una_before = s.una;
   bool kick = false;  // after the policy has read the ACK, as its rate and window apply
+  bool nak = false;   // a NAK acted on
   if (p.syndrome == kAethNakSeq) {
     // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
     // older than what has been acknowledged since (an ACK overtook it) changes nothing.
     if (p.psn >= s.una) {
+      nak = true;
       if (p.psn > s.una) {
         s.una = p.psn;
         if (s.conn != kNone) complete_messages(s);
         if (windowed_) s.acked_off = acked_offset(s);
       }
-      if (s.next_psn > p.psn) {
+      // Back to p.psn, or on to it after a timeout went back further (what the receiver
+      // has is not sent again).
+      if (s.next_psn != p.psn) {
         s.next_psn = p.psn;
         s.sent_off = s.acked_off;
       }
@@ -651,10 +656,12 @@ void Host::on_ack(const Packet& p) {
         ring_insert(q);
         kick = true;
       }
+      kick = kick || (windowed_ && s.in_ring);  // the go-back reopened the window
     }
   } else if (p.psn + 1 > s.una) {
     const bool was_acked = s.una >= s.npkts;
-    if (rtt_samples_ && p.psn < s.high) rtt = now - s.sent_at[p.psn & (s.sent_at.size() - 1)];
+    if (rtt_samples_ && p.psn < s.high) rtt = s.sent_at[p.psn & (s.sent_at.size() - 1)];
+    if (rtt != Time::max()) rtt = now - rtt;  // (max: sent again since, Karn's rule: no sample)
     s.una = p.psn + 1;
     s.last_progress = now;
     // After a go-back, what the receiver already has is not sent again.
@@ -673,7 +680,7 @@ void Host::on_ack(const Packet& p) {
                               .next_psn = s.next_psn,
                               .rtt = rtt,
                               .ecn_echo = echo_ecn_ && p.becn,
-                              .nak = p.syndrome == kAethNakSeq,
+                              .nak = nak,
                               .newly_acked = s.una - una_before,
                               .hops = echo_endpoint_ ? echoed_hops(p) : std::uint8_t{0},
                               .remote_hold = echo_endpoint_ ? echoed_hold(p) : Time(),

@@ -155,7 +155,7 @@ const params::Table<SwiftParams>& swift_table() {
         {"preset", Kind::choice, "Swift values before any nic.swift key set beside it", "", "", {"default"}},
         [](P& p, const Value& v) { p = P::preset_named(v.text); }, [](const P& p) { return p.preset; },
         /*preset=*/true);
-    t.time("base_target", &P::base_target, "fabric target delay before hop and flow scaling", "0ps", "1s")
+    t.time("base_target", &P::base_target, "fabric target delay before hop and flow scaling", "1ps", "1s")
         .time("hop_scaling", &P::hop_scaling, "added to the fabric target per switch the data crossed", "0ps", "1s")
         .time("fs_range", &P::fs_range, "the most flow scaling adds to the fabric target", "0ps", "1s")
         .real("fs_min_cwnd", &P::fs_min_cwnd, "packets: at or below it flow scaling adds fs_range", "0.000001",

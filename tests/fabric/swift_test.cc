@@ -108,6 +108,20 @@ TEST(Swift, BelowOnePacketItPacesOnePacketPerRttOverCwnd) {
   EXPECT_EQ(c.cc.rate().bps(), 3'358'400);
 }
 
+TEST(Swift, ANakCutsTheFabricWindowOncePerRtt) {
+  SwiftBench b;
+  b.ack(us(10), us(10));  // an RTT of 10 us; 32 + 1/32 both
+  const double w = 32 + 1.0 / 32;
+  AckInfo nak{.acked = 1, .next_psn = 1, .nak = true, .remote_hold = {}, .local_hold = {}};
+  b.cc.on_ack(us(20), nak);  // fast recovery: x (1 - max_mdf)
+  EXPECT_DOUBLE_EQ(b.cc.fcwnd(), w / 2);
+  EXPECT_DOUBLE_EQ(b.cc.ecwnd(), w);
+  b.cc.on_ack(us(25), nak);  // within an RTT of it: none
+  EXPECT_DOUBLE_EQ(b.cc.fcwnd(), w / 2);
+  b.cc.on_ack(us(30), nak);
+  EXPECT_DOUBLE_EQ(b.cc.fcwnd(), w / 4);
+}
+
 TEST(Swift, TimeoutsCutOncePerRttAndTheFifthInARowResetsTheWindow) {
   SwiftBench b;
   b.ack(us(10), us(10));  // an RTT of 10 us; 32 + 1/32

@@ -132,10 +132,12 @@ TEST(Timely, PaperGradientDecreaseAdditiveStepsAndHaiAfterFiveNegativeGradients)
   // Falling RTTs: rtt_diff = 0.125 x 17.5 - 0.875 x 10 = -6.5625 us, gradient < 0 from
   // here on: + delta four times, then the 5th and 6th in a row + 5 delta.
   std::int64_t expect = r0;
-  for (std::int64_t rtt : {110'000, 100'000, 90'000, 80'000, 70'000, 60'000}) {
-    b.sample(rtt);
-    expect += b.cc.streak() >= 5 ? 50 * M : 10 * M;
-    EXPECT_EQ(b.cc.rate().bps(), expect) << rtt;
+  const std::int64_t steps[] = {10 * M, 10 * M, 10 * M, 10 * M, 50 * M, 50 * M};
+  const std::int64_t rtts[] = {110'000, 100'000, 90'000, 80'000, 70'000, 60'000};
+  for (int k = 0; k < 6; ++k) {
+    b.sample(rtts[k]);
+    expect += steps[k];
+    EXPECT_EQ(b.cc.rate().bps(), expect) << rtts[k];
   }
   EXPECT_EQ(b.cc.streak(), 6u);
   EXPECT_EQ(expect, r0 + 4 * 10 * M + 2 * 50 * M);
@@ -217,10 +219,13 @@ TEST(WindowNic, BaseRttIsTheLongestPathsAndTheRttSampleMatchesIt) {
   net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
   ASSERT_TRUE(net.run(ms(1)).all_finished);
   EXPECT_EQ(net.base_rtt().ps(), kBaseRtt);
-  net.host(0).for_each_send_qp([](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t acked) {
+  int qps = 0;
+  net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t acked) {
+    ++qps;
     EXPECT_EQ(acked, 4096u);
     EXPECT_EQ(cc.rtt().ps(), kBaseRtt);  // the simulated round trip, by the NIC's send time
   });
+  EXPECT_EQ(qps, 1);
   // Through a switch: two such links each way.
   Network two(nic, {}, 1);
   TopologySpec t = two_hosts();
@@ -279,6 +284,51 @@ TEST(WindowNic, SwiftReadsTheReceiversAndItsOwnHold) {
     EXPECT_DOUBLE_EQ(swift.fcwnd(), 32 + 1.0 / 32);
   });
   EXPECT_EQ(qps, 1);
+}
+
+// The switches a packet crossed come back on its ACK: through one switch, with a target of
+// 1 ps + 100 us per hop, Swift's fabric delay (4.69 us) is below the target of one hop
+// (fcwnd + 1/32); a hop count of 0 would put it far above (fcwnd halved).
+TEST(WindowNic, SwiftReadsTheHopsTheDataCrossed) {
+  NicConfig nic;
+  nic.congestion_control = "swift";
+  nic.flow_end = FlowEnd::acked;
+  nic.swift.base_target = Time::from_ps(1);
+  nic.swift.hop_scaling = us(100);
+  nic.swift.fs_range = Time();
+  Network net(nic, {}, 1);
+  TopologySpec t = two_hosts();
+  t.kind = TopologyKind::single_switch;
+  build_topology(net, t);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
+  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  int qps = 0;
+  net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t) {
+    ++qps;
+    const auto& swift = dynamic_cast<const Swift&>(cc);
+    EXPECT_EQ(swift.rtt().ps(), 2 * kBaseRtt);
+    EXPECT_DOUBLE_EQ(swift.fcwnd(), 32 + 1.0 / 32);
+  });
+  EXPECT_EQ(qps, 1);
+}
+
+// A NAK reopens a window it closed: the go-back sets the bytes in flight to none, and the
+// NIC must pull again at once rather than wait for the timeout. Swift's window into a
+// receive buffer that overflows (60 Gb/s drain, 20 000 bytes, no PFC) makes NAKs; none of
+// them may leave the QP waiting for the RTO (1 ms).
+TEST(WindowNic, ANakWakesAQpItsWindowHeld) {
+  NicConfig nic;
+  nic.congestion_control = "swift";
+  nic.rx_rate = Gbps(60);
+  nic.rx_buffer = Bytes::from_count(20'000);
+  SwitchConfig sw;
+  sw.pfc.enabled = false;
+  Network net(nic, sw, 1);
+  build_topology(net, two_hosts());
+  net.add_flow({.src = 0, .dst = 1, .bytes = 8'000'000, .start = {}});
+  ASSERT_TRUE(net.run(ms(100)).all_finished);
+  EXPECT_GT(net.host_counters(1).naks_sent, 0u);
+  EXPECT_EQ(net.host_counters(0).timeouts, 0u);
 }
 
 TEST(WindowNic, PoliciesThatReadAcksNeedTheReliableTransportAndAckEveryPacket) {

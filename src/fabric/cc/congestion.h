@@ -8,8 +8,8 @@
 //   - ECN echo (`ecn_echo`): every ACK or NAK says whether a packet it acknowledges was
 //     CE-marked (the BECN bit of its BTH, unpaced), and no CNPs are sent;
 //   - RTT samples (`rtt`): the sender keeps each PSN's send time and an ACK of PSN n gives
-//     now - sent(n) (the time of n's latest transmission; NIC timestamps, as TIMELY
-//     takes them), so the receiver's ACK coalescing is part of the sample;
+//     now - sent(n) (NIC timestamps, as TIMELY takes them; none if n was sent again:
+//     Karn's rule), so the receiver's ACK coalescing is part of the sample;
 //   - a window (`window()` above 0): a QP sends a new packet only while its bytes in
 //     flight (sent, not yet acknowledged) are below it, paced at rate() as well;
 //   - endpoint delays (`endpoint`): every ACK carries how long the receiver held the

@@ -80,7 +80,7 @@ void Swift::on_ack(Time now, const AckInfo& a) {
     if (rtt_ != Time::max()) decrease(f_, now, 1 - p_.max_mdf);  // fast recovery
   } else if (a.rtt != Time::max()) {
     timeouts_ = 0;
-    rtt_ = a.rtt;
+    rtt_ = std::max(a.rtt, Time::from_ps(1));
     const Time endpoint = a.remote_hold + a.local_hold;
     const Time fabric = a.rtt - endpoint;
     update(f_, now, fabric, target(a.hops), a.newly_acked);

@@ -34,7 +34,11 @@ Timely::Timely(const TimelyParams& p, const CcContext& ctx)
     : RateWithWindow(ctx, p.min_rate, p.window),
       p_(p),
       ai_(p.ai.bps()),
-      hai_(p.hai_rate.bps() > 0 ? p.hai_rate.bps() : static_cast<std::int64_t>(p.hai_after) * p.ai.bps()) {}
+      // (N x ai beyond the line is the line: saturated before it could overflow)
+      hai_(p.hai_rate.bps() > 0 ? p.hai_rate.bps()
+                                : static_cast<std::int64_t>(std::min<double>(static_cast<double>(p.hai_after) *
+                                                                                 static_cast<double>(p.ai.bps()),
+                                                                             static_cast<double>(ctx.line.bps())))) {}
 
 void Timely::on_ack(Time /*now*/, const AckInfo& a) {
   if (a.rtt == Time::max()) return;
