@@ -161,4 +161,14 @@ Time serialization_time(Bytes size, BitRate rate, WireRounding rounding) {
 
 Time serialization_time(Bytes size, BitRate rate) { return serialization_time(size, rate, WireRounding::ps_up); }
 
+Bytes bytes_in(BitRate rate, Time t) {
+  __extension__ using I128 = __int128;
+  return Bytes::from_count(static_cast<std::int64_t>(static_cast<I128>(rate.bps()) * t.ps() / 8'000'000'000'000));
+}
+
+BitRate rate_of(Bytes size, Time t) {
+  __extension__ using I128 = __int128;
+  return BitRate::from_bps(static_cast<std::int64_t>(static_cast<I128>(size.count()) * 8'000'000'000'000 / t.ps()));
+}
+
 }  // namespace fabriclab

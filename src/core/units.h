@@ -128,5 +128,9 @@ Time serialization_time(Bytes size, BitRate rate);
 // or to whole nanoseconds, down or to the nearest (half up), from the exact quotient.
 enum class WireRounding : std::uint8_t { ps_up, ns_down, ns_nearest };
 Time serialization_time(Bytes size, BitRate rate, WireRounding rounding);
+// The bytes `rate` carries in `t` (a cable's, a BDP), rounded down; exact (128-bit).
+Bytes bytes_in(BitRate rate, Time t);
+// The rate that carries `size` in `t` (> 0), rounded down to the bit per second.
+BitRate rate_of(Bytes size, Time t);
 
 }  // namespace fabriclab

@@ -212,7 +212,7 @@ std::uint32_t Host::payload_of(std::uint32_t psn, std::uint32_t npkts, std::uint
   return static_cast<std::uint32_t>(bytes - static_cast<std::uint64_t>(npkts - 1) * cfg_.mtu);
 }
 
-std::uint64_t Host::acked_offset(SendQp& s) const {
+std::uint64_t Host::acked_offset(const SendQp& s) const {
   if (s.conn == kNone) return std::min<std::uint64_t>(std::uint64_t{s.una} * cfg_.mtu, s.bytes);
   const SendConn& c = conns_[s.conn];
   if (c.count == 0) return s.bytes;

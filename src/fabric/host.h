@@ -272,7 +272,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   bool flush_ends(RecvQp& r);
   void send_control(Packet* p);
   // The byte offset of PSN `psn` of `s` (una's: after complete_messages).
-  std::uint64_t acked_offset(SendQp& s) const;
+  std::uint64_t acked_offset(const SendQp& s) const;
   bool window_open(const SendQp& s) const {
     if (!windowed_) return true;
     const std::uint64_t w = s.cc->window();

@@ -244,7 +244,9 @@ void Network::prepare() {
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
   build_routes();
-  base_rtt_ = nic_.base_rtt > Time() ? nic_.base_rtt : base_rtt_of_longest_path();
+  // (Only the policies that read ACKs use it: no walk of a 65 536-host fabric for others.)
+  if (nic_.base_rtt > Time()) base_rtt_ = nic_.base_rtt;
+  else if (cc_policy(nic_.congestion_control).feedback & kFeedbackFromAcks) base_rtt_ = base_rtt_of_longest_path();
   for (auto& h : hosts_) h->set_base_rtt(base_rtt_);
   dependents_.assign(flows_.size(), {});
   waiting_.assign(flows_.size(), 0);

@@ -91,8 +91,9 @@ class Network final : private FlowEvents {
   const FlowTable& flows() const { return flows_; }
   // The configuration every host's NIC shares.
   const NicConfig& nic_config() const { return nic_; }
-  // The unloaded RTT the congestion control's windows use (nic.base_rtt, or when 0 the
-  // longest path's, base_rtt_of_longest_path); known once the run is prepared.
+  // The unloaded RTT the congestion control's windows use (nic.base_rtt, or when 0 and
+  // the policy reads ACKs the longest path's, base_rtt_of_longest_path; else 0); known
+  // once the run is prepared.
   Time base_rtt() const { return base_rtt_; }
   // From the first host to the host farthest from it (the fabrics built here are
   // symmetric, so that is the longest path): over the fewest hops, each link's delay

@@ -9,8 +9,7 @@ namespace fabriclab::fabric {
 
 std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate rate, Time delay) {
   if (!c.headroom_auto) return c.headroom.count();
-  __extension__ using I128 = __int128;
-  const auto cable = static_cast<std::int64_t>(static_cast<I128>(rate.bps()) * delay.ps() / 8'000'000'000'000);
+  const std::int64_t cable = bytes_in(rate, delay).count();
   return 2 * max_frame + 2 * cable + c.mac_phy_delay.count() + c.peer_response.count();
 }
 

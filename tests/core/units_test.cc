@@ -81,6 +81,18 @@ TEST(Units, SerializationTimeByHand) {
 }
 
 // Whole nanoseconds, as another simulator keeps times (wire.serialization).
+// What a rate carries in a time (a cable, a BDP) and back, by hand: 100 Gb/s for 10 us is
+// 10^6 bits, 125 000 bytes; 4096 bytes in 10 us are 32 768 bits / 10^-5 s = 3.2768 Gb/s;
+// 25 Gb/s for 1 ns is 25 bits, 3.125 bytes, rounded down to 3; 1 byte in 3 ps is 2.666... Tb/s.
+TEST(Units, BytesInATimeAndTheRateOfThem) {
+  EXPECT_EQ(bytes_in(Gbps(100), us(10)).count(), 125'000);
+  EXPECT_EQ(rate_of(bytes(4096), us(10)).bps(), 3'276'800'000);
+  EXPECT_EQ(bytes_in(Gbps(25), Time::from_ps(1000)).count(), 3);
+  EXPECT_EQ(rate_of(bytes(1), Time::from_ps(3)).bps(), 2'666'666'666'666);
+  // 128-bit intermediates: 400 Gb/s for 1 s would overflow 64 bits in ps.
+  EXPECT_EQ(bytes_in(Gbps(400), Time::from_ps(1'000'000'000'000)).count(), 50'000'000'000);
+}
+
 TEST(Units, SerializationTimeInWholeNanoseconds) {
   // 1000 B at 3 Gb/s: 8000 bits / 3e9 = 2666.67 ns: 2666 truncated, 2667 to the nearest.
   EXPECT_EQ(serialization_time(bytes(1000), Gbps(3), WireRounding::ps_up).ps(), 2'666'667);

@@ -210,30 +210,51 @@ TopologySpec two_hosts() {
   return t;
 }
 
+// One 4096-byte flow from h0 to h1 on two hosts of `kind`, run to its end (its sender's
+// last ACK: nic.flow_end is set so), and the policy of its one sending QP.
+struct OnePacket {
+  OnePacket(NicConfig nic, TopologyKind kind, SwitchConfig sw = {}) : net(with_acked_end(nic), sw, 1) {
+    TopologySpec t = two_hosts();
+    t.kind = kind;
+    build_topology(net, t);
+    net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
+    finished = net.run(ms(1)).all_finished;
+  }
+  static NicConfig with_acked_end(NicConfig nic) {
+    nic.flow_end = FlowEnd::acked;
+    return nic;
+  }
+  // The sending QP's policy and bytes acknowledged (nullptr unless there is exactly one).
+  std::pair<const CongestionControl*, std::uint64_t> sender() {
+    std::pair<const CongestionControl*, std::uint64_t> one{nullptr, 0};
+    int qps = 0;
+    net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t acked) {
+      one = {&cc, acked};
+      ++qps;
+    });
+    return qps == 1 ? one : std::pair<const CongestionControl*, std::uint64_t>{nullptr, 0};
+  }
+  Network net;
+  bool finished = false;
+};
+
 TEST(WindowNic, BaseRttIsTheLongestPathsAndTheRttSampleMatchesIt) {
   NicConfig nic;
   nic.congestion_control = "timely";
-  nic.flow_end = FlowEnd::acked;  // the run goes on to the ACK
-  Network net(nic, {}, 1);
-  build_topology(net, two_hosts());
-  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
-  ASSERT_TRUE(net.run(ms(1)).all_finished);
-  EXPECT_EQ(net.base_rtt().ps(), kBaseRtt);
-  int qps = 0;
-  net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t acked) {
-    ++qps;
-    EXPECT_EQ(acked, 4096u);
-    EXPECT_EQ(cc.rtt().ps(), kBaseRtt);  // the simulated round trip, by the NIC's send time
-  });
-  EXPECT_EQ(qps, 1);
+  OnePacket one(nic, TopologyKind::back_to_back);
+  ASSERT_TRUE(one.finished);
+  EXPECT_EQ(one.net.base_rtt().ps(), kBaseRtt);
+  const auto [cc, acked] = one.sender();
+  ASSERT_NE(cc, nullptr);
+  EXPECT_EQ(acked, 4096u);
+  EXPECT_EQ(cc->rtt().ps(), kBaseRtt);  // the simulated round trip, by the NIC's send time
   // Through a switch: two such links each way.
-  Network two(nic, {}, 1);
-  TopologySpec t = two_hosts();
-  t.kind = TopologyKind::single_switch;
-  build_topology(two, t);
-  two.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
-  ASSERT_TRUE(two.run(ms(1)).all_finished);
-  EXPECT_EQ(two.base_rtt().ps(), 2 * kBaseRtt);
+  OnePacket two(nic, TopologyKind::single_switch);
+  ASSERT_TRUE(two.finished);
+  EXPECT_EQ(two.net.base_rtt().ps(), 2 * kBaseRtt);
+  // A policy that reads no ACKs needs no base RTT: none is computed.
+  OnePacket dcqcn(NicConfig{}, TopologyKind::back_to_back);
+  EXPECT_EQ(dcqcn.net.base_rtt(), Time());
 }
 
 // A window of half the path's BDP: 100e9 x 1 171 520 ps / 8 = 14 644 bytes, so a QP sends
@@ -268,22 +289,15 @@ TEST(WindowNic, AWindowBoundsTheBytesInFlight) {
 TEST(WindowNic, SwiftReadsTheReceiversAndItsOwnHold) {
   NicConfig nic;
   nic.congestion_control = "swift";
-  nic.flow_end = FlowEnd::acked;
   nic.rx_rate = Gbps(50);
   nic.swift.endpoint_target = Time::from_ps(500'000);
-  Network net(nic, {}, 1);
-  build_topology(net, two_hosts());
-  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
-  ASSERT_TRUE(net.run(ms(1)).all_finished);
-  int qps = 0;
-  net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t) {
-    ++qps;
-    const auto& swift = dynamic_cast<const Swift&>(cc);
-    EXPECT_EQ(swift.rtt().ps(), 3'022'720);
-    EXPECT_DOUBLE_EQ(swift.ecwnd(), 32 * (1 - 0.8 * 179'200.0 / 679'200));
-    EXPECT_DOUBLE_EQ(swift.fcwnd(), 32 + 1.0 / 32);
-  });
-  EXPECT_EQ(qps, 1);
+  OnePacket one(nic, TopologyKind::back_to_back);
+  ASSERT_TRUE(one.finished);
+  const auto* swift = dynamic_cast<const Swift*>(one.sender().first);
+  ASSERT_NE(swift, nullptr);
+  EXPECT_EQ(swift->rtt().ps(), 3'022'720);
+  EXPECT_DOUBLE_EQ(swift->ecwnd(), 32 * (1 - 0.8 * 179'200.0 / 679'200));
+  EXPECT_DOUBLE_EQ(swift->fcwnd(), 32 + 1.0 / 32);
 }
 
 // The switches a packet crossed come back on its ACK: through one switch, with a target of
@@ -292,24 +306,15 @@ TEST(WindowNic, SwiftReadsTheReceiversAndItsOwnHold) {
 TEST(WindowNic, SwiftReadsTheHopsTheDataCrossed) {
   NicConfig nic;
   nic.congestion_control = "swift";
-  nic.flow_end = FlowEnd::acked;
   nic.swift.base_target = Time::from_ps(1);
   nic.swift.hop_scaling = us(100);
   nic.swift.fs_range = Time();
-  Network net(nic, {}, 1);
-  TopologySpec t = two_hosts();
-  t.kind = TopologyKind::single_switch;
-  build_topology(net, t);
-  net.add_flow({.src = 0, .dst = 1, .bytes = 4096, .start = {}});
-  ASSERT_TRUE(net.run(ms(1)).all_finished);
-  int qps = 0;
-  net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& cc, std::uint64_t) {
-    ++qps;
-    const auto& swift = dynamic_cast<const Swift&>(cc);
-    EXPECT_EQ(swift.rtt().ps(), 2 * kBaseRtt);
-    EXPECT_DOUBLE_EQ(swift.fcwnd(), 32 + 1.0 / 32);
-  });
-  EXPECT_EQ(qps, 1);
+  OnePacket one(nic, TopologyKind::single_switch);
+  ASSERT_TRUE(one.finished);
+  const auto* swift = dynamic_cast<const Swift*>(one.sender().first);
+  ASSERT_NE(swift, nullptr);
+  EXPECT_EQ(swift->rtt().ps(), 2 * kBaseRtt);
+  EXPECT_DOUBLE_EQ(swift->fcwnd(), 32 + 1.0 / 32);
 }
 
 // A NAK reopens a window it closed: the go-back sets the bytes in flight to none, and the

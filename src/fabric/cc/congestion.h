@@ -31,16 +31,6 @@
 
 namespace fabriclab::fabric {
 
-// The bytes `rate` carries in `t` (rounded down).
-inline std::uint64_t bytes_in(BitRate rate, Time t) {
-  __extension__ using I128 = __int128;
-  return static_cast<std::uint64_t>(static_cast<I128>(rate.bps()) * t.ps() / 8'000'000'000'000);
-}
-// The rate that carries `bytes` in `t` (rounded down; t > 0).
-inline BitRate rate_of(std::uint64_t bytes, Time t) {
-  __extension__ using I128 = __int128;
-  return BitRate::from_bps(static_cast<std::int64_t>(static_cast<I128>(bytes) * 8'000'000'000'000 / t.ps()));
-}
 // The HPCC ns-3 model's variable window: the share rate/line of `bdp` bytes, at least 1.
 inline std::uint64_t rate_bdp_window(std::uint64_t bdp, std::int64_t rate_bps, std::int64_t line_bps) {
   __extension__ using I128 = __int128;

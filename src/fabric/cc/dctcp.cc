@@ -24,7 +24,8 @@ Dctcp::Dctcp(const DctcpParams& p, const CcContext& ctx)
     : RateWithWindow(ctx, p.min_rate, p.window),
       p_(p),
       // 0: one MTU per base RTT (what run.py's 615 Mb/s is for its 1 KB and 13 us).
-      ai_(p.rate_ai.bps() > 0 ? p.rate_ai.bps() : rate_of(ctx.mtu, std::max(ctx.base_rtt, Time::from_ps(1))).bps()),
+      ai_(p.rate_ai.bps() > 0 ? p.rate_ai.bps()
+                              : rate_of(Bytes::from_count(ctx.mtu), std::max(ctx.base_rtt, Time::from_ps(1))).bps()),
       alpha_(p.initial_alpha) {}
 
 void Dctcp::on_ack(Time /*now*/, const AckInfo& a) {

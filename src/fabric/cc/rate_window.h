@@ -31,7 +31,7 @@ class RateWithWindow : public CongestionControl {
         line_(ctx.line.bps()),
         rate_(ctx.line.bps()),
         min_(std::min(min_rate.bps(), ctx.line.bps())),
-        bdp_(bytes_in(ctx.line, ctx.base_rtt)),
+        bdp_(static_cast<std::uint64_t>(bytes_in(ctx.line, ctx.base_rtt).count())),
         window_(window) {}
   // R = min(line, R + step), and the NIC told if it rose.
   void raise(std::int64_t step) {
@@ -41,7 +41,6 @@ class RateWithWindow : public CongestionControl {
   }
   // R = max(floor, R x factor), truncated to the bit per second.
   void cut(double factor) { rate_ = std::max(min_, static_cast<std::int64_t>(static_cast<double>(rate_) * factor)); }
-  std::int64_t line() const { return line_; }
 
  private:
   RateListener* listener_;

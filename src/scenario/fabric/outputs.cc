@@ -240,7 +240,8 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   if (s.nic.congestion_control == "dctcp") cc["dctcp"] = echo(fabric::dctcp_table(), s.nic.dctcp);
   if (s.nic.congestion_control == "timely") cc["timely"] = echo(fabric::timely_table(), s.nic.timely);
   if (s.nic.congestion_control == "swift") cc["swift"] = echo(fabric::swift_table(), s.nic.swift);
-  cc["base_rtt_ns"] = ns_text(net.base_rtt());
+  if (fabric::cc_policy(s.nic.congestion_control).feedback & fabric::kFeedbackFromAcks)
+    cc["base_rtt_ns"] = ns_text(net.base_rtt());
   cc["ack_every"] = fabric::ack_every_of(s.nic);
   j["congestion_control"] = std::move(cc);
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
