@@ -10,6 +10,7 @@
 #include "core/simulator.h"
 #include "fabric/flows.h"
 #include "fabric/packet.h"
+#include "fabric/telemetry.h"
 
 namespace fabriclab::fabric {
 
@@ -73,7 +74,25 @@ struct FabricContext {
   FlowEvents* flow_events = nullptr;
   MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)
   WireFormat wire = {};                     // the frame format every node and port counts
+  Telemetry telemetry = {};                 // the INT stacks of this partition's packets
 };
+
+// Returns `p` to the pool, and its INT stack, if any, to the store: every packet leaves
+// through here.
+inline void release_packet(FabricContext& ctx, Packet* p) {
+  if (p->telemetry) [[unlikely]]
+    ctx.telemetry.release(p->telemetry);
+  ctx.packets.release(p);
+}
+
+// A copy of `p` from the pool (a link duplicating a frame), with a copy of its INT stack.
+inline Packet* copy_packet(FabricContext& ctx, const Packet& p) {
+  Packet* c = ctx.packets.acquire(p);
+  c->next = nullptr;
+  if (c->telemetry) [[unlikely]]
+    c->telemetry = ctx.telemetry.copy(c->telemetry);
+  return c;
+}
 
 // Counts `p` as dropped for `why` (data packets' bytes too; on a priority in `lossless`,
 // a lossless drop, which fails the run) and returns it to the pool.
@@ -84,7 +103,7 @@ inline void drop(FabricContext& ctx, Packet* p, DropReason why, std::uint8_t los
     ctx.ledger.data_bytes_dropped += p->payload;
   }
   if ((lossless >> p->priority) & 1) ++ctx.ledger.lossless_drops;
-  ctx.packets.release(p);
+  release_packet(ctx, p);
 }
 
 }  // namespace fabriclab::fabric

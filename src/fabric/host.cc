@@ -66,6 +66,7 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   windowed_ = feedback & kFeedbackWindow;
   reads_acks_ = feedback & kFeedbackFromAcks;
   echo_endpoint_ = feedback & kFeedbackEndpoint;
+  collects_int_ = feedback & kFeedbackInt;
   ack_every_ = ack_every_of(cfg_);
 }
 
@@ -307,8 +308,9 @@ Packet* Host::make_data(SendQp& s) {
   p->udp_sport = s.sport;
   p->hash_key = s.hash_key;
   p->priority = s.priority;
-  p->dscp = static_cast<std::uint8_t>(s.priority * 8);
+  p->dscp = static_cast<std::uint8_t>(s.priority * 8 & 63);
   p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
+  if (collects_int_) p->telemetry = ctx_->telemetry.acquire();
 
   p->seal(ctx_->wire);
   // A connection idle until this new packet: its timeout counts from now, not from the
@@ -427,8 +429,9 @@ void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_
     r.ce_unechoed = false;
   }
   if (echo_endpoint_) set_endpoint_echo(*a, r.echo_hold, r.echo_hops);
+  a->telemetry = std::exchange(echo_stack_, 0);  // the INT stack of the data it answers, if any
   a->priority = r.peer_priority;
-  a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8);
+  a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8 & 63);
   a->seal(ctx_->wire);
   send_control(a);
 }
@@ -451,7 +454,7 @@ void Host::notify_congestion(RecvQp& r, std::uint32_t qpn) {
   Packet* c = reply_to(r, qpn);
   c->opcode = Opcode::cnp;
   c->priority = cfg_.cnp.cnp_802p_prio;
-  c->dscp = cfg_.cnp.cnp_dscp;
+  c->dscp = cfg_.cnp.cnp_dscp & 63;
   c->seal(ctx_->wire);
   ++cnps_sent_;
   send_control(c);
@@ -537,6 +540,8 @@ void Host::on_data(Packet* p) {
     return;
   }
 
+  // Its INT stack goes on the ACK or NAK that answers it, if one does (send_ack).
+  echo_stack_ = std::exchange(p->telemetry, 0);
   if (psn == r.expected) {
     deliver(r, psn);
     std::uint32_t advanced = 1;
@@ -590,7 +595,8 @@ void Host::on_data(Packet* p) {
     ++duplicates_;
     send_ack(r, q, r.expected - 1, kAethAck);
   }
-  ctx_->packets.release(p);
+  if (echo_stack_) ctx_->telemetry.release(std::exchange(echo_stack_, 0));  // answered by no ACK
+  release_packet(*ctx_, p);
 }
 
 // UC: a packet from the past (late, or a copy) is discarded and changes nothing; after a
@@ -618,7 +624,7 @@ void Host::on_uc_data(RecvQp& r, Packet* p) {
       if (r.conn && is_last(p->opcode)) message_arrived(p->tag);
     }
   }
-  ctx_->packets.release(p);
+  release_packet(*ctx_, p);
 }
 
 void Host::arm_give_up(RecvQp& r, std::uint32_t q) {
@@ -684,7 +690,8 @@ void Host::on_ack(const Packet& p) {
                               .newly_acked = s.una - una_before,
                               .hops = echo_endpoint_ ? echoed_hops(p) : std::uint8_t{0},
                               .remote_hold = echo_endpoint_ ? echoed_hold(p) : Time(),
-                              .local_hold = hold_});
+                              .local_hold = hold_,
+                              .telemetry = p.telemetry ? &ctx_->telemetry.at(p.telemetry) : nullptr});
   if (kick) port(0).kick();
 }
 
@@ -762,7 +769,7 @@ void Host::process(Packet* p) {
     ++cnps_received_;
     send_.at(p->dst_qp).cc->on_cnp(ctx_->sim.now());
   }
-  ctx_->packets.release(p);
+  release_packet(*ctx_, p);
 }
 
 void Host::on_event(std::uint64_t tag) {
@@ -832,9 +839,10 @@ void Host::on_event(std::uint64_t tag) {
 
 void Host::drain() {
   for (auto& q : ctrl_)
-    while (!q.empty()) ctx_->packets.release(q.pop());
+    while (!q.empty()) release_packet(*ctx_, q.pop());
   ctrl_backlog_ = 0;
-  while (!rx_.empty()) ctx_->packets.release(rx_.pop());
+  while (!rx_.empty()) release_packet(*ctx_, rx_.pop());
+  if (echo_stack_) ctx_->telemetry.release(std::exchange(echo_stack_, 0));  // a run that stopped in on_data
 }
 
 }  // namespace fabriclab::fabric

@@ -46,6 +46,7 @@
 #include "fabric/context.h"
 #include "fabric/cc/dcqcn.h"
 #include "fabric/cc/dctcp.h"
+#include "fabric/cc/hpcc.h"
 #include "fabric/cc/swift.h"
 #include "fabric/cc/timely.h"
 #include "fabric/flows.h"
@@ -86,6 +87,7 @@ struct NicConfig {
   DctcpParams dctcp;
   TimelyParams timely;
   SwiftParams swift;
+  HpccParams hpcc;
   Time base_rtt;                                   // of window policies; 0 = the network's longest path's
   CnpParams cnp;                                   // CNP generation (notification point)
   HashFunction ecmp_hash = HashFunction::crc32;    // the switches' function (packets carry its key)
@@ -320,6 +322,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   bool cnps_on_ = false, echo_ecn_ = false, rtt_samples_ = false, windowed_ = false;
   bool reads_acks_ = false;  // any of the three before: the policy is told of every ACK
   bool echo_endpoint_ = false;
+  bool collects_int_ = false;     // its data packets collect INT stacks
+  std::uint32_t echo_stack_ = 0;  // the INT stack of the data packet being answered (on_data)
   // The hold of the packet being processed: how long it waited in the receive buffer
   // (0 without one), from the arrival times kept beside the buffer (a ring of them).
   Time hold_;

@@ -10,10 +10,21 @@
 
 namespace fabriclab::fabric {
 
+namespace {
+// The format with the INT header's bytes when the NIC's policy reads INT.
+WireFormat with_int_header(WireFormat w, const NicConfig& nic) {
+  w.int_bytes = cc_policy(nic.congestion_control).feedback & kFeedbackInt
+                    ? kIntHeaderBytes + kIntHopBytes * w.int_max_hops
+                    : 0;
+  return w;
+}
+}  // namespace
+
 Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
     : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
   check_nic_config(nic_);
-  sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu));
+  ctx_.wire = with_int_header(ctx_.wire, nic_);
+  sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, ctx_.wire));
   nic_.ecmp_hash = sw_.hash;
   nic_.ecmp_fields = sw_.hash_fields;
 }
@@ -27,9 +38,9 @@ void check_wire_format(const NicConfig& nic, const WireFormat& w) {
 
 void Network::set_wire_format(const WireFormat& w) {
   if (!nodes_.empty()) throw std::logic_error("Network::set_wire_format after nodes were added");
-  check_wire_format(nic_, w);
-  ctx_.wire = w;
-  sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, w));
+  ctx_.wire = with_int_header(w, nic_);
+  check_wire_format(nic_, ctx_.wire);
+  sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, ctx_.wire));
 }
 
 PortCounters Network::port_counters(const Node& node, std::size_t port, Time end) {
@@ -58,8 +69,8 @@ void Network::release_switch_queues() {
   std::vector<std::vector<Packet*>> lists(split ? run_.parts_.size() : 1);
   for (auto& s : switches_) s->take_queued(lists[split ? run_.part_of_[s->id()] : 0]);
   for (std::size_t q = 0; q < lists.size(); ++q) {
-    Pool<Packet>& pool = split ? run_.parts_[q]->ctx.packets : packets_;
-    for_each_in_turns(lists[q], [&](Packet* p) { pool.release(p); });
+    FabricContext& ctx = split ? run_.parts_[q]->ctx : ctx_;
+    for_each_in_turns(lists[q], [&](Packet* p) { release_packet(ctx, p); });
   }
 }
 
@@ -180,7 +191,8 @@ Time Network::base_rtt_of_longest_path() const {
   if (hosts_.size() < 2) return Time();
   const WireFormat& w = ctx_.wire;
   const auto data = Bytes::from_count(max_frame_bytes(nic_.mtu, w) + w.gap_bytes);
-  const auto ack = Bytes::from_count(std::max(w.header_bytes + kAethBytes, w.min_frame_bytes) + w.gap_bytes);
+  const auto ack = Bytes::from_count(std::max(w.header_bytes + kAethBytes + w.int_bytes, w.min_frame_bytes) +
+                                     w.gap_bytes);
   // Breadth first from host 0, each node's largest cost over its fewest-hop paths.
   const std::size_t n = nodes_.size();
   std::vector<std::int32_t> level(n, -1);
@@ -417,8 +429,12 @@ RunTotals Network::finish() {
   for (auto& b : boxes_) b->drain();
   for (auto& r : reseqs_) r->drain();
   packets_.check_no_leaks();
+  ctx_.telemetry.check_no_leaks();
   for (const auto& part : run_.parts_)
-    if (part->own) part->own->packets.check_no_leaks();
+    if (part->own) {
+      part->own->packets.check_no_leaks();
+      part->own->ctx.telemetry.check_no_leaks();
+    }
   return t;
 }
 

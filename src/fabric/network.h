@@ -53,9 +53,9 @@ class Network final : private FlowEvents {
   static constexpr std::size_t kMaxPorts = 0xfffe;
 
   Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed);
-  // The frame format every node counts (default: RoCEv2 over tagged Ethernet). Before the
-  // first node is added (std::logic_error after); InputError for a frame that cannot
-  // hold the largest payload.
+  // The frame format every node counts (default: RoCEv2 over tagged Ethernet; with the INT
+  // header's bytes when the policy reads INT). Before the first node is added
+  // (std::logic_error after); InputError for a frame that cannot hold the largest payload.
   void set_wire_format(const WireFormat& w);
   const WireFormat& wire_format() const { return ctx_.wire; }
   ~Network();

@@ -39,13 +39,18 @@ struct WireFormat {
   // A PFC frame's size: a 64-byte MAC control frame (the ns-3 RDMA model's is 43 bytes:
   // its PPP framing 14, an IPv4 header 20 and its pause header 9).
   std::uint32_t pfc_frame_bytes = kMinFrameBytes;
+  // INT (telemetry.h): the hop slots of the header, and the bytes it adds to every data
+  // packet and ACK that carries one -- set by the Network from the slots when the
+  // congestion-control policy reads INT, 0 otherwise.
+  std::uint32_t int_max_hops = 5;
+  std::uint32_t int_bytes = 0;
   bool operator==(const WireFormat&) const = default;
 };
 
 // The largest frame a NIC sends with `mtu` bytes of payload: a WRITE's first packet (RETH),
-// its payload padded to 4 bytes.
+// its payload padded to 4 bytes, with an INT header if the format has one.
 constexpr std::uint32_t max_frame_bytes(std::uint32_t mtu, const WireFormat& w = {}) {
-  const std::uint32_t n = w.header_bytes + kRethBytes + mtu + (4 - mtu % 4) % 4;
+  const std::uint32_t n = w.header_bytes + kRethBytes + mtu + (4 - mtu % 4) % 4 + w.int_bytes;
   return n < w.min_frame_bytes ? w.min_frame_bytes : n;
 }
 
@@ -93,21 +98,25 @@ struct alignas(64) Packet {
   std::uint32_t hash_key = 0;       // the 5-tuple's part of the ECMP hash (flow_hash_key)
   std::uint32_t tag = 0;            // data on a connection: its message's tag (MessageEvents); an
                                     // ACK under Swift: the receiver's hold of the data, in ns
+  std::uint32_t telemetry = 0;      // its INT stack in the partition's Telemetry (0 = none): data of
+                                    // a QP whose policy reads INT, and the ACK that echoes it
   std::uint16_t udp_sport = 0;      // RoCEv2 entropy: chosen per QP
   std::uint16_t ingress = 0;        // switch: the local port it arrived on (MMU accounting)
   std::uint16_t frame = 0;          // frame bytes, set by seal() once the headers are chosen
   Opcode opcode = Opcode::rc_write_only;
-  std::uint8_t priority = 0;  // 802.1p / traffic class 0..7
-  std::uint8_t ecn = kEcnNotEct;
+  std::uint8_t priority = 0;         // 802.1p / traffic class 0..7
   std::uint8_t syndrome = kAethAck;  // AETH (ACK/NAK)
-  bool corrupted = false;            // damaged on a link: the receiving MAC discards it
   std::uint8_t ttl = 64;             // IPv4 TTL: each switch takes one; 0 = dropped (a routing loop)
-  std::uint8_t dscp = 0;             // IPv4 DSCP (pcap only: switches queue by `priority`)
-  bool becn = false;                 // BTH BECN on an ACK/NAK: a congestion notification (roce_np.cnp_form)
+  // The IPv4 TOS byte, as on the wire: ECN and DSCP (pcap only: switches queue by `priority`).
+  std::uint8_t ecn : 2 = kEcnNotEct;
+  std::uint8_t dscp : 6 = 0;
+  bool corrupted : 1 = false;  // damaged on a link: the receiving MAC discards it
+  bool becn : 1 = false;       // BTH BECN on an ACK/NAK: a congestion notification (roce_np.cnp_form)
 
-  // The frame's size from its opcode and payload, in format `w`; every hop reads `frame`,
-  // so it is computed once, by whoever builds the packet. A PFC frame is the format's
-  // pfc_frame_bytes (a 64-byte MAC control frame by default).
+  // The frame's size from its opcode and payload (and its INT header, if it carries a
+  // stack), in format `w`; every hop reads `frame`, so it is computed once, by whoever
+  // builds the packet. A PFC frame is the format's pfc_frame_bytes (a 64-byte MAC control
+  // frame by default).
   void seal(const WireFormat& w = {}) {
     if (opcode == Opcode::pfc) {
       frame = static_cast<std::uint16_t>(w.pfc_frame_bytes);
@@ -118,6 +127,7 @@ struct alignas(64) Packet {
     else if (opcode == Opcode::cnp) n += 16;  // reserved
     else if (has_reth(opcode)) n += kRethBytes;
     n += payload + (4 - payload % 4) % 4;  // BTH pad count
+    if (telemetry) n += w.int_bytes;
     frame = static_cast<std::uint16_t>(n < w.min_frame_bytes ? w.min_frame_bytes : n);
   }
   std::uint32_t frame_bytes() const { return frame; }

@@ -113,6 +113,26 @@ const params::Table<DctcpParams>& dctcp_table() {
   return table;
 }
 
+const params::Table<HpccParams>& hpcc_table() {
+  static const auto table = [] {
+    using P = HpccParams;
+    params::Table<P> t;
+    t.custom(
+        {"preset", Kind::choice, "HPCC values before any nic.hpcc key set beside it", "", "", {"paper", "ns3"}},
+        [](P& p, const Value& v) { p = P::preset_named(v.text); }, [](const P& p) { return p.preset; },
+        /*preset=*/true);
+    t.real("eta", &P::eta, "target utilization of the most loaded link", "0.01", "1")
+        .integer("max_stage", &P::max_stage, "additive rounds before a multiplicative step (the paper's maxStage)", 0,
+                 1'000'000)
+        .rate_in("Mbps", "rai", &P::rai, "Mb/s of additive increase, W_AI / T (0 = line / 2500: 40 at 100 Gb/s)", "0",
+                 "10000000")
+        .rate_in("Mbps", "min_rate", &P::min_rate, "Mb/s floor of the rate", "0.001", "10000000")
+        .flag("fast_react", &P::fast_react, "every ACK reacts (without moving the reference), not only one per RTT");
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<TimelyParams>& timely_table() {
   static const auto table = [] {
     using P = TimelyParams;
@@ -208,6 +228,10 @@ const params::Table<WireFormat>& wire_table() {
                  1024)
         .integer("pfc_frame_bytes", &W::pfc_frame_bytes,
                  "a PFC frame's size (a MAC control frame: 64; the ns-3 RDMA model's: 43)", 1, 1518)
+        .integer("int_max_hops", &W::int_max_hops,
+                 "hop slots of the INT header on data and ACKs of a policy that reads INT (hpcc): 8 bytes each after "
+                 "a 2-byte count (5: 42 bytes, as the HPCC ns-3 model's)",
+                 1, kIntHopSlots)
         .choice("serialization", &W::rounding, kWireRoundingNames,
                 "times on the wire exact to the ps (rounded up), or whole ns truncated or rounded to the nearest, as "
                 "another simulator keeps them");
@@ -226,10 +250,10 @@ const params::Table<NicConfig>& nic_table() {
          [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
         .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
-        .integer(
-            "ack_every", &C::ack_every,
-            "RC: one coalesced ACK per this many in-order packets (0 = 1 for dctcp, timely and swift, 8 otherwise)", 0,
-            65536)
+        .integer("ack_every", &C::ack_every,
+                 "RC: one coalesced ACK per this many in-order packets (0 = 1 for dctcp, timely, swift and hpcc, 8 "
+                 "otherwise)",
+                 0, 65536)
         .choice("flow_end", &C::flow_end, kFlowEndNames,
                 "a flow is finished when its last byte is placed, or when its sender has the last ACK (RC)")
         .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
@@ -256,7 +280,8 @@ const params::Table<NicConfig>& nic_table() {
     t.nest("roce_rp", &C::dcqcn, dcqcn_table()).nest("roce_np", &C::cnp, cnp_table());
     t.nest("dctcp", &C::dctcp, dctcp_table())
         .nest("timely", &C::timely, timely_table())
-        .nest("swift", &C::swift, swift_table());
+        .nest("swift", &C::swift, swift_table())
+        .nest("hpcc", &C::hpcc, hpcc_table());
     t.time("base_rtt", &C::base_rtt,
            "unloaded RTT of window policies (0ps = the longest path's: data frames out, ACKs back)", "0ps", "1s");
     return t;

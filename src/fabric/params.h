@@ -20,8 +20,9 @@ namespace fabriclab::fabric {
 
 // The reaction point, in the sysfs names and units of ecn/roce_rp/* (us, Mb/s, /1024).
 const params::Table<DcqcnParams>& dcqcn_table();
-// nic.dctcp.*, nic.timely.*, nic.swift.*: those policies' parameters (cc/dctcp.h, ...).
+// nic.dctcp.*, nic.timely.*, nic.swift.*, nic.hpcc.*: those policies' parameters (cc/dctcp.h, ...).
 const params::Table<DctcpParams>& dctcp_table();
+const params::Table<HpccParams>& hpcc_table();
 const params::Table<TimelyParams>& timely_table();
 const params::Table<SwiftParams>& swift_table();
 // The notification point, ecn/roce_np/*.

@@ -92,8 +92,7 @@ void Port::on_event(std::uint64_t tag) {
       if (sent.pfc_resume) ++pfc_resume_sent_;
       if (tap_) tap_->on_frame(*this, *p, true);
       if (cut_) [[unlikely]] {  // the peer is in another partition: it takes a copy
-        cut_->current->push_back({ctx_->sim.now() + delay_, peer_, ctx_->sim.draw_key(), *p});
-        ctx_->packets.release(p);
+        send_across(p);
       } else {
         // Every frame's arrival is due one propagation delay from now: the simulator's
         // lane for this delay holds these events in order, as the link holds the frames.
@@ -156,9 +155,21 @@ void Port::deliver(Packet* p) {
 
 void Port::deliver_now(Packet* p) { peer_->receive_frame(p); }
 
-void Port::accept_crossing(Time at, std::uint64_t key, const Packet& p) {
+void Port::send_across(Packet* p) {
+  Outbox::Buffer& out = *cut_->current;
+  out.frames.push_back({ctx_->sim.now() + delay_, peer_, ctx_->sim.draw_key(), *p});
+  if (p->telemetry) {
+    out.stacks.push_back(ctx_->telemetry.at(p->telemetry));
+    out.frames.back().packet.telemetry = static_cast<std::uint32_t>(out.stacks.size());
+  }
+  release_packet(*ctx_, p);
+}
+
+void Port::accept_crossing(Time at, std::uint64_t key, const Packet& p, const std::vector<IntStack>& stacks) {
+  if (p.telemetry > stacks.size()) throw std::logic_error("Port::accept_crossing: a frame's INT stack is missing");
   Packet* copy = ctx_->packets.acquire(p);
   copy->next = nullptr;  // the original's queue link means nothing here
+  if (copy->telemetry) copy->telemetry = ctx_->telemetry.adopt(stacks[copy->telemetry - 1]);
   crossed_.push(copy);
   ctx_->sim.schedule_drawn(at, *this, kArrive, key);  // from one part over one delay: in time order
 }
@@ -172,23 +183,23 @@ void Port::receive_frame(Packet* p) {
   }
   if (p->opcode == Opcode::pfc) {
     pause(p->pause_class(), p->pause_quanta());
-    ctx_->packets.release(p);
+    release_packet(*ctx_, p);
     return;
   }
   owner_.receive(*this, p);
 }
 
 void Port::drain() {
-  if (on_wire_) ctx_->packets.release(std::exchange(on_wire_, nullptr));
+  if (on_wire_) release_packet(*ctx_, std::exchange(on_wire_, nullptr));
   while (link_.size() > 0) {
-    ctx_->packets.release(link_.front());
+    release_packet(*ctx_, link_.front());
     link_.pop();
   }
   while (crossed_.size() > 0) {
-    ctx_->packets.release(crossed_.front());
+    release_packet(*ctx_, crossed_.front());
     crossed_.pop();
   }
-  while (!control_.empty()) ctx_->packets.release(control_.pop());
+  while (!control_.empty()) release_packet(*ctx_, control_.pop());
 }
 
 }  // namespace fabriclab::fabric

@@ -164,8 +164,7 @@ void ReorderBox::on_arrival(Packet* p) {
 }
 
 void ReorderBox::duplicate(Packet* p) {
-  Packet* copy = ctx_.packets.acquire(*p);
-  copy->next = nullptr;
+  Packet* copy = copy_packet(ctx_, *p);
   ++duplicated_;
   ++ctx_.ledger.data_packets_duplicated;
   ctx_.ledger.data_bytes_duplicated += p->payload;
@@ -227,7 +226,7 @@ void ReorderBox::on_event(std::uint64_t /*tag*/) {
 }
 
 void ReorderBox::drain() {
-  for (auto& h : holding_) ctx_.packets.release(h.packet);
+  for (auto& h : holding_) release_packet(ctx_, h.packet);
   holding_.clear();
 }
 

@@ -90,7 +90,7 @@ void Resequencer::on_event(std::uint64_t tag) {
 
 void Resequencer::drain() {
   for (auto& [k, q] : qps_) {
-    for (auto& [psn, h] : q.held) ctx_.packets.release(h.packet);
+    for (auto& [psn, h] : q.held) release_packet(ctx_, h.packet);
     q.held.clear();
   }
   occupancy_ = 0;

@@ -184,17 +184,22 @@ void Run::exchange_window(int window) {
       const auto [lo, hi] = parts_of_rank(r);
       for (std::uint32_t q = first_part_; q < end_part_; ++q)
         for (std::uint32_t to = lo; to < hi; ++to) {
-          auto& frames = parts_[q]->out[to].window[window].frames;
-          out.put(static_cast<std::uint64_t>(frames.size()));
-          for (const Crossing& c : frames) {
+          Outbox::Buffer& buf = parts_[q]->out[to].window[window];
+          out.put(static_cast<std::uint64_t>(buf.frames.size()));
+          for (const Crossing& c : buf.frames) {
             out.put(c.at);
             out.put(c.key);
             out.put(c.to->owner().id());
             out.put(c.to->index());
             out.put(c.packet);
           }
-          rank_stats_.frames_out += frames.size();
-          frames.clear();
+          out.put(static_cast<std::uint64_t>(buf.stacks.size()));
+          for (const IntStack& st : buf.stacks) {  // the records taken, not the empty slots
+            out.put(st.hops);
+            for (std::uint8_t i = 0; i < st.hops; ++i) out.put(st.hop[i]);
+          }
+          rank_stats_.frames_out += buf.frames.size();
+          buf.clear();
         }
       if (net_.coordinator_ && !coordinator_failed_)
         net_.coordinator_->share(out);  // what the parts did that steps read
@@ -214,7 +219,8 @@ void Run::exchange_window(int window) {
     for (std::uint32_t q = lo; q < hi; ++q) parts_[q]->seen[window] = in.get<Seen>();
     for (std::uint32_t q = lo; q < hi; ++q)
       for (std::uint32_t to = first_part_; to < end_part_; ++to) {
-        auto& frames = parts_[q]->out[to].window[window].frames;
+        Outbox::Buffer& buf = parts_[q]->out[to].window[window];
+        auto& frames = buf.frames;
         for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
           const auto at = in.get<Time>();
           const auto key = in.get<std::uint64_t>();
@@ -224,6 +230,13 @@ void Run::exchange_window(int window) {
             throw std::logic_error(
                 fmt::format("a frame from process {} arrives at node {} port {}, not in the network", r, node, port));
           frames.push_back({at, &net_.nodes_[node]->port(port), key, in.get<Packet>()});
+        }
+        for (auto n = in.get<std::uint64_t>(); n > 0; --n) {
+          IntStack& st = buf.stacks.emplace_back();
+          st.hops = in.get<std::uint8_t>();
+          if (st.hops > kIntHopSlots)
+            throw std::logic_error(fmt::format("process {} sent an INT stack of {} hops", r, st.hops));
+          for (std::uint8_t i = 0; i < st.hops; ++i) st.hop[i] = in.get<IntHop>();
         }
       }
     if (net_.coordinator_ && !coordinator_failed_) net_.coordinator_->take_shared(in);
@@ -272,9 +285,9 @@ void Run::rethrow_any_failure() {
 
 void Run::hand_over(std::uint32_t to, int window) {
   for (auto& from : parts_) {
-    auto& frames = from->out[to].window[window].frames;
-    for (const Crossing& c : frames) c.to->accept_crossing(c.at, c.key, c.packet);
-    frames.clear();
+    Outbox::Buffer& buf = from->out[to].window[window];
+    for (const Crossing& c : buf.frames) c.to->accept_crossing(c.at, c.key, c.packet, buf.stacks);
+    buf.clear();
   }
 }
 
@@ -548,7 +561,7 @@ void Run::run_windows(Time stop, Time slice, const std::function<void(Time)>& pr
       const Time boundary = until + Time::from_ps(1);  // every event before it has run
       for (std::uint32_t q = first_part_ + t; q < end_part_; q += threads) {
         Part& part = *parts_[q];
-        for (Outbox& o : part.out) o.current = &o.window[w].frames;
+        for (Outbox& o : part.out) o.current = &o.window[w];
         if (!part.error) {
           try {
             part.sim.run(until);

@@ -6,6 +6,8 @@
 #include <map>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "fabric/port.h"
 
@@ -340,6 +342,9 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
     const std::int64_t size = p->frame_bytes();
     sp.queue_bytes[c] -= size;
     sp.queued -= size;
+    // INT: a data packet records this hop as it starts onto the link (the queue without it).
+    if (p->telemetry && is_data(p->opcode)) [[unlikely]]  // (an ACK carries an echo)
+      stamp_int(*p, sp, port);
     return p;
   };
   const std::uint8_t strict = path_.strict;
@@ -380,6 +385,18 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
 }
 
 Packet* Switch::next_packet(Port& port) { return dequeue(ports_[port.index()], port); }
+
+void Switch::stamp_int(Packet& p, const SwitchPort& sp, const Port& port) {
+  const IntHop hop{ctx_->sim.now(), port.tx_bytes() + port.tx_packets() * ctx_->wire.gap_bytes,
+                   static_cast<std::uint64_t>(sp.queued), port.rate()};
+  if (ctx_->telemetry.push(p.telemetry, hop, ctx_->wire.int_max_hops)) return;
+  const std::string why = fmt::format(
+      "switch {}: a packet of flow {} (host {} to host {}) crosses more than wire.int_max_hops = {} switches: its "
+      "INT header has no slot for this one (raise wire.int_max_hops, at most {})",
+      name(), p.flow, p.src, p.dst, ctx_->wire.int_max_hops, kIntHopSlots);
+  release_packet(*ctx_, &p);  // the run ends here: the packet goes back, not into a port
+  throw InputError(why);
+}
 
 void Switch::transmitted(Port& /*port*/, const SentFrame& f) {
   if (!f.pfc && !path_.release_at_start) release(f.ingress, f.priority, f.frame_bytes);

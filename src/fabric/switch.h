@@ -208,6 +208,10 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta);
   std::uint16_t choose_egress(const Packet& p);
   Packet* dequeue(SwitchPort& sp, Port& port);
+  // INT: `p`, a data packet with a stack, records this hop (telemetry.h); out of line, so
+  // that the runs without INT keep dequeue's fast path small. Throws InputError when the
+  // stack has no slot left.
+  [[gnu::noinline]] void stamp_int(Packet& p, const SwitchPort& sp, const Port& port);
   void maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio);
 
   // Members in the order a packet reads them, the switch line-aligned: the part of the

@@ -74,7 +74,17 @@ std::size_t append_fcs(std::uint8_t* frame, std::size_t len) {
   return len + 4;
 }
 
-std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out) {
+std::uint64_t int_hop_word(const IntHop& h) {
+  std::uint64_t code = 7;
+  const std::int64_t rates[] = {25'000'000'000, 50'000'000'000, 100'000'000'000, 200'000'000'000, 400'000'000'000};
+  for (std::uint64_t i = 0; i < 5; ++i)
+    if (h.rate.bps() == rates[i]) code = i;
+  const auto ns = static_cast<std::uint64_t>(h.at.ps() / 1000);
+  const std::uint64_t qlen = std::min<std::uint64_t>(h.qlen / 80, (1u << 17) - 1);
+  return code << 61 | (ns & 0xffffff) << 37 | (h.tx_bytes / 128 & 0xfffff) << 17 | qlen;
+}
+
+std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out, IntOnWire telemetry) {
   if (p.opcode == Opcode::pfc) {
     std::memset(out, 0, 60);
     const std::uint8_t dst[6] = {0x01, 0x80, 0xc2, 0x00, 0x00, 0x01};
@@ -91,7 +101,9 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   if (p.opcode == Opcode::rc_ack) transport += 4;
   else if (p.opcode == Opcode::cnp) transport += 16;
   else if (has_reth(p.opcode)) transport += 16;
-  const std::uint32_t ip_len = 20 + 8 + transport + p.payload + pad + 4;
+  const bool with_int = p.telemetry && telemetry.stack;
+  const std::uint32_t int_len = with_int ? kIntHeaderBytes + kIntHopBytes * telemetry.slots : 0;
+  const std::uint32_t ip_len = 20 + 8 + transport + p.payload + pad + int_len + 4;
   if (18 + ip_len > kMaxFrameBytes) throw std::logic_error("encode_frame: frame larger than kMaxFrameBytes");
 
   std::uint8_t* b = out;
@@ -134,6 +146,17 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   std::uint8_t* payload = ext + ext_len;
   std::memset(payload, 0, p.payload + pad);
   std::uint8_t* icrc = payload + p.payload + pad;
+  if (with_int) {
+    const IntStack& s = *telemetry.stack;
+    std::memset(icrc, 0, int_len);
+    put16(icrc, s.hops);
+    for (std::uint32_t i = 0; i < s.hops && i < telemetry.slots; ++i) {
+      const std::uint64_t w = int_hop_word(s.hop[i]);
+      put32(icrc + kIntHeaderBytes + kIntHopBytes * i, static_cast<std::uint32_t>(w >> 32));
+      put32(icrc + kIntHeaderBytes + kIntHopBytes * i + 4, static_cast<std::uint32_t>(w));
+    }
+    icrc += int_len;
+  }
   const std::uint32_t c = roce_icrc(ip, static_cast<std::size_t>(icrc - ip));
   icrc[0] = static_cast<std::uint8_t>(c);
   icrc[1] = static_cast<std::uint8_t>(c >> 8);

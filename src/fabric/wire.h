@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "fabric/packet.h"
+#include "fabric/telemetry.h"
 
 namespace fabriclab::fabric {
 
@@ -22,8 +23,21 @@ inline constexpr std::size_t kMaxFrameBytes = 9216;
 
 // Writes the frame into `out` (kMaxFrameBytes) and returns its length. `sender_mac` is the
 // source MAC of a PFC frame (the port that sends it); data, ACK and CNP frames carry the
-// hosts' MACs.
-std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out);
+// hosts' MACs. A packet with an INT stack (`telemetry`) carries HPCC's INT header between
+// its payload (with its pad) and the ICRC, counted in the IP and UDP lengths and covered
+// by the ICRC, so that dissectors show it as the last bytes of the RDMA payload (or, on
+// an ACK, as data after the AETH): a 2-byte hop count, then `slots` 8-byte words, big
+// endian, one per hop in the order the switches were crossed (unused ones zero):
+//   bits 63..61  the hop's line rate: 0 25G, 1 50G, 2 100G, 3 200G, 4 400G, 7 another
+//   bits 60..37  the time the packet started leaving the port, ns mod 2^24
+//   bits 36..17  the bytes the port had sent, 128-byte units mod 2^20
+//   bits 16..0   the bytes queued at the port, 80-byte units (at most 2^17 - 1)
+// (the fields of the HPCC ns-3 model's IntHop at INT_MULTI = 1, in a layout of our own;
+// the simulation reads the exact values).
+std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out,
+                         IntOnWire telemetry = {});
+// One hop's 8-byte word in that header.
+std::uint64_t int_hop_word(const IntHop& h);
 
 // Appends the Ethernet FCS to the `len` bytes of a frame at `frame` (CRC-32 of them, least
 // significant byte first, as it goes on the wire) and returns the new length; `frame` has

@@ -35,7 +35,7 @@ class Feed {
     p.dst_qp = qp;
     p.psn = psn;
     p.payload = payload;
-    p.ecn = ecn;
+    p.ecn = ecn & 3;
     p.opcode = Opcode::rc_write_middle;
     return p;
   }

@@ -290,6 +290,18 @@ expect run-dcqcn 0 '"preset": "paper"' -- bash -c "'$fl' run '$examples/incast.t
   --set nic.congestion_control=dcqcn --set nic.roce_rp.preset=paper >/dev/null && cat '$tmp/dcqcn/summary.json'"
 expect run-dcqcn-bad-preset 2 "nic.roce_rp.preset.*nvidia, paper" -- \
   "$fl" run "$examples/incast.toml" --set nic.roce_rp.preset=mellanox
+# INT (HPCC): every data frame and ACK carries the 42-byte header before the ICRC (a 1 MB
+# flow of 4096-byte packets: 4216 first with its RETH, 4200, then 576 bytes in 680; ACKs
+# 108), and every ACK through sw0 port 0 echoes one hop (UDP payload bytes 16-17, after
+# BTH and AETH) whose word starts with rate code 2, 100 Gb/s (a first hex digit of 4 or 5).
+"$fl" run "$examples/incast.toml" --out "$tmp/int" --set nic.congestion_control=hpcc --set output.pcap=sw0:0 \
+  >/dev/null 2>&1
+expect pcap-int-sizes 0 '^108 680 4200 4216$' -- bash -c "tshark -r '$tmp/int/sw0-p0.pcap' -T fields -e frame.len \
+  2>/dev/null | sort -un | paste -sd ' '"
+expect pcap-int-echo 0 '^[1-9][0-9]* acks, all one hop at 100G$' -- bash -c "tshark -r '$tmp/int/sw0-p0.pcap' \
+  -Y 'infiniband.bth.opcode == 17' -T fields -e udp.payload 2>/dev/null |
+  awk '{n++; if (substr(\$1, 33, 4) == \"0001\" && substr(\$1, 37, 1) ~ /[45]/) ok++}
+       END{print n \" acks, \" (ok == n ? \"all one hop at 100G\" : ok \" of them one hop at 100G\")}'"
 
 # fabriclab offload: the timed NIC model on the shipped workload.
 expect offload 0 'offload.toml: 32 collectives, 32 offloaded, 0 in software' -- \

@@ -161,6 +161,9 @@ split_runs fat-tree "$examples/leaf-spine.toml" --set topology.kind=fat_tree --s
 # A policy that reads ACKs, with the receiver's hold and the hops echoed on them (Swift,
 # the NICs draining their receive buffers at 80 Gb/s).
 split_runs incast-swift "$examples/incast.toml" --set nic.congestion_control=swift --set nic.rx_rate=80Gbps
+# INT stacks crossing between ranks beside their frames (HPCC on the leaf-spine: three
+# switches per path, links between ranks).
+split_runs leaf-spine-hpcc "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc
 # Collectives on the NIC engine: each rank steps its copy of the NIC model, the copies
 # share their parts' progress before each step; four ring allreduces beside an incast,
 # then the same in software (fallback, 100 counters: a 64-rank ring needs 126), then on

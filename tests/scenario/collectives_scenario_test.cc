@@ -313,7 +313,9 @@ training.buckets = 4
     EXPECT_EQ(stall.number(b, "counters_max_per_nic"), 14);
     EXPECT_EQ(stall.text(b, "path"), "offloaded");
     EXPECT_NEAR(stall.number(b, "issue_ns"), 5000, 1e-3);  // compute after the start
-    if (b > 0) EXPECT_GE(stall.number(b, "start_ns"), stall.number(b - 1, "done_ns"));
+    if (b > 0) {
+      EXPECT_GE(stall.number(b, "start_ns"), stall.number(b - 1, "done_ns"));
+    }
   }
   EXPECT_GT(stall.number(3, "stall_ns"), 0);
   const CsvTable fallback = run({"nic.counters=16", "traffic.training.policy=fallback"});

@@ -72,6 +72,44 @@ TEST(FabricScenario, IncastUnderDctcpEchoesMarksAndNeverPauses) {
   EXPECT_LT(o.fct->max.ps(), us(1340).ps() * 102 / 100);
 }
 
+// The incast example under HPCC: the first round trip sends a window (one BDP) from each
+// of the 16 senders into the receiver's port at once; from then on the senders pace below
+// the link, so after that burst has drained the queue holds at most about one packet per
+// sender (16 data frames of 4220 bytes), where DCQCN's sits at its marking thresholds (a
+// mean of 1.6 MB here). Nothing is paused, nothing sent again. Stopped while packets are
+// in flight, the run returns every INT stack they carried (a leak would throw).
+TEST(FabricScenario, IncastUnderHpccKeepsTheQueueNearEmptyAndNeverPauses) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "hpcc";
+  const std::string file = kExamples + "/incast.toml";
+  const FabricOutcome o = run_fabric(resolve(fabric_parameters(), file,
+                                             {"nic.congestion_control=hpcc", "output.timeseries_interval=1us",
+                                              "output.timeseries_ports=sw0:0"}),
+                                     {.scenario = "incast", .out_dir = dir.string()});
+  ASSERT_TRUE(o.totals.all_finished);
+  EXPECT_EQ(o.pfc_frames, 0u);
+  EXPECT_EQ(o.cnps_sent, 0u);
+  EXPECT_EQ(o.retransmitted, 0u);
+  const CsvTable q = read_csv(dir / "queues.csv");
+  double after = 0;
+  std::size_t samples = 0;
+  for (std::size_t r = 0; r < q.rows(); ++r)
+    if (q.number(r, "time_ns") >= 300e3) {
+      after = std::max(after, q.number(r, "queue_bytes"));
+      ++samples;
+    }
+  EXPECT_GT(samples, 1000u);
+  EXPECT_LE(after, 16 * 4220.0);
+  const nlohmann::json j = read_json(dir / "summary.json");
+  EXPECT_EQ(j["congestion_control"]["hpcc"]["eta"], "0.95");
+  EXPECT_GT(j["totals"]["max_switch_queue_bytes"].get<double>(), 16 * 50e3);  // the first round trip's burst
+  const FabricOutcome early = run_fabric(resolve(fabric_parameters(), file,
+                                                 {"nic.congestion_control=hpcc", "sim.stop_time=50us"}),
+                                         {.scenario = "incast", .out_dir = dir.string()});
+  EXPECT_EQ(early.totals.flows_finished, 0u);
+  EXPECT_GT(early.totals.in_flight_data_packets, 0u);
+  std::filesystem::remove_all(dir);
+}
+
 // summary.json's mean flow completion time and deepest switch queue (what `tune` can
 // minimise or bound): the mean of flows.csv's fct_ns and the largest max_queue_bytes of
 // ports.csv's switch ports. On the incast example the queue must have passed WRED's Kmax
@@ -121,7 +159,8 @@ TEST(FabricScenario, ExamplesSplitInPartsGiveTheUndividedOutputs) {
       {"leaf-spine", {"topology.kind=fat_tree", "topology.k=4"}},
       {"incast", {"nic.congestion_control=dctcp"}},
       {"leaf-spine", {"nic.congestion_control=timely", "nic.timely.preset=ns3-vwin"}},
-      {"incast", {"nic.congestion_control=swift", "nic.rx_rate=80Gbps"}}};
+      {"incast", {"nic.congestion_control=swift", "nic.rx_rate=80Gbps"}},
+      {"leaf-spine", {"nic.congestion_control=hpcc"}}};
   for (const auto& [example, sets] : cases) {
     const std::string file = kExamples + "/" + example + ".toml";
     const FabricOutcome whole = run_fabric(resolve(fabric_parameters(), file, sets),

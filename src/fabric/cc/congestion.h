@@ -15,6 +15,8 @@
 //   - endpoint delays (`endpoint`): every ACK carries how long the receiver held the
 //     packet it answers (its receive buffer's wait) and the switches that packet crossed
 //     (from its TTL); the sender adds its own hold of the ACK.
+//   - INT (`int`): every data packet collects a record per switch (telemetry.h) and the ACK
+//     or NAK that answers it echoes them.
 // A new policy is its own files in this folder (its class; its parameter struct, a
 // NicConfig field, and its table in fabric/params.cc) and one entry in that list;
 // make_congestion_control() and the NIC stay as they are.
@@ -28,6 +30,7 @@
 
 #include "core/simulator.h"
 #include "core/units.h"
+#include "fabric/telemetry.h"
 
 namespace fabriclab::fabric {
 
@@ -40,15 +43,16 @@ inline std::uint64_t rate_bdp_window(std::uint64_t bdp, std::int64_t rate_bps, s
 
 // What an ACK or NAK told the sender, as a policy reads it.
 struct AckInfo {
-  std::uint32_t acked = 0;        // the PSN the receiver expects next: all before it arrived
-  std::uint32_t next_psn = 0;     // the sender's next PSN to send (snd_nxt) as the ACK arrives
-  Time rtt = Time::max();         // the RTT sample it gives (max: none, e.g. a NAK or a duplicate)
-  bool ecn_echo = false;          // a packet it acknowledges was CE-marked (ecn_echo policies)
-  bool nak = false;               // a NAK: the receiver saw a gap at `acked`
-  std::uint32_t newly_acked = 0;  // packets it acknowledged that none had before
-  std::uint8_t hops = 0;          // endpoint policies: switches the data it answers crossed
-  Time remote_hold;               // endpoint policies: the receiver's hold of that data (to 1 ns)
-  Time local_hold;                // the sender's hold of the ACK (its receive buffer's wait)
+  std::uint32_t acked = 0;              // the PSN the receiver expects next: all before it arrived
+  std::uint32_t next_psn = 0;           // the sender's next PSN to send (snd_nxt) as the ACK arrives
+  Time rtt = Time::max();               // the RTT sample it gives (max: none, e.g. a NAK or a duplicate)
+  bool ecn_echo = false;                // a packet it acknowledges was CE-marked (ecn_echo policies)
+  bool nak = false;                     // a NAK: the receiver saw a gap at `acked`
+  std::uint32_t newly_acked = 0;        // packets it acknowledged that none had before
+  std::uint8_t hops = 0;                // endpoint policies: switches the data it answers crossed
+  Time remote_hold;                     // endpoint policies: the receiver's hold of that data (to 1 ns)
+  Time local_hold;                      // the sender's hold of the ACK (its receive buffer's wait)
+  const IntStack* telemetry = nullptr;  // int policies: the INT stack the ACK echoes (none: nullptr)
 };
 
 class CongestionControl {
@@ -112,10 +116,12 @@ enum CcFeedback : std::uint8_t {
   kFeedbackRtt = 4,
   kFeedbackWindow = 8,
   kFeedbackEndpoint = 16,
+  kFeedbackInt = 32,
 };
 // A policy with any of these reads its ACKs: it is told of every one (on_ack), needs the
 // reliable transport and, by default, an ACK per packet (ack_every_of).
-inline constexpr std::uint8_t kFeedbackFromAcks = kFeedbackEcnEcho | kFeedbackRtt | kFeedbackWindow | kFeedbackEndpoint;
+inline constexpr std::uint8_t kFeedbackFromAcks = kFeedbackEcnEcho | kFeedbackRtt | kFeedbackWindow |
+                                                  kFeedbackEndpoint | kFeedbackInt;
 
 struct CcPolicy {
   std::string_view name;

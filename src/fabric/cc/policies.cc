@@ -5,6 +5,7 @@
 #include "fabric/cc/congestion.h"
 #include "fabric/cc/dcqcn.h"
 #include "fabric/cc/dctcp.h"
+#include "fabric/cc/hpcc.h"
 #include "fabric/cc/swift.h"
 #include "fabric/cc/timely.h"
 #include "fabric/host.h"
@@ -27,6 +28,10 @@ const std::vector<CcPolicy>& cc_policies() {
       {"dctcp", kFeedbackEcnEcho | kFeedbackWindow, [](const NicConfig& nic) { nic.dctcp.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
          return std::make_unique<Dctcp>(nic.dctcp, ctx);
+       }},
+      {"hpcc", kFeedbackInt | kFeedbackWindow, [](const NicConfig& nic) { nic.hpcc.validate(); },
+       [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
+         return std::make_unique<Hpcc>(nic.hpcc, ctx);
        }},
       {"swift", kFeedbackRtt | kFeedbackWindow | kFeedbackEndpoint, [](const NicConfig& nic) { nic.swift.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {

@@ -1,4 +1,4 @@
-// What the rate policies that read ACKs share (DCTCP, TIMELY): a rate between a floor and
+// What the rate policies that read ACKs share (DCTCP, TIMELY, HPCC): a rate between a floor and
 // the line, whose rises wake the NIC (RateListener), and optionally the HPCC ns-3 model's
 // variable window at that rate (VAR_WIN): W = max(1, BDP x R / line) bytes, BDP = line x
 // base RTT.
@@ -41,6 +41,13 @@ class RateWithWindow : public CongestionControl {
   }
   // R = max(floor, R x factor), truncated to the bit per second.
   void cut(double factor) { rate_ = std::max(min_, static_cast<std::int64_t>(static_cast<double>(rate_) * factor)); }
+  // R = `bps` within [floor, line], and the NIC told if it rose.
+  void set_rate(std::int64_t bps) {
+    const std::int64_t before = rate_;
+    rate_ = std::clamp(bps, min_, line_);
+    if (rate_ > before && listener_) listener_->rate_raised(qp_);
+  }
+  std::int64_t line_bps() const { return line_; }
 
  private:
   RateListener* listener_;

@@ -240,6 +240,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   if (s.nic.congestion_control == "dctcp") cc["dctcp"] = echo(fabric::dctcp_table(), s.nic.dctcp);
   if (s.nic.congestion_control == "timely") cc["timely"] = echo(fabric::timely_table(), s.nic.timely);
   if (s.nic.congestion_control == "swift") cc["swift"] = echo(fabric::swift_table(), s.nic.swift);
+  if (s.nic.congestion_control == "hpcc") cc["hpcc"] = echo(fabric::hpcc_table(), s.nic.hpcc);
   if (fabric::cc_policy(s.nic.congestion_control).feedback & fabric::kFeedbackFromAcks)
     cc["base_rtt_ns"] = ns_text(net.base_rtt());
   cc["ack_every"] = fabric::ack_every_of(s.nic);

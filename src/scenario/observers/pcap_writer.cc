@@ -82,9 +82,9 @@ void PcapWriter::on_frame(const fabric::Port& port, const fabric::Packet& p, boo
   if (o_.psn_offset != 0 && p.opcode != fabric::Opcode::pfc) {
     fabric::Packet shifted = p;
     shifted.psn = (p.psn + o_.psn_offset) & fabric::kPsnMask;
-    n = fabric::encode_frame(shifted, mac, buf_.data());
+    n = fabric::encode_frame(shifted, mac, buf_.data(), port.int_header(p));
   } else {
-    n = fabric::encode_frame(p, mac, buf_.data());
+    n = fabric::encode_frame(p, mac, buf_.data(), port.int_header(p));
   }
   if (o_.fcs) n = fabric::append_fcs(buf_.data(), n);
   const std::int64_t ns = sim_.now().ps() / 1000;
