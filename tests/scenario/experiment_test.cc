@@ -155,6 +155,38 @@ TEST(Experiment, EcmpPolarizesWithASharedSeedAndSprayingSpreads) {
   EXPECT_GT(spray.at("reordered_accepted").get<double>(), 0);  // the window did absorb reordering
 }
 
+// Every policy on the three scenarios, with PFC and without (512 KB flows). With PFC
+// nothing is dropped, whatever the policy; on the incast, no congestion control pauses
+// the senders while DCTCP, Swift and HPCC keep the receiver's port below the pause
+// threshold and so also lose nothing without PFC, where no congestion control drops and
+// goes back N.
+TEST(Experiment, TransportsComparesEveryPolicyWithAndWithoutPfc) {
+  const fs::path out = temp("exp_transports");
+  const ExperimentOutcome o = run("transports", out, {"traffic.bytes=512KB"});
+  const auto& runs = o.results.at("runs");
+  ASSERT_EQ(runs.size(), 36u);  // 3 scenarios x 6 policies x PFC on and off
+  const auto row = [&](const std::string& scenario, const std::string& policy, bool pfc) {
+    for (const auto& r : runs)
+      if (r.at("scenario") == scenario && r.at("policy") == policy && r.at("pfc").get<bool>() == pfc) return r;
+    throw std::runtime_error("no run " + scenario + " " + policy);
+  };
+  for (const auto& r : runs)
+    if (r.at("pfc").get<bool>()) {
+      EXPECT_EQ(r.at("drops").get<double>(), 0) << r.at("scenario") << " " << r.at("policy");
+      EXPECT_EQ(r.at("finished"), r.at("flows")) << r.at("scenario") << " " << r.at("policy");
+    }
+  EXPECT_GT(row("incast", "none", true).at("pfc_frames").get<double>(), 0);
+  for (const char* p : {"dctcp", "swift", "hpcc"}) {
+    EXPECT_EQ(row("incast", p, true).at("pfc_frames").get<double>(), 0) << p;
+    EXPECT_EQ(row("incast", p, false).at("drops").get<double>(), 0) << p;
+  }
+  const auto& lossy = row("incast", "none", false);
+  EXPECT_GT(lossy.at("drops").get<double>(), 0);
+  EXPECT_GT(lossy.at("retransmitted_packets").get<double>(), 0);
+  for (const char* f : {"incast_fct.png", "permutation_fct.png", "training_fct.png", "incast_queue.png", "results.csv"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+}
+
 // Hold depths K on one of two round-robin paths reorder the flow by about 2K packets:
 // go-back-N absorbs none of it; a window of W absorbs every extent up to W (hold 16:
 // extent 32 for W = 32) and NAKs the first one beyond; a switch re-sequencer of B

@@ -57,6 +57,7 @@ Definition ecn_cnp_pfc();           // ecn_cnp_pfc.cc
 Definition ecmp_vs_spray();         // ecmp_vs_spray.cc
 Definition reorder();               // reorder.cc
 Definition collectives();           // collectives.cc
+Definition transports();            // transports.cc
 
 // Numbers as the reports show them: one or two decimals, a share in percent.
 std::string f1(double x);

@@ -27,7 +27,8 @@ namespace {
 const std::vector<Definition>& definitions() {
   static const std::vector<Definition> d = {experiments::training(),    experiments::congestion_spreading(),
                                             experiments::ecn_cnp_pfc(), experiments::ecmp_vs_spray(),
-                                            experiments::reorder(),     experiments::collectives()};
+                                            experiments::reorder(),     experiments::collectives(),
+                                            experiments::transports()};
   return d;
 }
 
