@@ -226,7 +226,7 @@ expect static-route-bad-port 2 "routing.static: 's1 h1 5': port '5': s1 has port
 expect run-timeseries 0 'outputs' -- "$fl" run "$examples/incast.toml" --out "$tmp/ts" \
   --set output.timeseries_interval=100us --set output.timeseries_ports=sw0:0
 expect ts-queue-rows 0 '^15$' -- bash -c "wc -l <'$tmp/ts/queues.csv'"
-expect ts-queue-deep 0 '^100000.000,sw0,0,[1-9][0-9]{5,}$' -- cat "$tmp/ts/queues.csv"
+expect ts-queue-deep 0 '^100000.000,sw0,0,[1-9][0-9]{5,},0.000$' -- cat "$tmp/ts/queues.csv"
 expect ts-qp-rows 0 '^225$' -- bash -c "wc -l <'$tmp/ts/qps.csv'"
 expect ts-host-port 2 'output.timeseries_ports: h1 is a host' -- "$fl" run "$examples/incast.toml" \
   --out "$tmp/x" --set output.timeseries_interval=100us --set output.timeseries_ports=h1

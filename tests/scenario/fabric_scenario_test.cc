@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -107,6 +108,40 @@ TEST(FabricScenario, IncastUnderHpccKeepsTheQueueNearEmptyAndNeverPauses) {
                                          {.scenario = "incast", .out_dir = dir.string()});
   EXPECT_EQ(early.totals.flows_finished, 0u);
   EXPECT_GT(early.totals.in_flight_data_packets, 0u);
+  std::filesystem::remove_all(dir);
+}
+
+// queues.csv's paused_ns is each sampled port's paused time so far: it never goes down,
+// and at the last sample it is ports.csv's paused_ns less at most what the 8 priorities
+// could add between that sample and the end. The congestion-spreading example pauses the
+// link into its congested switch.
+TEST(FabricScenario, TheTimeSeriesFollowsEachPortsPausedTime) {
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "paused_series";
+  const FabricOutcome o = run_fabric(resolve(fabric_parameters(), kExamples + "/congestion-spreading.toml",
+                                             {"output.timeseries_interval=20us"}),
+                                     {.scenario = "congestion-spreading", .out_dir = dir.string()});
+  ASSERT_GT(o.pfc_frames, 0u);
+  const CsvTable q = read_csv(dir / "queues.csv"), ports = read_csv(dir / "ports.csv");
+  std::map<std::pair<std::string, double>, std::pair<double, double>> last;  // port -> (time, paused)
+  for (std::size_t r = 0; r < q.rows(); ++r) {
+    const auto key = std::pair{q.text(r, "node"), q.number(r, "port")};
+    const double t = q.number(r, "time_ns"), paused = q.number(r, "paused_ns");
+    if (const auto it = last.find(key); it != last.end()) {
+      EXPECT_GE(paused, it->second.second) << key.first << ":" << key.second;
+    }
+    last[key] = {t, paused};
+  }
+  const double end = static_cast<double>(o.totals.end.ps()) / 1000;
+  int paused_ports = 0;
+  for (std::size_t r = 0; r < ports.rows(); ++r) {
+    const auto it = last.find({ports.text(r, "node"), ports.number(r, "port")});
+    if (it == last.end()) continue;  // a host port: not sampled
+    const double total = ports.number(r, "paused_ns");
+    EXPECT_LE(it->second.second, total + 1e-3);
+    EXPECT_GE(it->second.second, total - 8 * (end - it->second.first) - 1e-3);
+    paused_ports += total > 0;
+  }
+  EXPECT_GT(paused_ports, 0);
   std::filesystem::remove_all(dir);
 }
 

@@ -20,7 +20,7 @@ TimeSeries::TimeSeries(fabric::Network& net, Time interval, const std::string& d
   queues_.open(path("queues.csv"));
   qps_.open(path("qps.csv"));
   if (!queues_ || !qps_) throw InputError(dir + ": cannot write queues.csv and qps.csv");
-  queues_ << "time_ns,node,port,queue_bytes\n";
+  queues_ << "time_ns,node,port,queue_bytes,paused_ns\n";
   qps_ << "time_ns,host,qp,flow,rate_gbps,target_gbps,alpha,acked_bytes,window_bytes,rtt_ns\n";
   net.sim().schedule_in(Time(), *this, 0);
 }
@@ -34,7 +34,9 @@ void TimeSeries::sample() {
   ++samples_;
   const Time now = net_.sim().now();
   const std::string t = ns_text(now);
-  for (const auto& [sw, p] : ports_) queues_ << fmt::format("{},{},{},{}\n", t, sw->name(), p, sw->queued_bytes(p));
+  for (const auto& [sw, p] : ports_)
+    queues_ << fmt::format("{},{},{},{},{}\n", t, sw->name(), p, sw->queued_bytes(p),
+                           ns_text(sw->port(p).paused_time(now)));
   for (std::uint32_t h = 0; h < net_.host_count(); ++h)
     net_.host(h).for_each_send_qp([&](std::uint32_t qp, std::uint32_t flow, const fabric::CongestionControl& cc,
                                       std::uint64_t acked) {
