@@ -34,11 +34,7 @@ class RateWithWindow : public CongestionControl {
         bdp_(static_cast<std::uint64_t>(bytes_in(ctx.line, ctx.base_rtt).count())),
         window_(window) {}
   // R = min(line, R + step), and the NIC told if it rose.
-  void raise(std::int64_t step) {
-    if (rate_ >= line_) return;
-    rate_ = std::min(line_, rate_ + step);
-    if (listener_) listener_->rate_raised(qp_);
-  }
+  void raise(std::int64_t step) { set_rate(rate_ + step); }
   // R = max(floor, R x factor), truncated to the bit per second.
   void cut(double factor) { rate_ = std::max(min_, static_cast<std::int64_t>(static_cast<double>(rate_) * factor)); }
   // R = `bps` within [floor, line], and the NIC told if it rose.

@@ -67,12 +67,7 @@ struct Row {
 };
 
 Row row_of(const Ran& run, const char* buf, const Wred& w, const char* cnp, const char* preset) {
-  double first = 1e300, last = 0, bytes = 0;
-  for (std::size_t fi = 0; fi < run.flows.rows(); ++fi) {
-    first = std::min(first, run.flows.number(fi, "start_ns", 1e300));
-    last = std::max(last, run.flows.number(fi, "finish_ns", 0));
-    bytes += run.flows.number(fi, "bytes");
-  }
+  const FlowSpan span = flow_span(run.flows);
   double queue = 0;
   for (std::size_t p = 0; p < run.ports.rows(); ++p) queue = std::max(queue, run.ports.number(p, "max_queue_bytes"));
   const auto& s = run.summary;
@@ -81,7 +76,7 @@ Row row_of(const Ran& run, const char* buf, const Wred& w, const char* cnp, cons
           w.label,
           cnp,
           preset,
-          gbps(bytes, last - first),
+          gbps(span.bytes, span.ns()),
           metric(s, "flows", "fct_ns_p50") / 1000,
           metric(s, "flows", "fct_ns_p99") / 1000,
           queue,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -14,6 +15,16 @@ double us_of_ns(double ns) { return ns / 1000.0; }
 
 // Gb/s of `bytes` over `ns`.
 double gbps(double bytes, double ns) { return ns > 0 ? bytes * 8.0 / ns : 0.0; }
+
+FlowSpan flow_span(const CsvTable& flows) {
+  FlowSpan s{1e300, 0, 0};
+  for (std::size_t f = 0; f < flows.rows(); ++f) {
+    s.first_ns = std::min(s.first_ns, flows.number(f, "start_ns", 1e300));
+    s.last_ns = std::max(s.last_ns, flows.number(f, "finish_ns", 0));
+    s.bytes += flows.number(f, "bytes");
+  }
+  return s;
+}
 
 std::uint32_t host_index(const std::string& name) {
   if (name.size() < 2 || name[0] != 'h') throw std::logic_error("not a host name: " + name);

@@ -68,6 +68,14 @@ double us_of_ns(double ns);
 // Gb/s of `bytes` over `ns`.
 double gbps(double bytes, double ns);
 
+// A run's flows from the first start to the last finish, and the bytes they carried
+// (flows.csv; an unfinished flow counts its bytes and no finish).
+struct FlowSpan {
+  double first_ns = 0, last_ns = 0, bytes = 0;
+  double ns() const { return last_ns - first_ns; }
+};
+FlowSpan flow_span(const CsvTable& flows);
+
 // The index of host "hN".
 std::uint32_t host_index(const std::string& name);
 

@@ -74,20 +74,15 @@ struct Row {
 
 Row row_of(const Ran& run, const std::string& scenario, const std::string& policy, bool pfc) {
   Row r{scenario, policy, pfc};
-  double first = 1e300, last = 0, bytes = 0;
-  for (std::size_t f = 0; f < run.flows.rows(); ++f) {
-    first = std::min(first, run.flows.number(f, "start_ns", 1e300));
-    last = std::max(last, run.flows.number(f, "finish_ns", 0));
-    bytes += run.flows.number(f, "bytes");
-  }
+  const FlowSpan span = flow_span(run.flows);
   const auto& s = run.summary;
   r.flows = s.at("flows").at("count").get<double>();
   r.finished = s.at("flows").at("finished").get<double>();
   r.p50 = metric(s, "flows", "fct_ns_p50") / 1000;
   r.p99 = metric(s, "flows", "fct_ns_p99") / 1000;
   r.max = metric(s, "flows", "fct_ns_max") / 1000;
-  r.makespan = r.finished == r.flows && last > first ? (last - first) / 1000 : std::nan("");
-  r.goodput = std::isnan(r.makespan) ? std::nan("") : gbps(bytes, last - first);
+  r.makespan = r.finished == r.flows && span.ns() > 0 ? span.ns() / 1000 : std::nan("");
+  r.goodput = std::isnan(r.makespan) ? std::nan("") : gbps(span.bytes, span.ns());
   r.queue = metric(s, "totals", "max_switch_queue_bytes");
   r.pfc_frames = metric(s, "totals", "pfc_pause_frames");
   r.paused = metric(s, "totals", "paused_ns_all_ports") / 1000;
@@ -125,14 +120,15 @@ void analyze_transports(const Config& base, const std::vector<Ran>& runs, const 
       "the deepest switch queue, PFC pause frames and the time ports spent paused, drops and retransmitted packets, "
       "ECN marks and CNPs; on the incast, the receiver's port queue every 5 us. \"--\": flows left unfinished at "
       "sim.stop_time.";
+  // The runs in the order transport_variants made them.
   std::map<std::string, Row> rows;
-  for (const Ran& run : runs) {
-    // label: SCENARIO-POLICY-pfc|lossy
-    for (const Shape& s : kScenarios)
-      for (const char* policy : kPolicies)
-        for (const bool pfc : {true, false})
-          if (run.v.label == label_of(s.name, policy, pfc)) rows[run.v.label] = row_of(run, s.name, policy, pfc);
-  }
+  std::size_t next = 0;
+  for (const Shape& s : kScenarios)
+    for (const bool pfc : {true, false})
+      for (const char* policy : kPolicies) {
+        const Ran& run = runs.at(next++);
+        rows[run.v.label] = row_of(run, s.name, policy, pfc);
+      }
   std::string csv =
       "scenario,policy,pfc,flows,finished,fct_p50_us,fct_p99_us,fct_max_us,makespan_us,goodput_gbps,max_queue_bytes,"
       "pfc_frames,paused_us,drops,retransmitted_packets,ecn_marks,cnps\n";
