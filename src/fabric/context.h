@@ -74,6 +74,7 @@ struct FabricContext {
   FlowEvents* flow_events = nullptr;
   MessageEvents* message_events = nullptr;  // connections' messages (none: no connections)
   WireFormat wire = {};                     // the frame format every node and port counts
+  std::uint64_t seed = 0;                   // the run's seed (the streams of HPCC-PINT's samples)
   Telemetry telemetry = {};                 // the INT stacks of this partition's packets
 };
 

@@ -112,7 +112,7 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   const auto q = static_cast<std::uint32_t>(send_.size());
   s.cc = make_congestion_control(cfg_.congestion_control,
                                  CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
-                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes},
+                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed},
                                  cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
@@ -151,7 +151,7 @@ std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, st
   const auto q = static_cast<std::uint32_t>(send_.size());
   s.cc = make_congestion_control(cfg_.congestion_control,
                                  CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
-                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes},
+                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed},
                                  cfg_);
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);

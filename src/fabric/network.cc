@@ -7,15 +7,23 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "fabric/pint.h"
 
 namespace fabriclab::fabric {
 
 namespace {
 // The format with the INT header's bytes when the NIC's policy reads INT.
+// (HPCC-PINT's header is its code alone.)
 WireFormat with_int_header(WireFormat w, const NicConfig& nic) {
-  w.int_bytes = cc_policy(nic.congestion_control).feedback & kFeedbackInt
-                    ? kIntHeaderBytes + kIntHopBytes * w.int_max_hops
-                    : 0;
+  w.int_bytes = 0;
+  w.pint_log_base = 0;
+  if (!(cc_policy(nic.congestion_control).feedback & kFeedbackInt)) return w;
+  if (nic.congestion_control == "hpcc" && nic.hpcc.feedback == HpccFeedback::pint) {
+    w.pint_log_base = nic.hpcc.pint_log_base;
+    w.int_bytes = PintCode(w.pint_log_base).bytes();
+  } else {
+    w.int_bytes = kIntHeaderBytes + kIntHopBytes * w.int_max_hops;
+  }
   return w;
 }
 }  // namespace
@@ -23,6 +31,7 @@ WireFormat with_int_header(WireFormat w, const NicConfig& nic) {
 Network::Network(NicConfig nic, SwitchConfig sw, std::uint64_t seed)
     : nic_(std::move(nic)), sw_(std::move(sw)), seed_(seed) {
   check_nic_config(nic_);
+  ctx_.seed = seed;
   ctx_.wire = with_int_header(ctx_.wire, nic_);
   sw_.max_frame = Bytes::from_count(max_frame_bytes(nic_.mtu, ctx_.wire));
   nic_.ecmp_hash = sw_.hash;
@@ -260,6 +269,7 @@ void Network::prepare() {
   if (nic_.base_rtt > Time()) base_rtt_ = nic_.base_rtt;
   else if (cc_policy(nic_.congestion_control).feedback & kFeedbackFromAcks) base_rtt_ = base_rtt_of_longest_path();
   for (auto& h : hosts_) h->set_base_rtt(base_rtt_);
+  for (auto& s : switches_) s->set_int_window(base_rtt_);
   dependents_.assign(flows_.size(), {});
   waiting_.assign(flows_.size(), 0);
   send_qps_.assign(flows_.size(), {});

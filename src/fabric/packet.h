@@ -44,6 +44,9 @@ struct WireFormat {
   // congestion-control policy reads INT, 0 otherwise.
   std::uint32_t int_max_hops = 5;
   std::uint32_t int_bytes = 0;
+  // HPCC-PINT: the header is PINT's code of that log base (pint.h) instead of the slots,
+  // int_bytes its 1 or 2 bytes; 0 = not PINT.
+  double pint_log_base = 0;
   bool operator==(const WireFormat&) const = default;
 };
 

@@ -127,7 +127,14 @@ const params::Table<HpccParams>& hpcc_table() {
         .rate_in("Mbps", "rai", &P::rai, "Mb/s of additive increase, W_AI / T (0 = line / 2500: 40 at 100 Gb/s)", "0",
                  "10000000")
         .rate_in("Mbps", "min_rate", &P::min_rate, "Mb/s floor of the rate", "0.001", "10000000")
-        .flag("fast_react", &P::fast_react, "every ACK reacts (without moving the reference), not only one per RTT");
+        .flag("fast_react", &P::fast_react, "every ACK reacts (without moving the reference), not only one per RTT")
+        .choice("feedback", &P::feedback, kHpccFeedbackNames,
+                "what the switches report: a record per hop (int) or PINT's code of the path's largest utilization "
+                "(pint, 1-2 bytes: HPCC-PINT)")
+        .real("pint_log_base", &P::pint_log_base,
+              "pint: the code is a power of this (1.05: 8 bits, 1 byte on the wire; 1.01: 11 bits, 2)", "1.001", "2")
+        .real("pint_prob", &P::pint_prob, "pint: the share of ACKs the sender reads (each by a random draw)", "0.001",
+              "1");
     return t;
   }();
   return table;

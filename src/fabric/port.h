@@ -104,6 +104,7 @@ class alignas(64) Port final : public EventHandler {
   // For a tap: the INT header `p` carries (its stack is in this port's partition).
   IntOnWire int_header(const Packet& p) const {
     if (!p.telemetry) return {};
+    if (ctx_->wire.pint_log_base > 0) return {&ctx_->telemetry.at(p.telemetry), 0, ctx_->wire.int_bytes};
     return {&ctx_->telemetry.at(p.telemetry), ctx_->wire.int_max_hops};
   }
 

@@ -78,6 +78,7 @@ void Run::partition() {
   for (std::uint32_t q = 0; q < n_parts_; ++q) {
     parts_.push_back(std::make_unique<Part>());
     parts_.back()->ctx.wire = net_.ctx_.wire;
+    parts_.back()->ctx.seed = net_.ctx_.seed;
     parts_.back()->out.resize(n_parts_);
   }
   auto bind = [&](Node& node, auto& concrete) {
@@ -196,6 +197,7 @@ void Run::exchange_window(int window) {
           out.put(static_cast<std::uint64_t>(buf.stacks.size()));
           for (const IntStack& st : buf.stacks) {  // the records taken, not the empty slots
             out.put(st.hops);
+            out.put(st.pint);
             for (std::uint8_t i = 0; i < st.hops; ++i) out.put(st.hop[i]);
           }
           rank_stats_.frames_out += buf.frames.size();
@@ -236,6 +238,7 @@ void Run::exchange_window(int window) {
           st.hops = in.get<std::uint8_t>();
           if (st.hops > kIntHopSlots)
             throw std::logic_error(fmt::format("process {} sent an INT stack of {} hops", r, st.hops));
+          st.pint = in.get<std::uint16_t>();
           for (std::uint8_t i = 0; i < st.hops; ++i) st.hop[i] = in.get<IntHop>();
         }
       }

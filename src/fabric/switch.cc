@@ -46,12 +46,19 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
             .mark_at_enqueue = cfg.mark_at_enqueue,
             .mark_by_port = cfg.mark_by_port,
             .reserve_per_port = cfg.reserve_per_port,
-            .release_at_start = cfg.release_at_start},
+            .release_at_start = cfg.release_at_start,
+            .int_mode = ctx.wire.int_bytes == 0      ? IntMode::none
+                        : ctx.wire.pint_log_base > 0 ? IntMode::pint
+                                                     : IntMode::stack},
       rng_(run_seed, "switch/" + this->name()),
-      cfg_(cfg) {}
+      cfg_(cfg),
+      pint_rng_(run_seed, "switch-pint/" + this->name()) {
+  if (path_.int_mode == IntMode::pint) pint_code_.emplace(ctx.wire.pint_log_base);
+}
 
 void Switch::finalize() {
   ports_.assign(port_count(), SwitchPort{});
+  if (path_.int_mode == IntMode::pint) pint_ports_.assign(port_count(), PintPort{});
   for (std::size_t c = 0; c < 8; ++c)
     if (cfg_.weights[c] == 0)
       throw InputError("switch " + name() + ": DWRR weight of priority " + std::to_string(c) + " is 0");
@@ -343,8 +350,10 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
     sp.queue_bytes[c] -= size;
     sp.queued -= size;
     // INT: a data packet records this hop as it starts onto the link (the queue without it).
-    if (p->telemetry && is_data(p->opcode)) [[unlikely]]  // (an ACK carries an echo)
-      stamp_int(*p, sp, port);
+    if (path_.int_mode != IntMode::none) [[unlikely]] {
+      if (path_.int_mode == IntMode::pint) pint_dequeue(*p, sp, port);
+      else if (p->telemetry && is_data(p->opcode)) stamp_int(*p, sp, port);  // (an ACK carries an echo)
+    }
     return p;
   };
   const std::uint8_t strict = path_.strict;
@@ -385,6 +394,22 @@ Packet* Switch::dequeue(SwitchPort& sp, Port& port) {
 }
 
 Packet* Switch::next_packet(Port& port) { return dequeue(ports_[port.index()], port); }
+
+void Switch::pint_dequeue(Packet& p, const SwitchPort& sp, const Port& port) {
+  PintPort& s = pint_ports_[port.index()];
+  const Time now = ctx_->sim.now();
+  if (p.telemetry && is_data(p.opcode)) {
+    const double t = pint_t_ps_;
+    const double dt = std::min(static_cast<double>((now - s.last_at).ps()), t);
+    const double b = static_cast<double>(port.rate().bps()) / 8e12;  // bytes per ps
+    const double u = static_cast<double>(sp.queued) * dt / (b * t * t) + s.last_bytes / (b * t) + s.u * (t - dt) / t;
+    IntStack& st = ctx_->telemetry.at(p.telemetry);
+    st.pint = std::max(st.pint, pint_code_->encode(u, pint_rng_));
+    s.u = u;
+  }
+  s.last_bytes = static_cast<double>(p.frame_bytes() + ctx_->wire.gap_bytes);
+  s.last_at = now;
+}
 
 void Switch::stamp_int(Packet& p, const SwitchPort& sp, const Port& port) {
   const IntHop hop{ctx_->sim.now(), port.tx_bytes() + port.tx_packets() * ctx_->wire.gap_bytes,

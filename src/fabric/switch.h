@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "fabric/node.h"
 #include "fabric/packet.h"
 #include "fabric/pfc.h"
+#include "fabric/pint.h"
 #include "fabric/wred.h"
 
 namespace fabriclab::fabric {
@@ -34,6 +36,11 @@ namespace fabriclab::fabric {
 enum class Scheduler : std::uint8_t { strict, dwrr };
 inline constexpr params::EnumNames<Scheduler, 2> kSchedulerNames{
     {{Scheduler::strict, "strict"}, {Scheduler::dwrr, "dwrr"}}};
+
+// What a switch writes into the INT stack of a packet it sends (telemetry.h): nothing, a
+// record per hop (HPCC), or PINT's code (HPCC-PINT).
+enum class IntMode : std::uint8_t { none, stack, pint };
+
 enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random };
 inline constexpr params::EnumNames<LoadBalance, 3> kLoadBalanceNames{{{LoadBalance::ecmp, "ecmp"},
                                                                       {LoadBalance::spray_round_robin, "spray_rr"},
@@ -99,6 +106,11 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void bind(FabricContext& ctx) { ctx_ = &ctx; }
   // Called when the run starts: arms the watchdog's poll.
   void start();
+  // HPCC-PINT: T of each port's utilization estimate (the network's base RTT, the
+  // model's maxRtt).
+  void set_int_window(Time t) { pint_t_ps_ = static_cast<double>(t.ps()); }
+  // HPCC-PINT: port `port`'s utilization estimate (0 before its first data packet).
+  double pint_utilization(std::size_t port) const { return pint_ports_.empty() ? 0 : pint_ports_[port].u; }
   // Equal-cost egress ports toward each host, filled by the network's routing as a real
   // switch's forwarding table: a host is found by its edge switch, whose hosts all share
   // one ECMP group here (a leaf's prefix), but for hosts routed on their own (this
@@ -212,6 +224,16 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // that the runs without INT keep dequeue's fast path small. Throws InputError when the
   // stack has no slot left.
   [[gnu::noinline]] void stamp_int(Packet& p, const SwitchPort& sp, const Port& port);
+  // HPCC-PINT, for every packet the port sends: a data packet with a stack gets the
+  // port's new utilization estimate, the model's (switch-node.cc, CC_MODE 10)
+  //   u = qlen dt / (B T^2) + last / (B T) + u (T - dt) / T
+  // (qlen: the port's bytes queued without it; dt: the time since the port's last packet
+  // of any kind, at most T; last: that packet's bytes on the wire, frame and gap; B: the
+  // line rate in bytes per unit time) encoded in its PINT code if above the code it has;
+  // every packet then becomes the port's last. The model computes the three terms with a
+  // hardware-style log2 (16 significant bits, rounded at random; qlen in 256-byte units):
+  // here they are exact.
+  [[gnu::noinline]] void pint_dequeue(Packet& p, const SwitchPort& sp, const Port& port);
   void maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio);
 
   // Members in the order a packet reads them, the switch line-aligned: the part of the
@@ -242,6 +264,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     LoadBalance load_balance;
     WatchdogAction wd_action;
     bool ecn, mark_at_enqueue, mark_by_port, reserve_per_port, release_at_start;
+    IntMode int_mode;  // what a dequeue writes into a packet's INT stack, if anything
   };
   std::int64_t shared_size_ = 0, shared_used_ = 0;
   PacketPath path_;
@@ -277,6 +300,17 @@ class alignas(64) Switch final : public Node, public EventHandler {
   RandomStream rng_;
   std::vector<std::uint32_t> spray_next_;  // per host: round-robin position (round-robin spraying only)
   const SwitchConfig cfg_;                 // never changes: path_ copies part of it
+  // HPCC-PINT (path_.int_mode pint): per port, the estimate u, the last packet's bytes and
+  // time; T; the code; the stream of its rounding.
+  struct PintPort {
+    double u = 0;
+    double last_bytes = 0;
+    Time last_at;
+  };
+  std::vector<PintPort> pint_ports_;
+  double pint_t_ps_ = 0;
+  std::optional<PintCode> pint_code_;
+  RandomStream pint_rng_;
 };
 
 }  // namespace fabriclab::fabric

@@ -19,6 +19,10 @@
 // packet about to cross more switches
 // than there are slots stops the run with an error naming wire.int_max_hops (the ns-3
 // model wraps around and its HPCC then ignores the ACK: a silent wrong answer).
+//
+// HPCC-PINT (nic.hpcc.feedback = "pint") uses the same stacks for one value instead of
+// the records: PINT's code of the largest utilization on the path, 1 or 2 bytes on the
+// wire (pint.h).
 #pragma once
 
 #include <array>
@@ -48,12 +52,17 @@ struct IntHop {
 struct IntStack {
   std::array<IntHop, kIntHopSlots> hop{};
   std::uint8_t hops = 0;  // records taken (at most the configured slots)
+  // HPCC-PINT (wire.pint_log_base set): no records, the largest code of a utilization a
+  // switch on the path computed (pint.h; switch.h's Switch::pint_dequeue).
+  std::uint16_t pint = 0;
 };
 
-// A stack as a frame's INT header shows it (wire.h's encode_frame): the header's slots.
+// A stack as a frame's INT header shows it (wire.h's encode_frame): the header's slots,
+// or PINT's code in `pint_bytes`.
 struct IntOnWire {
   const IntStack* stack = nullptr;  // none: no header
   std::uint32_t slots = 0;
+  std::uint32_t pint_bytes = 0;  // PINT: the code's bytes (1 or 2) instead of slots
 };
 
 // The stacks of one partition, by handle (1..; 0 is "none"). Storage grows in chunks of

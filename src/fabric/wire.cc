@@ -102,7 +102,9 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   else if (p.opcode == Opcode::cnp) transport += 16;
   else if (has_reth(p.opcode)) transport += 16;
   const bool with_int = p.telemetry && telemetry.stack;
-  const std::uint32_t int_len = with_int ? kIntHeaderBytes + kIntHopBytes * telemetry.slots : 0;
+  const std::uint32_t int_len = !with_int                  ? 0
+                                : telemetry.pint_bytes > 0 ? telemetry.pint_bytes
+                                                           : kIntHeaderBytes + kIntHopBytes * telemetry.slots;
   const std::uint32_t ip_len = 20 + 8 + transport + p.payload + pad + int_len + 4;
   if (18 + ip_len > kMaxFrameBytes) throw std::logic_error("encode_frame: frame larger than kMaxFrameBytes");
 
@@ -149,8 +151,10 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   if (with_int) {
     const IntStack& s = *telemetry.stack;
     std::memset(icrc, 0, int_len);
-    put16(icrc, s.hops);
-    for (std::uint32_t i = 0; i < s.hops && i < telemetry.slots; ++i) {
+    if (telemetry.pint_bytes == 1) icrc[0] = static_cast<std::uint8_t>(s.pint);
+    else if (telemetry.pint_bytes == 2) put16(icrc, s.pint);
+    else put16(icrc, s.hops);
+    for (std::uint32_t i = 0; i < s.hops && i < telemetry.slots && telemetry.pint_bytes == 0; ++i) {
       const std::uint64_t w = int_hop_word(s.hop[i]);
       put32(icrc + kIntHeaderBytes + kIntHopBytes * i, static_cast<std::uint32_t>(w >> 32));
       put32(icrc + kIntHeaderBytes + kIntHopBytes * i + 4, static_cast<std::uint32_t>(w));

@@ -34,6 +34,7 @@ inline constexpr std::size_t kMaxFrameBytes = 9216;
 //   bits 16..0   the bytes queued at the port, 80-byte units (at most 2^17 - 1)
 // (the fields of the HPCC ns-3 model's IntHop at INT_MULTI = 1, in a layout of our own;
 // the simulation reads the exact values).
+// HPCC-PINT's header (`pint_bytes` 1 or 2) is the PINT code alone, big endian.
 std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], std::uint8_t* out,
                          IntOnWire telemetry = {});
 // One hop's 8-byte word in that header.

@@ -302,6 +302,11 @@ expect pcap-int-echo 0 '^[1-9][0-9]* acks, all one hop at 100G$' -- bash -c "tsh
   -Y 'infiniband.bth.opcode == 17' -T fields -e udp.payload 2>/dev/null |
   awk '{n++; if (substr(\$1, 33, 4) == \"0001\" && substr(\$1, 37, 1) ~ /[45]/) ok++}
        END{print n \" acks, \" (ok == n ? \"all one hop at 100G\" : ok \" of them one hop at 100G\")}'"
+# HPCC-PINT: the header is PINT's 1-byte code (log base 1.05), 41 bytes less than INT's.
+"$fl" run "$examples/incast.toml" --out "$tmp/pint" --set nic.congestion_control=hpcc --set nic.hpcc.feedback=pint \
+  --set output.pcap=sw0:0 >/dev/null 2>&1
+expect pcap-pint-sizes 0 '^67 639 4159 4175$' -- bash -c "tshark -r '$tmp/pint/sw0-p0.pcap' -T fields -e frame.len \
+  2>/dev/null | sort -un | paste -sd ' '"
 
 # fabriclab offload: the timed NIC model on the shipped workload.
 expect offload 0 'offload.toml: 32 collectives, 32 offloaded, 0 in software' -- \

@@ -4,12 +4,14 @@
 // wire and in a pcap frame.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "core/error.h"
 #include "error_message.h"
 #include "fabric/cc/hpcc.h"
 #include "fabric/network.h"
+#include "fabric/pint.h"
 #include "fabric/rate_recorder.h"
 #include "fabric/reorder_box.h"
 #include "fabric/topology.h"
@@ -18,7 +20,7 @@
 namespace fabriclab::fabric {
 namespace {
 
-constexpr std::int64_t G = 1'000'000'000, M = 1'000'000;
+constexpr std::int64_t G = 1'000'000'000;
 constexpr std::int64_t kT = 10'000'000;  // base RTT, ps
 
 // A stack of one record: a 100 Gb/s hop.
@@ -313,6 +315,134 @@ TEST(HpccWire, AFrameCarriesTheIntHeader) {
   for (std::size_t i = 10; i < 42; ++i) EXPECT_EQ(hdr[i], 0) << i;  // the unused slots
   const std::uint32_t icrc = roce_icrc(ip, n - 18 - 4);
   EXPECT_EQ(with[n - 4] | with[n - 3] << 8 | with[n - 2] << 16 | static_cast<std::uint32_t>(with[n - 1]) << 24, icrc);
+}
+
+// PINT's code (pint.h). Base 2 keeps the powers whole: u = 2 is 1024 / 512, exactly 2^10,
+// which never rounds up; u = 3 is 1536, halfway from 2^10 to 2^11 (p = 512 / 1024).
+TEST(Pint, ACodeIsTheLogarithmOfTheScaledUtilizationRoundedAtRandom) {
+  EXPECT_EQ(PintCode(1.05).bits(), 8u);  // log(512^2) / log(1.05) = 255.7
+  EXPECT_EQ(PintCode(1.05).bytes(), 1u);
+  EXPECT_EQ(PintCode(1.01).bits(), 11u);  // 1253.9
+  EXPECT_EQ(PintCode(1.01).bytes(), 2u);
+  const PintCode two(2);
+  EXPECT_EQ(two.bits(), 5u);  // 18
+  EXPECT_DOUBLE_EQ(two.decode(10), 2.0);
+  EXPECT_DOUBLE_EQ(PintCode(1.05).decode(0), 1.0 / 512);
+  RandomStream rng(1, "test");
+  for (int i = 0; i < 100; ++i) {
+    EXPECT_EQ(two.encode(2.0, rng), 10);
+    EXPECT_EQ(two.encode(0.0, rng), 0);               // at least 1 / 512: code 0
+    EXPECT_EQ(PintCode(1.05).encode(1e9, rng), 255);  // the largest 8 bits hold
+  }
+  int up = 0;
+  for (int i = 0; i < 20'000; ++i) {
+    const std::uint16_t c = two.encode(3.0, rng);
+    ASSERT_TRUE(c == 10 || c == 11) << c;
+    up += c == 11;
+  }
+  EXPECT_NEAR(up / 20'000.0, 0.5, 0.02);  // 5.7 standard deviations
+}
+
+// HPCC-PINT's sender, the ns3 preset (every update multiplicative), 100 Gb/s, rai 40 Mb/s:
+//  - the first ACK only marks the round trip;
+//  - code 128: U = 1.05^128 / 512 = 1.007; R = 100 G x 0.95 / U + 40 M, the new reference;
+//  - a fast reaction to code 100 (U = 0.2568): Rc / (U / 0.95) is past the line: the line;
+//    the reference stays.
+TEST(HpccPint, EachAckSetsTheRateFromTheUtilizationItCarries) {
+  HpccParams p = HpccParams::preset_named("ns3");
+  p.feedback = HpccFeedback::pint;
+  HpccBench b(p);
+  IntStack s;
+  s.pint = 128;
+  b.per_rtt(s);
+  EXPECT_EQ(b.cc.rate().bps(), 100 * G);
+  b.per_rtt(s);
+  const double u = std::pow(1.05, 128) / 512;
+  EXPECT_DOUBLE_EQ(b.cc.alpha(Time()), u);
+  const double r = 100e9 * 0.95 / u + 40e6;
+  EXPECT_NEAR(static_cast<double>(b.cc.rate().bps()), r, 1);
+  EXPECT_NEAR(static_cast<double>(b.cc.target_rate().bps()), r, 1);
+  s.pint = 100;
+  b.fast(s);
+  EXPECT_EQ(b.cc.rate().bps(), 100 * G);
+  EXPECT_NEAR(static_cast<double>(b.cc.target_rate().bps()), r, 1);
+}
+
+// With pint_prob = 0.5 about half the ACKs are read (each reading a new code shows in
+// alpha), the same ones for the same seed.
+TEST(HpccPint, TheSenderReadsTheShareOfAcksItSamples) {
+  HpccParams p;
+  p.feedback = HpccFeedback::pint;
+  p.pint_prob = 0.5;
+  auto reads = [&] {
+    HpccBench b(p);
+    IntStack s;
+    std::vector<int> read;
+    for (int i = 0; i < 2000; ++i) {
+      s.pint = static_cast<std::uint16_t>(1 + i % 200);
+      const double before = b.cc.alpha(Time());
+      b.fast(s);
+      if (b.cc.alpha(Time()) != before) read.push_back(i);
+    }
+    return read;
+  };
+  const std::vector<int> a = reads();
+  EXPECT_NEAR(static_cast<double>(a.size()) / 2000, 0.5, 0.05);  // 4.5 standard deviations
+  EXPECT_EQ(a, reads());
+}
+
+// Two hosts through one 100 Gb/s switch under HPCC-PINT, links of 1 us: the header is
+// PINT's 1 byte, so a first data frame is 4096 + 66 + 16 + 1 = 4179 bytes (4199 on the
+// wire), the others 4163 (4183), an ACK 71 (91); T = 2 x (4199 + 91) x 80 ps + 4 us =
+// 4 686 400 ps. Ten packets leave h0 back to back and, the switch's egress as fast as
+// its ingress, leave the switch back to back, none queued behind them (the egress frees
+// 4199 - 4183 bytes' time after the second arrives): the estimate of the port toward h1
+// starts at 0 (no packet before) and each next packet i adds its predecessor's bytes:
+//   u_i = w_(i-1) / (B T) + u_(i-1) (T - w_(i-1) / B) / T.
+// (No other frame leaves that port: the ACKs go out toward h0.)
+TEST(HpccPintNic, EachPortsUtilizationIsTheModelsAverage) {
+  NicConfig nic;
+  nic.congestion_control = "hpcc";
+  nic.hpcc.feedback = HpccFeedback::pint;
+  nic.flow_end = FlowEnd::acked;
+  Network net(nic, {}, 1);
+  EXPECT_EQ(net.wire_format().int_bytes, 1u);
+  TopologySpec t;
+  t.kind = TopologyKind::single_switch;
+  t.hosts = 2;
+  build_topology(net, t);
+  net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}});
+  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  const double T = 4'686'400, B = 0.0125;  // ps, bytes per ps
+  EXPECT_EQ(net.base_rtt().ps(), 4'686'400);
+  double u = 0;
+  for (int i = 2; i <= 10; ++i) {
+    const double w = i == 2 ? 4199 : 4183;
+    u = w / (B * T) + u * (T - w / B) / T;
+  }
+  EXPECT_NEAR(net.switch_at(0).pint_utilization(1), u, 1e-12);
+  EXPECT_DOUBLE_EQ(net.switch_at(0).pint_utilization(0), 0.0);  // ACKs only
+  EXPECT_EQ(Network::port_counters(net.host(0), 0, net.sim().now()).tx_bytes, 4179u + 9 * 4163);
+  EXPECT_EQ(Network::port_counters(net.host(1), 0, net.sim().now()).tx_bytes, 10u * 71);
+  nic.hpcc.pint_log_base = 1.01;
+  EXPECT_EQ(Network(nic, {}, 1).wire_format().int_bytes, 2u);
+}
+
+// HPCC-PINT's header is its code alone, after the AETH on an ACK.
+TEST(HpccWire, PintsHeaderIsItsCode) {
+  IntStack s;
+  s.pint = 0x1a2;
+  Packet p;
+  p.opcode = Opcode::rc_ack;
+  p.telemetry = 1;
+  const std::uint8_t mac[6] = {};
+  std::vector<std::uint8_t> one(kMaxFrameBytes), two(kMaxFrameBytes), none(kMaxFrameBytes);
+  const std::size_t m = encode_frame(p, mac, none.data());
+  ASSERT_EQ(encode_frame(p, mac, one.data(), {&s, 0, 1}), m + 1);
+  ASSERT_EQ(encode_frame(p, mac, two.data(), {&s, 0, 2}), m + 2);
+  const std::size_t at = 18 + 20 + 8 + 12 + 4;  // after the AETH
+  EXPECT_EQ(one[at], 0xa2);
+  EXPECT_EQ(two[at] << 8 | two[at + 1], 0x1a2);
 }
 
 TEST(Telemetry, StacksAreReusedAndCountedUntilReleased) {

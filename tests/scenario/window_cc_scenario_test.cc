@@ -1,6 +1,6 @@
 // The policies that read ACKs in whole scenarios: two flows into one 100G port, the second
 // starting 5 ms after the first, share it under DCTCP, both TIMELY readings, Swift and
-// both HPCC readings; DCTCP holds the queue near its marking threshold, Swift near its
+// both HPCC readings and HPCC-PINT; DCTCP holds the queue near its marking threshold, Swift near its
 // delay target, HPCC empty at 95 % of the line.
 #include <gtest/gtest.h>
 
@@ -75,8 +75,10 @@ timeseries_ports = "sw0:0"
 // 24 972 bytes; TIMELY paper 48.48 / 48.48; TIMELY ns3 43.99 / 43.57 (its 1 Gb/s floor and
 // 500 Mb/s steps leave the port 12 % idle); Swift 50.53 / 47.41 with a mean queue of 303.6
 // KB; HPCC paper 46.10 / 46.10 with no queue at any sample, HPCC ns3 47.60 / 44.59 (every
-// update multiplicative: it swings more) with a mean queue of 1.2 KB. Asserted: within 5 %
-// of each other (Swift and HPCC ns3 10 %), the port at least 85 % busy.
+// update multiplicative: it swings more) with a mean queue of 1.2 KB, HPCC-PINT 47.54 /
+// 43.15 (one rounded value per ACK and no EWMA at the sender: slower to converge).
+// Asserted: within 5 % of each other (Swift and HPCC ns3 10 %, HPCC-PINT 15 %), the port
+// at least 85 % busy.
 TEST(WindowCcScenario, TwoFlowsShareOneBottleneckUnderEachPolicy) {
   struct Case {
     std::string name;
@@ -92,7 +94,8 @@ TEST(WindowCcScenario, TwoFlowsShareOneBottleneckUnderEachPolicy) {
                                    {"timely_ns3", {"nic.congestion_control=timely", "nic.timely.preset=ns3"}, 0.05},
                                    {"swift", {"nic.congestion_control=swift"}, 0.10},
                                    {"hpcc_paper", {"nic.congestion_control=hpcc"}, 0.05},
-                                   {"hpcc_ns3", {"nic.congestion_control=hpcc", "nic.hpcc.preset=ns3"}, 0.10}};
+                                   {"hpcc_ns3", {"nic.congestion_control=hpcc", "nic.hpcc.preset=ns3"}, 0.10},
+                                   {"hpcc_pint", {"nic.congestion_control=hpcc", "nic.hpcc.feedback=pint"}, 0.15}};
   for (const auto& c : cases) {
     const Shares s = two_flows(c.name, c.sets);
     EXPECT_LT(std::abs(s.h1 - s.h2) / ((s.h1 + s.h2) / 2), c.spread) << c.name << ": " << s.h1 << " " << s.h2;

@@ -107,6 +107,7 @@ struct CcContext {
   std::uint32_t qp = 0;
   std::uint32_t tie_source = 0;         // the host's (Simulator: its events order ties as the host's do)
   std::uint32_t packet_wire_bytes = 0;  // a full packet's bytes on the wire (frame and gap)
+  std::uint64_t seed = 0;               // the run's (a policy's random stream: named by host and QP)
 };
 
 // The feedback a policy reads (bits of CcPolicy::feedback; see the top of this file).

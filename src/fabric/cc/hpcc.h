@@ -21,16 +21,32 @@
 // update. A reading of u = 0 on every hop leaves U as it was (tau stays 0, as in the
 // model), so U stays above 0. A QP that crossed no switch has no stack to read and stays
 // at the line rate.
+//
+// HPCC-PINT (feedback = "pint"; the model's CC_MODE 10, HandleAckHpPint): the ACK
+// carries no records but one PINT code (pint.h) of the largest utilization a switch on
+// the path estimated (Switch::pint_dequeue: its own EWMA per port over T); the sender
+// takes each ACK with probability pint_prob (a draw from the QP's own stream) and, past
+// the first, uses U = decode(code) directly -- no EWMA of its own, no reference stack --
+// in the same update: U / eta >= 1 or incStage >= max_stage: R = Rc / (U / eta) + rai,
+// else R = Rc + rai; Rc and incStage move once per RTT as above.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "core/random.h"
 #include "core/units.h"
 #include "fabric/cc/rate_window.h"
+#include "fabric/pint.h"
 #include "fabric/telemetry.h"
 
 namespace fabriclab::fabric {
+
+// What the switches report: a record per hop (INT), or PINT's one value.
+enum class HpccFeedback : std::uint8_t { int_stack, pint };
+inline constexpr params::EnumNames<HpccFeedback, 2> kHpccFeedbackNames{
+    {{HpccFeedback::int_stack, "int"}, {HpccFeedback::pint, "pint"}}};
 
 struct HpccParams {
   std::string preset = "paper";
@@ -39,6 +55,9 @@ struct HpccParams {
   BitRate rai;                  // W_AI / T; 0 = line / 2500 (the model's run.py: 10 x bw / 25 Mb/s)
   BitRate min_rate = BitRate::from_bps(1'000'000'000);
   bool fast_react = true;  // every ACK reacts, not only one per round trip
+  HpccFeedback feedback = HpccFeedback::int_stack;
+  double pint_log_base = 1.05;  // PINT's code: powers of this (1.05: 8 bits, the model's default)
+  double pint_prob = 1;         // PINT: the share of ACKs the sender reads (the model's pint_prob)
 
   // paper: the values above (eta 95 %, maxStage 5); ns3: the HPCC model's run.py
   // (MI_THRESH 0: every update multiplicative).
@@ -51,6 +70,8 @@ class Hpcc final : public RateWithWindow {
   Hpcc(const HpccParams& p, const CcContext& ctx);
 
   void on_ack(Time now, const AckInfo& ack) override;
+  // (HPCC-PINT's reading of an ACK.)
+  void on_pint_ack(const AckInfo& ack);
   // The utilization estimate U, for time series (qps.csv's alpha column).
   double alpha(Time /*now*/) const override { return u_; }
   BitRate target_rate() const override { return BitRate::from_bps(reference_); }
@@ -70,6 +91,12 @@ class Hpcc final : public RateWithWindow {
   std::uint32_t update_psn_ = 0;
   bool have_last_ = false;
   IntStack last_;  // L
+  // HPCC-PINT: the code, the ACKs read out of 65536 (65536: all), the samples' stream.
+  std::optional<PintCode> pint_;
+  std::uint32_t pint_threshold_ = 65536;
+  std::optional<RandomStream> pint_rng_;
+  // Rate and stage from U against eta (both variants' step).
+  void update(double u, bool per_rtt);
 };
 
 }  // namespace fabriclab::fabric
