@@ -183,8 +183,23 @@ TEST(Experiment, TransportsComparesEveryPolicyWithAndWithoutPfc) {
   const auto& lossy = row("incast", "none", false);
   EXPECT_GT(lossy.at("drops").get<double>(), 0);
   EXPECT_GT(lossy.at("retransmitted_packets").get<double>(), 0);
-  for (const char* f : {"incast_fct.png", "permutation_fct.png", "training_fct.png", "incast_queue.png", "results.csv"})
+  for (const char* f : {"incast_fct.png", "permutation_fct.png", "training_fct.png", "incast_queue.png",
+                        "incast_pause.png", "results.csv"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
+  // The pause plot's series: the hosts' paused time so far, summed (every 5 us). Only the
+  // hosts are paused on the incast's one switch, so its last sample is the run's paused
+  // time less at most what 17 ports add in the 5 us after it; DCTCP's stays at 0.
+  const auto last_sample = [&](const std::string& policy) {
+    std::ifstream f(out / ("incast_pause_" + policy + ".dat"));
+    double us = -1;
+    for (double t, paused; f >> t >> paused;) us = paused;
+    return us;
+  };
+  const double paused = row("incast", "none", true).at("paused_us").get<double>();
+  ASSERT_GT(paused, 0);
+  EXPECT_LE(last_sample("none"), paused + 1e-3);
+  EXPECT_GE(last_sample("none"), paused - 17 * 5 - 1e-3);
+  EXPECT_EQ(last_sample("dctcp"), 0);
 }
 
 // Hold depths K on one of two round-robin paths reorder the flow by about 2K packets:

@@ -114,11 +114,11 @@ TEST(FabricScenario, IncastUnderHpccKeepsTheQueueNearEmptyAndNeverPauses) {
 // queues.csv's paused_ns is each sampled port's paused time so far: it never goes down,
 // and at the last sample it is ports.csv's paused_ns less at most what the 8 priorities
 // could add between that sample and the end. The congestion-spreading example pauses the
-// link into its congested switch.
+// link into its congested switch, and its hosts; every port is sampled ("*": hosts too).
 TEST(FabricScenario, TheTimeSeriesFollowsEachPortsPausedTime) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / "paused_series";
   const FabricOutcome o = run_fabric(resolve(fabric_parameters(), kExamples + "/congestion-spreading.toml",
-                                             {"output.timeseries_interval=20us"}),
+                                             {"output.timeseries_interval=20us", "output.timeseries_ports=*"}),
                                      {.scenario = "congestion-spreading", .out_dir = dir.string()});
   ASSERT_GT(o.pfc_frames, 0u);
   const CsvTable q = read_csv(dir / "queues.csv"), ports = read_csv(dir / "ports.csv");
@@ -132,16 +132,22 @@ TEST(FabricScenario, TheTimeSeriesFollowsEachPortsPausedTime) {
     last[key] = {t, paused};
   }
   const double end = static_cast<double>(o.totals.end.ps()) / 1000;
-  int paused_ports = 0;
+  int paused_switch_ports = 0, paused_host_ports = 0;
   for (std::size_t r = 0; r < ports.rows(); ++r) {
     const auto it = last.find({ports.text(r, "node"), ports.number(r, "port")});
-    if (it == last.end()) continue;  // a host port: not sampled
+    ASSERT_NE(it, last.end()) << ports.text(r, "node");
     const double total = ports.number(r, "paused_ns");
     EXPECT_LE(it->second.second, total + 1e-3);
     EXPECT_GE(it->second.second, total - 8 * (end - it->second.first) - 1e-3);
-    paused_ports += total > 0;
+    (ports.text(r, "node")[0] == 'h' ? paused_host_ports : paused_switch_ports) += total > 0;
   }
-  EXPECT_GT(paused_ports, 0);
+  EXPECT_GT(paused_switch_ports, 0);
+  EXPECT_GT(paused_host_ports, 0);
+  for (std::size_t r = 0; r < q.rows(); ++r) {  // a host's port has no switch queue
+    if (q.text(r, "node")[0] == 'h') {
+      ASSERT_EQ(q.text(r, "queue_bytes"), "") << r;
+    }
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -38,8 +38,8 @@ std::vector<std::string> scenario_sets(const std::string& s) {
   if (s == "incast")
     return {"topology.kind=single_switch", "topology.hosts=17", "traffic.pattern=incast", "traffic.incast.receiver=0",
             "traffic.incast.senders=16",
-            // the receiver's port, sampled for the queue plot
-            "output.timeseries_interval=5us", "output.timeseries_ports=sw0:0"};
+            // the receiver's port and every host's, sampled for the queue and pause plots
+            "output.timeseries_interval=5us", "output.timeseries_ports=sw0:0,h*"};
   if (s == "training") return {"traffic.pattern=training", "traffic.training.algorithm=flows"};
   return {"traffic.pattern=permutation"};
 }
@@ -118,8 +118,8 @@ void analyze_transports(const Config& base, const std::vector<Ran>& runs, const 
   r.measured =
       "Flow completion times (p50, p99, max), the makespan (first start to last finish) and the goodput it gives, "
       "the deepest switch queue, PFC pause frames and the time ports spent paused, drops and retransmitted packets, "
-      "ECN marks and CNPs; on the incast, the receiver's port queue every 5 us. \"--\": flows left unfinished at "
-      "sim.stop_time.";
+      "ECN marks and CNPs; on the incast, every 5 us, the receiver's port queue and the time the hosts' ports "
+      "have been paused so far. \"--\": flows left unfinished at sim.stop_time.";
   // The runs in the order transport_variants made them.
   std::map<std::string, Row> rows;
   std::size_t next = 0;
@@ -205,8 +205,9 @@ void analyze_transports(const Config& base, const std::vector<Ran>& runs, const 
                         std::string(s.name) +
                             ": p99 FCT per policy, with and without PFC (no bar: flows left unfinished)");
   }
-  // The incast's queue over time, per policy, with PFC.
-  std::string lines;
+  // The incast over time, per policy, with PFC: the receiver's port queue, and the time
+  // the hosts' ports (the senders') have been paused, summed.
+  std::string queue_lines, pause_lines;
   std::size_t series = 0;
   for (const char* policy : kPolicies) {
     const Ran* run = nullptr;
@@ -214,19 +215,35 @@ void analyze_transports(const Config& base, const std::vector<Ran>& runs, const 
       if (x.v.label == label_of("incast", policy, true)) run = &x;
     if (!run || !fs::exists(run->dir / "queues.csv")) continue;
     const CsvTable q = read_csv(run->dir / "queues.csv");
-    std::string dat;
-    for (std::size_t i = 0; i < q.rows(); ++i)
-      dat += fmt::format("{:.3f} {:.1f}\n", q.number(i, "time_ns") / 1000, q.number(i, "queue_bytes") / 1024);
-    const std::string file = fmt::format("incast_queue_{}.dat", policy);
-    write_file(out / file, dat);
-    lines += fmt::format("{}'{}' using 1:2 with lines lw 2 title '{}'", series++ ? ", " : "", file, policy);
+    std::string queue, pause;
+    std::map<double, double> paused;  // time (us) -> paused time of every host port (us)
+    for (std::size_t i = 0; i < q.rows(); ++i) {
+      const double t = q.number(i, "time_ns") / 1000;
+      if (q.text(i, "node") == "sw0") queue += fmt::format("{:.3f} {:.1f}\n", t, q.number(i, "queue_bytes") / 1024);
+      else paused[t] += q.number(i, "paused_ns") / 1000;
+    }
+    for (const auto& [t, us] : paused) pause += fmt::format("{:.3f} {:.3f}\n", t, us);
+    const std::string queue_file = fmt::format("incast_queue_{}.dat", policy);
+    const std::string pause_file = fmt::format("incast_pause_{}.dat", policy);
+    write_file(out / queue_file, queue);
+    write_file(out / pause_file, pause);
+    const char* sep = series++ ? ", " : "";
+    queue_lines += fmt::format("{}'{}' using 1:2 with lines lw 2 title '{}'", sep, queue_file, policy);
+    pause_lines += fmt::format("{}'{}' using 1:2 with lines lw 2 title '{}'", sep, pause_file, policy);
   }
   if (series > 0) {
     draw_plot(out, "incast_queue",
               "set title 'incast, PFC on: the receiver port queue'\nset xlabel 'time (us)'\n"
               "set ylabel 'queue (KiB)'\nset grid\nset key top right\nplot " +
-                  lines);
+                  queue_lines);
     r.body += plot_line("incast_queue.png", "incast: the receiver's port queue over time, per policy (PFC on)");
+    draw_plot(out, "incast_pause",
+              "set title 'incast, PFC on: time the senders have been paused'\nset xlabel 'time (us)'\n"
+              "set ylabel 'paused so far, summed over the hosts (us)'\nset grid\nset key top left\nplot " +
+                  pause_lines);
+    r.body += plot_line("incast_pause.png",
+                        "incast: the time the hosts' ports have been paused so far, summed, per policy (PFC on; a "
+                        "flat line at 0: never paused)");
   }
   write_file(out / "results.csv", csv);
   r.results["runs"] = jv;

@@ -53,7 +53,8 @@ const params::Table<FabricScenario>& scenario_table() {
         .time("timeseries_interval", &S::Output::timeseries_interval,
               "sample queues and QP rates this often into queues.csv and qps.csv (0ps = off)", "0ps", "1s")
         .text("timeseries_ports", &S::Output::timeseries_ports,
-              "switch ports to sample, comma-separated, as output.pcap (\"\" = every switch port)")
+              "ports to sample, comma-separated, as output.pcap: a switch port's queue and pause, a host port's "
+              "pause (\"\" = every switch port)")
         .text("window", &S::Output::window,
               "also count ports and flows over this span of the run, \"FROM..TO\" (\"150ms..300ms\"): "
               "ports_window.csv, flows_window.csv, summary.json window (\"\" = off)")

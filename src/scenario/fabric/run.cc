@@ -51,16 +51,9 @@ Observers attach_observers(const FabricSetup& setup, Network& net, const std::st
     obs.reorder = std::make_unique<ReorderRecorder>(net.sim());
     for (const auto& [node, port] : watched) obs.reorder->watch(node->port(port));
   }
-  if (s.output.timeseries_interval > Time()) {
-    std::vector<std::pair<fabric::Switch*, std::size_t>> ports;
-    for (const auto& [node, port] : port_list(cfg, net, "output.timeseries_ports")) {
-      if (node->id() < net.host_count())
-        throw InputError(fmt::format("{}: output.timeseries_ports: {} is a host; queues are sampled at switches",
-                                     cfg.origin("output.timeseries_ports"), node->name()));
-      ports.push_back({&net.switch_at(static_cast<std::uint32_t>(node->id() - net.host_count())), port});
-    }
-    obs.series = std::make_unique<TimeSeries>(net, s.output.timeseries_interval, out_dir, std::move(ports));
-  }
+  if (s.output.timeseries_interval > Time())
+    obs.series = std::make_unique<TimeSeries>(net, s.output.timeseries_interval, out_dir,
+                                              port_list(cfg, net, "output.timeseries_ports"));
   if (!s.output.window.empty()) {
     TimeSpan span;
     try {

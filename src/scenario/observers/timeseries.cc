@@ -10,12 +10,14 @@
 namespace fabriclab::scenario {
 
 TimeSeries::TimeSeries(fabric::Network& net, Time interval, const std::string& dir,
-                       std::vector<std::pair<fabric::Switch*, std::size_t>> ports)
-    : net_(net), interval_(interval), ports_(std::move(ports)) {
+                       const std::vector<std::pair<fabric::Node*, std::size_t>>& ports)
+    : net_(net), interval_(interval) {
   if (interval <= Time()) throw std::logic_error("TimeSeries: the interval must be positive");
+  for (const auto& [node, p] : ports) ports_.push_back({node, dynamic_cast<const fabric::Switch*>(node), p});
   if (ports_.empty())
     for (std::uint32_t s = 0; s < net.switch_count(); ++s)
-      for (std::size_t p = 0; p < net.switch_at(s).port_count(); ++p) ports_.push_back({&net.switch_at(s), p});
+      for (std::size_t p = 0; p < net.switch_at(s).port_count(); ++p)
+        ports_.push_back({&net.switch_at(s), &net.switch_at(s), p});
   const auto path = [&](const char* f) { return (std::filesystem::path(dir) / f).string(); };
   queues_.open(path("queues.csv"));
   qps_.open(path("qps.csv"));
@@ -34,9 +36,10 @@ void TimeSeries::sample() {
   ++samples_;
   const Time now = net_.sim().now();
   const std::string t = ns_text(now);
-  for (const auto& [sw, p] : ports_)
-    queues_ << fmt::format("{},{},{},{},{}\n", t, sw->name(), p, sw->queued_bytes(p),
-                           ns_text(sw->port(p).paused_time(now)));
+  for (const Sampled& s : ports_)
+    queues_ << fmt::format("{},{},{},{},{}\n", t, s.node->name(), s.port,
+                           s.sw ? std::to_string(s.sw->queued_bytes(s.port)) : std::string(),
+                           ns_text(s.node->port(s.port).paused_time(now)));
   for (std::uint32_t h = 0; h < net_.host_count(); ++h)
     net_.host(h).for_each_send_qp([&](std::uint32_t qp, std::uint32_t flow, const fabric::CongestionControl& cc,
                                       std::uint64_t acked) {
