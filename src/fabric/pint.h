@@ -17,6 +17,16 @@ namespace fabriclab::fabric {
 // u x kPintScale is rounded up to an integer (at least 1) before its logarithm is taken.
 inline constexpr double kPintScale = 512;
 
+// HPCC-PINT's per-port utilization estimate (the HPCC ns-3 model's switch-node.cc,
+// CC_MODE 10), the previous estimate `u` moved by a packet leaving the port:
+//   u' = qlen dt / (B T^2) + last / (B T) + u (T - dt) / T,  dt capped at T
+// (qlen bytes queued, dt the time since the port's previous packet, last that packet's
+// bytes, B the line rate in bytes per unit of dt and T).
+inline double pint_estimate(double u, double qlen, double dt, double last, double b, double t) {
+  if (dt > t) dt = t;
+  return qlen * dt / (b * t * t) + last / (b * t) + u * (t - dt) / t;
+}
+
 class PintCode {
  public:
   explicit PintCode(double log_base);

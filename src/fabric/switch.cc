@@ -399,10 +399,9 @@ void Switch::pint_dequeue(Packet& p, const SwitchPort& sp, const Port& port) {
   PintPort& s = pint_ports_[port.index()];
   const Time now = ctx_->sim.now();
   if (p.telemetry && is_data(p.opcode)) {
-    const double t = pint_t_ps_;
-    const double dt = std::min(static_cast<double>((now - s.last_at).ps()), t);
     const double b = static_cast<double>(port.rate().bps()) / 8e12;  // bytes per ps
-    const double u = static_cast<double>(sp.queued) * dt / (b * t * t) + s.last_bytes / (b * t) + s.u * (t - dt) / t;
+    const double u = pint_estimate(s.u, static_cast<double>(sp.queued), static_cast<double>((now - s.last_at).ps()),
+                                   s.last_bytes, b, pint_t_ps_);
     IntStack& st = ctx_->telemetry.at(p.telemetry);
     st.pint = std::max(st.pint, pint_code_->encode(u, pint_rng_));
     s.u = u;

@@ -22,7 +22,7 @@
 //
 // HPCC-PINT (nic.hpcc.feedback = "pint") uses the same stacks for one value instead of
 // the records: PINT's code of the largest utilization on the path, 1 or 2 bytes on the
-// wire (pint.h).
+// wire (pint.h), on a path of any length (no slots: wire.int_max_hops does not apply).
 #pragma once
 
 #include <array>

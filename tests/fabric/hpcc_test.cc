@@ -343,6 +343,17 @@ TEST(Pint, ACodeIsTheLogarithmOfTheScaledUtilizationRoundedAtRandom) {
   EXPECT_NEAR(up / 20'000.0, 0.5, 0.02);  // 5.7 standard deviations
 }
 
+// The switch's estimate at 100 Gb/s (B = 0.0125 bytes/ps) and T = 10 us (B T = 125 000
+// bytes, the BDP), by hand:
+//  - 62 500 bytes queued, dt = 5 us, last 4 000 bytes, u = 0.8: 62 500 x 0.5 / 125 000
+//    + 4 000 / 125 000 + 0.8 x 0.5 = 0.25 + 0.032 + 0.4 = 0.682;
+//  - the same after 25 us: dt is T, the old u gone: 0.5 + 0.032 = 0.532.
+TEST(Pint, ThePortsEstimateWeighsTheQueueTheLastPacketAndTheOldEstimate) {
+  EXPECT_NEAR(pint_estimate(0.8, 62'500, 5e6, 4000, 0.0125, 1e7), 0.682, 1e-12);
+  EXPECT_NEAR(pint_estimate(0.8, 62'500, 25e6, 4000, 0.0125, 1e7), 0.532, 1e-12);
+  EXPECT_DOUBLE_EQ(pint_estimate(0.3, 0, 0, 0, 0.0125, 1e7), 0.3);  // no time, nothing sent: unchanged
+}
+
 // HPCC-PINT's sender, the ns3 preset (every update multiplicative), 100 Gb/s, rai 40 Mb/s:
 //  - the first ACK only marks the round trip;
 //  - code 128: U = 1.05^128 / 512 = 1.007; R = 100 G x 0.95 / U + 40 M, the new reference;

@@ -70,8 +70,6 @@ class Hpcc final : public RateWithWindow {
   Hpcc(const HpccParams& p, const CcContext& ctx);
 
   void on_ack(Time now, const AckInfo& ack) override;
-  // (HPCC-PINT's reading of an ACK.)
-  void on_pint_ack(const AckInfo& ack);
   // The utilization estimate U, for time series (qps.csv's alpha column).
   double alpha(Time /*now*/) const override { return u_; }
   BitRate target_rate() const override { return BitRate::from_bps(reference_); }
@@ -97,6 +95,8 @@ class Hpcc final : public RateWithWindow {
   std::optional<RandomStream> pint_rng_;
   // Rate and stage from U against eta (both variants' step).
   void update(double u, bool per_rtt);
+  // HPCC-PINT's reading of an ACK.
+  void on_pint_ack(const AckInfo& ack);
 };
 
 }  // namespace fabriclab::fabric

@@ -238,7 +238,7 @@ void analyze_transports(const Config& base, const std::vector<Ran>& runs, const 
                   queue_lines);
     r.body += plot_line("incast_queue.png", "incast: the receiver's port queue over time, per policy (PFC on)");
     draw_plot(out, "incast_pause",
-              "set title 'incast, PFC on: time the senders have been paused'\nset xlabel 'time (us)'\n"
+              "set title 'incast, PFC on: time the hosts have been paused'\nset xlabel 'time (us)'\n"
               "set ylabel 'paused so far, summed over the hosts (us)'\nset grid\nset key top left\nplot " +
                   pause_lines);
     r.body += plot_line("incast_pause.png",
