@@ -15,6 +15,7 @@ PortCounters& PortCounters::operator+=(const PortCounters& o) {
   pfc_resume_received += o.pfc_resume_received;
   paused += o.paused;
   max_queue_bytes = std::max(max_queue_bytes, o.max_queue_bytes);
+  rerouted += o.rerouted;
   return *this;
 }
 
@@ -29,12 +30,13 @@ PortCounters PortCounters::since(const PortCounters& e) const {
   d.pfc_resume_sent = pfc_resume_sent - e.pfc_resume_sent;
   d.pfc_resume_received = pfc_resume_received - e.pfc_resume_received;
   d.paused = paused - e.paused;
+  d.rerouted = rerouted - e.rerouted;
   return d;
 }
 
-const std::array<PortCounterField, 10>& port_counter_fields() {
+const std::array<PortCounterField, 11>& port_counter_fields() {
   using C = PortCounters;
-  static const std::array<PortCounterField, 10> fields{{
+  static const std::array<PortCounterField, 11> fields{{
       {"tx_bytes", [](const C& c) { return static_cast<std::int64_t>(c.tx_bytes); }},
       {"tx_packets", [](const C& c) { return static_cast<std::int64_t>(c.tx_packets); }},
       {"drops", [](const C& c) { return static_cast<std::int64_t>(c.drops); }},
@@ -45,6 +47,7 @@ const std::array<PortCounterField, 10>& port_counter_fields() {
       {"pfc_resume_received", [](const C& c) { return static_cast<std::int64_t>(c.pfc_resume_received); }},
       {"paused_ns", [](const C& c) { return c.paused.ps(); }, true},
       {"max_queue_bytes", [](const C& c) { return c.max_queue_bytes; }},
+      {"rerouted", [](const C& c) { return static_cast<std::int64_t>(c.rerouted); }},
   }};
   return fields;
 }

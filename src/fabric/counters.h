@@ -29,6 +29,7 @@ struct PortCounters {
   std::uint64_t pfc_resume_sent = 0, pfc_resume_received = 0;
   Time paused;                       // any priority paused (union), to the run's end
   std::int64_t max_queue_bytes = 0;  // a switch port's egress queues, at most
+  std::uint64_t rerouted = 0;        // a switch port's packets whose flow's previous one left by another port
 
   PortCounters& operator+=(const PortCounters& o);
   // What the port counted since `earlier`, a reading of the same port: each count's
@@ -43,6 +44,6 @@ struct PortCounterField {
   std::int64_t (*value)(const PortCounters&);
   bool time = false;
 };
-const std::array<PortCounterField, 10>& port_counter_fields();
+const std::array<PortCounterField, 11>& port_counter_fields();
 
 }  // namespace fabriclab::fabric

@@ -383,7 +383,19 @@ const params::Table<SwitchConfig>& switch_table() {
         .either("wred.queue_bytes", &C::mark_by_port, {"queue", "port"}, "port",
                 "the bytes WRED reads: the packet's egress queue (per queue, as SONiC's WRED profiles) or the whole "
                 "egress port's")
-        .choice("lb", &C::load_balance, kLoadBalanceNames, "choice among equal-cost next hops")
+        .choice("lb", &C::load_balance, kLoadBalanceNames,
+                "choice among equal-cost next hops: the flow's hash, spraying each packet in turn or at random, each "
+                "packet to the least-loaded port (adaptive), or each flowlet (flowlet)")
+        .bytes("ar.bias", &C::ar_bias,
+               "adaptive and flowlet: the hashed port is kept unless another's queue is more than this shorter")
+        .time("flowlet.timeout", &C::flowlet_timeout, "flowlet: an idle gap longer than this ends a flow's flowlet",
+              "1ps", "1s")
+        .choice("flowlet.choice", &C::flowlet_choice, kFlowletChoiceNames,
+                "flowlet: a new flowlet's port, the least-loaded (as adaptive) or at random (LetFlow)")
+        .integer("flowlet.table", &C::flow_table,
+                 "adaptive and flowlet: entries of the flow table (a power of two; flows hashing to one entry take "
+                 "turns in it)",
+                 1, 1 << 24)
         .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
         .custom(
             {"ecmp.fields", Kind::text, "5-tuple fields the ECMP hash reads", "", "", {}},

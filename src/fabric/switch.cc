@@ -58,6 +58,12 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
 
 void Switch::finalize() {
   ports_.assign(port_count(), SwitchPort{});
+  if (cfg_.load_balance == LoadBalance::adaptive || cfg_.load_balance == LoadBalance::flowlet) {
+    if (!std::has_single_bit(cfg_.flow_table))
+      throw InputError(fmt::format("switch.flowlet.table = {}: expected a power of two", cfg_.flow_table));
+    flows_.assign(cfg_.flow_table, FlowEntry{});
+    rerouted_.assign(port_count(), 0);
+  }
   if (path_.int_mode == IntMode::pint) pint_ports_.assign(port_count(), PintPort{});
   for (std::size_t c = 0; c < 8; ++c)
     if (cfg_.weights[c] == 0)
@@ -92,6 +98,7 @@ void Switch::emit_counters(std::size_t port, PortCounters& c) const {
   const SwitchPort& sp = ports_[port];
   c.drops += sp.drops;
   c.ecn_marks += sp.ecn_marks;
+  c.rerouted += rerouted(port);
   c.max_queue_bytes = std::max({c.max_queue_bytes, sp.max_queued, sp.max_queued_before});
 }
 
@@ -293,8 +300,52 @@ std::uint16_t Switch::choose_egress(const Packet& p) {
       return out;
     }
     case LoadBalance::spray_random: return route_ports_[b + rng_.below(n)];
+    case LoadBalance::adaptive:
+    case LoadBalance::flowlet: return choose_adaptive(p, b, n);
   }
   return route_ports_[b];
+}
+
+std::uint32_t least_loaded(const std::int64_t* queued, std::uint32_t n, std::uint32_t hashed, std::int64_t bias) {
+  std::uint32_t best = hashed;
+  std::int64_t best_q = queued[hashed] - bias;
+  for (std::uint32_t k = 1; k < n; ++k) {
+    const std::uint32_t i = hashed + k < n ? hashed + k : hashed + k - n;
+    if (queued[i] < best_q) {
+      best = i;
+      best_q = queued[i];
+    }
+  }
+  return best;
+}
+
+std::uint16_t Switch::choose_adaptive(const Packet& p, std::uint32_t b, std::uint32_t n) {
+  const Time now = ctx_->sim.now();
+  const std::uint32_t h = seed_hash_ ^ p.hash_key;
+  FlowEntry& e =
+      flows_[static_cast<std::uint32_t>((std::uint64_t{h} * 0x9e3779b97f4a7c15ull) >> 32) & (cfg_.flow_table - 1)];
+  const std::uint32_t key = p.hash_key | 1;  // (0 is "none")
+  const bool known = e.key == key;
+  // The flow's last port, if it is in this group (a flow has one destination; a key
+  // another flow shares may not).
+  std::int32_t last = -1;
+  if (known)
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (route_ports_[b + i] == e.port) last = static_cast<std::int32_t>(i);
+  std::uint32_t chosen;
+  if (path_.load_balance == LoadBalance::flowlet && last >= 0 && now - e.last <= cfg_.flowlet_timeout) {
+    chosen = static_cast<std::uint32_t>(last);  // within the flowlet
+  } else if (path_.load_balance == LoadBalance::flowlet && cfg_.flowlet_choice == FlowletChoice::random) {
+    chosen = static_cast<std::uint32_t>(rng_.below(n));
+  } else {
+    if (queued_.size() < n) queued_.resize(n);  // (once per larger group: not per packet)
+    for (std::uint32_t i = 0; i < n; ++i) queued_[i] = ports_[route_ports_[b + i]].queued;
+    chosen = least_loaded(queued_.data(), n, select(h, n), cfg_.ar_bias.count());
+  }
+  const std::uint16_t out = route_ports_[b + chosen];
+  if (last >= 0 && static_cast<std::uint32_t>(last) != chosen) ++rerouted_[out];
+  e = {key, out, now};
+  return out;
 }
 
 void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {

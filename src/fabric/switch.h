@@ -41,10 +41,25 @@ inline constexpr params::EnumNames<Scheduler, 2> kSchedulerNames{
 // record per hop (HPCC), or PINT's code (HPCC-PINT).
 enum class IntMode : std::uint8_t { none, stack, pint };
 
-enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random };
-inline constexpr params::EnumNames<LoadBalance, 3> kLoadBalanceNames{{{LoadBalance::ecmp, "ecmp"},
+// Among equal-cost next hops: the flow's hash (ECMP); every packet to the next one in
+// turn or at random (spraying); every packet to the least-loaded (adaptive); a flow's
+// packets to one port until it pauses longer than the flowlet timeout (flowlet).
+enum class LoadBalance : std::uint8_t { ecmp, spray_round_robin, spray_random, adaptive, flowlet };
+inline constexpr params::EnumNames<LoadBalance, 5> kLoadBalanceNames{{{LoadBalance::ecmp, "ecmp"},
                                                                       {LoadBalance::spray_round_robin, "spray_rr"},
-                                                                      {LoadBalance::spray_random, "spray_random"}}};
+                                                                      {LoadBalance::spray_random, "spray_random"},
+                                                                      {LoadBalance::adaptive, "adaptive"},
+                                                                      {LoadBalance::flowlet, "flowlet"}}};
+// A new flowlet's port: the least-loaded (as adaptive routing chooses; CONGA's local
+// choice, Spectrum-X's) or one at random (LetFlow).
+enum class FlowletChoice : std::uint8_t { least_loaded, random };
+inline constexpr params::EnumNames<FlowletChoice, 2> kFlowletChoiceNames{
+    {{FlowletChoice::least_loaded, "least_loaded"}, {FlowletChoice::random, "random"}}};
+
+// Adaptive routing's rule: of the n ports' queued bytes, the index chosen -- the hashed
+// port `hashed` unless another's queue is more than `bias` bytes shorter; among the
+// others the shortest, ties to the first after the hashed port in the group's order.
+std::uint32_t least_loaded(const std::int64_t* queued, std::uint32_t n, std::uint32_t hashed, std::int64_t bias);
 enum class ThresholdMode : std::uint8_t { static_th, dynamic_th };
 inline constexpr params::EnumNames<ThresholdMode, 2> kThresholdModeNames{
     {{ThresholdMode::static_th, "static"}, {ThresholdMode::dynamic_th, "dynamic"}}};
@@ -87,6 +102,14 @@ struct SwitchConfig {
   bool mark_by_port = false;  // WRED reads the egress port's bytes, all queues (else the packet's queue)
   Wred wred;
   LoadBalance load_balance = LoadBalance::ecmp;
+  // Adaptive routing and flowlets (lb adaptive, flowlet): the hashed port's advantage;
+  // the idle gap that ends a flowlet; how a new flowlet picks its port; the entries of
+  // the flow table that remembers each flow's port (a power of two; flows that hash to
+  // one entry take turns in it).
+  Bytes ar_bias = Bytes::from_count(0);
+  Time flowlet_timeout = Time::from_ps(50'000'000);  // 50 us
+  FlowletChoice flowlet_choice = FlowletChoice::least_loaded;
+  std::uint32_t flow_table = 4096;
   HashFunction hash = HashFunction::crc32;
   std::uint8_t hash_fields = kAllHashFields;
   std::uint32_t seed = 0;
@@ -141,6 +164,9 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Per-port statistics.
   std::uint64_t drops(std::size_t port) const { return ports_[port].drops; }
   std::uint64_t ecn_marks(std::size_t port) const { return ports_[port].ecn_marks; }
+  // Packets sent by this port whose flow's previous packet here left by another (lb
+  // adaptive, flowlet).
+  std::uint64_t rerouted(std::size_t port) const { return rerouted_.empty() ? 0 : rerouted_[port]; }
   std::int64_t max_queue_bytes(std::size_t port) const {
     return std::max(ports_[port].max_queued, ports_[port].max_queued_before);
   }
@@ -219,6 +245,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void release(std::uint16_t in, std::uint8_t pg, std::int64_t size);
   void send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta);
   std::uint16_t choose_egress(const Packet& p);
+  // lb adaptive and flowlet: the port of group [b, b + n) for `p`, through the flow table.
+  [[gnu::noinline]] std::uint16_t choose_adaptive(const Packet& p, std::uint32_t b, std::uint32_t n);
   Packet* dequeue(SwitchPort& sp, Port& port);
   // INT: `p`, a data packet with a stack, records this hop (telemetry.h); out of line, so
   // that the runs without INT keep dequeue's fast path small. Throws InputError when the
@@ -308,6 +336,16 @@ class alignas(64) Switch final : public Node, public EventHandler {
     Time last_at;
   };
   std::vector<PintPort> pint_ports_;
+  // Adaptive routing and flowlets: per flow-table entry the flow (its hash key, 0: none),
+  // the port its last packet left by and when; per port the packets rerouted.
+  struct FlowEntry {
+    std::uint32_t key = 0;
+    std::uint16_t port = 0;
+    Time last;
+  };
+  std::vector<FlowEntry> flows_;
+  std::vector<std::uint64_t> rerouted_;
+  std::vector<std::int64_t> queued_;  // scratch: a group's queues
   double pint_t_ps_ = 0;
   std::optional<PintCode> pint_code_;
   RandomStream pint_rng_;
