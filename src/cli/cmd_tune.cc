@@ -20,7 +20,8 @@ Command add_tune_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "tune", "Search the declared parameters of a fabric scenario (NLopt's ISRES, resumable) for the settings that "
               "maximise an objective under constraints; every trial in DIR/trials.csv, the best as DIR/best.toml, and "
-              "DIR/report.md comparing it, rerun on fresh seeds, with the scenario as given and each DCQCN preset");
+              "DIR/report.md comparing it, rerun on fresh seeds, with the scenario as given and each preset of its "
+              "congestion-control policy");
   sub->add_option("scenario", a->scenario, "scenario file (TOML)");
   // Given twice, the last --trials, --seeds, --seed, --jobs or --out counts: a script that
   // sets defaults before "$@" lets its caller override them.

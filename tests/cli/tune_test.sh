@@ -30,6 +30,12 @@ goodput=$(python3 -c "import json; t = json.load(open('$tmp/by-hand/summary.json
 print('{:.6g}'.format(t['totals']['data_bytes_arrived'] * 8 / float(t['run']['simulated_end_ns'])))")
 expect tune-report-rerun 0 "^\| tuned \(t000[0-5]\) \| ok \| $goodput \| $goodput \| 0 \|$" -- cat "$tmp/t/report.md"
 expect tune-report-presets 0 '^\| preset paper \| ok \| [0-9.]+ \|' -- cat "$tmp/t/report.md"
+# Under another policy the references are that policy's presets (HPCC's paper and ns3),
+# not DCQCN's.
+"$fl" tune "$ex/incast.toml" --set nic.congestion_control=hpcc --param nic.hpcc.eta=0.8..0.99 \
+  --maximize goodput_gbps --trials 2 --quiet --out "$tmp/th" >/dev/null 2>&1
+expect tune-report-policy-presets 0 '^preset ns3 preset paper$' -- bash -c \
+  "grep -o '^| preset [^ ]*' '$tmp/th/report.md' | cut -c3- | sort | paste -sd ' '"
 # The same settings for the devices: the switch's Kmin in bytes, the NIC's rate in Mb/s.
 kmin=$(sed -n 's/^green_min_threshold = "\([0-9.]*\)KB"$/\1/p' "$tmp/t/best.toml")
 expect tune-sonic 0 "\"green_min_threshold\": \"$(python3 -c "print(round($kmin * 1000))")\"" -- cat "$tmp/t/best-sonic.json"

@@ -783,8 +783,13 @@ TuneOutcome run_tune(const TuneOptions& given) {
     std::vector<std::string> overrides;
   };
   std::vector<Row> rows{{"as given", "given", {}}};
-  if (const ParamSpec* preset = fabric_parameters().registry().find("nic.roce_rp.preset"))
-    for (const auto& c : preset->choices) rows.push_back({"preset " + c, "preset-" + c, {"nic.roce_rp.preset=" + c}});
+  // The references: the run's policy at each of its presets (DCQCN's under none too: its
+  // receivers' CNP side is set by them).
+  const std::string policy = base.config.text("nic.congestion_control");
+  const std::string preset_key = policy == "none" || policy == "dcqcn" ? "nic.roce_rp.preset"
+                                                                       : "nic." + policy + ".preset";
+  if (const ParamSpec* preset = fabric_parameters().registry().find(preset_key))
+    for (const auto& c : preset->choices) rows.push_back({"preset " + c, "preset-" + c, {preset_key + "=" + c}});
   if (out.best >= 0)
     rows.push_back({fmt::format("tuned (t{:04})", out.best), fmt::format("tuned-t{:04}", out.best),
                     overrides_of(pb, trials[static_cast<std::size_t>(out.best)].values)});

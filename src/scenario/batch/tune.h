@@ -29,7 +29,8 @@
 // DIR/trials.csv     one row per trial: values, objective, every metric used, feasible
 // DIR/best.toml      the best feasible settings, as scenario keys ready to paste
 // DIR/report.md      the best point rerun on fresh seeds against the scenario as given
-//                    and each DCQCN preset
+//                    and each preset of its congestion-control policy (DCQCN's for
+//                    none and dcqcn)
 //
 // Resumable: the search is deterministic, so a rerun of the same command replays it and
 // takes from disk every run that completed with the same settings (each trial directory
