@@ -394,8 +394,8 @@ const params::Table<SwitchConfig>& switch_table() {
                 "flowlet: a new flowlet's port, the least-loaded (as adaptive) or at random (LetFlow)")
         .integer("flowlet.table", &C::flow_table,
                  "adaptive and flowlet: entries of the flow table (a power of two; flows hashing to one entry take "
-                 "turns in it)",
-                 1, 1 << 24)
+                 "turns in it; 16 bytes each, per switch)",
+                 1, 1 << 20)
         .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
         .custom(
             {"ecmp.fields", Kind::text, "5-tuple fields the ECMP hash reads", "", "", {}},

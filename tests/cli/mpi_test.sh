@@ -164,9 +164,9 @@ split_runs incast-swift "$examples/incast.toml" --set nic.congestion_control=swi
 # INT stacks crossing between ranks beside their frames (HPCC on the leaf-spine: three
 # switches per path, links between ranks).
 split_runs leaf-spine-hpcc "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc
-# HPCC-PINT: one code per stack, the senders reading half their ACKs.
 # Adaptive routing: each switch's choice from its own queues, across ranks.
 split_runs leaf-spine-adaptive "$examples/leaf-spine.toml" --set switch.lb=adaptive --set nic.reorder_window=256
+# HPCC-PINT: one code per stack, the senders reading half their ACKs.
 split_runs leaf-spine-pint "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc --set nic.hpcc.feedback=pint \
   --set nic.hpcc.pint_prob=0.5
 # Collectives on the NIC engine: each rank steps its copy of the NIC model, the copies

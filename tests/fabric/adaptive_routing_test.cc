@@ -65,13 +65,11 @@ TEST(AdaptiveRouting, OneFlowUsesBothUplinksWhereEcmpKeepsOne) {
   OneFlowOverTwoUplinks ecmp(with_lb(LoadBalance::ecmp));
   EXPECT_EQ(std::min(ecmp.sent(1), ecmp.sent(2)), 0u);
   EXPECT_EQ(std::max(ecmp.sent(1), ecmp.sent(2)), 100u);
-  EXPECT_EQ(ecmp.rerouted(1) + ecmp.rerouted(2), 0u);
   EXPECT_GT(ecmp.finish_us(), 133.8);
   OneFlowOverTwoUplinks ar(with_lb(LoadBalance::adaptive));
   EXPECT_EQ(ar.sent(1) + ar.sent(2), 100u);
   EXPECT_GE(std::min(ar.sent(1), ar.sent(2)), 45u);
   EXPECT_GT(ar.rerouted(1) + ar.rerouted(2), 0u);
-  EXPECT_EQ(ar.rerouted(0), 0u);  // toward h0: the ACKs' one port
   EXPECT_LT(ar.finish_us(), 0.6 * ecmp.finish_us());
 }
 
