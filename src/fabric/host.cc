@@ -109,15 +109,20 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
   s.npkts = static_cast<std::uint32_t>(npkts);
   s.priority = priority;
   s.start = start;
+  const std::uint32_t q = push_send_qp(std::move(s));
+  if (start != Time::max()) start_send_qp(q, start);
+  return q;
+}
+
+std::uint32_t Host::push_send_qp(SendQp s) {
   const auto q = static_cast<std::uint32_t>(send_.size());
   s.cc = make_congestion_control(cfg_.congestion_control,
                                  CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
                                            max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed},
                                  cfg_);
   s.sport = source_port(host_id_, q);
-  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
+  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(s.dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
-  if (start != Time::max()) start_send_qp(q, start);
   return q;
 }
 
@@ -148,14 +153,7 @@ std::uint32_t Host::open_send_connection(std::uint32_t id, std::uint32_t dst, st
   s.priority = priority;
   s.start = Time();
   s.conn = static_cast<std::uint32_t>(conns_.size());
-  const auto q = static_cast<std::uint32_t>(send_.size());
-  s.cc = make_congestion_control(cfg_.congestion_control,
-                                 CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
-                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed},
-                                 cfg_);
-  s.sport = source_port(host_id_, q);
-  s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(dst), s.sport, cfg_.ecmp_fields);
-  send_.push_back(std::move(s));
+  const std::uint32_t q = push_send_qp(std::move(s));
   SendConn c;
   c.ring.resize(std::bit_ceil(std::max<std::uint32_t>(messages_hint, 4)));
   conns_.push_back(std::move(c));

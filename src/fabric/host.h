@@ -196,8 +196,8 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t next_psn = 0;  // next to send
     std::uint32_t una = 0;       // oldest unacknowledged
     std::uint32_t high = 0;      // one past the highest PSN ever sent
-    std::uint16_t sport;
-    std::uint32_t hash_key;  // of (this host, dst, sport)
+    std::uint16_t sport = 0;
+    std::uint32_t hash_key = 0;  // of (this host, dst, sport)
     std::uint8_t priority;
     bool in_ring = false;
     std::uint32_t ring_next = kNone, ring_prev = kNone;
@@ -213,6 +213,9 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint64_t sent_off = 0, acked_off = 0;
     std::vector<Time> sent_at;
   };
+  // Appends `s` as send QP number send_.size(), with its congestion control, UDP source
+  // port and ECMP hash key; returns its number.
+  std::uint32_t push_send_qp(SendQp s);
   // A sending connection's messages not yet completed, oldest first: a ring that grows
   // only when full.
   struct Message {

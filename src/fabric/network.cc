@@ -17,13 +17,11 @@ namespace {
 WireFormat with_int_header(WireFormat w, const NicConfig& nic) {
   w.int_bytes = 0;
   w.pint_log_base = 0;
-  if (!(cc_policy(nic.congestion_control).feedback & kFeedbackInt)) return w;
-  if (nic.congestion_control == "hpcc" && nic.hpcc.feedback == HpccFeedback::pint) {
-    w.pint_log_base = nic.hpcc.pint_log_base;
-    w.int_bytes = PintCode(w.pint_log_base).bytes();
-  } else {
-    w.int_bytes = kIntHeaderBytes + kIntHopBytes * w.int_max_hops;
-  }
+  const CcPolicy& policy = cc_policy(nic.congestion_control);
+  if (!(policy.feedback & kFeedbackInt)) return w;
+  w.pint_log_base = policy.pint_log_base ? policy.pint_log_base(nic) : 0;
+  w.int_bytes = w.pint_log_base > 0 ? PintCode(w.pint_log_base).bytes()
+                                    : kIntHeaderBytes + kIntHopBytes * w.int_max_hops;
   return w;
 }
 }  // namespace

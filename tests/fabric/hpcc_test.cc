@@ -188,6 +188,17 @@ TEST(Hpcc, ParametersAreChecked) {
   EXPECT_NE(testing::input_error_of([&] { p.validate(); }).find("eta"), std::string::npos);
 }
 
+// Runs one flow of `bytes` from h0 to h1, the two hosts of one switch (100 Gb/s, links of
+// 1 us); true when it finished.
+bool h0_to_h1_through_one_switch(Network& net, std::uint64_t bytes) {
+  TopologySpec t;
+  t.kind = TopologyKind::single_switch;
+  t.hosts = 2;
+  build_topology(net, t);
+  net.add_flow({.src = 0, .dst = 1, .bytes = bytes, .start = {}});
+  return net.run(ms(1)).all_finished;
+}
+
 // Two hosts through one 100 Gb/s switch, links of 1 us. A first data frame with the INT
 // header is 4096 + 66 + 16 (RETH) + 42 = 4220 bytes (4240 on the wire: 339 200 ps), the
 // last 4204 (337 920 ps), an ACK 70 + 42 = 112 (132: 10 560 ps); T = 2 x (339 200 +
@@ -202,12 +213,7 @@ TEST(HpccNic, TheSwitchStampsEachPacketAndTheAckEchoesIt) {
   nic.congestion_control = "hpcc";
   nic.flow_end = FlowEnd::acked;
   Network net(nic, {}, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::single_switch;
-  t.hosts = 2;
-  build_topology(net, t);
-  net.add_flow({.src = 0, .dst = 1, .bytes = 2 * 4096, .start = {}});
-  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  ASSERT_TRUE(h0_to_h1_through_one_switch(net, 2 * 4096));
   EXPECT_EQ(net.base_rtt().ps(), 2 * (339'200 + 1'000'000 + 10'560 + 1'000'000));
   const Hpcc* cc = nullptr;
   net.host(0).for_each_send_qp([&](std::uint32_t, std::uint32_t, const CongestionControl& c, std::uint64_t) {
@@ -418,12 +424,7 @@ TEST(HpccPintNic, EachPortsUtilizationIsTheModelsAverage) {
   nic.flow_end = FlowEnd::acked;
   Network net(nic, {}, 1);
   EXPECT_EQ(net.wire_format().int_bytes, 1u);
-  TopologySpec t;
-  t.kind = TopologyKind::single_switch;
-  t.hosts = 2;
-  build_topology(net, t);
-  net.add_flow({.src = 0, .dst = 1, .bytes = 10 * 4096, .start = {}});
-  ASSERT_TRUE(net.run(ms(1)).all_finished);
+  ASSERT_TRUE(h0_to_h1_through_one_switch(net, 10 * 4096));
   const double T = 4'686'400, B = 0.0125;  // ps, bytes per ps
   EXPECT_EQ(net.base_rtt().ps(), 4'686'400);
   double u = 0;

@@ -131,6 +131,9 @@ struct CcPolicy {
   void (*check)(const NicConfig& nic);
   // One instance for one QP; it may keep references into `nic`, which outlives it.
   std::unique_ptr<CongestionControl> (*make)(const CcContext& ctx, const NicConfig& nic);
+  // kFeedbackInt policies: the log base of PINT's code when the NIC's parameters ask the
+  // switches for it instead of a record per hop (0: records; nullptr: never PINT).
+  double (*pint_log_base)(const NicConfig& nic) = nullptr;
 };
 const std::vector<CcPolicy>& cc_policies();
 // The policy named `name`; throws InputError naming the known ones.

@@ -32,7 +32,8 @@ const std::vector<CcPolicy>& cc_policies() {
       {"hpcc", kFeedbackInt | kFeedbackWindow, [](const NicConfig& nic) { nic.hpcc.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
          return std::make_unique<Hpcc>(nic.hpcc, ctx);
-       }},
+       },
+       [](const NicConfig& nic) { return nic.hpcc.feedback == HpccFeedback::pint ? nic.hpcc.pint_log_base : 0.0; }},
       {"swift", kFeedbackRtt | kFeedbackWindow | kFeedbackEndpoint, [](const NicConfig& nic) { nic.swift.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
          return std::make_unique<Swift>(nic.swift, ctx);
