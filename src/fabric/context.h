@@ -39,6 +39,9 @@ struct Ledger {
   std::uint64_t data_packets_arrived = 0, data_bytes_arrived = 0;        // at NICs, accepted or discarded
   std::uint64_t data_packets_dropped = 0, data_bytes_dropped = 0;        // in switches or on links
   std::uint64_t data_packets_duplicated = 0, data_bytes_duplicated = 0;  // copies made on links
+  std::uint64_t data_packets_trimmed = 0, data_bytes_trimmed = 0;        // cut to their headers in switches
+                                                                         // (the payload bytes cut; the
+                                                                         // headers go on and arrive)
   std::uint64_t lossless_drops = 0;                                      // drops on a lossless priority
   std::uint64_t control_packets_sent = 0;                                // ACK, NAK, CNP, PFC
   std::array<std::uint64_t, kDropReasons> drops{};                       // every packet dropped, by DropReason
@@ -55,6 +58,8 @@ struct Ledger {
     data_bytes_dropped += o.data_bytes_dropped;
     data_packets_duplicated += o.data_packets_duplicated;
     data_bytes_duplicated += o.data_bytes_duplicated;
+    data_packets_trimmed += o.data_packets_trimmed;
+    data_bytes_trimmed += o.data_bytes_trimmed;
     lossless_drops += o.lossless_drops;
     control_packets_sent += o.control_packets_sent;
     for (std::size_t i = 0; i < kDropReasons; ++i) drops[i] += o.drops[i];

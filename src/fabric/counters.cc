@@ -16,6 +16,7 @@ PortCounters& PortCounters::operator+=(const PortCounters& o) {
   paused += o.paused;
   max_queue_bytes = std::max(max_queue_bytes, o.max_queue_bytes);
   rerouted += o.rerouted;
+  trimmed += o.trimmed;
   return *this;
 }
 
@@ -31,12 +32,13 @@ PortCounters PortCounters::since(const PortCounters& e) const {
   d.pfc_resume_received = pfc_resume_received - e.pfc_resume_received;
   d.paused = paused - e.paused;
   d.rerouted = rerouted - e.rerouted;
+  d.trimmed = trimmed - e.trimmed;
   return d;
 }
 
-const std::array<PortCounterField, 11>& port_counter_fields() {
+const std::array<PortCounterField, 12>& port_counter_fields() {
   using C = PortCounters;
-  static const std::array<PortCounterField, 11> fields{{
+  static const std::array<PortCounterField, 12> fields{{
       {"tx_bytes", [](const C& c) { return static_cast<std::int64_t>(c.tx_bytes); }},
       {"tx_packets", [](const C& c) { return static_cast<std::int64_t>(c.tx_packets); }},
       {"drops", [](const C& c) { return static_cast<std::int64_t>(c.drops); }},
@@ -48,6 +50,7 @@ const std::array<PortCounterField, 11>& port_counter_fields() {
       {"paused_ns", [](const C& c) { return c.paused.ps(); }, true},
       {"max_queue_bytes", [](const C& c) { return c.max_queue_bytes; }},
       {"rerouted", [](const C& c) { return static_cast<std::int64_t>(c.rerouted); }},
+      {"trimmed", [](const C& c) { return static_cast<std::int64_t>(c.trimmed); }},
   }};
   return fields;
 }

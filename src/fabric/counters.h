@@ -30,6 +30,7 @@ struct PortCounters {
   Time paused;                       // any priority paused (union), to the run's end
   std::int64_t max_queue_bytes = 0;  // a switch port's egress queues, at most
   std::uint64_t rerouted = 0;        // a switch port's packets whose flow's previous one left by another port
+  std::uint64_t trimmed = 0;         // data packets a switch port's queues took cut to their headers
 
   PortCounters& operator+=(const PortCounters& o);
   // What the port counted since `earlier`, a reading of the same port: each count's
@@ -44,6 +45,6 @@ struct PortCounterField {
   std::int64_t (*value)(const PortCounters&);
   bool time = false;
 };
-const std::array<PortCounterField, 11>& port_counter_fields();
+const std::array<PortCounterField, 12>& port_counter_fields();
 
 }  // namespace fabriclab::fabric

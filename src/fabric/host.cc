@@ -532,6 +532,10 @@ void Host::on_data(Packet* p) {
     r.echo_hold = hold_;
   }
   const std::uint32_t psn = p->psn;
+  if (p->trimmed) [[unlikely]] {
+    on_trimmed(r, q, p);
+    return;
+  }
 
   if (cfg_.transport == Transport::uc) {
     on_uc_data(r, p);
@@ -620,6 +624,22 @@ void Host::on_uc_data(RecvQp& r, Packet* p) {
       deliver(r, psn);
       if (++r.expected == r.npkts) qp_complete(r);  // a flow (a connection's npkts is open-ended)
       if (r.conn && is_last(p->opcode)) message_arrived(p->tag);
+    }
+  }
+  release_packet(*ctx_, p);
+}
+
+void Host::on_trimmed(RecvQp& r, std::uint32_t q, Packet* p) {
+  ++trimmed_received_;
+  const std::uint32_t psn = p->psn;
+  if (cfg_.transport == Transport::rc && psn >= r.expected && psn < r.npkts) {
+    // Placed already (a copy of a packet the reorder window holds): nothing is missing.
+    const bool placed = psn > r.expected && psn - r.expected <= cfg_.reorder_window && bit(r, psn);
+    if (!placed && (psn == r.expected || !r.nak_sent)) {
+      echo_stack_ = std::exchange(p->telemetry, 0);  // the NAK echoes its INT stack, as for any data
+      send_ack(r, q, r.expected, kAethNakSeq);
+      r.nak_sent = true;
+      ++naks_sent_;
     }
   }
   release_packet(*ctx_, p);

@@ -6,7 +6,11 @@
 // priority. RC: cumulative ACKs advance the oldest unacknowledged PSN; a NAK (sequence
 // error) or a retransmission timeout without progress goes back to it (go-back-N).
 // UC: no ACKs, nothing is resent.
-// Receiver: RC accepts the expected PSN, acknowledges every `ack_every` packets and the
+// Receiver: a data packet a switch trimmed to its headers (switch.trim) carries no data:
+// RC answers it at once with a NAK at the expected PSN if it was that PSN, or if it opens
+// a gap not yet NAKed (go-back-N can ask only for everything from the expected PSN on);
+// UC counts it as lost.
+// RC accepts the expected PSN, acknowledges every `ack_every` packets and the
 // last one, answers the first out-of-sequence packet of a gap with one NAK and drops the
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
 // places packets up to W beyond the expected PSN (a bitmap) and NAKs only beyond that,
@@ -69,7 +73,7 @@ inline constexpr params::EnumNames<FlowEnd, 2> kFlowEndNames{
 struct HostCounters {
   std::uint64_t naks_sent = 0, out_of_sequence_drops = 0, duplicates = 0, ce_marked_received = 0, cnps_sent = 0,
                 cnps_received = 0, reordered_accepted = 0, reorder_give_ups = 0, timeouts = 0, rx_buffer_drops = 0,
-                misdelivered = 0;
+                misdelivered = 0, trimmed_received = 0;
 };
 
 struct NicConfig {
@@ -164,7 +168,8 @@ class Host final : public Node, public EventHandler, public RateListener {
             .reorder_give_ups = give_ups_,
             .timeouts = timeouts_,
             .rx_buffer_drops = rx_drops_,
-            .misdelivered = misdelivered_};
+            .misdelivered = misdelivered_,
+            .trimmed_received = trimmed_received_};
   }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
@@ -291,6 +296,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   void notify_congestion(RecvQp& r, std::uint32_t qpn);
   void on_data(Packet* p);
   void on_uc_data(RecvQp& r, Packet* p);
+  // A data packet a switch trimmed (its headers only): its data is lost.
+  void on_trimmed(RecvQp& r, std::uint32_t q, Packet* p);
   void on_ack(const Packet& p);
   void deliver(RecvQp& r, std::uint32_t psn);
   void qp_complete(const RecvQp& r);
@@ -333,7 +340,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::vector<Time> rx_arrivals_;
   std::size_t rx_arrivals_head_ = 0;
   std::uint32_t ack_every_;  // ack_every_of(cfg_)
-  std::uint64_t rx_drops_ = 0, misdelivered_ = 0;
+  std::uint64_t rx_drops_ = 0, misdelivered_ = 0, trimmed_received_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,
                 cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
 };

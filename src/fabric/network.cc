@@ -419,7 +419,7 @@ RunTotals Network::finish() {
 
   const Ledger& l = ledger_;
   if (l.data_bytes_sent + l.data_bytes_duplicated !=
-          l.data_bytes_arrived + l.data_bytes_dropped + t.in_flight_data_bytes ||
+          l.data_bytes_arrived + l.data_bytes_dropped + l.data_bytes_trimmed + t.in_flight_data_bytes ||
       l.data_packets_sent + l.data_packets_duplicated !=
           l.data_packets_arrived + l.data_packets_dropped + t.in_flight_data_packets)
     throw std::logic_error(
@@ -427,8 +427,8 @@ RunTotals Network::finish() {
         std::to_string(l.data_bytes_sent) + " B, duplicated on links " + std::to_string(l.data_packets_duplicated) +
         " / " + std::to_string(l.data_bytes_duplicated) + ", arrived " + std::to_string(l.data_packets_arrived) +
         " / " + std::to_string(l.data_bytes_arrived) + ", dropped " + std::to_string(l.data_packets_dropped) + " / " +
-        std::to_string(l.data_bytes_dropped) + ", in flight " + std::to_string(t.in_flight_data_packets) + " / " +
-        std::to_string(t.in_flight_data_bytes));
+        std::to_string(l.data_bytes_dropped) + ", trimmed " + std::to_string(l.data_bytes_trimmed) + " B, in flight " +
+        std::to_string(t.in_flight_data_packets) + " / " + std::to_string(t.in_flight_data_bytes));
   if (run_.exchange_) run_.gather_results();
   for (Node* n : nodes_)
     for (std::size_t i = 0; i < n->port_count(); ++i) n->port(i).drain();

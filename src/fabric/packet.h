@@ -115,6 +115,7 @@ struct alignas(64) Packet {
   std::uint8_t dscp : 6 = 0;
   bool corrupted : 1 = false;  // damaged on a link: the receiving MAC discards it
   bool becn : 1 = false;       // BTH BECN on an ACK/NAK: a congestion notification (roce_np.cnp_form)
+  bool trimmed : 1 = false;    // data cut to its headers by a switch (switch.trim): its payload is gone
 
   // The frame's size from its opcode and payload (and its INT header, if it carries a
   // stack), in format `w`; every hop reads `frame`, so it is computed once, by whoever

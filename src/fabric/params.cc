@@ -396,6 +396,11 @@ const params::Table<SwitchConfig>& switch_table() {
                  "adaptive and flowlet: entries of the flow table (a power of two; flows hashing to one entry take "
                  "turns in it; 16 bytes each, per switch)",
                  1, 1 << 20)
+        .bytes("trim.threshold", &C::trim_threshold,
+               "packet trimming: a data packet whose egress queue would hold more than this with it (or that the "
+               "buffer refuses) is cut to its headers, forwarded at trim.priority and NAKed by its receiver; 0B = off")
+        .integer("trim.priority", &C::trim_priority,
+                 "packet trimming: the priority queue trimmed headers wait in at every switch (served strictly)", 0, 7)
         .choice("ecmp.hash", &C::hash, kHashFunctionNames, "ECMP hash function")
         .custom(
             {"ecmp.fields", Kind::text, "5-tuple fields the ECMP hash reads", "", "", {}},

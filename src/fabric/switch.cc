@@ -47,6 +47,7 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
             .mark_by_port = cfg.mark_by_port,
             .reserve_per_port = cfg.reserve_per_port,
             .release_at_start = cfg.release_at_start,
+            .trim = cfg.trim_threshold.count() > 0,
             .int_mode = ctx.wire.int_bytes == 0      ? IntMode::none
                         : ctx.wire.pint_log_base > 0 ? IntMode::pint
                                                      : IntMode::stack},
@@ -56,11 +57,24 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
   if (path_.int_mode == IntMode::pint) pint_code_.emplace(ctx.wire.pint_log_base);
 }
 
+void check_switch_config(const SwitchConfig& cfg) {
+  if ((cfg.load_balance == LoadBalance::adaptive || cfg.load_balance == LoadBalance::flowlet) &&
+      !std::has_single_bit(cfg.flow_table))
+    throw InputError(fmt::format("switch.flowlet.table = {}: expected a power of two", cfg.flow_table));
+  if (cfg.trim_threshold.count() > 0 && cfg.trim_priority > 7)
+    throw InputError(fmt::format("switch.trim.priority = {}: expected a priority 0..7", cfg.trim_priority));
+  if (cfg.trim_threshold.count() > 0 && cfg.scheduler == Scheduler::dwrr &&
+      !((cfg.strict_classes >> cfg.trim_priority) & 1))
+    throw InputError(fmt::format(
+        "switch.trim.priority = {}: expected a priority the DWRR scheduler serves strictly (switch.dwrr.strict), "
+        "since trimmed headers go before the data they stand for",
+        cfg.trim_priority));
+}
+
 void Switch::finalize() {
+  check_switch_config(cfg_);
   ports_.assign(port_count(), SwitchPort{});
   if (cfg_.load_balance == LoadBalance::adaptive || cfg_.load_balance == LoadBalance::flowlet) {
-    if (!std::has_single_bit(cfg_.flow_table))
-      throw InputError(fmt::format("switch.flowlet.table = {}: expected a power of two", cfg_.flow_table));
     flows_.assign(cfg_.flow_table, FlowEntry{});
     rerouted_.assign(port_count(), 0);
   }
@@ -99,6 +113,7 @@ void Switch::emit_counters(std::size_t port, PortCounters& c) const {
   c.drops += sp.drops;
   c.ecn_marks += sp.ecn_marks;
   c.rerouted += rerouted(port);
+  c.trimmed += sp.trimmed;
   c.max_queue_bytes = std::max({c.max_queue_bytes, sp.max_queued, sp.max_queued_before});
 }
 
@@ -359,6 +374,10 @@ void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
 
 void Switch::receive(Port& port, Packet* p) {
   const std::uint16_t in = port.index();
+  if (path_.trim) [[unlikely]] {
+    receive_trimming(in, p);
+    return;
+  }
   const std::int64_t size = p->frame_bytes();
   if (p->ttl <= 1) {  // a routing loop (static routes): IP drops it here
     drop_packet(ports_[in], p, DropReason::ttl);
@@ -370,22 +389,61 @@ void Switch::receive(Port& port, Packet* p) {
     drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
     return;
   }
-  const std::uint16_t out = choose_egress(*p);
+  enqueue(in, choose_egress(*p), p->priority, p);
+}
+
+void Switch::enqueue(std::uint16_t in, std::uint16_t out, std::uint8_t q, Packet* p) {
   SwitchPort& ep = ports_[out];
-  const std::uint8_t prio = p->priority;
-  if (ep.storm[prio] && path_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
-    release(in, prio, size);
+  const std::int64_t size = p->frame_bytes();
+  if (ep.storm[q] && path_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
+    release(in, p->priority, size);
     ++ep.wd_drops;
     drop_packet(ep, p, DropReason::watchdog);
     return;
   }
-  ep.queue[prio].push(p);
-  ep.backlogged |= static_cast<std::uint8_t>(1u << prio);
-  ep.queue_bytes[prio] += size;
+  ep.queue[q].push(p);
+  ep.backlogged |= static_cast<std::uint8_t>(1u << q);
+  ep.queue_bytes[q] += size;
   ep.queued += size;
   ep.max_queued = std::max(ep.max_queued, ep.queued);
-  if (path_.mark_at_enqueue) maybe_mark(ep, *p, prio);
+  if (path_.mark_at_enqueue) maybe_mark(ep, *p, q);
   this->port(out).kick();
+}
+
+void Switch::trim(Packet& p, SwitchPort& at) {
+  ctx_->ledger.data_bytes_trimmed += p.payload;
+  ++ctx_->ledger.data_packets_trimmed;
+  p.payload = 0;
+  p.trimmed = true;
+  p.seal(ctx_->wire);
+  ++at.trimmed;
+}
+
+void Switch::receive_trimming(std::uint16_t in, Packet* p) {
+  if (p->ttl <= 1) {
+    drop_packet(ports_[in], p, DropReason::ttl);
+    return;
+  }
+  --p->ttl;
+  p->ingress = in;
+  const std::uint16_t out = choose_egress(*p);
+  SwitchPort& ep = ports_[out];
+  // htsim's rule (CompositeQueue): trimmed when the queue with the packet would exceed the threshold.
+  const bool data = is_data(p->opcode);
+  if (data && !p->trimmed && ep.queue_bytes[p->priority] + p->frame_bytes() > cfg_.trim_threshold.count()) trim(*p, ep);
+  if (!admit(in, p->priority, p->frame_bytes())) {
+    // Refused whole: its headers may still fit.
+    if (!data || p->trimmed) {
+      drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
+      return;
+    }
+    trim(*p, ep);
+    if (!admit(in, p->priority, p->frame_bytes())) {
+      drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
+      return;
+    }
+  }
+  enqueue(in, out, p->trimmed ? cfg_.trim_priority : p->priority, p);
 }
 
 Packet* Switch::dequeue(SwitchPort& sp, Port& port) {

@@ -6,7 +6,10 @@
 // priority (XOFF when a lossless group leaves the shared pool, XON when it is back below
 // its threshold minus `xon_offset` with the headroom empty, pauses refreshed before they
 // expire); ECN marking by the WRED rule (Kmin/Kmax/Pmax on the egress queue or the whole
-// egress port, at dequeue or enqueue); forwarding over equal-cost next hops by ECMP hash or packet spraying.
+// egress port, at dequeue or enqueue); forwarding over equal-cost next hops by ECMP hash, packet spraying,
+// adaptive routing or flowlets; packet trimming (a data packet over the trim threshold of
+// its egress queue, or refused by the MMU, is cut to its headers and queued at a strict
+// priority of its own, as htsim's CompositeQueue does for NDP and UET).
 //
 // Priority group = priority (one to one). A drop on a lossless priority cannot happen in
 // a correctly sized switch: it is counted in the ledger and the run reports it loudly.
@@ -110,11 +113,22 @@ struct SwitchConfig {
   Time flowlet_timeout = Time::from_ps(50'000'000);  // 50 us
   FlowletChoice flowlet_choice = FlowletChoice::least_loaded;
   std::uint32_t flow_table = 4096;
+  // Packet trimming (0 = off): a data packet whose egress queue (its priority's) would
+  // hold more than `trim_threshold` bytes with it, or that the MMU would drop, is cut to
+  // its headers (trimmed: its payload gone, counted) and queued at `trim_priority` at
+  // this and every later switch; the receiver answers it with a NAK at once.
+  Bytes trim_threshold = Bytes::from_count(0);
+  std::uint8_t trim_priority = 7;
   HashFunction hash = HashFunction::crc32;
   std::uint8_t hash_fields = kAllHashFields;
   std::uint32_t seed = 0;
   bool seed_per_switch = true;  // false: every switch hashes alike (polarizes)
 };
+
+// Throws InputError when a switch configuration cannot run (the keys named as the
+// scenario spells them): a flow table that is not a power of two, trimmed headers on a
+// priority the scheduler does not serve strictly.
+void check_switch_config(const SwitchConfig& cfg);
 
 class alignas(64) Switch final : public Node, public EventHandler {
  public:
@@ -167,6 +181,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
   // Packets sent by this port whose flow's previous packet here left by another (lb
   // adaptive, flowlet).
   std::uint64_t rerouted(std::size_t port) const { return rerouted_.empty() ? 0 : rerouted_[port]; }
+  // Data packets this port's queues took trimmed (cut to their headers here).
+  std::uint64_t trimmed(std::size_t port) const { return ports_[port].trimmed; }
   std::int64_t max_queue_bytes(std::size_t port) const {
     return std::max(ports_[port].max_queued, ports_[port].max_queued_before);
   }
@@ -220,6 +236,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     std::int64_t reserved = 0;  // reserve_per_port: bytes of the reserve its PGs hold
     std::uint64_t drops = 0, ecn_marks = 0;
     std::array<std::int64_t, 8> deficit{};
+    std::uint64_t trimmed = 0;
     std::array<bool, 8> quantum_given{};
     std::array<Time, 8> storm_ended{};
     std::uint64_t storms = 0, wd_drops = 0;
@@ -245,6 +262,12 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void release(std::uint16_t in, std::uint8_t pg, std::int64_t size);
   void send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta);
   std::uint16_t choose_egress(const Packet& p);
+  // Queues `p` (admitted at ingress port `in`) at egress port `out`, in queue `q`.
+  void enqueue(std::uint16_t in, std::uint16_t out, std::uint8_t q, Packet* p);
+  // receive() with trimming on: the egress chosen first, then the trim threshold and the
+  // MMU (a packet it refuses is trimmed, and dropped only if its headers do not fit).
+  [[gnu::noinline]] void receive_trimming(std::uint16_t in, Packet* p);
+  void trim(Packet& p, SwitchPort& at);
   // lb adaptive and flowlet: the port of group [b, b + n) for `p`, through the flow table.
   [[gnu::noinline]] std::uint16_t choose_adaptive(const Packet& p, std::uint32_t b, std::uint32_t n);
   Packet* dequeue(SwitchPort& sp, Port& port);
@@ -292,6 +315,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
     LoadBalance load_balance;
     WatchdogAction wd_action;
     bool ecn, mark_at_enqueue, mark_by_port, reserve_per_port, release_at_start;
+    bool trim;         // cfg_.trim_threshold > 0
     IntMode int_mode;  // what a dequeue writes into a packet's INT stack, if anything
   };
   std::int64_t shared_size_ = 0, shared_used_ = 0;

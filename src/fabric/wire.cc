@@ -133,9 +133,11 @@ std::size_t encode_frame(const Packet& p, const std::uint8_t (&sender_mac)[6], s
   put16(udp + 6, 0);
   std::uint8_t* bth = udp + 8;
   bth[0] = static_cast<std::uint8_t>(p.opcode);
-  bth[1] = static_cast<std::uint8_t>(pad << 4);           // SE 0, M 0, pad count, TVer 0
-  put16(bth + 2, 0xffff);                                 // P_Key
-  bth[4] = p.opcode == Opcode::cnp || p.becn ? 0x40 : 0;  // FECN, BECN (a CNP's: RoCEv2 Annex A17), reserved
+  bth[1] = static_cast<std::uint8_t>(pad << 4);  // SE 0, M 0, pad count, TVer 0
+  put16(bth + 2, 0xffff);                        // P_Key
+  // FECN, BECN (a CNP's: RoCEv2 Annex A17), reserved; a trimmed header (switch.trim, which
+  // RoCE does not define) is marked with the lowest reserved bit.
+  bth[4] = static_cast<std::uint8_t>((p.opcode == Opcode::cnp || p.becn ? 0x40 : 0) | (p.trimmed ? 0x01 : 0));
   put24(bth + 5, (p.dst_qp + kWireQpnBase) & 0xffffff);
   const bool ack_req = is_data(p.opcode) && is_last(p.opcode) && static_cast<std::uint8_t>(p.opcode) < 0x20;
   bth[8] = ack_req ? 0x80 : 0;

@@ -166,6 +166,9 @@ split_runs incast-swift "$examples/incast.toml" --set nic.congestion_control=swi
 split_runs leaf-spine-hpcc "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc
 # Adaptive routing: each switch's choice from its own queues, across ranks.
 split_runs leaf-spine-adaptive "$examples/leaf-spine.toml" --set switch.lb=adaptive --set nic.reorder_window=256
+# Packet trimming: the trimmed bit crosses with its frame, the bytes cut in each rank's ledger.
+split_runs incast-trim "$examples/incast.toml" --set switch.pfc.enabled=false --set switch.trim.threshold=200KB \
+  --set nic.congestion_control=hpcc
 # HPCC-PINT: one code per stack, the senders reading half their ACKs.
 split_runs leaf-spine-pint "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc --set nic.hpcc.feedback=pint \
   --set nic.hpcc.pint_prob=0.5

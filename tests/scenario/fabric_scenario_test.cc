@@ -206,7 +206,9 @@ TEST(FabricScenario, ExamplesSplitInPartsGiveTheUndividedOutputs) {
       {"leaf-spine", {"nic.congestion_control=hpcc", "nic.hpcc.feedback=pint", "nic.hpcc.pint_prob=0.5"}},
       // (adaptive routing and flowlets read only their switch's queues and flow table)
       {"leaf-spine", {"switch.lb=adaptive", "nic.reorder_window=256"}},
-      {"leaf-spine", {"switch.lb=flowlet", "switch.flowlet.timeout=1us", "switch.flowlet.choice=random"}}};
+      {"leaf-spine", {"switch.lb=flowlet", "switch.flowlet.timeout=1us", "switch.flowlet.choice=random"}},
+      // (trimmed headers cross between parts with their bit; the ledger counts the bytes cut)
+      {"incast", {"switch.pfc.enabled=false", "switch.trim.threshold=200KB", "nic.congestion_control=hpcc"}}};
   for (const auto& [example, sets] : cases) {
     const std::string file = kExamples + "/" + example + ".toml";
     const FabricOutcome whole = run_fabric(resolve(fabric_parameters(), file, sets),
@@ -329,9 +331,9 @@ pattern = "flows"
   const std::string ports = slurp(dir / "with" / "ports_window.csv");
   EXPECT_EQ(ports.substr(0, ports.find('\n')),
             "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"
-            "pfc_resume_received,paused_ns,max_queue_bytes,rerouted");
-  EXPECT_NE(ports.find("\nh0,0,8324,2,0,0,0,0,0,0,0.000,0,0\n"), std::string::npos) << ports;
-  EXPECT_NE(ports.find("\nh1,0,0,0,0,0,0,0,0,0,0.000,0,0\n"), std::string::npos) << ports;
+            "pfc_resume_received,paused_ns,max_queue_bytes,rerouted,trimmed");
+  EXPECT_NE(ports.find("\nh0,0,8324,2,0,0,0,0,0,0,0.000,0,0,0\n"), std::string::npos) << ports;
+  EXPECT_NE(ports.find("\nh1,0,0,0,0,0,0,0,0,0,0.000,0,0,0\n"), std::string::npos) << ports;
   EXPECT_EQ(slurp(dir / "with" / "flows_window.csv"),
             "flow_id,src,dst,delivered_bytes,goodput_gbps\n0,h0,h1,8192,93.623\n");
   const std::string summary = slurp(dir / "with" / "summary.json");
@@ -479,7 +481,7 @@ TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   const std::string ports = slurp(dir / "a" / "ports.csv");
   EXPECT_EQ(ports.substr(0, ports.find('\n')),
             "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"
-            "pfc_resume_received,paused_ns,max_queue_bytes,rerouted");
+            "pfc_resume_received,paused_ns,max_queue_bytes,rerouted,trimmed");
   const std::string summary = slurp(dir / "a" / "summary.json");
   EXPECT_NE(summary.find("\"topology.kind\": \"single_switch\""), std::string::npos);  // resolved config echoed
   std::filesystem::remove_all(dir);

@@ -169,6 +169,7 @@ void check_across_keys(const FabricSetup& setup) {
   const Config& cfg = setup.config;
   fabric::check_nic_config(s.nic);
   fabric::check_wire_format(s.nic, s.wire);
+  fabric::check_switch_config(s.sw);
   if (s.sw.wred.kmax <= s.sw.wred.kmin)
     throw InputError(fmt::format("{}: switch.wred.green_max_threshold ({}) must be above green_min_threshold ({})",
                                  cfg.origin("switch.wred.green_max_threshold"),

@@ -9,7 +9,7 @@
 //                 finish_at
 //                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,
-//                 pfc_resume_sent,pfc_resume_received,paused_ns,max_queue_bytes,rerouted
+//                 pfc_resume_sent,pfc_resume_received,paused_ns,max_queue_bytes,rerouted,trimmed
 //   ports_window.csv, flows_window.csv  with output.window: the counts over that span
 //                 (scenario/observers/window_counts.h), and their block in summary.json
 //   collectives.csv  with [[collective]] entries: one row per collective instance

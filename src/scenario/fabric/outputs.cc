@@ -113,7 +113,8 @@ namespace {
 
 // The hosts' transport counters, added up.
 nlohmann::ordered_json transport_json(const Network& net) {
-  std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0, give_ups = 0;
+  std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0, give_ups = 0,
+                trimmed = 0;
   for (std::uint32_t h = 0; h < net.host_count(); ++h) {
     const fabric::HostCounters x = net.host_counters(h);
     naks += x.naks_sent;
@@ -124,6 +125,7 @@ nlohmann::ordered_json transport_json(const Network& net) {
     misdelivered += x.misdelivered;
     reordered += x.reordered_accepted;
     give_ups += x.reorder_give_ups;
+    trimmed += x.trimmed_received;
   }
   // clang-format off
   return {{"naks_sent", naks},
@@ -133,7 +135,8 @@ nlohmann::ordered_json transport_json(const Network& net) {
           {"duplicates_received", dups},
           {"reordered_accepted", reordered},
           {"rx_buffer_drops", rx_drops},
-          {"misdelivered", misdelivered}};
+          {"misdelivered", misdelivered},
+          {"trimmed_received", trimmed}};
   // clang-format on
 }
 
@@ -213,6 +216,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                  {"data_bytes_arrived", l.data_bytes_arrived},
                  {"data_bytes_dropped", l.data_bytes_dropped},
                  {"data_bytes_duplicated", l.data_bytes_duplicated},
+                 {"data_bytes_trimmed", l.data_bytes_trimmed},
                  {"data_bytes_in_flight_at_end", o.totals.in_flight_data_bytes},
                  {"control_packets_sent", l.control_packets_sent},
                  {"drops", o.drops},
@@ -222,7 +226,9 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                  {"pfc_pause_frames", o.pfc_frames},
                  {"pfc_resume_frames", o.pfc_resumes},
                  {"paused_ns_all_ports", ns_text(all.paused)},
-                 {"max_switch_queue_bytes", all.max_queue_bytes}};
+                 {"max_switch_queue_bytes", all.max_queue_bytes},
+                 {"rerouted", all.rerouted},
+                 {"trimmed", all.trimmed}};
   for (const auto& r : fabric::kDropReasonNames)
     j["totals"]["drops_by_reason"][std::string(r.name)] = l.dropped(r.value);
   nlohmann::ordered_json cc;
