@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/error.h"
@@ -33,6 +34,7 @@ std::uint8_t echoed_hops(const Packet& ack) { return static_cast<std::uint8_t>(a
 
 std::uint32_t ack_every_of(const NicConfig& cfg) {
   if (cfg.ack_every > 0) return cfg.ack_every;
+  if (cfg.transport == Transport::irn) return 1;
   return cc_policy(cfg.congestion_control).feedback & kFeedbackFromAcks ? 1 : 8;
 }
 
@@ -44,6 +46,13 @@ void check_nic_config(const NicConfig& cfg) {
     throw InputError("nic.congestion_control = " + cfg.congestion_control +
                      ": expected nic.transport = rc (it reads ACKs, which an unreliable connection does not send)");
   params::validate(cnp_table(), cfg.cnp);
+  if (cfg.transport == Transport::irn && cfg.irn.rto_low > cfg.irn.rto_high)
+    throw InputError("nic.irn.rto_low = " + to_string(cfg.irn.rto_low) + ": expected at most nic.irn.rto_high (" +
+                     to_string(cfg.irn.rto_high) + ")");
+  if (cfg.transport == Transport::irn && (cfg.reorder_window > 0 || cfg.reorder_timeout > Time()))
+    throw InputError(
+        "nic.reorder_window / nic.reorder_timeout: expected neither with nic.transport = irn (its receiver places "
+        "every packet within its bitmap, the BDP cap: nic.irn.bdp_cap)");
   if (cfg.flow_end == FlowEnd::acked && cfg.transport == Transport::uc)
     throw InputError(
         "nic.flow_end = last_ack_received: expected nic.transport = rc (an unreliable connection's sender gets no "
@@ -68,6 +77,34 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   echo_endpoint_ = feedback & kFeedbackEndpoint;
   collects_int_ = feedback & kFeedbackInt;
   ack_every_ = ack_every_of(cfg_);
+  sr_ = cfg_.transport == Transport::irn;
+  recv_window_ = cfg_.reorder_window;
+}
+
+std::uint32_t irn_bdp_cap(const IrnParams& p, std::uint32_t mtu, BitRate rate, Time rtt) {
+  std::uint64_t cap = p.bdp_cap;
+  if (cap == 0) {
+    const double bdp = static_cast<double>(rate.bps()) * static_cast<double>(rtt.ps()) / 8e12;
+    cap = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::ceil(bdp / mtu)));
+    if (cap > kMaxIrnCap)
+      throw InputError("nic.irn.bdp_cap = 0: the BDP (" + to_string(rtt) + " at " + to_string(rate) + ") is " +
+                       std::to_string(cap) + " packets, above " + std::to_string(kMaxIrnCap) +
+                       " (set nic.irn.bdp_cap, or a larger nic.mtu)");
+  }
+  if (p.reorder_tolerance >= cap)
+    throw InputError("nic.irn.reorder_tolerance = " + std::to_string(p.reorder_tolerance) +
+                     ": expected below the BDP cap (" + std::to_string(cap) +
+                     " packets), beyond which no SACK can ever show a hole lost");
+  return static_cast<std::uint32_t>(cap);
+}
+
+void Host::set_base_rtt(Time t, std::uint32_t irn_cap) {
+  base_rtt_ = t;
+  if (!sr_) return;
+  if (irn_cap == 0) throw std::logic_error("host " + name() + ": IRN without its cap");
+  sr_cap_ = irn_cap;
+  sr_bits_ = std::bit_ceil(std::max<std::uint32_t>(sr_cap_, 64));
+  recv_window_ = sr_cap_ - 1;
 }
 
 void Host::finalize() {
@@ -90,7 +127,7 @@ std::uint32_t Host::add_recv_qp(std::uint32_t flow, std::uint64_t bytes) {
   r.flow = flow;
   r.bytes = bytes;
   r.npkts = static_cast<std::uint32_t>((bytes + cfg_.mtu - 1) / cfg_.mtu);
-  if (cfg_.reorder_window > 0) r.placed.assign(cfg_.reorder_window / 64 + 1, 0);
+  if (recv_window_ > 0) r.placed.assign(recv_window_ / 64 + 1, 0);
   recv_.push_back(std::move(r));
   return static_cast<std::uint32_t>(recv_.size() - 1);
 }
@@ -123,6 +160,11 @@ std::uint32_t Host::push_send_qp(SendQp s) {
   s.sport = source_port(host_id_, q);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(s.dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
+  if (sr_) {
+    if (sr_bits_ == 0) throw std::logic_error("host " + name() + ": an IRN QP before the network's base RTT");
+    const std::vector<std::uint64_t> none(sr_bits_ / 64);
+    sr_send_.push_back({.sacked = none, .resent = none, .trimmed = none});
+  }
   return q;
 }
 
@@ -136,7 +178,7 @@ std::uint32_t Host::open_recv_connection(std::uint32_t id) {
   r.flow = kConnectionFlow | id;
   r.npkts = 0xffffffffu;  // open-ended: messages end at their last packets
   r.conn = true;
-  if (cfg_.reorder_window > 0) r.placed.assign(cfg_.reorder_window / 64 + 1, 0);
+  if (recv_window_ > 0) r.placed.assign(recv_window_ / 64 + 1, 0);
   recv_.push_back(std::move(r));
   return static_cast<std::uint32_t>(recv_.size() - 1);
 }
@@ -179,7 +221,7 @@ void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
                                                                s.bytes, tag};
   s.npkts += static_cast<std::uint32_t>(npkts);
   s.bytes += bytes;
-  if (!s.in_ring) {
+  if (!s.in_ring && has_work(s, qp)) {
     ring_insert(qp);
     port(0).kick();
   }
@@ -273,14 +315,14 @@ void Host::arm_timer(SendQp& s, std::uint32_t q, Time at) {
 Packet* Host::make_data(SendQp& s) {
   const Time now = ctx_->sim.now();
   Packet* p = ctx_->packets.acquire();
-  const std::uint32_t psn = s.next_psn++;
+  const std::uint32_t psn = sr_ ? sr_pick(s) : s.next_psn++;
   p->flow = s.flow;
   p->src = host_id_;
   p->dst = s.dst;
   p->dst_qp = s.dst_qpn;
   p->src_qp = static_cast<std::uint32_t>(&s - send_.data());
   p->psn = psn;
-  const bool rc = cfg_.transport == Transport::rc;
+  const bool rc = cfg_.transport != Transport::uc;
   bool message_end = false;  // a connection's UC message completes as its last packet leaves
   if (s.conn == kNone) {
     p->payload = payload_of(psn, s.npkts, s.bytes);
@@ -289,12 +331,12 @@ Packet* Host::make_data(SendQp& s) {
     else if (psn == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
     else if (psn + 1 == s.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
     else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
-    if (windowed_) s.sent_off = std::uint64_t{psn} * cfg_.mtu + p->payload;
+    if (windowed_ && psn >= s.next_psn - 1) s.sent_off = std::uint64_t{psn} * cfg_.mtu + p->payload;
   } else {
     const Message& m = message_of(s, psn);
     const std::uint32_t k = psn - m.first_psn;
     p->payload = payload_of(k, m.npkts, m.bytes);
-    if (windowed_) s.sent_off = m.first_byte + std::uint64_t{k} * cfg_.mtu + p->payload;
+    if (windowed_ && psn >= s.next_psn - 1) s.sent_off = m.first_byte + std::uint64_t{k} * cfg_.mtu + p->payload;
     p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.bytes, 0xffffffffu));
     p->tag = m.tag;
     if (m.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
@@ -332,7 +374,7 @@ Packet* Host::make_data(SendQp& s) {
   s.next_send = r < port(0).rate() ? now + serialization_time(Bytes::from_count(wire), r, ctx_->wire.rounding) : now;
   if (rc && s.timer_at == Time::max()) {
     s.last_progress = now;
-    arm_timer(s, p->src_qp, now + cfg_.rto);
+    arm_timer(s, p->src_qp, now + rto_of(s));
   }
   if (message_end) {  // UC: nothing comes back; done once sent (never resent)
     s.una = psn + 1;
@@ -369,10 +411,17 @@ Packet* Host::next_packet(Port& port) {
       const std::uint32_t next = s.ring_next;
       if (s.next_send > now) {
         wake = std::min(wake, s.next_send);
-      } else if (window_open(s)) {  // (a closed window waits for an ACK, not a time)
+      } else if (window_open(s) || (sr_ && sr_next_lost(s, sr_send_[q]) != kNone)) {
+        // (A closed window waits for an ACK, not a time; IRN resends a lost packet in
+        // place of the one lost, outside the window, which counts new data.)
         Packet* p = make_data(s);
         ring_head_[c] = next;  // round-robin: the next QP goes first next time
-        if (s.next_psn >= s.npkts) ring_remove(q);
+        if (!sr_) {
+          if (s.next_psn >= s.npkts) ring_remove(q);
+        } else if (!has_work(s, q)) {
+          if (s.next_psn < s.npkts) ++cap_stalls_;  // new data waits for the cap (BDP-FC)
+          ring_remove(q);
+        }
         return p;
       }
       q = next;
@@ -412,9 +461,10 @@ Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
   return a;
 }
 
-void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome) {
+void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome, std::uint32_t about) {
   Packet* a = reply_to(r, qpn);
   a->psn = psn;
+  if (about != kNone) a->src_qp = about;
   a->opcode = Opcode::rc_ack;
   a->syndrome = syndrome;
   if (r.becn_pending) {
@@ -574,7 +624,7 @@ void Host::on_data(Packet* p) {
     }
     if (complete) qp_complete(r);
   } else if (psn > r.expected) {
-    if (psn - r.expected <= cfg_.reorder_window && psn < r.npkts) {
+    if (psn - r.expected <= recv_window_ && psn < r.npkts) {
       if (bit(r, psn)) {
         ++duplicates_;
       } else {
@@ -583,8 +633,14 @@ void Host::on_data(Packet* p) {
         deliver(r, psn);
         place_end(r, *p);
         ++ooo_accepted_;
-        if (cfg_.reorder_timeout > Time() && r.gap_due == Time::max()) arm_give_up(r, q);
+        if (sr_) {  // IRN: a NACK that SACKs it
+          send_ack(r, q, r.expected, kAethNakSeq, psn);
+          ++naks_sent_;
+        } else if (cfg_.reorder_timeout > Time() && r.gap_due == Time::max()) arm_give_up(r, q);
       }
+    } else if (sr_) {
+      ++oos_drops_;
+      ++bitmap_drops_;  // beyond the bitmap (a sender with a larger cap)
     } else {
       ++oos_drops_;
       if (!r.nak_sent) {
@@ -632,10 +688,14 @@ void Host::on_uc_data(RecvQp& r, Packet* p) {
 void Host::on_trimmed(RecvQp& r, std::uint32_t q, Packet* p) {
   ++trimmed_received_;
   const std::uint32_t psn = p->psn;
-  if (cfg_.transport == Transport::rc && psn >= r.expected && psn < r.npkts) {
+  if (cfg_.transport != Transport::uc && psn >= r.expected && psn < r.npkts) {
     // Placed already (a copy of a packet the reorder window holds): nothing is missing.
-    const bool placed = psn > r.expected && psn - r.expected <= cfg_.reorder_window && bit(r, psn);
-    if (!placed && (psn == r.expected || !r.nak_sent)) {
+    const bool placed = psn > r.expected && psn - r.expected <= recv_window_ && bit(r, psn);
+    if (sr_ && !placed) {  // IRN: a NACK for that packet alone
+      echo_stack_ = std::exchange(p->telemetry, 0);
+      send_ack(r, q, r.expected, kAethNakTrimmed, psn);
+      ++naks_sent_;
+    } else if (!placed && (psn == r.expected || !r.nak_sent)) {
       echo_stack_ = std::exchange(p->telemetry, 0);  // the NAK echoes its INT stack, as for any data
       send_ack(r, q, r.expected, kAethNakSeq);
       r.nak_sent = true;
@@ -659,7 +719,17 @@ void Host::on_ack(const Packet& p) {
   const std::uint32_t una_before = s.una;
   bool kick = false;  // after the policy has read the ACK, as its rate and window apply
   bool nak = false;   // a NAK acted on
-  if (p.syndrome == kAethNakSeq) {
+  if (sr_) {
+    nak = on_sr_ack(p, s, q, now, rtt);
+    const bool work = has_work(s, q);  // (a SACK may have taken the only hole left)
+    if (!s.in_ring && work) {
+      ring_insert(q);
+      kick = true;
+    } else if (s.in_ring && !work) {
+      ring_remove(q);
+    }
+    kick = kick || (windowed_ && s.in_ring);
+  } else if (p.syndrome == kAethNakSeq) {
     // The receiver expects p.psn: everything before it arrived; resend from there. A NAK
     // older than what has been acknowledged since (an ACK overtook it) changes nothing.
     if (p.psn >= s.una) {
@@ -683,20 +753,9 @@ void Host::on_ack(const Packet& p) {
       kick = kick || (windowed_ && s.in_ring);  // the go-back reopened the window
     }
   } else if (p.psn + 1 > s.una) {
-    const bool was_acked = s.una >= s.npkts;
     if (rtt_samples_ && p.psn < s.high) rtt = s.sent_at[p.psn & (s.sent_at.size() - 1)];
     if (rtt != Time::max()) rtt = now - rtt;  // (max: sent again since, Karn's rule: no sample)
-    s.una = p.psn + 1;
-    s.last_progress = now;
-    // After a go-back, what the receiver already has is not sent again.
-    if (s.next_psn < s.una) s.next_psn = s.una;
-    if (s.in_ring && s.next_psn >= s.npkts) ring_remove(q);
-    if (s.conn != kNone) complete_messages(s);
-    if (windowed_) {
-      s.acked_off = acked_offset(s);
-      if (s.next_psn == s.una) s.sent_off = s.acked_off;
-    }
-    if (s.conn == kNone && cfg_.flow_end == FlowEnd::acked && !was_acked && s.una >= s.npkts) flow_qp_done(s.flow);
+    acknowledge(s, q, p.psn + 1, now);
     kick = windowed_ && s.in_ring;  // the window may have opened
   }
   if (reads_acks_)
@@ -711,6 +770,127 @@ void Host::on_ack(const Packet& p) {
                               .local_hold = hold_,
                               .telemetry = p.telemetry ? &ctx_->telemetry.at(p.telemetry) : nullptr});
   if (kick) port(0).kick();
+}
+
+void Host::acknowledge(SendQp& s, std::uint32_t q, std::uint32_t una, Time now) {
+  const bool was_acked = s.una >= s.npkts;
+  s.una = una;
+  s.last_progress = now;
+  // After a go-back, what the receiver already has is not sent again.
+  if (s.next_psn < s.una) s.next_psn = s.una;
+  if (s.in_ring && !has_work(s, q)) ring_remove(q);
+  if (s.conn != kNone) complete_messages(s);
+  if (windowed_) {
+    s.acked_off = acked_offset(s);
+    if (s.next_psn == s.una) s.sent_off = s.acked_off;
+  }
+  if (s.conn == kNone && cfg_.flow_end == FlowEnd::acked && !was_acked && s.una >= s.npkts) flow_qp_done(s.flow);
+}
+
+bool Host::has_work(SendQp& s, std::uint32_t q) {
+  if (!sr_) return s.next_psn < s.npkts;
+  if (sr_next_lost(s, sr_send_[q]) != kNone) return true;
+  return s.next_psn < s.npkts && s.next_psn - s.una < sr_cap_;
+}
+
+Time Host::rto_of(const SendQp& s) const {
+  if (!sr_) return cfg_.rto;
+  return s.high - s.una < cfg_.irn.rto_low_packets ? cfg_.irn.rto_low : cfg_.irn.rto_high;
+}
+
+namespace {
+bool test_bit(const std::vector<std::uint64_t>& b, std::uint32_t i) { return (b[i / 64] >> (i % 64)) & 1; }
+void put_bit(std::vector<std::uint64_t>& b, std::uint32_t i, bool v) {
+  const std::uint64_t m = 1ull << (i % 64);
+  b[i / 64] = v ? b[i / 64] | m : b[i / 64] & ~m;
+}
+}  // namespace
+
+std::uint32_t Host::sr_next_lost(const SendQp& s, SrSend& x) const {
+  if (!x.recovery) return kNone;
+  // Lost: below lost_end and neither SACKed nor resent, or trimmed and not resent since.
+  const std::uint32_t lost_end = std::min(x.lost_end, s.high), mask = sr_bits_ - 1;
+  const std::uint32_t end = std::max(lost_end, std::min(x.trimmed_end, s.high));
+  std::uint32_t n = std::max(x.scan, s.una);
+  for (; n < end; ++n) {
+    const std::uint32_t i = n & mask;
+    if (test_bit(x.resent, i)) continue;
+    if (test_bit(x.trimmed, i) || (n < lost_end && !test_bit(x.sacked, i))) break;
+  }
+  x.scan = n;
+  return n < end ? n : kNone;
+}
+
+std::uint32_t Host::sr_pick(SendQp& s) {
+  SrSend& x = sr_send_[static_cast<std::size_t>(&s - send_.data())];
+  const std::uint32_t lost = sr_next_lost(s, x);
+  if (lost == kNone) {
+    if (s.next_psn >= s.npkts || s.next_psn - s.una >= sr_cap_)
+      throw std::logic_error("host " + name() + ": IRN QP " + std::to_string(&s - send_.data()) +
+                             " sends past its end or its cap (PSN " + std::to_string(s.next_psn) + ")");
+    return s.next_psn++;
+  }
+  put_bit(x.resent, lost & (sr_bits_ - 1), true);
+  put_bit(x.trimmed, lost & (sr_bits_ - 1), false);
+  x.scan = lost + 1;
+  return lost;
+}
+
+bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt) {
+  SrSend& x = sr_send_[q];
+  const std::uint32_t mask = sr_bits_ - 1;
+  const bool nack = p.syndrome != kAethAck;
+  // A NACK's PSN is the receiver's expected one: everything before it arrived.
+  const std::uint32_t cum = nack ? p.psn : p.psn + 1;
+  if (cum > s.una) {
+    // (Karn: no sample from a packet sent again, nor from one SACKed earlier, whose
+    // cumulative ACK comes only when the hole before it is repaired.)
+    if (!nack && rtt_samples_ && p.psn < s.high && !test_bit(x.sacked, p.psn & mask))
+      rtt = s.sent_at[p.psn & (s.sent_at.size() - 1)];
+    if (rtt != Time::max()) rtt = now - rtt;
+    for (std::uint32_t n = s.una; n < cum && n < s.high; ++n) {  // the bits go round: clear what is behind
+      put_bit(x.sacked, n & mask, false);
+      put_bit(x.resent, n & mask, false);
+      put_bit(x.trimmed, n & mask, false);
+    }
+    // The episode ends as the cumulative ACK passes what had been sent when it began --
+    // unless holes found lost since lie beyond (a trimmed packet's): then it goes on.
+    if (x.recovery && cum >= x.recovery_end) {
+      if (std::max(x.lost_end, x.trimmed_end) > cum) x.recovery_end = s.high;
+      else x.recovery = false;
+    }
+    acknowledge(s, q, cum, now);
+    // Fewer packets in flight may make the timeout RTO_low: a check sooner than the one
+    // pending (which, superseded, then does nothing).
+    if (s.timer_at != Time::max() && s.una < s.high && s.last_progress + rto_of(s) < s.timer_at)
+      arm_timer(s, q, s.last_progress + rto_of(s));
+  }
+  if (!nack) return false;
+  const std::uint32_t at = p.src_qp;
+  if (at < s.una || at >= s.high) return false;  // stale: acknowledged since
+  if (!x.recovery) {  // a recovery episode begins: until the cumulative ACK passes what was sent
+    x.recovery = true;
+    x.recovery_end = s.high;
+    x.lost_end = x.trimmed_end = x.scan = s.una;
+    for (std::uint32_t n = s.una; n < s.high; ++n) put_bit(x.resent, n & mask, false);
+  }
+  bool found = false;                   // this NACK shows a packet lost
+  if (p.syndrome == kAethNakTrimmed) {  // that packet is lost (again, if it was resent), and only it
+    put_bit(x.resent, at & mask, false);
+    put_bit(x.trimmed, at & mask, true);
+    x.trimmed_end = std::max(x.trimmed_end, at + 1);
+    x.scan = std::min(x.scan, at);
+    found = true;
+  } else {
+    put_bit(x.sacked, at & mask, true);
+    if (at >= cfg_.irn.reorder_tolerance && at - cfg_.irn.reorder_tolerance > x.lost_end) {
+      // The scan may have passed holes below the new end while only trimmed ones were due.
+      x.scan = std::min(x.scan, x.lost_end);
+      x.lost_end = at - cfg_.irn.reorder_tolerance;
+      found = true;
+    }
+  }
+  return found && sr_next_lost(s, x) != kNone;
 }
 
 void Host::emit_counters(std::size_t /*port*/, PortCounters& c) const { c.drops += rx_drops_ + misdelivered_; }
@@ -837,21 +1017,31 @@ void Host::on_event(std::uint64_t tag) {
     port(0).kick();
     return;
   }
-  // RTO check (lazy: one pending per QP, moved forward by progress). With nothing in
-  // flight there is nothing to time out: the next packet sent arms it again.
+  // RTO check (lazy: one pending per QP, moved forward by progress; IRN may arm one
+  // sooner, which supersedes it). With nothing in flight there is nothing to time out:
+  // the next packet sent arms it again.
+  if (sr_ && now != s.timer_at) return;
   s.timer_at = Time::max();
   if (s.una >= s.npkts || s.una >= s.high) return;
-  if (now - s.last_progress >= cfg_.rto) {
+  if (now - s.last_progress >= rto_of(s)) {
     ++timeouts_;
-    s.next_psn = s.una;
-    s.sent_off = s.acked_off;  // (both 0 without a window)
+    if (sr_) {  // IRN: every hole not SACKed is lost, resent in a new episode
+      SrSend& x = sr_send_[q];
+      x.recovery = true;
+      x.recovery_end = x.lost_end = s.high;  // (the trimmed ones among them)
+      x.scan = s.una;
+      for (std::uint32_t n = s.una; n < s.high; ++n) put_bit(x.resent, n & (sr_bits_ - 1), false);
+    } else {
+      s.next_psn = s.una;
+      s.sent_off = s.acked_off;  // (both 0 without a window)
+    }
     if (reads_acks_) s.cc->on_timeout(now);
     s.last_progress = now;
     if (!s.in_ring) ring_insert(q);
-    arm_timer(s, q, now + cfg_.rto);
+    arm_timer(s, q, now + rto_of(s));
     port(0).kick();
   } else {
-    arm_timer(s, q, s.last_progress + cfg_.rto);
+    arm_timer(s, q, s.last_progress + rto_of(s));
   }
 }
 

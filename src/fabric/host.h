@@ -60,8 +60,34 @@
 
 namespace fabriclab::fabric {
 
-enum class Transport : std::uint8_t { rc, uc };
-inline constexpr params::EnumNames<Transport, 2> kTransportNames{{{Transport::rc, "rc"}, {Transport::uc, "uc"}}};
+// RC go-back-N, UC, or RC with selective repeat and out-of-order placement as IRN defines
+// it (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018; see IrnParams).
+enum class Transport : std::uint8_t { rc, uc, irn };
+inline constexpr params::EnumNames<Transport, 3> kTransportNames{
+    {{Transport::rc, "rc"}, {Transport::uc, "uc"}, {Transport::irn, "irn"}}};
+
+// IRN (nic.transport = "irn"): the receiver places every packet within its bitmap where
+// it belongs and answers each out-of-order one with a NACK carrying the cumulative ACK
+// and that packet's PSN (a selective ACK); the sender keeps the PSNs SACKed, counts a
+// hole as lost once a PSN more than `reorder_tolerance` beyond it is SACKed (IRN: any
+// later one), resends only the lost ones, first, once per recovery episode (which ends
+// when the cumulative ACK passes what had been sent when it began), and never has more
+// than the BDP cap of packets outstanding beyond the cumulative ACK (BDP-FC), which is
+// also the receiver's bitmap. Timeout: RTO_low while fewer than `rto_low_packets` are in
+// flight, else RTO_high; it counts every unacknowledged hole as lost.
+inline constexpr std::uint32_t kMaxIrnCap =
+    65536;  // packets: a sending QP's bitmaps at most 24 KiB, a receiving one's 8
+struct IrnParams;
+// IRN's BDP cap in packets: nic.irn.bdp_cap, or the BDP of `rtt` at `rate` in MTUs; an
+// InputError above kMaxIrnCap or when the reorder tolerance could never mark a loss.
+std::uint32_t irn_bdp_cap(const IrnParams& p, std::uint32_t mtu, BitRate rate, Time rtt);
+struct IrnParams {
+  std::uint32_t bdp_cap = 0;  // packets; 0 = the BDP: the network's base RTT at the NIC's line rate, in MTUs
+  Time rto_low = Time::from_ps(100'000'000);   // 100 us (IRN's)
+  Time rto_high = Time::from_ps(320'000'000);  // 320 us (IRN's)
+  std::uint32_t rto_low_packets = 3;           // IRN's N
+  std::uint32_t reorder_tolerance = 0;         // 0: IRN's rule
+};
 // When a flow is finished (its FCT's end, the instant its dependents may start): its last
 // byte placed at the receiver, or the last ACK at the sender (every QP's last PSN
 // acknowledged: the sender's completion, as ns-3's RDMA model measures FCT).
@@ -74,6 +100,9 @@ struct HostCounters {
   std::uint64_t naks_sent = 0, out_of_sequence_drops = 0, duplicates = 0, ce_marked_received = 0, cnps_sent = 0,
                 cnps_received = 0, reordered_accepted = 0, reorder_give_ups = 0, timeouts = 0, rx_buffer_drops = 0,
                 misdelivered = 0, trimmed_received = 0;
+  // IRN's limits hit: packets beyond the receiver's bitmap (dropped), and the times a
+  // sender had new data but its BDP cap of packets outstanding.
+  std::uint64_t bitmap_drops = 0, cap_stalls = 0;
 };
 
 struct NicConfig {
@@ -85,6 +114,7 @@ struct NicConfig {
   FlowEnd flow_end = FlowEnd::placed;       // when a flow is finished
   Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
   std::uint32_t reorder_window = 0;         // W: packets accepted beyond the expected PSN (0 = go-back-N)
+  IrnParams irn;                            // nic.transport = "irn"
   Time reorder_timeout;                     // with W: a gap unfilled this long is NAKed (0 = wait for W)
   std::string congestion_control = "none";  // of the sending QPs: a cc_policies() name
   DcqcnParams dcqcn;                        // its parameters (reaction point)
@@ -115,13 +145,17 @@ class Host final : public Node, public EventHandler, public RateListener {
        FlowTable& flows);
 
   std::uint32_t host_id() const { return host_id_; }
+  // IRN: the BDP cap in effect (nic.irn.bdp_cap or the BDP; 0 under another transport).
+  std::uint32_t irn_cap() const { return sr_cap_; }
   // Once connected: sizes the receive buffer's pause point (InputError if it cannot be).
   void finalize();
   // The simulator, pool and ledger of the partition this node runs in (before the run;
   // its ports are bound separately).
   void bind(FabricContext& ctx) { ctx_ = &ctx; }
-  // The network's unloaded RTT, for the congestion control of the QPs added after it.
-  void set_base_rtt(Time t) { base_rtt_ = t; }
+  // The network's unloaded RTT, for the congestion control of the QPs added after it;
+  // under IRN also the BDP cap of its sending QPs and its receiving QPs' bitmaps (one for
+  // the whole network: irn_bdp_cap()).
+  void set_base_rtt(Time t, std::uint32_t irn_cap = 0);
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
   // A sending QP toward (dst, dst_qpn), starting at `start` (Time::max(): when
@@ -169,7 +203,9 @@ class Host final : public Node, public EventHandler, public RateListener {
             .timeouts = timeouts_,
             .rx_buffer_drops = rx_drops_,
             .misdelivered = misdelivered_,
-            .trimmed_received = trimmed_received_};
+            .trimmed_received = trimmed_received_,
+            .bitmap_drops = bitmap_drops_,
+            .cap_stalls = cap_stalls_};
   }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
@@ -262,6 +298,16 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;  // connection, reorder window:
                                                                 // (PSN, tag) of last packets placed ahead
   };
+  // IRN's sender state beside each SendQp (sr_, IRN only): PSNs SACKed, PSNs resent in
+  // the current recovery episode and PSNs trimmed (NACKed as such) since last sent,
+  // bitmaps by PSN mod sr_bits_ (they cover una..high, which BDP-FC keeps under the cap);
+  // the lost ones are the holes below lost_end neither SACKed nor resent and the trimmed
+  // ones (below trimmed_end), found from `scan` on.
+  struct SrSend {
+    std::vector<std::uint64_t> sacked, resent, trimmed;
+    std::uint32_t lost_end = 0, trimmed_end = 0, scan = 0, recovery_end = 0;
+    bool recovery = false;
+  };
   enum : std::uint64_t {
     kStart = 1ull << 32,
     kRto = 2ull << 32,
@@ -291,7 +337,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   void record_send(SendQp& s, std::uint32_t psn, Time now);
   void learn_peer(RecvQp& r, const Packet& data);
   Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
-  void send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome);
+  // `about`: an IRN NACK's PSN (the packet SACKed, or trimmed), carried in src_qp.
+  void send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome, std::uint32_t about = kNone);
   // A CE-marked packet arrived on `r`: a notification if the pacing allows one.
   void notify_congestion(RecvQp& r, std::uint32_t qpn);
   void on_data(Packet* p);
@@ -299,6 +346,18 @@ class Host final : public Node, public EventHandler, public RateListener {
   // A data packet a switch trimmed (its headers only): its data is lost.
   void on_trimmed(RecvQp& r, std::uint32_t q, Packet* p);
   void on_ack(const Packet& p);
+  // IRN: an ACK or NACK for `s` (QP q); returns true when it found a packet lost that the
+  // sender will resend (AckInfo::nak), and the RTT sample if it gave one.
+  bool on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt);
+  // una moves on to `una` (everything before it acknowledged).
+  void acknowledge(SendQp& s, std::uint32_t q, std::uint32_t una, Time now);
+  // Whether `s` has a packet to send now (IRN: a lost hole, or new data within the cap).
+  bool has_work(SendQp& s, std::uint32_t q);
+  // IRN: the lost hole to resend next (kNone: none); the next PSN to send (a lost one
+  // first).
+  std::uint32_t sr_next_lost(const SendQp& s, SrSend& x) const;
+  std::uint32_t sr_pick(SendQp& s);
+  Time rto_of(const SendQp& s) const;
   void deliver(RecvQp& r, std::uint32_t psn);
   void qp_complete(const RecvQp& r);
   // One of flow `flow`'s QPs is done (at the end point nic.flow_end chose).
@@ -340,7 +399,13 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::vector<Time> rx_arrivals_;
   std::size_t rx_arrivals_head_ = 0;
   std::uint32_t ack_every_;  // ack_every_of(cfg_)
-  std::uint64_t rx_drops_ = 0, misdelivered_ = 0, trimmed_received_ = 0;
+  std::uint64_t rx_drops_ = 0, misdelivered_ = 0, trimmed_received_ = 0, bitmap_drops_ = 0, cap_stalls_ = 0;
+  // IRN: its sender state per send QP, the cap, the bits of its bitmaps; and the packets a
+  // receiver accepts beyond the expected PSN (IRN: the cap - 1; else nic.reorder_window).
+  bool sr_ = false;
+  std::vector<SrSend> sr_send_;
+  std::uint32_t sr_cap_ = 0, sr_bits_ = 0;
+  std::uint32_t recv_window_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,
                 cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
 };

@@ -69,6 +69,7 @@ class Network final : private FlowEvents {
   std::size_t host_count() const { return hosts_.size(); }
   std::size_t switch_count() const { return switches_.size(); }
   Host& host(std::uint32_t h) { return *hosts_.at(h); }
+  const Host& host(std::uint32_t h) const { return *hosts_.at(h); }
   Switch& switch_at(std::uint32_t s) { return *switches_.at(s); }
   const std::vector<Node*>& nodes() const { return nodes_; }
 

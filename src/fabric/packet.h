@@ -84,6 +84,10 @@ inline bool is_last(Opcode op) {
 
 inline constexpr std::uint8_t kAethAck = 0x00;     // AETH syndrome: ACK (credits unused)
 inline constexpr std::uint8_t kAethNakSeq = 0x60;  // NAK: PSN sequence error
+// IRN's NACK for a trimmed packet (switch.trim): that PSN is lost. A NAK code RoCE leaves
+// reserved (0x65); an IRN NACK of either kind names its PSN in src_qp, which an ACK has no
+// other use for (a real NACK carries it in a header field of its own).
+inline constexpr std::uint8_t kAethNakTrimmed = 0x65;
 inline constexpr std::uint8_t kEcnNotEct = 0, kEcnEct0 = 2, kEcnCe = 3;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 inline constexpr std::uint32_t kPsnMask = 0xffffff;  // PSNs are 24 bits
@@ -94,7 +98,8 @@ struct alignas(64) Packet {
   std::uint32_t src = 0;            // source host (its IPv4 address is derived from it)
   std::uint32_t dst = 0;            // destination host
   std::uint32_t dst_qp = 0;         // BTH destination QP
-  std::uint32_t src_qp = 0;         // the sender's QP (a real BTH does not carry it; ACKs need it)
+  std::uint32_t src_qp = 0;         // data: the sender's QP (a real BTH does not carry it; ACKs need
+                                    // it); an IRN NACK: the PSN it is about
   std::uint32_t psn = 0;            // 24-bit PSN
   std::uint32_t payload = 0;        // RDMA payload bytes
   std::uint32_t message_bytes = 0;  // RETH DMA length (first/only); an ACK under Swift: the data's hops

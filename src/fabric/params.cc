@@ -247,6 +247,26 @@ const params::Table<WireFormat>& wire_table() {
   return table;
 }
 
+const params::Table<IrnParams>& irn_table() {
+  static const auto table = [] {
+    using P = IrnParams;
+    params::Table<P> t;
+    t.integer("bdp_cap", &P::bdp_cap,
+              "packets outstanding beyond the cumulative ACK at most (BDP-FC), and the receiver's bitmap (0 = the "
+              "network's base RTT at the NIC's line rate, in MTUs)",
+              0, kMaxIrnCap)
+        .time("rto_low", &P::rto_low, "timeout while fewer than rto_low_packets are in flight", "1us", "10s")
+        .time("rto_high", &P::rto_high, "timeout otherwise", "1us", "10s")
+        .integer("rto_low_packets", &P::rto_low_packets, "IRN's N: packets in flight below which RTO_low applies", 0,
+                 kMaxIrnCap)
+        .integer("reorder_tolerance", &P::reorder_tolerance,
+                 "a hole counts as lost once a PSN more than this beyond it is SACKed (0: IRN, any later one)", 0,
+                 kMaxIrnCap);
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<NicConfig>& nic_table() {
   static const auto table = [] {
     using C = NicConfig;
@@ -255,15 +275,18 @@ const params::Table<NicConfig>& nic_table() {
          {"mtu", Kind::bytes, "RDMA payload per packet", "256B", "9000B", {}},
          [](C& c, const Value& v) { c.mtu = static_cast<std::uint32_t>(v.i); },
          [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
-        .choice("transport", &C::transport, kTransportNames, "reliable (go-back-N) or unreliable connection")
+        .choice("transport", &C::transport, kTransportNames,
+                "reliable (go-back-N), unreliable, or reliable with selective repeat and out-of-order placement "
+                "(IRN: nic.irn.*)")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
         .integer("ack_every", &C::ack_every,
-                 "RC: one coalesced ACK per this many in-order packets (0 = 1 for dctcp, timely, swift and hpcc, 8 "
-                 "otherwise)",
+                 "RC: one coalesced ACK per this many in-order packets (0 = 1 for irn, dctcp, timely, swift and hpcc, "
+                 "8 otherwise)",
                  0, 65536)
         .choice("flow_end", &C::flow_end, kFlowEndNames,
                 "a flow is finished when its last byte is placed, or when its sender has the last ACK (RC)")
-        .time("rto", &C::rto, "RC: retransmission timeout without progress", "1us", "10s")
+        .time("rto", &C::rto, "RC: retransmission timeout without progress (IRN: nic.irn.rto_low, rto_high)", "1us",
+              "10s")
         .time("reorder_timeout", &C::reorder_timeout,
               "RC with a reorder window: NAK a gap that has not filled this long (0ps = only beyond the window)", "0ps",
               "1s")
@@ -288,7 +311,8 @@ const params::Table<NicConfig>& nic_table() {
     t.nest("dctcp", &C::dctcp, dctcp_table())
         .nest("timely", &C::timely, timely_table())
         .nest("swift", &C::swift, swift_table())
-        .nest("hpcc", &C::hpcc, hpcc_table());
+        .nest("hpcc", &C::hpcc, hpcc_table())
+        .nest("irn", &C::irn, irn_table());
     t.time("base_rtt", &C::base_rtt,
            "unloaded RTT of window policies (0ps = the longest path's: data frames out, ACKs back)", "0ps", "1s");
     return t;

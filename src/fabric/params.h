@@ -25,6 +25,8 @@ const params::Table<DctcpParams>& dctcp_table();
 const params::Table<HpccParams>& hpcc_table();
 const params::Table<TimelyParams>& timely_table();
 const params::Table<SwiftParams>& swift_table();
+// nic.irn.*: IRN's selective repeat (nic.transport = "irn").
+const params::Table<IrnParams>& irn_table();
 // The notification point, ecn/roce_np/*.
 const params::Table<CnpParams>& cnp_table();
 // A NIC: transport, receive buffer, congestion control; its DCQCN values under

@@ -428,22 +428,26 @@ void Switch::receive_trimming(std::uint16_t in, Packet* p) {
   p->ingress = in;
   const std::uint16_t out = choose_egress(*p);
   SwitchPort& ep = ports_[out];
-  // htsim's rule (CompositeQueue): trimmed when the queue with the packet would exceed the threshold.
-  const bool data = is_data(p->opcode);
-  if (data && !p->trimmed && ep.queue_bytes[p->priority] + p->frame_bytes() > cfg_.trim_threshold.count()) trim(*p, ep);
-  if (!admit(in, p->priority, p->frame_bytes())) {
-    // Refused whole: its headers may still fit.
-    if (!data || p->trimmed) {
-      drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
-      return;
-    }
-    trim(*p, ep);
-    if (!admit(in, p->priority, p->frame_bytes())) {
-      drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
+  const bool trimmable = is_data(p->opcode) && !p->trimmed;
+  const std::int64_t size = p->frame_bytes();
+  // htsim's rule (CompositeQueue): trimmed when its queue with the packet would exceed the
+  // threshold; else whole, if the buffer takes it.
+  const bool over = trimmable && ep.queue_bytes[p->priority] + size > cfg_.trim_threshold.count();
+  if (!over && admit(in, p->priority, size)) {
+    enqueue(in, out, p->trimmed ? cfg_.trim_priority : p->priority, p);
+    return;
+  }
+  if (trimmable) {  // over the threshold, or refused whole: its headers, if they fit
+    Packet header = *p;
+    header.payload = 0;
+    header.seal(ctx_->wire);
+    if (admit(in, p->priority, header.frame_bytes())) {
+      trim(*p, ep);
+      enqueue(in, out, cfg_.trim_priority, p);
       return;
     }
   }
-  enqueue(in, out, p->trimmed ? cfg_.trim_priority : p->priority, p);
+  drop_packet(ports_[in], p, DropReason::buffer_full, path_.lossless);
 }
 
 Packet* Switch::dequeue(SwitchPort& sp, Port& port) {

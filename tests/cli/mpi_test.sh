@@ -169,6 +169,9 @@ split_runs leaf-spine-adaptive "$examples/leaf-spine.toml" --set switch.lb=adapt
 # Packet trimming: the trimmed bit crosses with its frame, the bytes cut in each rank's ledger.
 split_runs incast-trim "$examples/incast.toml" --set switch.pfc.enabled=false --set switch.trim.threshold=200KB \
   --set nic.congestion_control=hpcc
+# IRN over sprayed paths: SACKs and the NACKs' PSNs crossing between ranks.
+split_runs leaf-spine-irn "$examples/leaf-spine.toml" --set switch.lb=spray_rr --set nic.transport=irn \
+  --set nic.irn.reorder_tolerance=8
 # HPCC-PINT: one code per stack, the senders reading half their ACKs.
 split_runs leaf-spine-pint "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc --set nic.hpcc.feedback=pint \
   --set nic.hpcc.pint_prob=0.5

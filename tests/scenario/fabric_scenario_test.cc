@@ -208,7 +208,14 @@ TEST(FabricScenario, ExamplesSplitInPartsGiveTheUndividedOutputs) {
       {"leaf-spine", {"switch.lb=adaptive", "nic.reorder_window=256"}},
       {"leaf-spine", {"switch.lb=flowlet", "switch.flowlet.timeout=1us", "switch.flowlet.choice=random"}},
       // (trimmed headers cross between parts with their bit; the ledger counts the bytes cut)
-      {"incast", {"switch.pfc.enabled=false", "switch.trim.threshold=200KB", "nic.congestion_control=hpcc"}}};
+      {"incast", {"switch.pfc.enabled=false", "switch.trim.threshold=200KB", "nic.congestion_control=hpcc"}},
+      // (IRN: each QP's SACKs and holes are its own; its NACKs name their PSN in the packet)
+      {"leaf-spine", {"switch.lb=spray_rr", "nic.transport=irn", "nic.irn.reorder_tolerance=8"}},
+      {"incast", {"switch.pfc.enabled=false", "switch.trim.threshold=50KB", "nic.transport=irn"}},
+      // (a window policy over IRN: resent packets outside the window, RTT samples by Karn)
+      {"incast",
+       {"switch.pfc.enabled=false", "switch.trim.threshold=100KB", "nic.transport=irn",
+        "nic.congestion_control=swift"}}};
   for (const auto& [example, sets] : cases) {
     const std::string file = kExamples + "/" + example + ".toml";
     const FabricOutcome whole = run_fabric(resolve(fabric_parameters(), file, sets),

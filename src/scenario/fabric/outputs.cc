@@ -114,7 +114,7 @@ namespace {
 // The hosts' transport counters, added up.
 nlohmann::ordered_json transport_json(const Network& net) {
   std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0, give_ups = 0,
-                trimmed = 0;
+                trimmed = 0, bitmap_drops = 0, cap_stalls = 0;
   for (std::uint32_t h = 0; h < net.host_count(); ++h) {
     const fabric::HostCounters x = net.host_counters(h);
     naks += x.naks_sent;
@@ -126,6 +126,8 @@ nlohmann::ordered_json transport_json(const Network& net) {
     reordered += x.reordered_accepted;
     give_ups += x.reorder_give_ups;
     trimmed += x.trimmed_received;
+    bitmap_drops += x.bitmap_drops;
+    cap_stalls += x.cap_stalls;
   }
   // clang-format off
   return {{"naks_sent", naks},
@@ -136,7 +138,9 @@ nlohmann::ordered_json transport_json(const Network& net) {
           {"reordered_accepted", reordered},
           {"rx_buffer_drops", rx_drops},
           {"misdelivered", misdelivered},
-          {"trimmed_received", trimmed}};
+          {"trimmed_received", trimmed},
+          {"irn_bitmap_drops", bitmap_drops},
+          {"irn_cap_stalls", cap_stalls}};
   // clang-format on
 }
 
@@ -253,6 +257,10 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   j["congestion_control"] = std::move(cc);
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
   j["transport"] = transport_json(net);
+  if (s.nic.transport == fabric::Transport::irn) {  // its values as the keys took them, and the cap in effect
+    for (const auto& f : fabric::irn_table().fields()) j["transport"]["irn"][f.spec.key] = f.get(s.nic.irn);
+    j["transport"]["irn"]["bdp_cap_packets"] = net.host_count() > 0 ? net.host(0).irn_cap() : 0;
+  }
   if (o.deadlock) {
     j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};
   } else {
