@@ -608,6 +608,7 @@ void Host::on_data(Packet* p) {
     while (!r.placed.empty() && r.expected < r.npkts && bit(r, r.expected)) {
       set_bit(r, r.expected, false);
       --r.placed_count;
+      --held_;
       ++r.expected;
       ++advanced;
     }
@@ -630,6 +631,7 @@ void Host::on_data(Packet* p) {
       } else {
         set_bit(r, psn, true);
         ++r.placed_count;
+        held_peak_ = std::max(held_peak_, ++held_);
         deliver(r, psn);
         place_end(r, *p);
         ++ooo_accepted_;

@@ -103,6 +103,9 @@ struct HostCounters {
   // IRN's limits hit: packets beyond the receiver's bitmap (dropped), and the times a
   // sender had new data but its BDP cap of packets outstanding.
   std::uint64_t bitmap_drops = 0, cap_stalls = 0;
+  // The most packets the NIC held placed out of order at once, over all its QPs (the
+  // reassembly buffer a reorder window or IRN needs).
+  std::uint64_t reassembly_peak = 0;
 };
 
 struct NicConfig {
@@ -205,7 +208,8 @@ class Host final : public Node, public EventHandler, public RateListener {
             .misdelivered = misdelivered_,
             .trimmed_received = trimmed_received_,
             .bitmap_drops = bitmap_drops_,
-            .cap_stalls = cap_stalls_};
+            .cap_stalls = cap_stalls_,
+            .reassembly_peak = held_peak_};
   }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
@@ -400,6 +404,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::size_t rx_arrivals_head_ = 0;
   std::uint32_t ack_every_;  // ack_every_of(cfg_)
   std::uint64_t rx_drops_ = 0, misdelivered_ = 0, trimmed_received_ = 0, bitmap_drops_ = 0, cap_stalls_ = 0;
+  std::uint64_t held_ = 0, held_peak_ = 0;  // packets placed out of order now, and at most
   // IRN: its sender state per send QP, the cap, the bits of its bitmaps; and the packets a
   // receiver accepts beyond the expected PSN (IRN: the cap - 1; else nic.reorder_window).
   bool sr_ = false;

@@ -372,6 +372,24 @@ void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
   }
 }
 
+inline void Switch::enqueue(std::uint16_t in, std::uint16_t out, std::uint8_t q, Packet* p) {
+  SwitchPort& ep = ports_[out];
+  const std::int64_t size = p->frame_bytes();
+  if (ep.storm[q] && path_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
+    release(in, p->priority, size);
+    ++ep.wd_drops;
+    drop_packet(ep, p, DropReason::watchdog);
+    return;
+  }
+  ep.queue[q].push(p);
+  ep.backlogged |= static_cast<std::uint8_t>(1u << q);
+  ep.queue_bytes[q] += size;
+  ep.queued += size;
+  ep.max_queued = std::max(ep.max_queued, ep.queued);
+  if (path_.mark_at_enqueue) maybe_mark(ep, *p, q);
+  this->port(out).kick();
+}
+
 void Switch::receive(Port& port, Packet* p) {
   const std::uint16_t in = port.index();
   if (path_.trim) [[unlikely]] {
@@ -390,24 +408,6 @@ void Switch::receive(Port& port, Packet* p) {
     return;
   }
   enqueue(in, choose_egress(*p), p->priority, p);
-}
-
-void Switch::enqueue(std::uint16_t in, std::uint16_t out, std::uint8_t q, Packet* p) {
-  SwitchPort& ep = ports_[out];
-  const std::int64_t size = p->frame_bytes();
-  if (ep.storm[q] && path_.wd_action == WatchdogAction::drop) {  // the watchdog drops what a storm gets
-    release(in, p->priority, size);
-    ++ep.wd_drops;
-    drop_packet(ep, p, DropReason::watchdog);
-    return;
-  }
-  ep.queue[q].push(p);
-  ep.backlogged |= static_cast<std::uint8_t>(1u << q);
-  ep.queue_bytes[q] += size;
-  ep.queued += size;
-  ep.max_queued = std::max(ep.max_queued, ep.queued);
-  if (path_.mark_at_enqueue) maybe_mark(ep, *p, q);
-  this->port(out).kick();
 }
 
 void Switch::trim(Packet& p, SwitchPort& at) {

@@ -263,7 +263,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   void send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta);
   std::uint16_t choose_egress(const Packet& p);
   // Queues `p` (admitted at ingress port `in`) at egress port `out`, in queue `q`.
-  void enqueue(std::uint16_t in, std::uint16_t out, std::uint8_t q, Packet* p);
+  [[gnu::always_inline]] void enqueue(std::uint16_t in, std::uint16_t out, std::uint8_t q, Packet* p);
   // receive() with trimming on: the egress chosen first, then the trim threshold and the
   // MMU (a packet it refuses is trimmed, and dropped only if its headers do not fit).
   [[gnu::noinline]] void receive_trimming(std::uint16_t in, Packet* p);

@@ -14,6 +14,7 @@
 #include "fabric/reorder_box.h"
 #include "fabric/switch.h"
 #include "fabric/topology.h"
+#include "quarter_rate_uplink.h"
 
 namespace fabriclab::fabric {
 namespace {
@@ -74,6 +75,9 @@ TEST(Irn, AShuffledMessageCompletesWithExactlyTheMissingPacketsResent) {
   // and 10 behind the hole at 3, then 13, 14 and 15 behind the one at 7.
   EXPECT_EQ(run.rx().reordered_accepted, 11u);
   EXPECT_EQ(run.rx().naks_sent, 11u);
+  // Held for reassembly at most: the 8 placed before the second 3 arrives (which frees
+  // 4, 5, 6), then 8, 9, 10, 11, 12 and 13, 14, 15 -- 8 again -- until the second 7.
+  EXPECT_EQ(run.rx().reassembly_peak, 8u);
   // Go-back-N resends from each hole on.
   OneIrnFlow gbn(16, "drop 0/3; drop 0/7; hold 0/10 2", {}, Transport::rc);
   EXPECT_TRUE(gbn.totals.all_finished);
@@ -163,22 +167,37 @@ TEST(Irn, AReorderWindowBesideItIsAnError) {
 // Trimming (switch.trim): three packets through a quarter-rate uplink, the third trimmed
 // (tests/fabric/trimming_test.cc works the times). IRN's receiver NACKs that PSN alone and
 // the sender resends it alone: one retransmission, no duplicate (go-back-N: two, one).
+// The three packets under IRN with a trim threshold of 5000 bytes, `uplink_rules` on
+// leaf0's uplink.
+struct TrimmedUnderIrn {
+  Network net;
+  bool finished;
+  explicit TrimmedUnderIrn(const std::string& uplink_rules) : net(nic(), trimming(), 1) {
+    three_packets_over_a_quarter_rate_uplink(net);
+    if (!uplink_rules.empty()) {
+      ImpairmentConfig c;
+      c.rules = parse_impairment_rules(uplink_rules);
+      net.add_impairment(net.switch_at(0).port(1), c);
+    }
+    finished = net.run(ms(10)).all_finished;
+  }
+  static NicConfig nic() {
+    NicConfig n;
+    n.transport = Transport::irn;
+    return n;
+  }
+  static SwitchConfig trimming() {
+    SwitchConfig sw;
+    sw.trim_threshold = Bytes::from_count(5000);
+    return sw;
+  }
+};
+
 TEST(Irn, ATrimmedPacketBecomesOneNackAndOneRetransmission) {
-  SwitchConfig sw;
-  sw.trim_threshold = Bytes::from_count(5000);
-  NicConfig n;
-  n.transport = Transport::irn;
-  Network net(n, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::leaf_spine;
-  t.leaves = 2;
-  t.spines = 1;
-  t.hosts_per_leaf = 1;
-  t.fabric_link.rate = Gbps(25);
-  build_topology(net, t);
-  net.add_flow({.src = 0, .dst = 1, .bytes = 3 * 4096, .start = {}});
-  EXPECT_TRUE(net.run(ms(10)).all_finished);
-  EXPECT_EQ(net.switch_at(0).trimmed(1), 1u);
+  TrimmedUnderIrn run("");
+  const Network& net = run.net;
+  EXPECT_TRUE(run.finished);
+  EXPECT_EQ(run.net.switch_at(0).trimmed(1), 1u);
   EXPECT_EQ(net.host_counters(1).trimmed_received, 1u);
   EXPECT_EQ(net.host_counters(1).naks_sent, 1u);
   EXPECT_EQ(net.flows()[0].retransmitted, 1u);
@@ -191,24 +210,10 @@ TEST(Irn, ATrimmedPacketBecomesOneNackAndOneRetransmission) {
 // shows hole 1 lost -- below the PSN the sender had already resent from, so it must look
 // back: 1 resent too, no timeout.
 TEST(Irn, AHoleBehindATrimmedPacketIsStillFound) {
-  SwitchConfig sw;
-  sw.trim_threshold = Bytes::from_count(5000);
-  NicConfig n;
-  n.transport = Transport::irn;
-  Network net(n, sw, 1);
-  TopologySpec t;
-  t.kind = TopologyKind::leaf_spine;
-  t.leaves = 2;
-  t.spines = 1;
-  t.hosts_per_leaf = 1;
-  t.fabric_link.rate = Gbps(25);
-  build_topology(net, t);
-  net.add_flow({.src = 0, .dst = 1, .bytes = 3 * 4096, .start = {}});
-  ImpairmentConfig c;
-  c.rules = parse_impairment_rules("drop 0/1");
-  net.add_impairment(net.switch_at(0).port(1), c);
-  EXPECT_TRUE(net.run(ms(10)).all_finished);
-  EXPECT_EQ(net.switch_at(0).trimmed(1), 1u);
+  TrimmedUnderIrn run("drop 0/1");
+  const Network& net = run.net;
+  EXPECT_TRUE(run.finished);
+  EXPECT_EQ(run.net.switch_at(0).trimmed(1), 1u);
   EXPECT_EQ(net.flows()[0].retransmitted, 2u);
   EXPECT_EQ(net.host_counters(0).timeouts, 0u);
   EXPECT_EQ(net.host_counters(1).duplicates, 0u);

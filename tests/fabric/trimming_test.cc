@@ -17,6 +17,7 @@
 #include "fabric/network.h"
 #include "fabric/switch.h"
 #include "fabric/topology.h"
+#include "quarter_rate_uplink.h"
 
 namespace fabriclab::fabric {
 namespace {
@@ -25,14 +26,7 @@ struct ThreePacketsOverOneUplink {
   Network net;
   RunTotals totals;
   ThreePacketsOverOneUplink(const SwitchConfig& sw, Transport transport) : net(nic(transport), sw, 1) {
-    TopologySpec t;
-    t.kind = TopologyKind::leaf_spine;
-    t.leaves = 2;
-    t.spines = 1;
-    t.hosts_per_leaf = 1;
-    t.fabric_link.rate = Gbps(25);
-    build_topology(net, t);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 3 * 4096, .start = {}});
+    three_packets_over_a_quarter_rate_uplink(net);
     totals = net.run(ms(10));
   }
   static NicConfig nic(Transport transport) {

@@ -114,7 +114,7 @@ namespace {
 // The hosts' transport counters, added up.
 nlohmann::ordered_json transport_json(const Network& net) {
   std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0, give_ups = 0,
-                trimmed = 0, bitmap_drops = 0, cap_stalls = 0;
+                trimmed = 0, bitmap_drops = 0, cap_stalls = 0, reassembly_peak = 0;
   for (std::uint32_t h = 0; h < net.host_count(); ++h) {
     const fabric::HostCounters x = net.host_counters(h);
     naks += x.naks_sent;
@@ -128,6 +128,7 @@ nlohmann::ordered_json transport_json(const Network& net) {
     trimmed += x.trimmed_received;
     bitmap_drops += x.bitmap_drops;
     cap_stalls += x.cap_stalls;
+    reassembly_peak = std::max(reassembly_peak, x.reassembly_peak);
   }
   // clang-format off
   return {{"naks_sent", naks},
@@ -140,7 +141,8 @@ nlohmann::ordered_json transport_json(const Network& net) {
           {"misdelivered", misdelivered},
           {"trimmed_received", trimmed},
           {"irn_bitmap_drops", bitmap_drops},
-          {"irn_cap_stalls", cap_stalls}};
+          {"irn_cap_stalls", cap_stalls},
+          {"reassembly_peak_packets", reassembly_peak}};
   // clang-format on
 }
 
