@@ -34,7 +34,7 @@ TEST(AdaptiveRouting, TheShortestQueueWinsTheHashedPortKeepsTiesAndItsBias) {
 // leaves after 100 x 1338.24 ns = 133.8 us; spread over two, after about half that.
 struct OneFlowOverTwoUplinks {
   Network net;
-  explicit OneFlowOverTwoUplinks(const SwitchConfig& sw) : net(nic(), sw, 1) {
+  explicit OneFlowOverTwoUplinks(const SwitchConfig& sw, std::uint64_t packets = 100) : net(nic(), sw, 1) {
     TopologySpec t;
     t.kind = TopologyKind::leaf_spine;
     t.leaves = 2;
@@ -42,7 +42,7 @@ struct OneFlowOverTwoUplinks {
     t.hosts_per_leaf = 1;
     t.fabric_link.rate = Gbps(25);
     build_topology(net, t);
-    net.add_flow({.src = 0, .dst = 1, .bytes = 100 * 4096, .start = {}});
+    net.add_flow({.src = 0, .dst = 1, .bytes = packets * 4096, .start = {}});
     EXPECT_TRUE(net.run(ms(10)).all_finished);
   }
   static NicConfig nic() {
@@ -71,6 +71,24 @@ TEST(AdaptiveRouting, OneFlowUsesBothUplinksWhereEcmpKeepsOne) {
   EXPECT_GE(std::min(ar.sent(1), ar.sent(2)), 45u);
   EXPECT_GT(ar.rerouted(1) + ar.rerouted(2), 0u);
   EXPECT_LT(ar.finish_us(), 0.6 * ecmp.finish_us());
+}
+
+// Five packets, by hand: packet k reaches the leaf (k - 1) x 334.56 ns after the first,
+// which leaves by one uplink (its hashed one, H) at once and takes 1343.36 ns -- longer
+// than the other four take to come; a frame on the wire does not count as queued.
+//   1: H and the other (O) both empty: H (the hashed port keeps a tie).
+//   2: both empty again (1 is on the wire): H, where it waits (4162 bytes).
+//   3: H 4162, O 0: O -- moved (the flow's last packet left by H), onto O's wire.
+//   4: H 4162, O 0 (3 on the wire): O, not moved; it waits.
+//   5: H 4162, O 4162: a tie, H -- moved.
+// H sends 1, 2 and 5, O 3 and 4; each counts one packet moved.
+TEST(AdaptiveRouting, FivePacketsWorkedByHand) {
+  OneFlowOverTwoUplinks ar(with_lb(LoadBalance::adaptive), 5);
+  const std::size_t h = ar.sent(1) > ar.sent(2) ? 1 : 2, o = 3 - h;
+  EXPECT_EQ(ar.sent(h), 3u);
+  EXPECT_EQ(ar.sent(o), 2u);
+  EXPECT_EQ(ar.rerouted(h), 1u);
+  EXPECT_EQ(ar.rerouted(o), 1u);
 }
 
 TEST(Flowlets, AFlowletHoldsItsPortWithinTheTimeoutAndMovesAfterIt) {
