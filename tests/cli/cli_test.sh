@@ -310,6 +310,18 @@ expect pcap-int-echo 0 '^[1-9][0-9]* acks, all one hop at 100G$' -- bash -c "tsh
   --set output.pcap=sw0:0 >/dev/null 2>&1
 expect pcap-pint-sizes 0 '^67 639 4159 4175$' -- bash -c "tshark -r '$tmp/pint/sw0-p0.pcap' -T fields -e frame.len \
   2>/dev/null | sort -un | paste -sd ' '"
+# Trimming (8 senders at once, PFC off, IRN): each data packet sw0 port 0's queue cut to
+# its headers leaves as a 62-byte frame (66 without the FCS: no payload) with the BTH's
+# lowest reserved bit set, and the receiver answers each with a NACK of code 0x65: as
+# many of both as ports.csv counts, and some.
+"$fl" run "$examples/incast.toml" --out "$tmp/trim" --set switch.pfc.enabled=false --set nic.transport=irn \
+  --set switch.trim.threshold=100KB --set traffic.incast.senders=8 --set output.pcap=sw0:0 >/dev/null 2>&1
+expect pcap-trimmed 0 '^([1-9][0-9]*) frames of 62 bytes, \1 NACKs 0x65, \1 in ports.csv$' -- bash -c "
+  echo \$(tshark -r '$tmp/trim/sw0-p0.pcap' -Y 'udp.payload[4:1] == 01' 2>/dev/null | wc -l) frames of \
+    \$(tshark -r '$tmp/trim/sw0-p0.pcap' -Y 'udp.payload[4:1] == 01' -T fields -e frame.len 2>/dev/null |
+      sort -u | paste -sd ' ') bytes, \
+    \$(tshark -r '$tmp/trim/sw0-p0.pcap' -Y 'infiniband.aeth.syndrome == 0x65' 2>/dev/null | wc -l) NACKs 0x65, \
+    \$(awk -F, '\$1 == \"sw0\" && \$2 == 0 {print \$NF}' '$tmp/trim/ports.csv') in ports.csv"
 
 # fabriclab offload: the timed NIC model on the shipped workload.
 expect offload 0 'offload.toml: 32 collectives, 32 offloaded, 0 in software' -- \
