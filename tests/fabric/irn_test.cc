@@ -107,6 +107,21 @@ TEST(Irn, ATailLossWaitsForTheLowTimeout) {
   EXPECT_LT(run.fct_us(), 110.0);
 }
 
+// PSN 3 lost twice (its first and second transmissions): 4's SACK shows it lost, its
+// resend is lost too and nothing shows that but the timeout. The first check, armed at
+// the first send with RTO_low (one packet in flight), finds 13 in flight at 100 us and
+// re-arms RTO_high after the last progress (2's ACK, at 2.34 us + 2 x 334.56 ns): the
+// timeout at about 323 us resends the one hole -- 4 to 15 were SACKed, none goes again.
+TEST(Irn, ATimeoutResendsOnlyTheHolesNotSacked) {
+  OneIrnFlow run(16, "drop 0/3; drop 0/3/2", capped(64));
+  EXPECT_TRUE(run.totals.all_finished);
+  EXPECT_EQ(run.tx().timeouts, 1u);
+  EXPECT_EQ(run.retransmitted(), 2u);  // PSN 3's second and third transmissions
+  EXPECT_EQ(run.rx().duplicates, 0u);
+  EXPECT_GT(run.fct_us(), 320.0);
+  EXPECT_LT(run.fct_us(), 330.0);
+}
+
 // The same at the end of a long flow: 3180 packets, the last leaving h0 after 335.84 +
 // 3179 x 334.56 ns = 1063.90 us. While many packets are in flight each check is armed
 // RTO_high after the last progress: 100 us, then about every 320 us, the one before the

@@ -412,6 +412,29 @@ training.algorithm = "ring"
             "it to 0B or use sim.partitions = 1");
 }
 
+// The shipped example's collectives (on connections: messages posted during the run)
+// and its incast under IRN, PFC off, host h1's link losing 1 % of its data packets: every
+// collective completes, and the flows resend no more packets than were lost -- one path,
+// no reordering: each resend stands for a loss (go-back-N resends from each loss on).
+TEST(CollectivesScenario, IrnCompletesTheCollectivesOverALossyLink) {
+  const std::string example = std::string(FABRICLAB_EXAMPLES) + "/collectives.toml";
+  const auto run = [&](const std::string& transport) {
+    return run_fabric(resolve(fabric_parameters(), example,
+                              {"nic.transport=" + transport, "switch.pfc.enabled=false", "impair.link=h1:0",
+                               "impair.drop_probability=0.01"}),
+                      {.scenario = "collectives.toml", .out_dir = ""});
+  };
+  const FabricOutcome irn = run("irn"), gbn = run("rc");
+  EXPECT_TRUE(irn.totals.all_finished);
+  ASSERT_EQ(irn.collectives.size(), 4u);
+  for (const auto& c : irn.collectives) EXPECT_TRUE(c.result.done());
+  EXPECT_GT(irn.drops, 0u);
+  EXPECT_GT(irn.retransmitted, 0u);
+  EXPECT_LE(irn.retransmitted, irn.drops);
+  EXPECT_TRUE(gbn.totals.all_finished);
+  EXPECT_GT(gbn.retransmitted, gbn.drops);
+}
+
 // The shipped example split in two: its NICs run in their parts, issues and completions
 // between windows. With its 8:1 incast, one thread or two give the same run byte for
 // byte; without it, the split run's collectives.csv is the undivided run's, and so are
