@@ -5,11 +5,12 @@
 // first), paced at the rate the QP's congestion control allows, never on a paused
 // priority. RC: cumulative ACKs advance the oldest unacknowledged PSN; a NAK (sequence
 // error) or a retransmission timeout without progress goes back to it (go-back-N).
-// UC: no ACKs, nothing is resent.
+// UC: no ACKs, nothing is resent. IRN: selective repeat (IrnParams below: SACKs, only
+// the lost packets resent, BDP-FC, RTO low/high).
 // Receiver: a data packet a switch trimmed to its headers (switch.trim) carries no data:
 // RC answers it at once with a NAK at the expected PSN if it was that PSN, or if it opens
 // a gap not yet NAKed (go-back-N can ask only for everything from the expected PSN on);
-// UC counts it as lost.
+// IRN with a NACK for that PSN alone; UC counts it as lost.
 // RC accepts the expected PSN, acknowledges every `ack_every` packets and the
 // last one, answers the first out-of-sequence packet of a gap with one NAK and drops the
 // gap, and re-acknowledges duplicates. With a reorder window W > 0 it also accepts and
