@@ -28,6 +28,12 @@ void set_endpoint_echo(Packet& ack, Time hold, std::uint8_t hops) {
   ack.tag = static_cast<std::uint32_t>(std::min<std::int64_t>(hold.ps() / 1000, 0xffffffff));
   ack.message_bytes = hops;
 }
+// Bit i of a bitmap of 64-bit words (the receiver's placed packets, IRN's sender state).
+bool test_bit(const std::vector<std::uint64_t>& b, std::uint32_t i) { return (b[i / 64] >> (i % 64)) & 1; }
+void put_bit(std::vector<std::uint64_t>& b, std::uint32_t i, bool v) {
+  const std::uint64_t m = 1ull << (i % 64);
+  b[i / 64] = v ? b[i / 64] | m : b[i / 64] & ~m;
+}
 Time echoed_hold(const Packet& ack) { return Time::from_ps(std::int64_t{ack.tag} * 1000); }
 std::uint8_t echoed_hops(const Packet& ack) { return static_cast<std::uint8_t>(ack.message_bytes); }
 }  // namespace
@@ -324,6 +330,9 @@ Packet* Host::make_data(SendQp& s) {
   p->psn = psn;
   const bool rc = cfg_.transport != Transport::uc;
   bool message_end = false;  // a connection's UC message completes as its last packet leaves
+  // The window's sent offset follows the packets sent in order (all of go-back-N's; not
+  // IRN's resends of lost ones, which the window does not count).
+  const bool in_order = psn + 1 == s.next_psn;
   if (s.conn == kNone) {
     p->payload = payload_of(psn, s.npkts, s.bytes);
     p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(s.bytes, 0xffffffffu));
@@ -331,12 +340,12 @@ Packet* Host::make_data(SendQp& s) {
     else if (psn == 0) p->opcode = rc ? Opcode::rc_write_first : Opcode::uc_write_first;
     else if (psn + 1 == s.npkts) p->opcode = rc ? Opcode::rc_write_last : Opcode::uc_write_last;
     else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
-    if (windowed_ && psn >= s.next_psn - 1) s.sent_off = std::uint64_t{psn} * cfg_.mtu + p->payload;
+    if (windowed_ && in_order) s.sent_off = std::uint64_t{psn} * cfg_.mtu + p->payload;
   } else {
     const Message& m = message_of(s, psn);
     const std::uint32_t k = psn - m.first_psn;
     p->payload = payload_of(k, m.npkts, m.bytes);
-    if (windowed_ && psn >= s.next_psn - 1) s.sent_off = m.first_byte + std::uint64_t{k} * cfg_.mtu + p->payload;
+    if (windowed_ && in_order) s.sent_off = m.first_byte + std::uint64_t{k} * cfg_.mtu + p->payload;
     p->message_bytes = static_cast<std::uint32_t>(std::min<std::uint64_t>(m.bytes, 0xffffffffu));
     p->tag = m.tag;
     if (m.npkts == 1) p->opcode = rc ? Opcode::rc_write_only : Opcode::uc_write_only;
@@ -520,13 +529,10 @@ void Host::rate_raised(std::uint32_t qp) {
 }
 
 bool Host::bit(const RecvQp& r, std::uint32_t psn) const {
-  const std::uint32_t i = psn % static_cast<std::uint32_t>(r.placed.size() * 64);
-  return (r.placed[i / 64] >> (i % 64)) & 1;
+  return test_bit(r.placed, psn % static_cast<std::uint32_t>(r.placed.size() * 64));
 }
 void Host::set_bit(RecvQp& r, std::uint32_t psn, bool v) {
-  const std::uint32_t i = psn % static_cast<std::uint32_t>(r.placed.size() * 64);
-  const std::uint64_t m = 1ull << (i % 64);
-  r.placed[i / 64] = v ? r.placed[i / 64] | m : r.placed[i / 64] & ~m;
+  put_bit(r.placed, psn % static_cast<std::uint32_t>(r.placed.size() * 64), v);
 }
 
 void Host::deliver(RecvQp& r, std::uint32_t psn) {
@@ -693,14 +699,11 @@ void Host::on_trimmed(RecvQp& r, std::uint32_t q, Packet* p) {
   if (cfg_.transport != Transport::uc && psn >= r.expected && psn < r.npkts) {
     // Placed already (a copy of a packet the reorder window holds): nothing is missing.
     const bool placed = psn > r.expected && psn - r.expected <= recv_window_ && bit(r, psn);
-    if (sr_ && !placed) {  // IRN: a NACK for that packet alone
-      echo_stack_ = std::exchange(p->telemetry, 0);
-      send_ack(r, q, r.expected, kAethNakTrimmed, psn);
-      ++naks_sent_;
-    } else if (!placed && (psn == r.expected || !r.nak_sent)) {
+    // IRN: a NACK for that packet alone; go-back-N: a NAK at the expected PSN.
+    if (!placed && (sr_ || psn == r.expected || !r.nak_sent)) {
       echo_stack_ = std::exchange(p->telemetry, 0);  // the NAK echoes its INT stack, as for any data
-      send_ack(r, q, r.expected, kAethNakSeq);
-      r.nak_sent = true;
+      send_ack(r, q, r.expected, sr_ ? kAethNakTrimmed : kAethNakSeq, sr_ ? psn : kNone);
+      if (!sr_) r.nak_sent = true;
       ++naks_sent_;
     }
   }
@@ -800,14 +803,6 @@ Time Host::rto_of(const SendQp& s) const {
   return s.high - s.una < cfg_.irn.rto_low_packets ? cfg_.irn.rto_low : cfg_.irn.rto_high;
 }
 
-namespace {
-bool test_bit(const std::vector<std::uint64_t>& b, std::uint32_t i) { return (b[i / 64] >> (i % 64)) & 1; }
-void put_bit(std::vector<std::uint64_t>& b, std::uint32_t i, bool v) {
-  const std::uint64_t m = 1ull << (i % 64);
-  b[i / 64] = v ? b[i / 64] | m : b[i / 64] & ~m;
-}
-}  // namespace
-
 std::uint32_t Host::sr_next_lost(const SendQp& s, SrSend& x) const {
   if (!x.recovery) return kNone;
   // Lost: below lost_end and neither SACKed nor resent, or trimmed and not resent since.
@@ -821,6 +816,14 @@ std::uint32_t Host::sr_next_lost(const SendQp& s, SrSend& x) const {
   }
   x.scan = n;
   return n < end ? n : kNone;
+}
+
+void Host::sr_begin_episode(SrSend& x, const SendQp& s, std::uint32_t lost_end) const {
+  x.recovery = true;
+  x.recovery_end = s.high;
+  x.lost_end = lost_end;
+  x.trimmed_end = x.scan = s.una;
+  for (std::uint32_t n = s.una; n < s.high; ++n) put_bit(x.resent, n & (sr_bits_ - 1), false);
 }
 
 std::uint32_t Host::sr_pick(SendQp& s) {
@@ -870,12 +873,7 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
   if (!nack) return false;
   const std::uint32_t at = p.src_qp;
   if (at < s.una || at >= s.high) return false;  // stale: acknowledged since
-  if (!x.recovery) {  // a recovery episode begins: until the cumulative ACK passes what was sent
-    x.recovery = true;
-    x.recovery_end = s.high;
-    x.lost_end = x.trimmed_end = x.scan = s.una;
-    for (std::uint32_t n = s.una; n < s.high; ++n) put_bit(x.resent, n & mask, false);
-  }
+  if (!x.recovery) sr_begin_episode(x, s, s.una);
   bool found = false;                   // this NACK shows a packet lost
   if (p.syndrome == kAethNakTrimmed) {  // that packet is lost (again, if it was resent), and only it
     put_bit(x.resent, at & mask, false);
@@ -1027,12 +1025,8 @@ void Host::on_event(std::uint64_t tag) {
   if (s.una >= s.npkts || s.una >= s.high) return;
   if (now - s.last_progress >= rto_of(s)) {
     ++timeouts_;
-    if (sr_) {  // IRN: every hole not SACKed is lost, resent in a new episode
-      SrSend& x = sr_send_[q];
-      x.recovery = true;
-      x.recovery_end = x.lost_end = s.high;  // (the trimmed ones among them)
-      x.scan = s.una;
-      for (std::uint32_t n = s.una; n < s.high; ++n) put_bit(x.resent, n & (sr_bits_ - 1), false);
+    if (sr_) {  // IRN: every hole not SACKed is lost (the trimmed ones among them)
+      sr_begin_episode(sr_send_[q], s, s.high);
     } else {
       s.next_psn = s.una;
       s.sent_off = s.acked_off;  // (both 0 without a window)

@@ -362,6 +362,9 @@ class Host final : public Node, public EventHandler, public RateListener {
   // first).
   std::uint32_t sr_next_lost(const SendQp& s, SrSend& x) const;
   std::uint32_t sr_pick(SendQp& s);
+  // IRN: a recovery episode begins (until the cumulative ACK passes s.high), the holes
+  // below `lost_end` lost, none resent yet.
+  void sr_begin_episode(SrSend& x, const SendQp& s, std::uint32_t lost_end) const;
   Time rto_of(const SendQp& s) const;
   void deliver(RecvQp& r, std::uint32_t psn);
   void qp_complete(const RecvQp& r);

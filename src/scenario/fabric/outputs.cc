@@ -260,7 +260,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   j["pfc_watchdog"] = {{"storms", o.watchdog_storms}, {"drops", o.watchdog_drops}};
   j["transport"] = transport_json(net);
   if (s.nic.transport == fabric::Transport::irn) {  // its values as the keys took them, and the cap in effect
-    for (const auto& f : fabric::irn_table().fields()) j["transport"]["irn"][f.spec.key] = f.get(s.nic.irn);
+    j["transport"]["irn"] = echo(fabric::irn_table(), s.nic.irn);
     j["transport"]["irn"]["bdp_cap_packets"] = net.host_count() > 0 ? net.host(0).irn_cap() : 0;
   }
   if (o.deadlock) {
