@@ -40,7 +40,7 @@ std::uint8_t echoed_hops(const Packet& ack) { return static_cast<std::uint8_t>(a
 
 std::uint32_t ack_every_of(const NicConfig& cfg) {
   if (cfg.ack_every > 0) return cfg.ack_every;
-  if (cfg.transport == Transport::irn) return 1;
+  if (cfg.transport == Transport::irn || cfg.transport == Transport::uet) return 1;
   return cc_policy(cfg.congestion_control).feedback & kFeedbackFromAcks ? 1 : 8;
 }
 
@@ -52,6 +52,10 @@ void check_nic_config(const NicConfig& cfg) {
     throw InputError("nic.congestion_control = " + cfg.congestion_control +
                      ": expected nic.transport = rc (it reads ACKs, which an unreliable connection does not send)");
   params::validate(cnp_table(), cfg.cnp);
+  if (cfg.transport == Transport::uet && (policy.feedback & kFeedbackCnp) && cfg.congestion_control != "none")
+    throw InputError("nic.congestion_control = " + cfg.congestion_control +
+                     ": expected a policy that reads ACKs (nscc, dctcp, swift, ...) or none with nic.transport = uet "
+                     "(UET sends no CNPs: its ACKs echo the CE marks)");
   if (cfg.transport == Transport::irn && cfg.irn.rto_low > cfg.irn.rto_high)
     throw InputError("nic.irn.rto_low = " + to_string(cfg.irn.rto_low) + ": expected at most nic.irn.rto_high (" +
                      to_string(cfg.irn.rto_high) + ")");
@@ -59,6 +63,13 @@ void check_nic_config(const NicConfig& cfg) {
     throw InputError(
         "nic.reorder_window / nic.reorder_timeout: expected neither with nic.transport = irn (its receiver places "
         "every packet within its bitmap, the BDP cap: nic.irn.bdp_cap)");
+  if (cfg.transport == Transport::uet && (cfg.reorder_window > 0 || cfg.reorder_timeout > Time()))
+    throw InputError(
+        "nic.reorder_window / nic.reorder_timeout: expected neither with nic.transport = uet (its receiver places "
+        "every packet within its bitmap: nic.uet.max_outstanding)");
+  if (!std::has_single_bit(cfg.uet.entropies) || cfg.uet.entropies > kMaxEntropies)
+    throw InputError("nic.uet.entropies = " + std::to_string(cfg.uet.entropies) + ": expected a power of two, 1 to " +
+                     std::to_string(kMaxEntropies));
   if (cfg.flow_end == FlowEnd::acked && cfg.transport == Transport::uc)
     throw InputError(
         "nic.flow_end = last_ack_received: expected nic.transport = rc (an unreliable connection's sender gets no "
@@ -75,16 +86,25 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   ring_head_.fill(kNone);
   cnp_interval_ = Time::from_ps(static_cast<std::int64_t>(cfg_.cnp.min_time_between_cnps) * 1'000'000);
   const std::uint8_t feedback = cc_policy(cfg_.congestion_control).feedback;
-  cnps_on_ = cfg_.cnp.enabled && (feedback & kFeedbackCnp);
-  echo_ecn_ = feedback & kFeedbackEcnEcho;
+  // (UET has no CNPs: its ACKs always echo CE marks, for the entropies if not the policy.)
+  cnps_on_ = cfg_.cnp.enabled && (feedback & kFeedbackCnp) && cfg_.transport != Transport::uet;
+  echo_ecn_ = (feedback & kFeedbackEcnEcho) || cfg_.transport == Transport::uet;
   rtt_samples_ = feedback & kFeedbackRtt;
   windowed_ = feedback & kFeedbackWindow;
   reads_acks_ = feedback & kFeedbackFromAcks;
   echo_endpoint_ = feedback & kFeedbackEndpoint;
   collects_int_ = feedback & kFeedbackInt;
   ack_every_ = ack_every_of(cfg_);
-  sr_ = cfg_.transport == Transport::irn;
+  sr_ = cfg_.transport == Transport::irn || cfg_.transport == Transport::uet;
+  uet_ = cfg_.transport == Transport::uet;
   recv_window_ = cfg_.reorder_window;
+  if (uet_) {
+    ev_mask_ = cfg_.uet.entropies - 1;
+    ev_delta_.resize(cfg_.uet.entropies);
+    const std::uint32_t zero = flow_hash_key(cfg_.ecmp_hash, 0, 0, 0, cfg_.ecmp_fields);
+    for (std::uint32_t ev = 0; ev < cfg_.uet.entropies; ++ev)
+      ev_delta_[ev] = flow_hash_key(cfg_.ecmp_hash, 0, 0, static_cast<std::uint16_t>(ev), cfg_.ecmp_fields) ^ zero;
+  }
 }
 
 std::uint32_t irn_bdp_cap(const IrnParams& p, std::uint32_t mtu, BitRate rate, Time rtt) {
@@ -104,11 +124,31 @@ std::uint32_t irn_bdp_cap(const IrnParams& p, std::uint32_t mtu, BitRate rate, T
   return static_cast<std::uint32_t>(cap);
 }
 
-void Host::set_base_rtt(Time t, std::uint32_t irn_cap) {
+std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt) {
+  if (nic.transport == Transport::irn) return irn_bdp_cap(nic.irn, nic.mtu, rate, rtt);
+  if (nic.transport != Transport::uet) return 0;
+  std::uint64_t cap = nic.uet.max_outstanding;
+  if (cap == 0) {
+    const double bdp = static_cast<double>(rate.bps()) * static_cast<double>(rtt.ps()) / 8e12;
+    cap = std::max<std::uint64_t>(64, 8 * static_cast<std::uint64_t>(std::ceil(bdp / nic.mtu)));
+    if (cap > kMaxIrnCap)
+      throw InputError("nic.uet.max_outstanding = 0: 8 BDPs (" + to_string(rtt) + " at " + to_string(rate) + ") are " +
+                       std::to_string(cap) + " packets, above " + std::to_string(kMaxIrnCap) +
+                       " (set nic.uet.max_outstanding, or a larger nic.mtu)");
+  }
+  return static_cast<std::uint32_t>(cap);
+}
+
+Time uet_rto(const UetParams& p, Time base_rtt) {
+  return p.rto > Time() ? p.rto : Time::from_ps(15'000'000 + 6 * base_rtt.ps());
+}
+
+void Host::set_base_rtt(Time t, std::uint32_t sr_cap) {
   base_rtt_ = t;
   if (!sr_) return;
-  if (irn_cap == 0) throw std::logic_error("host " + name() + ": IRN without its cap");
-  sr_cap_ = irn_cap;
+  if (sr_cap == 0) throw std::logic_error("host " + name() + ": selective repeat without its cap");
+  sr_cap_ = sr_cap;
+  uet_rto_ = uet_rto(cfg_.uet, t);
   sr_bits_ = std::bit_ceil(std::max<std::uint32_t>(sr_cap_, 64));
   recv_window_ = sr_cap_ - 1;
 }
@@ -163,13 +203,21 @@ std::uint32_t Host::push_send_qp(SendQp s) {
                                  CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
                                            max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed},
                                  cfg_);
-  s.sport = source_port(host_id_, q);
+  // (UET: the entropy goes in the low bits, which the base leaves clear.)
+  s.sport = static_cast<std::uint16_t>(source_port(host_id_, q) & ~ev_mask_);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(s.dst), s.sport, cfg_.ecmp_fields);
   send_.push_back(std::move(s));
   if (sr_) {
-    if (sr_bits_ == 0) throw std::logic_error("host " + name() + ": an IRN QP before the network's base RTT");
+    if (sr_bits_ == 0)
+      throw std::logic_error("host " + name() + ": a selective-repeat QP before the network's base RTT");
     const std::vector<std::uint64_t> none(sr_bits_ / 64);
     sr_send_.push_back({.sacked = none, .resent = none, .trimmed = none});
+    if (uet_)
+      uet_send_.push_back({.picker = EntropyPicker(cfg_.uet.entropy, cfg_.uet.entropies,
+                                                   RandomStream(ctx_->seed, "uet/entropy/" + std::to_string(host_id_) +
+                                                                                "/" + std::to_string(q))),
+                           .ev_of = std::vector<std::uint16_t>(sr_bits_),
+                           .flying = none});
   }
   return q;
 }
@@ -354,8 +402,17 @@ Packet* Host::make_data(SendQp& s) {
     else p->opcode = rc ? Opcode::rc_write_middle : Opcode::uc_write_middle;
     message_end = !rc && k + 1 == m.npkts;
   }
-  p->udp_sport = s.sport;
-  p->hash_key = s.hash_key;
+  if (uet_) {  // its entropy: the port's low bits, and the key's change for them
+    UetSend& u = uet_send_[p->src_qp];
+    const std::uint32_t ev = u.picker.next();
+    u.ev_of[psn & (sr_bits_ - 1)] = static_cast<std::uint16_t>(ev);
+    set_flying(p->src_qp, psn, true);
+    p->udp_sport = static_cast<std::uint16_t>(s.sport | ev);
+    p->hash_key = s.hash_key ^ ev_delta_[ev];
+  } else {
+    p->udp_sport = s.sport;
+    p->hash_key = s.hash_key;
+  }
   p->priority = s.priority;
   p->dscp = static_cast<std::uint8_t>(s.priority * 8 & 63);
   p->ecn = cfg_.ecn_capable ? kEcnEct0 : kEcnNotEct;
@@ -420,9 +477,10 @@ Packet* Host::next_packet(Port& port) {
       const std::uint32_t next = s.ring_next;
       if (s.next_send > now) {
         wake = std::min(wake, s.next_send);
-      } else if (window_open(s) || (sr_ && sr_next_lost(s, sr_send_[q]) != kNone)) {
+      } else if (window_open(s) || (sr_ && !uet_ && sr_next_lost(s, sr_send_[q]) != kNone)) {
         // (A closed window waits for an ACK, not a time; IRN resends a lost packet in
-        // place of the one lost, outside the window, which counts new data.)
+        // place of the one lost, outside the window, which counts new data; UET's window
+        // counts every packet in flight, resends too.)
         Packet* p = make_data(s);
         ring_head_[c] = next;  // round-robin: the next QP goes first next time
         if (!sr_) {
@@ -450,9 +508,9 @@ void Host::send_control(Packet* p) {
 void Host::learn_peer(RecvQp& r, const Packet& data) {
   r.peer = data.src;
   r.peer_qp = data.src_qp;
-  r.peer_sport = data.udp_sport;
+  r.peer_sport = static_cast<std::uint16_t>(data.udp_sport & ~ev_mask_);  // (UET: without its entropy)
   r.peer_priority = data.priority;
-  r.ack_hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), data.udp_sport,
+  r.ack_hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(data.src), r.peer_sport,
                                  cfg_.ecmp_fields);
   r.peer_known = true;
 }
@@ -466,6 +524,10 @@ Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
   a->dst_qp = r.peer_qp;
   a->src_qp = qpn;
   a->udp_sport = r.peer_sport;
+  if (uet_) {  // on the entropy of the data it answers, which it echoes
+    a->udp_sport = static_cast<std::uint16_t>(r.peer_sport | echo_ev_);
+    a->hash_key ^= ev_delta_[echo_ev_];
+  }
   a->ecn = kEcnNotEct;
   return a;
 }
@@ -578,6 +640,10 @@ void Host::on_data(Packet* p) {
   ++ctx_->ledger.data_packets_arrived;
   ctx_->ledger.data_bytes_arrived += p->payload;
   if (!r.peer_known) learn_peer(r, *p);
+  if (uet_) {  // its replies echo its entropy and PSN
+    echo_ev_ = p->udp_sport & ev_mask_;
+    echo_psn_ = p->psn;
+  }
   if (p->ecn == kEcnCe) {
     ++ce_received_;
     if (cnps_on_) notify_congestion(r, q);
@@ -626,7 +692,7 @@ void Host::on_data(Packet* p) {
     r.since_ack += advanced;
     const bool complete = r.expected == r.npkts;
     if (r.since_ack >= ack_every_ || complete || message_end) {
-      send_ack(r, q, r.expected - 1, kAethAck);
+      send_ack(r, q, r.expected - 1, kAethAck, uet_ ? echo_psn_ : kNone);
       r.since_ack = 0;
     }
     if (complete) qp_complete(r);
@@ -634,6 +700,7 @@ void Host::on_data(Packet* p) {
     if (psn - r.expected <= recv_window_ && psn < r.npkts) {
       if (bit(r, psn)) {
         ++duplicates_;
+        if (uet_) send_ack(r, q, r.expected, kAethNakSeq, psn);  // SACKed again (uet-htsim ACKs duplicates)
       } else {
         set_bit(r, psn, true);
         ++r.placed_count;
@@ -659,7 +726,7 @@ void Host::on_data(Packet* p) {
     }
   } else {
     ++duplicates_;
-    send_ack(r, q, r.expected - 1, kAethAck);
+    send_ack(r, q, r.expected - 1, kAethAck, uet_ ? echo_psn_ : kNone);
   }
   if (echo_stack_) ctx_->telemetry.release(std::exchange(echo_stack_, 0));  // answered by no ACK
   release_packet(*ctx_, p);
@@ -722,10 +789,11 @@ void Host::on_ack(const Packet& p) {
   const Time now = ctx_->sim.now();
   Time rtt = Time::max();
   const std::uint32_t una_before = s.una;
-  bool kick = false;  // after the policy has read the ACK, as its rate and window apply
-  bool nak = false;   // a NAK acted on
+  bool kick = false;            // after the policy has read the ACK, as its rate and window apply
+  bool nak = false;             // a NAK acted on
+  std::uint32_t delivered = 0;  // (selective repeat: SACKs count)
   if (sr_) {
-    nak = on_sr_ack(p, s, q, now, rtt);
+    nak = on_sr_ack(p, s, q, now, rtt, delivered);
     const bool work = has_work(s, q);  // (a SACK may have taken the only hole left)
     if (!s.in_ring && work) {
       ring_insert(q);
@@ -763,6 +831,14 @@ void Host::on_ack(const Packet& p) {
     acknowledge(s, q, p.psn + 1, now);
     kick = windowed_ && s.in_ring;  // the window may have opened
   }
+  if (!sr_) delivered = s.una - una_before;
+  if (uet_) {  // what came back on the entropy it echoes
+    EntropyPicker& picker = uet_send_[q].picker;
+    const std::uint32_t ev = p.udp_sport & ev_mask_;
+    if (p.syndrome == kAethNakTrimmed) picker.on_trim(ev);
+    else if (p.becn) picker.on_ecn(ev);
+    else picker.on_clean_ack(ev);
+  }
   if (reads_acks_)
     s.cc->on_ack(now, AckInfo{.acked = s.una,
                               .next_psn = s.next_psn,
@@ -770,6 +846,10 @@ void Host::on_ack(const Packet& p) {
                               .ecn_echo = echo_ecn_ && p.becn,
                               .nak = nak,
                               .newly_acked = s.una - una_before,
+                              .delivered = delivered,
+                              .trimmed = p.syndrome == kAethNakTrimmed,
+                              .in_flight = uet_ ? std::uint64_t{uet_send_[q].in_flight} * cfg_.mtu
+                                                : s.sent_off - s.acked_off,
                               .hops = echo_endpoint_ ? echoed_hops(p) : std::uint8_t{0},
                               .remote_hold = echo_endpoint_ ? echoed_hold(p) : Time(),
                               .local_hold = hold_,
@@ -800,6 +880,7 @@ bool Host::has_work(SendQp& s, std::uint32_t q) {
 
 Time Host::rto_of(const SendQp& s) const {
   if (!sr_) return cfg_.rto;
+  if (uet_) return uet_rto_;
   return s.high - s.una < cfg_.irn.rto_low_packets ? cfg_.irn.rto_low : cfg_.irn.rto_high;
 }
 
@@ -841,22 +922,37 @@ std::uint32_t Host::sr_pick(SendQp& s) {
   return lost;
 }
 
-bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt) {
+void Host::set_flying(std::uint32_t q, std::uint32_t psn, bool v) {
+  UetSend& u = uet_send_[q];
+  const std::uint32_t i = psn & (sr_bits_ - 1);
+  if (test_bit(u.flying, i) == v) return;
+  put_bit(u.flying, i, v);
+  if (v) ++u.in_flight;
+  else --u.in_flight;
+}
+
+bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt, std::uint32_t& delivered) {
   SrSend& x = sr_send_[q];
   const std::uint32_t mask = sr_bits_ - 1;
   const bool nack = p.syndrome != kAethAck;
+  // UET: every ACK and SACK names the packet it answers, whose send time gives the RTT
+  // sample (none if it was sent again, Karn; none for a trimmed one's NACK).
+  if (uet_ && rtt_samples_ && p.syndrome != kAethNakTrimmed && p.src_qp >= s.una && p.src_qp < s.high)
+    if (const Time sent = s.sent_at[p.src_qp & (s.sent_at.size() - 1)]; sent != Time::max()) rtt = now - sent;
   // A NACK's PSN is the receiver's expected one: everything before it arrived.
   const std::uint32_t cum = nack ? p.psn : p.psn + 1;
   if (cum > s.una) {
-    // (Karn: no sample from a packet sent again, nor from one SACKed earlier, whose
+    // (IRN -- Karn: no sample from a packet sent again, nor from one SACKed earlier, whose
     // cumulative ACK comes only when the hole before it is repaired.)
-    if (!nack && rtt_samples_ && p.psn < s.high && !test_bit(x.sacked, p.psn & mask))
+    if (!uet_ && !nack && rtt_samples_ && p.psn < s.high && !test_bit(x.sacked, p.psn & mask))
       rtt = s.sent_at[p.psn & (s.sent_at.size() - 1)];
-    if (rtt != Time::max()) rtt = now - rtt;
+    if (!uet_ && rtt != Time::max()) rtt = now - rtt;
     for (std::uint32_t n = s.una; n < cum && n < s.high; ++n) {  // the bits go round: clear what is behind
+      if (!test_bit(x.sacked, n & mask)) ++delivered;
       put_bit(x.sacked, n & mask, false);
       put_bit(x.resent, n & mask, false);
       put_bit(x.trimmed, n & mask, false);
+      if (uet_) set_flying(q, n, false);
     }
     // The episode ends as the cumulative ACK passes what had been sent when it began --
     // unless holes found lost since lie beyond (a trimmed packet's): then it goes on.
@@ -873,17 +969,26 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
   if (!nack) return false;
   const std::uint32_t at = p.src_qp;
   if (at < s.una || at >= s.high) return false;  // stale: acknowledged since
-  if (!x.recovery) sr_begin_episode(x, s, s.una);
+  if (!x.recovery && (p.syndrome == kAethNakTrimmed || !uet_)) sr_begin_episode(x, s, s.una);
   bool found = false;                   // this NACK shows a packet lost
   if (p.syndrome == kAethNakTrimmed) {  // that packet is lost (again, if it was resent), and only it
     put_bit(x.resent, at & mask, false);
     put_bit(x.trimmed, at & mask, true);
     x.trimmed_end = std::max(x.trimmed_end, at + 1);
     x.scan = std::min(x.scan, at);
+    if (uet_) {
+      set_flying(q, at, false);
+      // The timeout counts from the last news of the oldest packets: a NACK is news of one
+      // (uet-htsim re-arms its timer from the oldest send on every NACK).
+      s.last_progress = now;
+    }
     found = true;
   } else {
+    if (!test_bit(x.sacked, at & mask)) ++delivered;
     put_bit(x.sacked, at & mask, true);
-    if (at >= cfg_.irn.reorder_tolerance && at - cfg_.irn.reorder_tolerance > x.lost_end) {
+    if (uet_) {
+      set_flying(q, at, false);  // (UET infers no loss from a SACK: its spraying reorders)
+    } else if (at >= cfg_.irn.reorder_tolerance && at - cfg_.irn.reorder_tolerance > x.lost_end) {
       // The scan may have passed holes below the new end while only trimmed ones were due.
       x.scan = std::min(x.scan, x.lost_end);
       x.lost_end = at - cfg_.irn.reorder_tolerance;
@@ -891,6 +996,21 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
     }
   }
   return found && sr_next_lost(s, x) != kNone;
+}
+
+void Host::uet_timeout(SendQp& s, std::uint32_t q) {
+  SrSend& x = sr_send_[q];
+  const std::uint32_t mask = sr_bits_ - 1;
+  std::uint32_t n = s.una;
+  while (n < s.high && test_bit(x.sacked, n & mask)) ++n;
+  if (n == s.high) return;  // (cannot be: una is never SACKed; kept for safety)
+  if (!x.recovery) sr_begin_episode(x, s, s.una);
+  put_bit(x.resent, n & mask, false);
+  put_bit(x.trimmed, n & mask, true);  // lost for certain, as a trimmed one
+  x.trimmed_end = std::max(x.trimmed_end, n + 1);
+  x.scan = std::min(x.scan, n);
+  set_flying(q, n, false);
+  uet_send_[q].picker.on_timeout(uet_send_[q].ev_of[n & mask]);
 }
 
 void Host::emit_counters(std::size_t /*port*/, PortCounters& c) const { c.drops += rx_drops_ + misdelivered_; }
@@ -1025,7 +1145,9 @@ void Host::on_event(std::uint64_t tag) {
   if (s.una >= s.npkts || s.una >= s.high) return;
   if (now - s.last_progress >= rto_of(s)) {
     ++timeouts_;
-    if (sr_) {  // IRN: every hole not SACKed is lost (the trimmed ones among them)
+    if (uet_) {  // UET: the oldest packet not SACKed is lost
+      uet_timeout(s, q);
+    } else if (sr_) {  // IRN: every hole not SACKed is lost (the trimmed ones among them)
       sr_begin_episode(sr_send_[q], s, s.high);
     } else {
       s.next_psn = s.una;

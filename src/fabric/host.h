@@ -49,9 +49,11 @@
 #include "core/units.h"
 #include "fabric/cc/congestion.h"
 #include "fabric/context.h"
+#include "fabric/entropy.h"
 #include "fabric/cc/dcqcn.h"
 #include "fabric/cc/dctcp.h"
 #include "fabric/cc/hpcc.h"
+#include "fabric/cc/nscc.h"
 #include "fabric/cc/swift.h"
 #include "fabric/cc/timely.h"
 #include "fabric/flows.h"
@@ -61,11 +63,13 @@
 
 namespace fabriclab::fabric {
 
-// RC go-back-N, UC, or RC with selective repeat and out-of-order placement as IRN defines
-// it (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018; see IrnParams).
-enum class Transport : std::uint8_t { rc, uc, irn };
-inline constexpr params::EnumNames<Transport, 3> kTransportNames{
-    {{Transport::rc, "rc"}, {Transport::uc, "uc"}, {Transport::irn, "irn"}}};
+// RC go-back-N, UC, RC with selective repeat and out-of-order placement as IRN defines
+// it (Mittal et al., "Revisiting Network Support for RDMA", SIGCOMM 2018; see IrnParams),
+// or the Ultra Ethernet transport's reliable unordered delivery over sprayed entropies
+// (UetParams).
+enum class Transport : std::uint8_t { rc, uc, irn, uet };
+inline constexpr params::EnumNames<Transport, 4> kTransportNames{
+    {{Transport::rc, "rc"}, {Transport::uc, "uc"}, {Transport::irn, "irn"}, {Transport::uet, "uet"}}};
 
 // IRN (nic.transport = "irn"): the receiver places every packet within its bitmap where
 // it belongs and answers each out-of-order one with a NACK carrying the cumulative ACK
@@ -89,6 +93,31 @@ struct IrnParams {
   std::uint32_t rto_low_packets = 3;           // IRN's N
   std::uint32_t reorder_tolerance = 0;         // 0: IRN's rule
 };
+// UET (nic.transport = "uet"): reliable unordered delivery as UE 1.0 defines it and
+// uet-htsim models it. Every packet carries an entropy value (entropy.h: `entropies`
+// values, picked by `entropy`) in the low bits of its UDP source port, so the switches'
+// ECMP sprays a QP's packets; the receiver places each packet where it belongs and
+// acknowledges every packet at once, echoing its entropy and PSN (its RTT sample) and, out
+// of order, SACKing it (a NACK of syndrome 0x60 with the cumulative ACK, as IRN's). Loss is
+// known from a trimmed packet's NACK (0x65) or a timeout only -- SACKs never infer it (the
+// spraying reorders) -- and on a timeout only the oldest unacknowledged packet is resent
+// (uet-htsim). Packets in flight (sent, neither acknowledged, SACKed nor known lost) are
+// what a window policy (NSCC) bounds, resends included. Outstanding PSNs beyond the
+// cumulative ACK are at most `max_outstanding` (the sender's and receiver's bitmaps).
+struct UetParams {
+  std::uint32_t entropies = 64;              // a power of two (uet-htsim's -paths)
+  EntropyAlgo entropy = EntropyAlgo::mixed;  // uet-htsim's default
+  Time rto;                                  // 0 = 15 us + 6 base RTTs (uet-htsim's)
+  std::uint32_t max_outstanding = 0;         // packets; 0 = 8 BDPs (at least 64)
+};
+// The PSNs a selective-repeat QP may have outstanding beyond its cumulative ACK: IRN's BDP
+// cap or UET's max_outstanding for the NIC's transport at `rate` over `rtt` (0 under the
+// others); InputError as irn_bdp_cap.
+std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt);
+// UET's timeout in effect: nic.uet.rto, or 15 us + 6 base RTTs (uet-htsim's 15 us plus six
+// drains of its 1-BDP switch queues, a BDP's drain at line rate being one base RTT).
+Time uet_rto(const UetParams& p, Time base_rtt);
+
 // When a flow is finished (its FCT's end, the instant its dependents may start): its last
 // byte placed at the receiver, or the last ACK at the sender (every QP's last PSN
 // acknowledged: the sender's completion, as ns-3's RDMA model measures FCT).
@@ -119,6 +148,7 @@ struct NicConfig {
   Time rto = Time::from_ps(1'000'000'000);  // 1 ms without progress: go back to the oldest unacked
   std::uint32_t reorder_window = 0;         // W: packets accepted beyond the expected PSN (0 = go-back-N)
   IrnParams irn;                            // nic.transport = "irn"
+  UetParams uet;                            // nic.transport = "uet"
   Time reorder_timeout;                     // with W: a gap unfilled this long is NAKed (0 = wait for W)
   std::string congestion_control = "none";  // of the sending QPs: a cc_policies() name
   DcqcnParams dcqcn;                        // its parameters (reaction point)
@@ -126,6 +156,7 @@ struct NicConfig {
   TimelyParams timely;
   SwiftParams swift;
   HpccParams hpcc;
+  NsccParams nscc;
   Time base_rtt;                                   // of window policies; 0 = the network's longest path's
   CnpParams cnp;                                   // CNP generation (notification point)
   HashFunction ecmp_hash = HashFunction::crc32;    // the switches' function (packets carry its key)
@@ -149,17 +180,18 @@ class Host final : public Node, public EventHandler, public RateListener {
        FlowTable& flows);
 
   std::uint32_t host_id() const { return host_id_; }
-  // IRN: the BDP cap in effect (nic.irn.bdp_cap or the BDP; 0 under another transport).
-  std::uint32_t irn_cap() const { return sr_cap_; }
+  // IRN's BDP cap or UET's max_outstanding in effect (selective_repeat_cap(); 0 under
+  // another transport).
+  std::uint32_t outstanding_cap() const { return sr_cap_; }
   // Once connected: sizes the receive buffer's pause point (InputError if it cannot be).
   void finalize();
   // The simulator, pool and ledger of the partition this node runs in (before the run;
   // its ports are bound separately).
   void bind(FabricContext& ctx) { ctx_ = &ctx; }
   // The network's unloaded RTT, for the congestion control of the QPs added after it;
-  // under IRN also the BDP cap of its sending QPs and its receiving QPs' bitmaps (one for
-  // the whole network: irn_bdp_cap()).
-  void set_base_rtt(Time t, std::uint32_t irn_cap = 0);
+  // under IRN and UET also the cap of PSNs outstanding of its sending QPs and its
+  // receiving QPs' bitmaps (one for the whole network: selective_repeat_cap()).
+  void set_base_rtt(Time t, std::uint32_t sr_cap = 0);
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
   // A sending QP toward (dst, dst_qpn), starting at `start` (Time::max(): when
@@ -313,6 +345,15 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t lost_end = 0, trimmed_end = 0, scan = 0, recovery_end = 0;
     bool recovery = false;
   };
+  // UET's sender state beside each SendQp and its SrSend (uet_ only): its entropy picker,
+  // each outstanding PSN's entropy and whether it is in flight (sent, neither acknowledged,
+  // SACKed nor known lost), by PSN mod sr_bits_, and how many are.
+  struct UetSend {
+    EntropyPicker picker;
+    std::vector<std::uint16_t> ev_of;
+    std::vector<std::uint64_t> flying;
+    std::uint32_t in_flight = 0;
+  };
   enum : std::uint64_t {
     kStart = 1ull << 32,
     kRto = 2ull << 32,
@@ -337,8 +378,11 @@ class Host final : public Node, public EventHandler, public RateListener {
   bool window_open(const SendQp& s) const {
     if (!windowed_) return true;
     const std::uint64_t w = s.cc->window();
+    if (uet_) return w == 0 || std::uint64_t{uet_send_[&s - send_.data()].in_flight} * cfg_.mtu < w;
     return w == 0 || s.sent_off - s.acked_off < w;
   }
+  // UET: PSN `psn` of QP `q` is in flight (v) or no longer; keeps the count.
+  void set_flying(std::uint32_t q, std::uint32_t psn, bool v);
   void record_send(SendQp& s, std::uint32_t psn, Time now);
   void learn_peer(RecvQp& r, const Packet& data);
   Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
@@ -351,9 +395,12 @@ class Host final : public Node, public EventHandler, public RateListener {
   // A data packet a switch trimmed (its headers only): its data is lost.
   void on_trimmed(RecvQp& r, std::uint32_t q, Packet* p);
   void on_ack(const Packet& p);
-  // IRN: an ACK or NACK for `s` (QP q); returns true when it found a packet lost that the
-  // sender will resend (AckInfo::nak), and the RTT sample if it gave one.
-  bool on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt);
+  // IRN, UET: an ACK or NACK for `s` (QP q); returns true when it found a packet lost
+  // that the sender will resend (AckInfo::nak), the RTT sample if it gave one, and the
+  // packets it showed received that none had before (SACKed or cumulatively acknowledged).
+  bool on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt, std::uint32_t& delivered);
+  // UET: a timeout: the oldest packet neither acknowledged nor SACKed is lost.
+  void uet_timeout(SendQp& s, std::uint32_t q);
   // una moves on to `una` (everything before it acknowledged).
   void acknowledge(SendQp& s, std::uint32_t q, std::uint32_t una, Time now);
   // Whether `s` has a packet to send now (IRN: a lost hole, or new data within the cap).
@@ -415,6 +462,16 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::vector<SrSend> sr_send_;
   std::uint32_t sr_cap_ = 0, sr_bits_ = 0;
   std::uint32_t recv_window_ = 0;
+  // UET: its sender state per send QP; the entropies' mask (their count - 1), and each
+  // entropy's change to a packet's ECMP key (flow_hash_key is affine: the key of port
+  // base | ev is the base's XOR ev_delta_[ev]); the timeout; the entropy and PSN of the
+  // data packet being answered (on_data), which its ACK echoes.
+  bool uet_ = false;
+  std::vector<UetSend> uet_send_;
+  std::uint32_t ev_mask_ = 0;
+  std::vector<std::uint32_t> ev_delta_;
+  Time uet_rto_;
+  std::uint32_t echo_ev_ = 0, echo_psn_ = kNone;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,
                 cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
 };

@@ -266,18 +266,19 @@ void Network::prepare() {
   // (Only the policies that read ACKs and IRN's BDP cap use it: no walk of a 65 536-host
   // fabric for others.)
   if (nic_.base_rtt > Time()) base_rtt_ = nic_.base_rtt;
-  else if ((cc_policy(nic_.congestion_control).feedback & kFeedbackFromAcks) || nic_.transport == Transport::irn)
+  else if ((cc_policy(nic_.congestion_control).feedback & kFeedbackFromAcks) || nic_.transport == Transport::irn ||
+           nic_.transport == Transport::uet)
     base_rtt_ = base_rtt_of_longest_path();
-  // IRN: one BDP cap for the network, at the fastest NIC's rate, so that no sender
-  // outruns a receiver's bitmap.
-  std::uint32_t irn_cap = 0;
-  if (nic_.transport == Transport::irn) {
+  // IRN, UET: one cap of outstanding PSNs for the network, at the fastest NIC's rate, so
+  // that no sender outruns a receiver's bitmap.
+  std::uint32_t sr_cap = 0;
+  if (nic_.transport == Transport::irn || nic_.transport == Transport::uet) {
     BitRate fastest;
     for (auto& h : hosts_)
       if (h->port_count() > 0 && h->port(0).rate().bps() > fastest.bps()) fastest = h->port(0).rate();
-    irn_cap = irn_bdp_cap(nic_.irn, nic_.mtu, fastest, base_rtt_);
+    sr_cap = selective_repeat_cap(nic_, fastest, base_rtt_);
   }
-  for (auto& h : hosts_) h->set_base_rtt(base_rtt_, irn_cap);
+  for (auto& h : hosts_) h->set_base_rtt(base_rtt_, sr_cap);
   for (auto& s : switches_) s->set_int_window(base_rtt_);
   dependents_.assign(flows_.size(), {});
   waiting_.assign(flows_.size(), 0);

@@ -267,6 +267,53 @@ const params::Table<IrnParams>& irn_table() {
   return table;
 }
 
+const params::Table<NsccParams>& nscc_table() {
+  static const auto table = [] {
+    using P = NsccParams;
+    params::Table<P> t;
+    t.time("target_qdelay", &P::target_qdelay, "target queueing delay (0ps = 0.75 x the network's base RTT)", "0ps",
+           "1s")
+        .real("pi", &P::pi, "proportional increase: alpha = pi x MSS a b / target", "0", "1000")
+        .real("fair_increase", &P::fair_increase, "MSS per window's worth of ACKs at the reference BDP (150 kB)", "0",
+              "1000")
+        .real("eta", &P::eta, "MSS added per network RTT at the reference BDP", "0", "1000")
+        .real("fast_increase_scale", &P::fast_increase_scale, "fast increase: cwnd grows by this x a per byte", "0",
+              "100")
+        .time("fast_increase_below", &P::fast_increase_below,
+              "delay under which a window's worth of ACKs starts fast increase", "0ps", "1s")
+        .real("gamma", &P::gamma, "multiplicative decrease factor", "0", "1")
+        .real("delay_weight", &P::delay_weight, "EWMA weight of the average delay", "0.000001", "1")
+        .real("max_window_bdp", &P::max_window_bdp, "maxwnd and the first window, in BDPs of the base RTT", "0.01",
+              "1000")
+        .integer("adjust_packets", &P::adjust_packets, "increases applied every this many MSS received", 1, 65536)
+        .integer("qa_gate", &P::qa_gate, "quick adapt when an epoch acknowledged below maxwnd / 2^qa_gate", 0, 20)
+        .flag("quick_adapt", &P::quick_adapt, "quick adapt on trims, losses and delays above 4 x target");
+    return t;
+  }();
+  return table;
+}
+
+const params::Table<UetParams>& uet_table() {
+  static const auto table = [] {
+    using P = UetParams;
+    params::Table<P> t;
+    t.integer("entropies", &P::entropies,
+              "entropy values a QP sprays its packets over (a power of two; the UDP source port's low bits)", 1,
+              kMaxEntropies)
+        .choice("entropy", &P::entropy, kEntropyAlgoNames,
+                "how a packet's entropy is picked: good ones recycled, else a walk skipping penalised ones (mixed); "
+                "the walk alone (bitmap); round-robin ignoring feedback (oblivious)")
+        .time("rto", &P::rto, "timeout; the oldest packet not SACKed is resent (0ps = 15 us + 6 base RTTs)", "0ps",
+              "10s")
+        .integer("max_outstanding", &P::max_outstanding,
+                 "PSNs outstanding beyond the cumulative ACK at most, and the receiver's bitmap (0 = 8 BDPs, at least "
+                 "64)",
+                 0, kMaxIrnCap);
+    return t;
+  }();
+  return table;
+}
+
 const params::Table<NicConfig>& nic_table() {
   static const auto table = [] {
     using C = NicConfig;
@@ -276,13 +323,14 @@ const params::Table<NicConfig>& nic_table() {
          [](C& c, const Value& v) { c.mtu = static_cast<std::uint32_t>(v.i); },
          [](const C& c) { return to_string(Bytes::from_count(c.mtu)); })
         .choice("transport", &C::transport, kTransportNames,
-                "reliable (go-back-N), unreliable, or reliable with selective repeat and out-of-order placement "
-                "(IRN: nic.irn.*)")
+                "reliable (go-back-N), unreliable, reliable with selective repeat and out-of-order placement "
+                "(IRN: nic.irn.*), or the Ultra Ethernet transport (UET: nic.uet.*)")
         .flag("ecn_capable", &C::ecn_capable, "send data ECT(0) so that switches may mark it")
-        .integer("ack_every", &C::ack_every,
-                 "RC: one coalesced ACK per this many in-order packets (0 = 1 for irn, dctcp, timely, swift and hpcc, "
-                 "8 otherwise)",
-                 0, 65536)
+        .integer(
+            "ack_every", &C::ack_every,
+            "RC: one coalesced ACK per this many in-order packets (0 = 1 for irn, uet, dctcp, timely, swift and hpcc, "
+            "8 otherwise)",
+            0, 65536)
         .choice("flow_end", &C::flow_end, kFlowEndNames,
                 "a flow is finished when its last byte is placed, or when its sender has the last ACK (RC)")
         .time("rto", &C::rto, "RC: retransmission timeout without progress (IRN: nic.irn.rto_low, rto_high)", "1us",
@@ -312,7 +360,9 @@ const params::Table<NicConfig>& nic_table() {
         .nest("timely", &C::timely, timely_table())
         .nest("swift", &C::swift, swift_table())
         .nest("hpcc", &C::hpcc, hpcc_table())
-        .nest("irn", &C::irn, irn_table());
+        .nest("nscc", &C::nscc, nscc_table())
+        .nest("irn", &C::irn, irn_table())
+        .nest("uet", &C::uet, uet_table());
     t.time("base_rtt", &C::base_rtt,
            "unloaded RTT of window policies (0ps = the longest path's: data frames out, ACKs back)", "0ps", "1s");
     return t;

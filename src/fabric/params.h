@@ -27,6 +27,10 @@ const params::Table<TimelyParams>& timely_table();
 const params::Table<SwiftParams>& swift_table();
 // nic.irn.*: IRN's selective repeat (nic.transport = "irn").
 const params::Table<IrnParams>& irn_table();
+// nic.nscc.*: UET's NSCC (cc/nscc.h).
+const params::Table<NsccParams>& nscc_table();
+// nic.uet.*: the Ultra Ethernet transport (nic.transport = "uet").
+const params::Table<UetParams>& uet_table();
 // The notification point, ecn/roce_np/*.
 const params::Table<CnpParams>& cnp_table();
 // A NIC: transport, receive buffer, congestion control; its DCQCN values under

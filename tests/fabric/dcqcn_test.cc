@@ -472,7 +472,7 @@ TEST(CongestionControl, PoliciesAreMadeByNameWithTheNicsParameters) {
   EXPECT_EQ(make_congestion_control("dctcp", ctx, nic)->window(), 0u);  // reads nic.dctcp
   EXPECT_STREQ(make_congestion_control("timely", ctx, nic)->name(), "timely");
   EXPECT_EQ(testing::input_error_of([&] { make_congestion_control("reno", ctx, nic); }),
-            "unknown congestion control 'reno' (expected: none, dcqcn, dctcp, hpcc, swift, timely)");
+            "unknown congestion control 'reno' (expected: none, dcqcn, dctcp, hpcc, nscc, swift, timely)");
   nic.dcqcn.rpg_gd = 0;  // outside its declared 1..20
   EXPECT_THROW(cc_policy("dcqcn").check(nic), InputError);
   EXPECT_NO_THROW(cc_policy("none").check(nic));

@@ -143,13 +143,13 @@ TEST(Irn, TheCapBoundsThePacketsOutstandingAndCountsEachStall) {
   EXPECT_TRUE(run.totals.all_finished);
   EXPECT_EQ(run.tx().cap_stalls, 8u);
   EXPECT_EQ(run.retransmitted(), 0u);
-  EXPECT_EQ(run.net.host(0).irn_cap(), 4u);
+  EXPECT_EQ(run.net.host(0).outstanding_cap(), 4u);
   // Unset, the cap is the BDP: the longest path's base RTT -- a 4198-byte data frame out
   // (335.84 ns), a 90-byte ACK back (7.2 ns), 1 us each way: 2343.04 ns -- at 100 Gb/s is
   // 29 288 bytes, 7.15 packets of 4096: 8.
   OneIrnFlow bdp(12, "", {});
   EXPECT_EQ(bdp.net.base_rtt(), Time::from_ps(2'343'040));
-  EXPECT_EQ(bdp.net.host(0).irn_cap(), 8u);
+  EXPECT_EQ(bdp.net.host(0).outstanding_cap(), 8u);
 }
 
 // The bitmaps go round: 200 packets under a cap of 16 (bitmaps of 64 bits, each bit

@@ -49,6 +49,11 @@ struct AckInfo {
   bool ecn_echo = false;                // a packet it acknowledges was CE-marked (ecn_echo policies)
   bool nak = false;                     // a NAK: the receiver saw a gap at `acked`
   std::uint32_t newly_acked = 0;        // packets it acknowledged that none had before
+  std::uint32_t delivered = 0;          // packets it showed received that none had before: newly_acked,
+                                        // or under selective repeat those SACKed or cumulatively
+                                        // acknowledged without an earlier SACK
+  bool trimmed = false;                 // a NACK of a packet a switch trimmed (that packet lost)
+  std::uint64_t in_flight = 0;          // window policies: the bytes in flight after it (as the window counts them)
   std::uint8_t hops = 0;                // endpoint policies: switches the data it answers crossed
   Time remote_hold;                     // endpoint policies: the receiver's hold of that data (to 1 ns)
   Time local_hold;                      // the sender's hold of the ACK (its receive buffer's wait)

@@ -6,6 +6,7 @@
 #include "fabric/cc/dcqcn.h"
 #include "fabric/cc/dctcp.h"
 #include "fabric/cc/hpcc.h"
+#include "fabric/cc/nscc.h"
 #include "fabric/cc/swift.h"
 #include "fabric/cc/timely.h"
 #include "fabric/host.h"
@@ -34,6 +35,10 @@ const std::vector<CcPolicy>& cc_policies() {
          return std::make_unique<Hpcc>(nic.hpcc, ctx);
        },
        [](const NicConfig& nic) { return nic.hpcc.feedback == HpccFeedback::pint ? nic.hpcc.pint_log_base : 0.0; }},
+      {"nscc", kFeedbackEcnEcho | kFeedbackRtt | kFeedbackWindow, [](const NicConfig& nic) { nic.nscc.validate(); },
+       [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
+         return std::make_unique<Nscc>(nic.nscc, ctx);
+       }},
       {"swift", kFeedbackRtt | kFeedbackWindow | kFeedbackEndpoint, [](const NicConfig& nic) { nic.swift.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
          return std::make_unique<Swift>(nic.swift, ctx);

@@ -253,6 +253,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   if (s.nic.congestion_control == "timely") cc["timely"] = echo(fabric::timely_table(), s.nic.timely);
   if (s.nic.congestion_control == "swift") cc["swift"] = echo(fabric::swift_table(), s.nic.swift);
   if (s.nic.congestion_control == "hpcc") cc["hpcc"] = echo(fabric::hpcc_table(), s.nic.hpcc);
+  if (s.nic.congestion_control == "nscc") cc["nscc"] = echo(fabric::nscc_table(), s.nic.nscc);
   if (fabric::cc_policy(s.nic.congestion_control).feedback & fabric::kFeedbackFromAcks)
     cc["base_rtt_ns"] = ns_text(net.base_rtt());
   cc["ack_every"] = fabric::ack_every_of(s.nic);
@@ -261,7 +262,12 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   j["transport"] = transport_json(net);
   if (s.nic.transport == fabric::Transport::irn) {  // its values as the keys took them, and the cap in effect
     j["transport"]["irn"] = echo(fabric::irn_table(), s.nic.irn);
-    j["transport"]["irn"]["bdp_cap_packets"] = net.host_count() > 0 ? net.host(0).irn_cap() : 0;
+    j["transport"]["irn"]["bdp_cap_packets"] = net.host_count() > 0 ? net.host(0).outstanding_cap() : 0;
+  }
+  if (s.nic.transport == fabric::Transport::uet) {  // the same, and the timeout in effect
+    j["transport"]["uet"] = echo(fabric::uet_table(), s.nic.uet);
+    j["transport"]["uet"]["max_outstanding_packets"] = net.host_count() > 0 ? net.host(0).outstanding_cap() : 0;
+    j["transport"]["uet"]["rto_ns"] = ns_text(fabric::uet_rto(s.nic.uet, net.base_rtt()));
   }
   if (o.deadlock) {
     j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};

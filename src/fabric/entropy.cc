@@ -1,0 +1,68 @@
+#include "fabric/entropy.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+namespace fabriclab::fabric {
+
+EntropyPicker::EntropyPicker(EntropyAlgo algo, std::uint32_t n, RandomStream rng)
+    : algo_(algo), n_(n), mask_(n - 1), rng_(rng) {
+  if (n == 0 || n > kMaxEntropies || !std::has_single_bit(n))
+    throw std::logic_error("EntropyPicker: " + std::to_string(n) + " entropies, expected a power of two");
+  xor_ = static_cast<std::uint32_t>(rng_.below(n_));
+  if (algo_ != EntropyAlgo::oblivious) penalty_.assign(n_, 0);
+}
+
+void EntropyPicker::step() {
+  if (++index_ == n_) {
+    index_ = 0;
+    xor_ = static_cast<std::uint32_t>(rng_.below(n_));
+  }
+}
+
+std::uint32_t EntropyPicker::next() {
+  if (good_count_ > 0) {  // mixed: the oldest good value
+    const std::uint32_t ev = good_[good_head_];
+    good_head_ = (good_head_ + 1) & static_cast<std::uint32_t>(good_.size() - 1);
+    --good_count_;
+    return ev;
+  }
+  std::uint32_t ev = walk_value();
+  if (algo_ != EntropyAlgo::oblivious) {
+    bool first = true;
+    for (std::uint32_t steps = 0; penalty_[ev] > 0;) {
+      if (first) {
+        --penalty_[ev];
+        first = false;
+      }
+      if (++steps > n_) break;
+      step();
+      ev = walk_value();
+    }
+  }
+  step();
+  return ev;
+}
+
+void EntropyPicker::on_clean_ack(std::uint32_t ev) {
+  if (algo_ != EntropyAlgo::mixed) return;
+  if (good_count_ == good_.size()) {  // full: double, oldest first
+    std::vector<std::uint16_t> bigger(std::max<std::size_t>(16, good_.size() * 2));
+    for (std::uint32_t k = 0; k < good_count_; ++k)
+      bigger[k] = good_[(good_head_ + k) & static_cast<std::uint32_t>(good_.size() - 1)];
+    good_ = std::move(bigger);
+    good_head_ = 0;
+  }
+  good_[(good_head_ + good_count_++) & static_cast<std::uint32_t>(good_.size() - 1)] = static_cast<std::uint16_t>(
+      ev & mask_);
+}
+
+void EntropyPicker::penalise(std::uint32_t ev, std::uint8_t points) {
+  if (penalty_.empty()) return;  // oblivious
+  std::uint8_t& p = penalty_[ev & mask_];
+  p = static_cast<std::uint8_t>(std::min<unsigned>(p + points, kMaxPenalty));
+}
+
+}  // namespace fabriclab::fabric
