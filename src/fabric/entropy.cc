@@ -23,12 +23,7 @@ void EntropyPicker::step() {
 }
 
 std::uint32_t EntropyPicker::next() {
-  if (good_count_ > 0) {  // mixed: the oldest good value
-    const std::uint32_t ev = good_[good_head_];
-    good_head_ = (good_head_ + 1) & static_cast<std::uint32_t>(good_.size() - 1);
-    --good_count_;
-    return ev;
-  }
+  if (!good_.empty()) return good_.pop_front();  // mixed: the oldest good value
   std::uint32_t ev = walk_value();
   if (algo_ != EntropyAlgo::oblivious) {
     bool first = true;
@@ -47,16 +42,7 @@ std::uint32_t EntropyPicker::next() {
 }
 
 void EntropyPicker::on_clean_ack(std::uint32_t ev) {
-  if (algo_ != EntropyAlgo::mixed) return;
-  if (good_count_ == good_.size()) {  // full: double, oldest first
-    std::vector<std::uint16_t> bigger(std::max<std::size_t>(16, good_.size() * 2));
-    for (std::uint32_t k = 0; k < good_count_; ++k)
-      bigger[k] = good_[(good_head_ + k) & static_cast<std::uint32_t>(good_.size() - 1)];
-    good_ = std::move(bigger);
-    good_head_ = 0;
-  }
-  good_[(good_head_ + good_count_++) & static_cast<std::uint32_t>(good_.size() - 1)] = static_cast<std::uint16_t>(
-      ev & mask_);
+  if (algo_ == EntropyAlgo::mixed) good_.push_back(static_cast<std::uint16_t>(ev & mask_));
 }
 
 void EntropyPicker::penalise(std::uint32_t ev, std::uint8_t points) {

@@ -8,7 +8,7 @@
 //              mask (drawn anew at every wrap), feedback ignored;
 //   bitmap     the same walk, skipping values with a penalty: the first penalised value
 //              met loses one point of its penalty, the walk moves on, and gives up after
-//              n + 1 steps (then the value it stands on). Penalties: an ECN-marked ACK +1,
+//              n steps (then the value it stands on). Penalties: an ECN-marked ACK +1,
 //              a NACK of a trimmed packet +4, a timeout +max (15), at most max;
 //   mixed      (uet-htsim's default) a clean ACK (no ECN mark) puts its entropy in a FIFO
 //              of good values; a new packet takes the oldest good value, else bitmap's
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "core/ring.h"
 #include "core/random.h"
 
 namespace fabriclab::fabric {
@@ -47,7 +48,7 @@ class EntropyPicker {
   void on_timeout(std::uint32_t ev) { penalise(ev, kMaxPenalty); }
 
   std::uint8_t penalty(std::uint32_t ev) const { return penalty_.empty() ? 0 : penalty_[ev & mask_]; }
-  std::uint32_t good_queued() const { return good_count_; }
+  std::uint32_t good_queued() const { return static_cast<std::uint32_t>(good_.size()); }
 
  private:
   void penalise(std::uint32_t ev, std::uint8_t points);
@@ -59,10 +60,7 @@ class EntropyPicker {
   RandomStream rng_;
   std::uint32_t index_ = 0, xor_ = 0;
   std::vector<std::uint8_t> penalty_;  // bitmap, mixed
-  // mixed: the good values, oldest first (a ring that doubles when full: no allocation
-  // once it holds as many as the QP ever has unanswered)
-  std::vector<std::uint16_t> good_;
-  std::uint32_t good_head_ = 0, good_count_ = 0;
+  GrowingRing<std::uint16_t> good_;    // mixed: the good values, oldest first
 };
 
 }  // namespace fabriclab::fabric

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "fabric/params.h"
 #include "fabric/port.h"
@@ -67,6 +69,11 @@ void check_nic_config(const NicConfig& cfg) {
     throw InputError(
         "nic.reorder_window / nic.reorder_timeout: expected neither with nic.transport = uet (its receiver places "
         "every packet within its bitmap: nic.uet.max_outstanding)");
+  if (cfg.uet.rccc && cfg.transport != Transport::uet)
+    throw InputError("nic.uet.rccc = true: expected nic.transport = uet (receiver credits are UET's)");
+  if (cfg.transport == Transport::uet && !(cfg.ecmp_fields & kSrcPort))
+    throw InputError("nic.ecmp_fields = " + hash_fields_text(cfg.ecmp_fields) +
+                     ": expected src_port among them with nic.transport = uet (its entropy is the UDP source port)");
   if (!std::has_single_bit(cfg.uet.entropies) || cfg.uet.entropies > kMaxEntropies)
     throw InputError("nic.uet.entropies = " + std::to_string(cfg.uet.entropies) + ": expected a power of two, 1 to " +
                      std::to_string(kMaxEntropies));
@@ -97,6 +104,8 @@ Host::Host(FabricContext& ctx, std::string name, std::uint32_t host_id, const Ni
   ack_every_ = ack_every_of(cfg_);
   sr_ = cfg_.transport == Transport::irn || cfg_.transport == Transport::uet;
   uet_ = cfg_.transport == Transport::uet;
+  rccc_ = uet_ && cfg_.uet.rccc;
+  pull_unit_ = cfg_.uet.pull_bytes > 0 ? cfg_.uet.pull_bytes : 4 * cfg_.mtu;
   recv_window_ = cfg_.reorder_window;
   if (uet_) {
     ev_mask_ = cfg_.uet.entropies - 1;
@@ -136,6 +145,25 @@ std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt)
                        std::to_string(cap) + " packets, above " + std::to_string(kMaxIrnCap) +
                        " (set nic.uet.max_outstanding, or a larger nic.mtu)");
   }
+  if (nic.uet.rccc) {
+    // A pull target travels modulo 256 pull units and is unwrapped against the credit
+    // granted: it may run ahead of it by the most a sender holds (speculative_bdp BDPs)
+    // and behind it by a round trip of pulls (a BDP).
+    const double bdp = static_cast<double>(rate.bps()) * static_cast<double>(rtt.ps()) / 8e12;
+    const auto fits = [&](double unit) {
+      return std::ceil((nic.uet.speculative_bdp * bdp + nic.mtu) / unit) + std::ceil(bdp / unit) + 1 <= 127;
+    };
+    const double unit = nic.uet.pull_bytes > 0 ? nic.uet.pull_bytes : 4.0 * nic.mtu;
+    if (!fits(unit)) {
+      auto least = static_cast<std::int64_t>(((nic.uet.speculative_bdp + 1) * bdp + nic.mtu) / 127);
+      while (!fits(static_cast<double>(least))) ++least;
+      throw InputError("nic.uet.pull_bytes = " + to_string(Bytes::from_count(static_cast<std::int64_t>(unit))) +
+                       ": expected at least " + std::to_string(least) +
+                       " bytes (a pull target travels modulo 256 pulls, and " +
+                       fmt::format("{}", nic.uet.speculative_bdp) + " + 1 BDPs of " + to_string(rtt) + " at " +
+                       to_string(rate) + " must fit in half of them)");
+    }
+  }
   return static_cast<std::uint32_t>(cap);
 }
 
@@ -149,6 +177,18 @@ void Host::set_base_rtt(Time t, std::uint32_t sr_cap) {
   if (sr_cap == 0) throw std::logic_error("host " + name() + ": selective repeat without its cap");
   sr_cap_ = sr_cap;
   uet_rto_ = uet_rto(cfg_.uet, t);
+  if (rccc_) {
+    const BitRate line = port(0).rate();
+    spec_credit_ = static_cast<std::int64_t>(cfg_.uet.speculative_bdp * static_cast<double>(line.bps()) *
+                                             static_cast<double>(t.ps()) / 8e12);
+    // The pacer grants pull_unit_ of payload per period: its share of full frames' wire
+    // bytes, at pull_share of the line rate.
+    const std::uint64_t frame = max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes;
+    const auto wire = Bytes::from_count(static_cast<std::int64_t>((pull_unit_ * frame + cfg_.mtu - 1) / cfg_.mtu));
+    pull_period_ = serialization_time(
+        wire, BitRate::from_bps(static_cast<std::int64_t>(static_cast<double>(line.bps()) * cfg_.uet.pull_share)),
+        ctx_->wire.rounding);
+  }
   sr_bits_ = std::bit_ceil(std::max<std::uint32_t>(sr_cap_, 64));
   recv_window_ = sr_cap_ - 1;
 }
@@ -217,7 +257,10 @@ std::uint32_t Host::push_send_qp(SendQp s) {
                                                    RandomStream(ctx_->seed, "uet/entropy/" + std::to_string(host_id_) +
                                                                                 "/" + std::to_string(q))),
                            .ev_of = std::vector<std::uint16_t>(sr_bits_),
-                           .flying = none});
+                           .flying = none,
+                           .sent = std::vector<Time>(sr_bits_),
+                           .credit = rccc_ ? spec_credit_ : 0,
+                           .speculating = rccc_});
   }
   return q;
 }
@@ -273,8 +316,16 @@ void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
   }
   c.ring[(c.head + c.count++) & (c.ring.size() - 1)] = Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes,
                                                                s.bytes, tag};
+  // RCCC: a sender without credit whose new message no packet of its own will announce
+  // (nothing unsent, nothing lost) asks for it.
+  const bool announced = s.next_psn < s.npkts;
   s.npkts += static_cast<std::uint32_t>(npkts);
   s.bytes += bytes;
+  if (rccc_ && !announced && !uet_send_[qp].speculating && uet_send_[qp].credit <= 0) {
+    send_rts(s, qp);
+    // (the timer repeats it if it or its pull is lost)
+    if (s.timer_at == Time::max()) arm_timer(s, qp, ctx_->sim.now() + rto_of(s));
+  }
   if (!s.in_ring && has_work(s, qp)) {
     ring_insert(qp);
     port(0).kick();
@@ -406,6 +457,7 @@ Packet* Host::make_data(SendQp& s) {
     UetSend& u = uet_send_[p->src_qp];
     const std::uint32_t ev = u.picker.next();
     u.ev_of[psn & (sr_bits_ - 1)] = static_cast<std::uint16_t>(ev);
+    u.sent[psn & (sr_bits_ - 1)] = now;
     set_flying(p->src_qp, psn, true);
     p->udp_sport = static_cast<std::uint16_t>(s.sport | ev);
     p->hash_key = s.hash_key ^ ev_delta_[ev];
@@ -446,6 +498,10 @@ Packet* Host::make_data(SendQp& s) {
     s.una = psn + 1;
     complete_messages(s);
   }
+  if (rccc_) {  // spent, and what it wants now
+    uet_send_[p->src_qp].credit -= p->payload;
+    p->syndrome = pull_target_code(s, p->src_qp);
+  }
   return p;
 }
 
@@ -477,7 +533,7 @@ Packet* Host::next_packet(Port& port) {
       const std::uint32_t next = s.ring_next;
       if (s.next_send > now) {
         wake = std::min(wake, s.next_send);
-      } else if (window_open(s) || (sr_ && !uet_ && sr_next_lost(s, sr_send_[q]) != kNone)) {
+      } else if ((window_open(s) || (sr_ && !uet_ && sr_next_lost(s, sr_send_[q]) != kNone)) && credit_open(q)) {
         // (A closed window waits for an ACK, not a time; IRN resends a lost packet in
         // place of the one lost, outside the window, which counts new data; UET's window
         // counts every packet in flight, resends too.)
@@ -643,11 +699,14 @@ void Host::on_data(Packet* p) {
   if (uet_) {  // its replies echo its entropy and PSN
     echo_ev_ = p->udp_sport & ev_mask_;
     echo_psn_ = p->psn;
+    if (rccc_) note_pull_target(r, q, p->syndrome);  // (a trimmed header's too)
   }
   if (p->ecn == kEcnCe) {
     ++ce_received_;
     if (cnps_on_) notify_congestion(r, q);
     r.ce_unechoed = echo_ecn_;
+  } else if (uet_) {
+    r.ce_unechoed = false;  // (UET: the ACK echoes the mark of the packet it answers)
   }
   if (echo_endpoint_) {  // what the ACK answering this packet reports
     r.echo_hops = static_cast<std::uint8_t>(kInitialTtl - p->ttl);
@@ -792,6 +851,7 @@ void Host::on_ack(const Packet& p) {
   bool kick = false;            // after the policy has read the ACK, as its rate and window apply
   bool nak = false;             // a NAK acted on
   std::uint32_t delivered = 0;  // (selective repeat: SACKs count)
+  if (rccc_) stop_speculating(q);
   if (sr_) {
     nak = on_sr_ack(p, s, q, now, rtt, delivered);
     const bool work = has_work(s, q);  // (a SACK may have taken the only hole left)
@@ -917,7 +977,7 @@ std::uint32_t Host::sr_pick(SendQp& s) {
     return s.next_psn++;
   }
   put_bit(x.resent, lost & (sr_bits_ - 1), true);
-  put_bit(x.trimmed, lost & (sr_bits_ - 1), false);
+  mark_lost(x, static_cast<std::uint32_t>(&s - send_.data()), lost, false);
   x.scan = lost + 1;
   return lost;
 }
@@ -951,7 +1011,7 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
       if (!test_bit(x.sacked, n & mask)) ++delivered;
       put_bit(x.sacked, n & mask, false);
       put_bit(x.resent, n & mask, false);
-      put_bit(x.trimmed, n & mask, false);
+      mark_lost(x, q, n, false);
       if (uet_) set_flying(q, n, false);
     }
     // The episode ends as the cumulative ACK passes what had been sent when it began --
@@ -963,7 +1023,7 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
     acknowledge(s, q, cum, now);
     // Fewer packets in flight may make the timeout RTO_low: a check sooner than the one
     // pending (which, superseded, then does nothing).
-    if (s.timer_at != Time::max() && s.una < s.high && s.last_progress + rto_of(s) < s.timer_at)
+    if (!uet_ && s.timer_at != Time::max() && s.una < s.high && s.last_progress + rto_of(s) < s.timer_at)
       arm_timer(s, q, s.last_progress + rto_of(s));
   }
   if (!nack) return false;
@@ -973,21 +1033,21 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
   bool found = false;                   // this NACK shows a packet lost
   if (p.syndrome == kAethNakTrimmed) {  // that packet is lost (again, if it was resent), and only it
     put_bit(x.resent, at & mask, false);
-    put_bit(x.trimmed, at & mask, true);
+    mark_lost(x, q, at, true);
     x.trimmed_end = std::max(x.trimmed_end, at + 1);
     x.scan = std::min(x.scan, at);
-    if (uet_) {
-      set_flying(q, at, false);
-      // The timeout counts from the last news of the oldest packets: a NACK is news of one
-      // (uet-htsim re-arms its timer from the oldest send on every NACK).
-      s.last_progress = now;
-    }
+    if (uet_) set_flying(q, at, false);
+    // RCCC: its resend needs credit that no packet of this QP will ask for.
+    if (rccc_ && uet_send_[q].credit <= 0 && s.next_psn >= s.npkts) maybe_send_rts(s, q);
     found = true;
   } else {
     if (!test_bit(x.sacked, at & mask)) ++delivered;
     put_bit(x.sacked, at & mask, true);
     if (uet_) {
-      set_flying(q, at, false);  // (UET infers no loss from a SACK: its spraying reorders)
+      // (UET infers no loss from a SACK: its spraying reorders; a packet thought lost
+      // that arrives after all is not resent)
+      set_flying(q, at, false);
+      mark_lost(x, q, at, false);
     } else if (at >= cfg_.irn.reorder_tolerance && at - cfg_.irn.reorder_tolerance > x.lost_end) {
       // The scan may have passed holes below the new end while only trimmed ones were due.
       x.scan = std::min(x.scan, x.lost_end);
@@ -998,19 +1058,187 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
   return found && sr_next_lost(s, x) != kNone;
 }
 
-void Host::uet_timeout(SendQp& s, std::uint32_t q) {
+Time Host::uet_oldest_flying(const SendQp& s, std::uint32_t q, std::uint32_t& n) const {
+  const UetSend& u = uet_send_[q];
+  const std::uint32_t mask = sr_bits_ - 1;
+  Time oldest = Time::max();
+  n = kNone;
+  for (std::uint32_t k = s.una; k < s.high; ++k)
+    if (test_bit(u.flying, k & mask) && u.sent[k & mask] < oldest) {
+      oldest = u.sent[k & mask];
+      n = k;
+    }
+  return oldest;
+}
+
+void Host::uet_check_timer(SendQp& s, std::uint32_t q, Time now) {
+  std::uint32_t n = kNone;
+  const Time oldest = uet_oldest_flying(s, q, n);
+  if (oldest == Time::max()) {
+    // Nothing in flight. RCCC: data or a resend waiting for credit asks for it (a lost
+    // pull would hold it), again at every timeout while it waits.
+    const UetSend& u = uet_send_[q];
+    if (rccc_ && u.credit <= 0 && (s.next_psn < s.npkts || u.lost_pending > 0)) {
+      send_rts(s, q);
+      arm_timer(s, q, now + uet_rto_);
+    }
+    return;
+  }
+  if (now - oldest < uet_rto_) {
+    arm_timer(s, q, oldest + uet_rto_);
+    return;
+  }
+  ++timeouts_;
+  uet_timeout(s, q, n);
+  if (reads_acks_) s.cc->on_timeout(now);
+  if (rccc_ && uet_send_[q].credit <= 0) send_rts(s, q);
+  if (!s.in_ring) ring_insert(q);
+  // The next check: the next packet sent first, at once if it is as late.
+  const Time next = uet_oldest_flying(s, q, n);
+  arm_timer(s, q, next == Time::max() ? now + uet_rto_ : std::max(now, next + uet_rto_));
+  port(0).kick();
+}
+
+void Host::uet_timeout(SendQp& s, std::uint32_t q, std::uint32_t n) {
   SrSend& x = sr_send_[q];
   const std::uint32_t mask = sr_bits_ - 1;
-  std::uint32_t n = s.una;
-  while (n < s.high && test_bit(x.sacked, n & mask)) ++n;
-  if (n == s.high) return;  // (cannot be: una is never SACKed; kept for safety)
   if (!x.recovery) sr_begin_episode(x, s, s.una);
   put_bit(x.resent, n & mask, false);
-  put_bit(x.trimmed, n & mask, true);  // lost for certain, as a trimmed one
+  mark_lost(x, q, n, true);  // lost for certain, as a trimmed one
   x.trimmed_end = std::max(x.trimmed_end, n + 1);
   x.scan = std::min(x.scan, n);
   set_flying(q, n, false);
   uet_send_[q].picker.on_timeout(uet_send_[q].ev_of[n & mask]);
+}
+
+void Host::maybe_send_rts(const SendQp& s, std::uint32_t q) {
+  UetSend& u = uet_send_[q];
+  const Time now = ctx_->sim.now();
+  if (u.last_rts != Time::max() && now - u.last_rts < base_rtt_) return;
+  send_rts(s, q);
+}
+
+void Host::mark_lost(SrSend& x, std::uint32_t q, std::uint32_t n, bool v) {
+  const std::uint32_t i = n & (sr_bits_ - 1);
+  if (uet_ && test_bit(x.trimmed, i) != v) {
+    if (v) ++uet_send_[q].lost_pending;
+    else --uet_send_[q].lost_pending;
+  }
+  put_bit(x.trimmed, i, v);
+}
+
+std::uint8_t Host::pull_target_code(const SendQp& s, std::uint32_t q) const {
+  const UetSend& u = uet_send_[q];
+  const std::int64_t mtu = cfg_.mtu;
+  const std::int64_t unsent = std::int64_t{s.npkts - std::min(s.next_psn, s.npkts)} * mtu;
+  std::int64_t t = unsent + std::int64_t{u.lost_pending} * mtu;
+  if (windowed_)
+    if (const std::uint64_t w = s.cc->window(); w > 0)
+      t = std::min<std::int64_t>(t, static_cast<std::int64_t>(w) + mtu);
+  t = std::min(t, spec_credit_) - u.credit;
+  if (u.speculating && t < mtu && unsent > 0) t = mtu;
+  t = std::max<std::int64_t>(t, 0);
+  const std::uint32_t units = u.pull_seen + static_cast<std::uint32_t>((t + pull_unit_ - 1) / pull_unit_);
+  return static_cast<std::uint8_t>(units);
+}
+
+std::uint32_t Host::note_pull_target(RecvQp& r, std::uint32_t q, std::uint8_t code) {
+  // Within 128 units of what was granted either way (selective_repeat_cap checks it).
+  const auto ahead = static_cast<std::int8_t>(
+      static_cast<std::uint8_t>(code - static_cast<std::uint8_t>(r.latest_pull)));
+  const auto target = static_cast<std::uint32_t>(std::max<std::int64_t>(0, std::int64_t{r.latest_pull} + ahead));
+  // A code further ahead than a sender can ask for is an old one that fell more than
+  // 128 units behind (held in paused queues): ignored.
+  const std::int64_t lead = (spec_credit_ + cfg_.mtu + pull_unit_ - 1) / pull_unit_;
+  if (std::int64_t{target} > std::int64_t{r.latest_pull} + lead) return r.latest_pull;
+  r.pull_target = std::max(r.pull_target, target);
+  if (r.pull_target > r.latest_pull && !r.in_pull) {
+    r.in_pull = true;
+    pull_queue_.push_back(q);
+    if (!pacer_running_) {
+      pacer_running_ = true;
+      ctx_->sim.schedule_in(Time(), *this, kPull);
+    }
+  }
+  return target;
+}
+
+void Host::send_pull(RecvQp& r, std::uint32_t q) {
+  echo_ev_ = 0;  // (pulls leave on the base entropy)
+  Packet* a = reply_to(r, q);
+  a->opcode = Opcode::rc_ack;
+  a->syndrome = kAethPull;
+  a->src_qp = r.latest_pull;
+  a->priority = r.peer_priority;
+  a->dscp = static_cast<std::uint8_t>(r.peer_priority * 8 & 63);
+  a->seal(ctx_->wire);
+  send_control(a);
+  ++pulls_sent_;
+}
+
+void Host::grant_pull() {
+  if (pull_queue_.empty()) {  // a period with nothing to grant: the pacer stops
+    pacer_running_ = false;
+    return;
+  }
+  const std::uint32_t q = pull_queue_.pop_front();
+  RecvQp& r = recv_[q];
+  ++r.latest_pull;
+  send_pull(r, q);
+  if (r.pull_target > r.latest_pull) pull_queue_.push_back(q);
+  else r.in_pull = false;
+  ctx_->sim.schedule_in(pull_period_, *this, kPull);
+}
+
+void Host::stop_speculating(std::uint32_t q) {
+  UetSend& u = uet_send_[q];
+  if (!u.speculating) return;
+  u.speculating = false;
+  u.credit = std::min<std::int64_t>(u.credit, 0);  // unspent speculative credit goes
+}
+
+void Host::on_pull(const Packet& p) {
+  const std::uint32_t q = p.dst_qp;
+  stop_speculating(q);
+  UetSend& u = uet_send_.at(q);
+  if (p.src_qp > u.pull_seen) {
+    u.credit = std::min(u.credit + std::int64_t{p.src_qp - u.pull_seen} * pull_unit_, spec_credit_);
+    u.pull_seen = p.src_qp;
+  }
+  SendQp& s = send_[q];
+  if (u.credit <= 0) return;
+  if (!s.in_ring && has_work(s, q)) ring_insert(q);
+  if (s.in_ring) port(0).kick();
+}
+
+void Host::send_rts(const SendQp& s, std::uint32_t q) {
+  Packet* a = ctx_->packets.acquire();
+  a->flow = s.flow;
+  a->src = host_id_;
+  a->dst = s.dst;
+  a->dst_qp = s.dst_qpn;
+  a->src_qp = q;
+  a->psn = pull_target_code(s, q);
+  a->opcode = Opcode::rc_ack;
+  a->syndrome = kAethRts;
+  a->udp_sport = s.sport;
+  a->hash_key = s.hash_key;
+  a->priority = s.priority;
+  a->dscp = static_cast<std::uint8_t>(s.priority * 8 & 63);
+  a->ecn = kEcnNotEct;
+  a->seal(ctx_->wire);
+  send_control(a);
+  ++rts_sent_;
+  uet_send_[q].last_rts = ctx_->sim.now();
+}
+
+void Host::on_rts(const Packet& p) {
+  const std::uint32_t q = p.dst_qp;
+  RecvQp& r = recv_.at(q);
+  if (!r.peer_known) learn_peer(r, p);
+  // A sender that asks for no more than was granted has lost a pull: the cumulative
+  // grant again (unpaced: it grants nothing new).
+  if (note_pull_target(r, q, static_cast<std::uint8_t>(p.psn)) <= r.latest_pull && r.latest_pull > 0) send_pull(r, q);
 }
 
 void Host::emit_counters(std::size_t /*port*/, PortCounters& c) const { c.drops += rx_drops_ + misdelivered_; }
@@ -1077,7 +1305,11 @@ void Host::process(Packet* p) {
     on_data(p);
     return;
   }
-  if (p->opcode == Opcode::rc_ack) {
+  if (p->opcode == Opcode::rc_ack && p->syndrome == kAethPull) [[unlikely]] {
+    on_pull(*p);
+  } else if (p->opcode == Opcode::rc_ack && p->syndrome == kAethRts) [[unlikely]] {
+    on_rts(*p);
+  } else if (p->opcode == Opcode::rc_ack) {
     on_ack(*p);
     if (p->becn && !echo_ecn_) {
       ++cnps_received_;
@@ -1114,6 +1346,10 @@ void Host::on_event(std::uint64_t tag) {
     if (xoff_ && refresh_at_ == ctx_->sim.now()) send_pauses(pfc_.pause_quanta);
     return;
   }
+  if (tag == kPull) {
+    grant_pull();
+    return;
+  }
   if ((tag & ~0xffffffffull) == kGiveUp) {
     const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
     RecvQp& r = recv_.at(q);
@@ -1142,12 +1378,14 @@ void Host::on_event(std::uint64_t tag) {
   // the next packet sent arms it again.
   if (sr_ && now != s.timer_at) return;
   s.timer_at = Time::max();
+  if (uet_) {
+    uet_check_timer(s, q, now);
+    return;
+  }
   if (s.una >= s.npkts || s.una >= s.high) return;
   if (now - s.last_progress >= rto_of(s)) {
     ++timeouts_;
-    if (uet_) {  // UET: the oldest packet not SACKed is lost
-      uet_timeout(s, q);
-    } else if (sr_) {  // IRN: every hole not SACKed is lost (the trimmed ones among them)
+    if (sr_) {  // IRN: every hole not SACKed is lost (the trimmed ones among them)
       sr_begin_episode(sr_send_[q], s, s.high);
     } else {
       s.next_psn = s.una;

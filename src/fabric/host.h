@@ -46,6 +46,7 @@
 #include <vector>
 
 #include "core/params.h"
+#include "core/ring.h"
 #include "core/units.h"
 #include "fabric/cc/congestion.h"
 #include "fabric/context.h"
@@ -100,15 +101,31 @@ struct IrnParams {
 // acknowledges every packet at once, echoing its entropy and PSN (its RTT sample) and, out
 // of order, SACKing it (a NACK of syndrome 0x60 with the cumulative ACK, as IRN's). Loss is
 // known from a trimmed packet's NACK (0x65) or a timeout only -- SACKs never infer it (the
-// spraying reorders) -- and on a timeout only the oldest unacknowledged packet is resent
-// (uet-htsim). Packets in flight (sent, neither acknowledged, SACKed nor known lost) are
-// what a window policy (NSCC) bounds, resends included. Outstanding PSNs beyond the
-// cumulative ACK are at most `max_outstanding` (the sender's and receiver's bitmaps).
+// spraying reorders) -- and a timeout, counted from the send of the packet in flight sent
+// first, resends that packet alone (uet-htsim). Packets in flight (sent, neither acknowledged, SACKed nor known lost)
+// are what a window policy (NSCC) bounds, resends included. Outstanding PSNs beyond the cumulative ACK are at most
+// `max_outstanding` (the sender's and receiver's bitmaps).
+//
+// RCCC (`rccc`): receiver credits. A QP may send a packet only while it has credit: at
+// first `speculative_bdp` BDPs of it, dropped (if unspent) at the first ACK, NACK or pull;
+// then what pulls grant. Each data packet (a trimmed header too) carries the sender's pull
+// target: the credit it wants in all, in pull units -- its unsent bytes plus its known
+// losses, at most the policy's window + one MTU and speculative_bdp BDPs, less the credit
+// it holds, on top of what it was granted -- modulo 256 in the BTH's `syndrome` byte
+// (unused on data), which the receiver unwraps against what it granted. The receiving
+// NIC's one pacer grants `pull_bytes` (0: 4 MTUs) to one QP at a time, round-robin over
+// those below their target, at `pull_share` of its line rate (the granted packets' wire
+// bytes). A sender whose credit is spent and whose new demand no packet will carry (a
+// message posted on an idle connection, a timeout) sends a request to send.
 struct UetParams {
   std::uint32_t entropies = 64;              // a power of two (uet-htsim's -paths)
   EntropyAlgo entropy = EntropyAlgo::mixed;  // uet-htsim's default
   Time rto;                                  // 0 = 15 us + 6 base RTTs (uet-htsim's)
   std::uint32_t max_outstanding = 0;         // packets; 0 = 8 BDPs (at least 64)
+  bool rccc = false;                         // receiver credits
+  std::uint32_t pull_bytes = 0;              // credit per pull; 0 = 4 MTUs (uet-htsim's)
+  double pull_share = 0.99;                  // of the receiver's line rate
+  double speculative_bdp = 1.5;              // credit before the first pull, and the most held
 };
 // The PSNs a selective-repeat QP may have outstanding beyond its cumulative ACK: IRN's BDP
 // cap or UET's max_outstanding for the NIC's transport at `rate` over `rtt` (0 under the
@@ -136,6 +153,8 @@ struct HostCounters {
   // The most packets the NIC held placed out of order at once, over all its QPs (the
   // reassembly buffer a reorder window or IRN needs).
   std::uint64_t reassembly_peak = 0;
+  // UET's receiver credits: pulls sent (receiver), requests to send (sender).
+  std::uint64_t pulls_sent = 0, rts_sent = 0;
 };
 
 struct NicConfig {
@@ -242,7 +261,9 @@ class Host final : public Node, public EventHandler, public RateListener {
             .trimmed_received = trimmed_received_,
             .bitmap_drops = bitmap_drops_,
             .cap_stalls = cap_stalls_,
-            .reassembly_peak = held_peak_};
+            .reassembly_peak = held_peak_,
+            .pulls_sent = pulls_sent_,
+            .rts_sent = rts_sent_};
   }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
@@ -332,6 +353,8 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint32_t gap_at = 0;                                   // the expected PSN when the give-up timer was armed
     Time gap_due = Time::max();                                 // the pending give-up check
     bool conn = false;                                          // a connection: messages end at their last packets
+    std::uint32_t pull_target = 0, latest_pull = 0;             // RCCC: pull units the sender wants, granted
+    bool in_pull = false;                                       // RCCC: in the pacer's queue
     std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;  // connection, reorder window:
                                                                 // (PSN, tag) of last packets placed ahead
   };
@@ -348,11 +371,20 @@ class Host final : public Node, public EventHandler, public RateListener {
   // UET's sender state beside each SendQp and its SrSend (uet_ only): its entropy picker,
   // each outstanding PSN's entropy and whether it is in flight (sent, neither acknowledged,
   // SACKed nor known lost), by PSN mod sr_bits_, and how many are.
+  // Under RCCC also its credit (bytes; spending may take it below 0), the cumulative pull
+  // it last heard of (pull units), whether it still speculates, and its packets known lost
+  // not yet resent.
   struct UetSend {
     EntropyPicker picker;
     std::vector<std::uint16_t> ev_of;
     std::vector<std::uint64_t> flying;
+    std::vector<Time> sent;  // when each outstanding PSN last left (its timeout counts from it)
     std::uint32_t in_flight = 0;
+    std::int64_t credit = 0;
+    std::uint32_t pull_seen = 0;
+    bool speculating = false;
+    std::uint32_t lost_pending = 0;
+    Time last_rts = Time::max();  // none yet
   };
   enum : std::uint64_t {
     kStart = 1ull << 32,
@@ -360,6 +392,7 @@ class Host final : public Node, public EventHandler, public RateListener {
     kRxDrain = 3ull << 32,
     kRefresh = 4ull << 32,
     kGiveUp = 5ull << 32,
+    kPull = 6ull << 32,
   };
   void arm_give_up(RecvQp& r, std::uint32_t q);
   void process(Packet* p);
@@ -399,8 +432,30 @@ class Host final : public Node, public EventHandler, public RateListener {
   // that the sender will resend (AckInfo::nak), the RTT sample if it gave one, and the
   // packets it showed received that none had before (SACKed or cumulatively acknowledged).
   bool on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time& rtt, std::uint32_t& delivered);
-  // UET: a timeout: the oldest packet neither acknowledged nor SACKed is lost.
-  void uet_timeout(SendQp& s, std::uint32_t q);
+  // UET: the packet in flight (neither acknowledged, SACKed nor known lost) sent first,
+  // and when (Time::max(): none); a timeout check (uet-htsim's: the timer runs from that
+  // send), and the timeout that makes PSN n lost.
+  Time uet_oldest_flying(const SendQp& s, std::uint32_t q, std::uint32_t& n) const;
+  void uet_check_timer(SendQp& s, std::uint32_t q, Time now);
+  void uet_timeout(SendQp& s, std::uint32_t q, std::uint32_t n);
+  // RCCC: a request to send unless one went less than a base RTT ago.
+  void maybe_send_rts(const SendQp& s, std::uint32_t q);
+  // IRN, UET: PSN n of QP q known lost (v) or no longer (resent, acknowledged); keeps
+  // UET's count of those not yet resent.
+  void mark_lost(SrSend& x, std::uint32_t q, std::uint32_t n, bool v);
+  // RCCC: the sender's pull target, modulo 256 pull units; the receiver's reading of one
+  // (queues the QP at the pacer when it wants more); a pull or RTS arriving; the pacer's
+  // next grant; the first ACK, NACK or pull ends speculation.
+  std::uint8_t pull_target_code(const SendQp& s, std::uint32_t q) const;
+  // (returns the target it read)
+  std::uint32_t note_pull_target(RecvQp& r, std::uint32_t q, std::uint8_t code);
+  void send_pull(RecvQp& r, std::uint32_t q);
+  void on_pull(const Packet& p);
+  void on_rts(const Packet& p);
+  void send_rts(const SendQp& s, std::uint32_t q);
+  void grant_pull();
+  void stop_speculating(std::uint32_t q);
+  bool credit_open(std::uint32_t q) const { return !rccc_ || uet_send_[q].credit > 0; }
   // una moves on to `una` (everything before it acknowledged).
   void acknowledge(SendQp& s, std::uint32_t q, std::uint32_t una, Time now);
   // Whether `s` has a packet to send now (IRN: a lost hole, or new data within the cap).
@@ -472,6 +527,15 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::vector<std::uint32_t> ev_delta_;
   Time uet_rto_;
   std::uint32_t echo_ev_ = 0, echo_psn_ = kNone;
+  // RCCC: on; the pull unit (bytes), the pacer's time per pull, a QP's first credit (and
+  // the most it may hold); the pacer's queue of receiving QPs, and whether it is running.
+  bool rccc_ = false;
+  std::uint32_t pull_unit_ = 0;
+  Time pull_period_;
+  std::int64_t spec_credit_ = 0;
+  GrowingRing<std::uint32_t> pull_queue_;
+  bool pacer_running_ = false;
+  std::uint64_t pulls_sent_ = 0, rts_sent_ = 0;
   std::uint64_t naks_sent_ = 0, oos_drops_ = 0, duplicates_ = 0, ce_received_ = 0, ooo_accepted_ = 0, timeouts_ = 0,
                 cnps_sent_ = 0, cnps_received_ = 0, give_ups_ = 0;
 };

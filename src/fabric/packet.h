@@ -88,6 +88,12 @@ inline constexpr std::uint8_t kAethNakSeq = 0x60;  // NAK: PSN sequence error
 // reserved (0x65); an IRN NACK of either kind names its PSN in src_qp, which an ACK has no
 // other use for (a real NACK carries it in a header field of its own).
 inline constexpr std::uint8_t kAethNakTrimmed = 0x65;
+// UET's receiver credits (nic.uet.rccc), as ACK-format frames with syndromes RoCE leaves
+// reserved: a pull (receiver -> sender: the cumulative credit granted, in pull units, in
+// src_qp) and a request to send (sender -> receiver: its pull target, as a data packet
+// carries it in `syndrome`, in psn).
+inline constexpr std::uint8_t kAethPull = 0x40;
+inline constexpr std::uint8_t kAethRts = 0x41;
 inline constexpr std::uint8_t kEcnNotEct = 0, kEcnEct0 = 2, kEcnCe = 3;
 inline constexpr std::uint16_t kRoceUdpPort = 4791;
 inline constexpr std::uint32_t kPsnMask = 0xffffff;  // PSNs are 24 bits

@@ -303,12 +303,19 @@ const params::Table<UetParams>& uet_table() {
         .choice("entropy", &P::entropy, kEntropyAlgoNames,
                 "how a packet's entropy is picked: good ones recycled, else a walk skipping penalised ones (mixed); "
                 "the walk alone (bitmap); round-robin ignoring feedback (oblivious)")
-        .time("rto", &P::rto, "timeout; the oldest packet not SACKed is resent (0ps = 15 us + 6 base RTTs)", "0ps",
+        .time("rto", &P::rto, "timeout; the oldest packet in flight is resent (0ps = 15 us + 6 base RTTs)", "0ps",
               "10s")
         .integer("max_outstanding", &P::max_outstanding,
                  "PSNs outstanding beyond the cumulative ACK at most, and the receiver's bitmap (0 = 8 BDPs, at least "
                  "64)",
-                 0, kMaxIrnCap);
+                 0, kMaxIrnCap)
+        .flag("rccc", &P::rccc,
+              "receiver credits: a QP sends only what the receiver's pulls grant, after a first "
+              "speculative_bdp")
+        .integer("pull_bytes", &P::pull_bytes, "credit one pull grants (0 = 4 MTUs)", 0, 1 << 24)
+        .real("pull_share", &P::pull_share, "the receiver's pulls grant this share of its line rate", "0.01", "1")
+        .real("speculative_bdp", &P::speculative_bdp,
+              "credit a QP starts with, in BDPs of the base RTT, and the most it may hold", "0.01", "100");
     return t;
   }();
   return table;
@@ -515,7 +522,16 @@ const params::Table<TopologySpec>& topology_table() {
         .custom(
             {"link_delay", Kind::time, "propagation delay of every link", "0ps", "1s", {}},
             [](T& s, const Value& v) { s.host_link.delay = s.fabric_link.delay = Time::from_ps(v.i); },
-            [](const T& s) { return to_string(s.host_link.delay); });
+            [](const T& s) { return to_string(s.host_link.delay); })
+        .custom(
+            {"link_rates",
+             Kind::text,
+             "links at a rate of their own, both directions: NODE:PORT=RATE, comma-separated (\"leaf0:4=50Gbps\")",
+             "",
+             "",
+             {}},
+            [](T& s, const Value& v) { s.link_rates = parse_link_rates(v.text); },
+            [](const T& s) { return link_rates_text(s.link_rates); });
     return t;
   }();
   return table;

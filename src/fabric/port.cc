@@ -16,6 +16,13 @@ void Port::connect(Port& a, Port& b, BitRate rate, Time delay) {
   a.delay_ = b.delay_ = delay;
 }
 
+void Port::set_link_rate(Port& a, BitRate rate) {
+  if (!a.peer_) throw std::logic_error("Port::set_link_rate: the port is not connected");
+  if (rate.bps() <= 0) throw std::logic_error("Port::set_link_rate: the rate must be positive");
+  a.rate_ = a.peer_->rate_ = rate;
+  a.memo_bytes_ = a.peer_->memo_bytes_ = 0;
+}
+
 void Port::kick() {
   if (!on_wire_) start_next();
 }

@@ -82,6 +82,8 @@ class alignas(64) Port final : public EventHandler {
   std::uint16_t index() const { return index_; }
   Port* peer() const { return peer_; }
   BitRate rate() const { return rate_; }
+  // A connected link's rate, both ends (before the run).
+  static void set_link_rate(Port& a, BitRate rate);
   Time delay() const { return delay_; }
   bool transmitting() const { return on_wire_ != nullptr; }
 

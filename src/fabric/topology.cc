@@ -73,7 +73,78 @@ std::uint32_t host_count(const TopologySpec& t) {
   return static_cast<std::uint32_t>(n);
 }
 
+std::vector<LinkRate> parse_link_rates(const std::string& list) {
+  std::vector<LinkRate> v;
+  std::size_t at = 0;
+  while (at < list.size()) {
+    std::size_t end = list.find(',', at);
+    if (end == std::string::npos) end = list.size();
+    std::string item = list.substr(at, end - at);
+    at = end + 1;
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    const std::size_t colon = item.find(':'), eq = item.find('=');
+    const auto bad = [&](const std::string& why) {
+      return InputError("topology.link_rates: '" + item + "': " + why +
+                        " (expected NODE:PORT=RATE, e.g. leaf0:4=50Gbps)");
+    };
+    if (colon == std::string::npos || eq == std::string::npos || eq < colon) throw bad("not NODE:PORT=RATE");
+    LinkRate r;
+    r.node = item.substr(0, colon);
+    if (r.node.empty()) throw bad("no node");
+    const std::string port = item.substr(colon + 1, eq - colon - 1);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5)
+      throw bad("the port must be a number");
+    r.port = static_cast<std::uint32_t>(std::stoul(port));
+    try {
+      r.rate = parse_bit_rate(item.substr(eq + 1));
+    } catch (const InputError& e) {
+      throw bad(e.what());
+    }
+    if (r.rate.bps() <= 0) throw bad("the rate must be positive");
+    v.push_back(r);
+  }
+  return v;
+}
+
+std::string link_rates_text(const std::vector<LinkRate>& v) {
+  std::string s;
+  for (const LinkRate& r : v)
+    s += (s.empty() ? "" : ",") + r.node + ":" + std::to_string(r.port) + "=" + to_string(r.rate);
+  return s;
+}
+
+namespace {
+void build_shape(Network& net, const TopologySpec& t);
+}  // namespace
+
 void build_topology(Network& net, const TopologySpec& t) {
+  build_shape(net, t);
+  std::vector<const Port*> set;  // the links given so far, by the end named
+  for (const LinkRate& r : t.link_rates) {
+    Node* node = nullptr;
+    for (std::uint32_t h = 0; h < net.host_count() && !node; ++h)
+      if (net.host(h).name() == r.node) node = &net.host(h);
+    for (std::uint32_t s = 0; s < net.switch_count() && !node; ++s)
+      if (net.switch_at(s).name() == r.node) node = &net.switch_at(s);
+    if (!node) throw InputError("topology.link_rates: no node '" + r.node + "' in this topology");
+    if (r.port >= node->port_count())
+      throw InputError("topology.link_rates: " + r.node + " has no port " + std::to_string(r.port) + " (it has " +
+                       std::to_string(node->port_count()) + ")");
+    Port& end = node->port(r.port);
+    for (const Port* other : set)
+      if (other == &end || other == end.peer())
+        throw InputError("topology.link_rates: the link at " + r.node + ":" + std::to_string(r.port) +
+                         " is given twice (an item per link, either end)");
+    set.push_back(&end);
+    Port::set_link_rate(end, r.rate);
+  }
+}
+
+namespace {
+
+void build_shape(Network& net, const TopologySpec& t) {
   if (net.host_count() != 0 || net.switch_count() != 0) throw std::logic_error("build_topology: network not empty");
   const std::uint32_t hosts = host_count(t);
   check_port_counts(t);
@@ -155,5 +226,7 @@ void build_topology(Network& net, const TopologySpec& t) {
     }
   }
 }
+
+}  // namespace
 
 }  // namespace fabriclab::fabric

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/params.h"
 #include "core/units.h"
@@ -35,6 +36,18 @@ struct LinkSpec {
   Time delay = Time::from_ps(1'000'000);
 };
 
+// One link's rate set apart from its tier's (topology.link_rates): the link at port
+// `port` of node `node`, both directions.
+struct LinkRate {
+  std::string node;
+  std::uint32_t port = 0;
+  BitRate rate;
+  bool operator==(const LinkRate&) const = default;
+};
+// "leaf0:4=50Gbps,spine1:0=25Gbps" (empty: none); throws InputError naming the item.
+std::vector<LinkRate> parse_link_rates(const std::string& list);
+std::string link_rates_text(const std::vector<LinkRate>& v);
+
 struct TopologySpec {
   TopologyKind kind = TopologyKind::single_switch;
   std::uint32_t hosts = 17;  // single_switch: an incast of 16 into 1
@@ -43,6 +56,7 @@ struct TopologySpec {
   std::uint32_t k = 4;
   std::uint32_t ring_switches = 4, hosts_per_switch = 1;
   LinkSpec host_link, fabric_link;
+  std::vector<LinkRate> link_rates;  // after the shape is built
 };
 
 TopologyKind parse_topology_kind(const std::string& name);  // throws InputError

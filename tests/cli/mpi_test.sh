@@ -172,6 +172,11 @@ split_runs incast-trim "$examples/incast.toml" --set switch.pfc.enabled=false --
 # IRN over sprayed paths: SACKs and the NACKs' PSNs crossing between ranks.
 split_runs leaf-spine-irn "$examples/leaf-spine.toml" --set switch.lb=spray_rr --set nic.transport=irn \
   --set nic.irn.reorder_tolerance=8
+# UET: entropies sprayed by ECMP, NSCC; then receiver credits with trimming (pulls and
+# trimmed headers crossing between ranks).
+split_runs leaf-spine-uet "$examples/leaf-spine.toml" --set nic.transport=uet --set nic.congestion_control=nscc
+split_runs incast-uet-rccc "$examples/incast.toml" --set switch.pfc.enabled=false --set switch.trim.threshold=60KB \
+  --set nic.transport=uet --set nic.congestion_control=nscc --set nic.uet.rccc=true
 # HPCC-PINT: one code per stack, the senders reading half their ACKs.
 split_runs leaf-spine-pint "$examples/leaf-spine.toml" --set nic.congestion_control=hpcc --set nic.hpcc.feedback=pint \
   --set nic.hpcc.pint_prob=0.5

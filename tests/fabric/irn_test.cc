@@ -14,38 +14,21 @@
 #include "fabric/reorder_box.h"
 #include "fabric/switch.h"
 #include "fabric/topology.h"
+#include "one_flow_back_to_back.h"
 #include "quarter_rate_uplink.h"
 
 namespace fabriclab::fabric {
 namespace {
 
-struct OneIrnFlow {
-  Network net;
-  RunTotals totals;
+struct OneIrnFlow : OneFlowBackToBack {
   OneIrnFlow(std::uint32_t packets, const std::string& rules, IrnParams irn, Transport transport = Transport::irn)
-      : net(nic(irn, transport), {}, 1) {
-    TopologySpec t;
-    t.kind = TopologyKind::back_to_back;
-    t.hosts = 2;
-    build_topology(net, t);
-    net.add_flow({.src = 0, .dst = 1, .bytes = std::uint64_t{packets} * 4096, .start = {}});
-    if (!rules.empty()) {
-      ImpairmentConfig c;
-      c.rules = parse_impairment_rules(rules);
-      net.add_impairment(net.host(0).port(0), c);
-    }
-    totals = net.run(ms(10));
-  }
+      : OneFlowBackToBack(packets, rules, nic(irn, transport)) {}
   static NicConfig nic(IrnParams irn, Transport transport) {
     NicConfig n;
     n.transport = transport;
     n.irn = irn;
     return n;
   }
-  std::uint64_t retransmitted() const { return net.flows()[0].retransmitted; }
-  HostCounters rx() const { return net.host_counters(1); }
-  HostCounters tx() const { return net.host_counters(0); }
-  double fct_us() const { return static_cast<double>((net.flows()[0].finish - net.flows()[0].started).ps()) / 1e6; }
 };
 
 IrnParams capped(std::uint32_t cap, std::uint32_t tolerance = 0) {

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "error_message.h"
 #include "fabric/network.h"
+#include "fabric/switch.h"
 #include "fabric/topology.h"
 #include "loopback.h"
 #include "ring_of_five.h"
@@ -47,6 +48,50 @@ struct OneFlow {
 };
 
 // docs/fabric.md, "Nodes and ports": every port's peer is the one the table names.
+// topology.link_rates: leaf0's one uplink (port 1: one host per leaf) at 50 Gb/s, both
+// ways; the other links keep 100. One flow of 100 packets from h0 to h1 crosses it: the
+// first frame (4198 wire bytes) reaches leaf0 after 335.84 ns + 1 us, and from then the
+// slow uplink is busy: 671.68 ns for it, 669.12 ns for each of the other 99 (4182 bytes
+// at 50 Gb/s); then 1 us to spine0, 334.56 ns + 1 us on to leaf1, 334.56 ns + 1 us to h1.
+TEST(Topology, ALinkRateChangesThatLinkAlone) {
+  NicConfig n;
+  Network net(n, SwitchConfig{}, 1);
+  TopologySpec t = spec(TopologyKind::leaf_spine);
+  t.leaves = 2, t.spines = 1, t.hosts_per_leaf = 1;
+  t.link_rates = parse_link_rates(" leaf0:1=50Gbps ");
+  build_topology(net, t);
+  Switch& leaf0 = net.switch_at(0);
+  EXPECT_EQ(leaf0.port(1).rate(), Gbps(50));
+  EXPECT_EQ(leaf0.port(1).peer()->rate(), Gbps(50));
+  EXPECT_EQ(leaf0.port(0).rate(), Gbps(100));
+  EXPECT_EQ(net.switch_at(1).port(1).rate(), Gbps(100));
+  net.add_flow({.src = 0, .dst = 1, .bytes = 100 * 4096, .start = {}});
+  EXPECT_TRUE(net.run(ms(1)).all_finished);
+  const double finish_ns = static_cast<double>(net.flows()[0].finish.ps()) / 1000;
+  EXPECT_NEAR(finish_ns, 335.84 + 1000 + 671.68 + 99 * 669.12 + 1000 + 334.56 + 1000 + 334.56 + 1000, 1e-3);
+  EXPECT_EQ(link_rates_text(parse_link_rates("leaf0:1=50Gbps, spine0:0=25Gbps")), "leaf0:1=50Gbps,spine0:0=25Gbps");
+}
+
+TEST(Topology, LinkRatesThatNameNothingAreErrors) {
+  EXPECT_EQ(testing::input_error_of([] { parse_link_rates("leaf0=50Gbps"); }),
+            "topology.link_rates: 'leaf0=50Gbps': not NODE:PORT=RATE (expected NODE:PORT=RATE, e.g. "
+            "leaf0:4=50Gbps)");
+  EXPECT_EQ(testing::input_error_of([] { parse_link_rates("leaf0:x=50Gbps"); }),
+            "topology.link_rates: 'leaf0:x=50Gbps': the port must be a number (expected NODE:PORT=RATE, e.g. "
+            "leaf0:4=50Gbps)");
+  for (const auto& [list, message] : std::vector<std::pair<std::string, std::string>>{
+           {"leaf9:1=50Gbps", "topology.link_rates: no node 'leaf9' in this topology"},
+           {"leaf0:7=50Gbps", "topology.link_rates: leaf0 has no port 7 (it has 2)"},
+           {"leaf0:1=50Gbps,spine0:0=25Gbps",
+            "topology.link_rates: the link at spine0:0 is given twice (an item per link, either end)"}}) {
+    Network net(NicConfig{}, SwitchConfig{}, 1);
+    TopologySpec t = spec(TopologyKind::leaf_spine);
+    t.leaves = 2, t.spines = 1, t.hosts_per_leaf = 1;
+    t.link_rates = parse_link_rates(list);
+    EXPECT_EQ(testing::input_error_of([&] { build_topology(net, t); }), message) << list;
+  }
+}
+
 TEST(Topology, PortsAreNumberedAsTheDocsSay) {
   const auto peer = [](Network& net, const std::string& node, std::size_t port) {
     for (Node* n : net.nodes())

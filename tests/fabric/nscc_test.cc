@@ -26,9 +26,18 @@ struct NsccBench {
       : p(std::move(params)), cc(p, CcContext{sim, Gbps(100), us(12), 4096, &rec, 9, 0, 4198}) {}
   // An ACK at `now` showing `packets` received anew, with an RTT sample.
   void ack(Time now, Time rtt, bool ecn = false, std::uint32_t packets = 1, std::uint64_t in_flight = 0) {
-    cc.on_ack(now, AckInfo{.rtt = rtt, .ecn_echo = ecn, .delivered = packets, .in_flight = in_flight});
+    AckInfo a;
+    a.rtt = rtt;
+    a.ecn_echo = ecn;
+    a.delivered = packets;
+    a.in_flight = in_flight;
+    cc.on_ack(now, a);
   }
-  void trimmed(Time now) { cc.on_ack(now, AckInfo{.nak = true, .trimmed = true}); }
+  void trimmed(Time now) {
+    AckInfo a;
+    a.nak = a.trimmed = true;
+    cc.on_ack(now, a);
+  }
 };
 
 Time at_us(double v) { return Time::from_ps(std::llround(v * 1e6)); }

@@ -435,6 +435,27 @@ TEST(CollectivesScenario, IrnCompletesTheCollectivesOverALossyLink) {
   EXPECT_GT(gbn.retransmitted, gbn.drops);
 }
 
+// UET with NSCC on the same lossy link (and trimming at 100 KB), with and without receiver credits:
+// every collective on its connections completes, the losses repaired. With credits, a
+// connection idle between collectives asks for credit by a request to send when it has a
+// new message and none is left.
+TEST(CollectivesScenario, UetCompletesTheCollectivesOverALossyLink) {
+  const std::string example = std::string(FABRICLAB_EXAMPLES) + "/collectives.toml";
+  for (const bool rccc : {false, true}) {
+    const FabricOutcome o = run_fabric(resolve(fabric_parameters(), example,
+                                               {"nic.transport=uet", "nic.congestion_control=nscc",
+                                                std::string("nic.uet.rccc=") + (rccc ? "true" : "false"),
+                                                "switch.pfc.enabled=false", "switch.trim.threshold=100KB",
+                                                "impair.link=h1:0", "impair.drop_probability=0.01"}),
+                                       {.scenario = "collectives.toml", .out_dir = ""});
+    EXPECT_TRUE(o.totals.all_finished) << rccc;
+    ASSERT_EQ(o.collectives.size(), 4u);
+    for (const auto& c : o.collectives) EXPECT_TRUE(c.result.done()) << rccc;
+    EXPECT_GT(o.drops, 0u) << rccc;
+    EXPECT_GT(o.retransmitted, 0u) << rccc;
+  }
+}
+
 // The shipped example split in two: its NICs run in their parts, issues and completions
 // between windows. With its 8:1 incast, one thread or two give the same run byte for
 // byte; without it, the split run's collectives.csv is the undivided run's, and so are

@@ -202,6 +202,45 @@ TEST(Experiment, TransportsComparesEveryPolicyWithAndWithoutPfc) {
   EXPECT_EQ(last_sample("dctcp"), 0);
 }
 
+// Every design on the four workloads, on a k = 4 fat-tree with 1 MB per host (28 runs).
+// Every flow finishes; with PFC nothing is dropped; go-back-N and flowlets without a
+// window (ECMP + go-back-N) hold nothing for reassembly; the designs that trim or drop
+// without PFC never pause; round-robin spraying spreads the edge uplinks evenly where
+// per-flow ECMP does not; UET's sprayed entropies arrive out of order and are placed.
+TEST(Experiment, SprayingComparesEveryDesignOnFourWorkloads) {
+  const fs::path out = temp("exp_spraying");
+  const ExperimentOutcome o = run("spraying", out,
+                                  {"topology.k=4", "traffic.bytes=1MB", "traffic.training.distribution_bytes=1MB"});
+  const auto& v = o.results.at("variants");
+  ASSERT_EQ(v.size(), 28u);  // 4 workloads x 7 designs
+  const auto row = [&](const std::string& workload, const std::string& design) -> const nlohmann::ordered_json& {
+    return variant(o, workload + "-" + design);
+  };
+  for (const auto& r : v) {
+    const std::string label = r.at("variant");
+    EXPECT_EQ(r.at("finished"), r.at("flows")) << label;
+    const std::string d = r.at("design");
+    if (d != "ar-irn" && d != "uet-nscc-trim") {
+      EXPECT_EQ(r.at("drops").get<double>(), 0) << label;
+    } else {
+      EXPECT_EQ(r.at("pfc_pause_frames").get<double>(), 0) << label;
+    }
+    if (d == "ecmp-gbn") {
+      EXPECT_EQ(r.at("reassembly_peak_packets").get<double>(), 0) << label;
+    }
+  }
+  const auto& ecmp = row("permutation", "ecmp-gbn");
+  const auto& spray = row("permutation", "spray-window");
+  EXPECT_LT(spray.at("uplink_max_over_mean").get<double>(), 1.15);
+  EXPECT_LT(spray.at("uplink_max_over_mean").get<double>(), ecmp.at("uplink_max_over_mean").get<double>());
+  for (const char* d : {"uet-nscc", "uet-rccc", "uet-nscc-trim"}) {
+    EXPECT_GT(row("permutation", d).at("reordered_accepted").get<double>(), 0) << d;
+    EXPECT_GT(row("permutation", d).at("reassembly_peak_packets").get<double>(), 0) << d;
+  }
+  for (const char* f : {"results.csv", "makespan.png", "imbalance.png", "reassembly.png", "report.md"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+}
+
 // Hold depths K on one of two round-robin paths reorder the flow by about 2K packets:
 // go-back-N absorbs none of it; a window of W absorbs every extent up to W (hold 16:
 // extent 32 for W = 32) and NAKs the first one beyond; a switch re-sequencer of B

@@ -215,7 +215,13 @@ TEST(FabricScenario, ExamplesSplitInPartsGiveTheUndividedOutputs) {
       // (a window policy over IRN: resent packets outside the window, RTT samples by Karn)
       {"incast",
        {"switch.pfc.enabled=false", "switch.trim.threshold=100KB", "nic.transport=irn",
-        "nic.congestion_control=swift"}}};
+        "nic.congestion_control=swift"}},
+      // (UET: each QP's entropy picker draws from its own stream, its ACKs echo the
+      // entropy; NSCC; each NIC's pull pacer grants from its own queue)
+      {"leaf-spine", {"nic.transport=uet", "nic.congestion_control=nscc"}},
+      {"incast",
+       {"switch.pfc.enabled=false", "switch.trim.threshold=60KB", "nic.transport=uet", "nic.congestion_control=nscc",
+        "nic.uet.rccc=true"}}};
   for (const auto& [example, sets] : cases) {
     const std::string file = kExamples + "/" + example + ".toml";
     const FabricOutcome whole = run_fabric(resolve(fabric_parameters(), file, sets),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -24,6 +25,21 @@ FlowSpan flow_span(const CsvTable& flows) {
     s.bytes += flows.number(f, "bytes");
   }
   return s;
+}
+
+FlowStats flow_stats(const Ran& run) {
+  const auto& s = run.summary;
+  FlowStats f;
+  f.flows = s.at("flows").at("count").get<double>();
+  f.finished = s.at("flows").at("finished").get<double>();
+  f.p50 = metric(s, "flows", "fct_ns_p50") / 1000;
+  f.p99 = metric(s, "flows", "fct_ns_p99") / 1000;
+  f.max = metric(s, "flows", "fct_ns_max") / 1000;
+  const FlowSpan span = flow_span(run.flows);
+  const bool done = f.finished == f.flows && span.ns() > 0;
+  f.makespan = done ? span.ns() / 1000 : std::nan("");
+  f.goodput = done ? gbps(span.bytes, span.ns()) : std::nan("");
+  return f;
 }
 
 std::uint32_t host_index(const std::string& name) {

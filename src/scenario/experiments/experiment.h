@@ -58,6 +58,7 @@ Definition ecmp_vs_spray();         // ecmp_vs_spray.cc
 Definition reorder();               // reorder.cc
 Definition collectives();           // collectives.cc
 Definition transports();            // transports.cc
+Definition spraying();              // spraying.cc
 
 // Numbers as the reports show them: one or two decimals, a share in percent.
 std::string f1(double x);
@@ -75,6 +76,14 @@ struct FlowSpan {
   double ns() const { return last_ns - first_ns; }
 };
 FlowSpan flow_span(const CsvTable& flows);
+
+// A run's flows as the reports give them: how many, how many finished, FCT p50/p99/max
+// (us), and when all finished the makespan (us, first start to last finish) and the
+// goodput over it (Gb/s of payload into all receivers); NaN for those otherwise.
+struct FlowStats {
+  double flows = 0, finished = 0, p50 = 0, p99 = 0, max = 0, makespan = 0, goodput = 0;
+};
+FlowStats flow_stats(const Ran& run);
 
 // The index of host "hN".
 std::uint32_t host_index(const std::string& name);

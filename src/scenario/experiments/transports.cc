@@ -74,15 +74,15 @@ struct Row {
 
 Row row_of(const Ran& run, const std::string& scenario, const std::string& policy, bool pfc) {
   Row r{scenario, policy, pfc};
-  const FlowSpan span = flow_span(run.flows);
   const auto& s = run.summary;
-  r.flows = s.at("flows").at("count").get<double>();
-  r.finished = s.at("flows").at("finished").get<double>();
-  r.p50 = metric(s, "flows", "fct_ns_p50") / 1000;
-  r.p99 = metric(s, "flows", "fct_ns_p99") / 1000;
-  r.max = metric(s, "flows", "fct_ns_max") / 1000;
-  r.makespan = r.finished == r.flows && span.ns() > 0 ? span.ns() / 1000 : std::nan("");
-  r.goodput = std::isnan(r.makespan) ? std::nan("") : gbps(span.bytes, span.ns());
+  const FlowStats f = flow_stats(run);
+  r.flows = f.flows;
+  r.finished = f.finished;
+  r.p50 = f.p50;
+  r.p99 = f.p99;
+  r.max = f.max;
+  r.makespan = f.makespan;
+  r.goodput = f.goodput;
   r.queue = metric(s, "totals", "max_switch_queue_bytes");
   r.pfc_frames = metric(s, "totals", "pfc_pause_frames");
   r.paused = metric(s, "totals", "paused_ns_all_ports") / 1000;

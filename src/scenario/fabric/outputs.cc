@@ -268,6 +268,13 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
     j["transport"]["uet"] = echo(fabric::uet_table(), s.nic.uet);
     j["transport"]["uet"]["max_outstanding_packets"] = net.host_count() > 0 ? net.host(0).outstanding_cap() : 0;
     j["transport"]["uet"]["rto_ns"] = ns_text(fabric::uet_rto(s.nic.uet, net.base_rtt()));
+    std::uint64_t pulls = 0, rts = 0;  // RCCC's
+    for (std::uint32_t h = 0; h < net.host_count(); ++h) {
+      pulls += net.host_counters(h).pulls_sent;
+      rts += net.host_counters(h).rts_sent;
+    }
+    j["transport"]["uet"]["pulls_sent"] = pulls;
+    j["transport"]["uet"]["rts_sent"] = rts;
   }
   if (o.deadlock) {
     j["pfc_deadlock"] = {{"detected_at_ns", ns_text(o.deadlock->detected_at)}, {"cycle", o.deadlock->cycle}};
