@@ -167,16 +167,17 @@ std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt)
   return static_cast<std::uint32_t>(cap);
 }
 
-Time uet_rto(const UetParams& p, Time base_rtt) {
-  return p.rto > Time() ? p.rto : Time::from_ps(15'000'000 + 6 * base_rtt.ps());
+Time uet_rto(const UetParams& p, Time base_rtt, bool trimming) {
+  return p.rto > Time() ? p.rto : Time::from_ps(15'000'000 + (trimming ? 6 : 30) * base_rtt.ps());
 }
 
-void Host::set_base_rtt(Time t, std::uint32_t sr_cap) {
+void Host::set_base_rtt(Time t, std::uint32_t sr_cap, Time uet_rto) {
   base_rtt_ = t;
   if (!sr_) return;
   if (sr_cap == 0) throw std::logic_error("host " + name() + ": selective repeat without its cap");
   sr_cap_ = sr_cap;
-  uet_rto_ = uet_rto(cfg_.uet, t);
+  uet_rto_ = uet_rto;
+  if (uet_ && uet_rto_ <= Time()) throw std::logic_error("host " + name() + ": UET without its timeout");
   if (rccc_) {
     const BitRate line = port(0).rate();
     spec_credit_ = static_cast<std::int64_t>(cfg_.uet.speculative_bdp * static_cast<double>(line.bps()) *

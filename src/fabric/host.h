@@ -120,7 +120,7 @@ struct IrnParams {
 struct UetParams {
   std::uint32_t entropies = 64;              // a power of two (uet-htsim's -paths)
   EntropyAlgo entropy = EntropyAlgo::mixed;  // uet-htsim's default
-  Time rto;                                  // 0 = 15 us + 6 base RTTs (uet-htsim's)
+  Time rto;                                  // 0 = uet_rto(): 15 us + 6 (trimming) or 30 base RTTs
   std::uint32_t max_outstanding = 0;         // packets; 0 = 8 BDPs (at least 64)
   bool rccc = false;                         // receiver credits
   std::uint32_t pull_bytes = 0;              // credit per pull; 0 = 4 MTUs (uet-htsim's)
@@ -131,9 +131,10 @@ struct UetParams {
 // cap or UET's max_outstanding for the NIC's transport at `rate` over `rtt` (0 under the
 // others); InputError as irn_bdp_cap.
 std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt);
-// UET's timeout in effect: nic.uet.rto, or 15 us + 6 base RTTs (uet-htsim's 15 us plus six
-// drains of its 1-BDP switch queues, a BDP's drain at line rate being one base RTT).
-Time uet_rto(const UetParams& p, Time base_rtt);
+// UET's timeout in effect: nic.uet.rto, or uet-htsim's 15 us plus six drains of its
+// switch queues -- 1 BDP deep where the switches trim (`trimming`), 5 BDPs where they do
+// not -- a BDP's drain at line rate being one base RTT: 15 us + 6 or 30 base RTTs.
+Time uet_rto(const UetParams& p, Time base_rtt, bool trimming);
 
 // When a flow is finished (its FCT's end, the instant its dependents may start): its last
 // byte placed at the receiver, or the last ACK at the sender (every QP's last PSN
@@ -210,7 +211,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   // The network's unloaded RTT, for the congestion control of the QPs added after it;
   // under IRN and UET also the cap of PSNs outstanding of its sending QPs and its
   // receiving QPs' bitmaps (one for the whole network: selective_repeat_cap()).
-  void set_base_rtt(Time t, std::uint32_t sr_cap = 0);
+  // Under UET also its timeout (uet_rto()).
+  void set_base_rtt(Time t, std::uint32_t sr_cap = 0, Time uet_rto = Time());
   // A receiving QP for `bytes` of flow `flow`; returns its QPN.
   std::uint32_t add_recv_qp(std::uint32_t flow, std::uint64_t bytes);
   // A sending QP toward (dst, dst_qpn), starting at `start` (Time::max(): when

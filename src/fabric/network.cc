@@ -278,7 +278,7 @@ void Network::prepare() {
       if (h->port_count() > 0 && h->port(0).rate().bps() > fastest.bps()) fastest = h->port(0).rate();
     sr_cap = selective_repeat_cap(nic_, fastest, base_rtt_);
   }
-  for (auto& h : hosts_) h->set_base_rtt(base_rtt_, sr_cap);
+  for (auto& h : hosts_) h->set_base_rtt(base_rtt_, sr_cap, uet_rto());
   for (auto& s : switches_) s->set_int_window(base_rtt_);
   dependents_.assign(flows_.size(), {});
   waiting_.assign(flows_.size(), 0);

@@ -96,6 +96,8 @@ class Network final : private FlowEvents {
   // the policy reads ACKs the longest path's, base_rtt_of_longest_path; else 0); known
   // once the run is prepared.
   Time base_rtt() const { return base_rtt_; }
+  // UET's timeout (host.h: uet_rto(), with the switches' trimming); known as base_rtt().
+  Time uet_rto() const { return fabric::uet_rto(nic_.uet, base_rtt_, sw_.trim_threshold.count() > 0); }
   // From the first host to the host farthest from it (the fabrics built here are
   // symmetric, so that is the longest path): over the fewest hops, each link's delay
   // twice, a data frame of nic.mtu out and an ACK frame back serialized at each link's

@@ -303,8 +303,9 @@ const params::Table<UetParams>& uet_table() {
         .choice("entropy", &P::entropy, kEntropyAlgoNames,
                 "how a packet's entropy is picked: good ones recycled, else a walk skipping penalised ones (mixed); "
                 "the walk alone (bitmap); round-robin ignoring feedback (oblivious)")
-        .time("rto", &P::rto, "timeout; the oldest packet in flight is resent (0ps = 15 us + 6 base RTTs)", "0ps",
-              "10s")
+        .time("rto", &P::rto,
+              "timeout; the oldest packet in flight is resent (0ps = 15 us + 6 base RTTs with trimming, 30 without)",
+              "0ps", "10s")
         .integer("max_outstanding", &P::max_outstanding,
                  "PSNs outstanding beyond the cumulative ACK at most, and the receiver's bitmap (0 = 8 BDPs, at least "
                  "64)",

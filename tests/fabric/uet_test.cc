@@ -199,19 +199,22 @@ TEST(Uet, LossesAreFoundByTimeoutsOneOldestPacketEach) {
   EXPECT_EQ(run.rx().reassembly_peak, 11u);
 }
 
-// The default timeout: 15 us + 6 base RTTs. Back to back, the base RTT is a full first
-// data frame out and an ACK back over 1 us each: 4198 bytes on the wire at 100 Gb/s
-// (335.84 ns) + 1 us + 90 bytes (7.2 ns) + 1 us = 2343.04 ns, so the timeout is
-// 29058.24 ns. PSN 3 of 4 is lost; it left at 335.84 + 2 x 334.56 = 1004.96 ns, so it
-// goes again at 30063.2 ns and arrives 334.56 + 1000 ns later, at 31397.76 ns.
-TEST(Uet, TheDefaultTimeoutIsFifteenMicrosecondsAndSixBaseRtts) {
+// The default timeout: uet-htsim's 15 us + six drains of its switch queues, 1 BDP deep
+// with trimming and 5 without: 15 us + 6 or 30 base RTTs. Back to back (no switch trims),
+// the base RTT is a full first data frame out and an ACK back over 1 us each: 4198 bytes
+// on the wire at 100 Gb/s (335.84 ns) + 1 us + 90 bytes (7.2 ns) + 1 us = 2343.04 ns, so
+// the timeout is 15 us + 30 x 2343.04 ns = 85291.2 ns. PSN 3 of 4 is lost; it left at
+// 335.84 + 2 x 334.56 = 1004.96 ns, so it goes again at 86296.16 ns and arrives 334.56 +
+// 1000 ns later, at 87630.72 ns.
+TEST(Uet, TheDefaultTimeoutIsFifteenMicrosecondsAndSixQueueDrains) {
   OneUetFlow run(4, "drop 0/3", Time());
   EXPECT_TRUE(run.totals.all_finished);
   EXPECT_EQ(run.net.base_rtt(), Time::from_ps(2'343'040));
-  EXPECT_EQ(uet_rto(UetParams{}, run.net.base_rtt()), Time::from_ps(29'058'240));
+  EXPECT_EQ(run.net.uet_rto(), Time::from_ps(85'291'200));
+  EXPECT_EQ(uet_rto(UetParams{}, run.net.base_rtt(), true), Time::from_ps(29'058'240));
   EXPECT_EQ(run.tx().timeouts, 1u);
   EXPECT_EQ(run.retransmitted(), 1u);
-  EXPECT_NEAR(run.fct_us(), 31.39776, 1e-6);
+  EXPECT_NEAR(run.fct_us(), 87.63072, 1e-6);
 }
 
 // Trimmed (tests/fabric/trimming_test.cc: the third of three packets is cut at leaf0's

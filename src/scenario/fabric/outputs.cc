@@ -267,7 +267,7 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
   if (s.nic.transport == fabric::Transport::uet) {  // the same, and the timeout in effect
     j["transport"]["uet"] = echo(fabric::uet_table(), s.nic.uet);
     j["transport"]["uet"]["max_outstanding_packets"] = net.host_count() > 0 ? net.host(0).outstanding_cap() : 0;
-    j["transport"]["uet"]["rto_ns"] = ns_text(fabric::uet_rto(s.nic.uet, net.base_rtt()));
+    j["transport"]["uet"]["rto_ns"] = ns_text(net.uet_rto());
     std::uint64_t pulls = 0, rts = 0;  // RCCC's
     for (std::uint32_t h = 0; h < net.host_count(); ++h) {
       pulls += net.host_counters(h).pulls_sent;
