@@ -11,6 +11,16 @@ namespace fabriclab {
 template <typename T>
 class GrowingRing {
  public:
+  // Room for n values before the first doubling (rounded up to a power of two).
+  void reserve(std::size_t n) {
+    std::size_t c = 16;
+    while (c < n) c *= 2;
+    if (c <= ring_.size()) return;
+    std::vector<T> bigger(c);
+    for (std::size_t k = 0; k < count_; ++k) bigger[k] = ring_[(head_ + k) & (ring_.size() - 1)];
+    ring_ = std::move(bigger);
+    head_ = 0;
+  }
   bool empty() const { return count_ == 0; }
   std::size_t size() const { return count_; }
   const T& front() const { return ring_[head_]; }

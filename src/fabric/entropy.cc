@@ -7,8 +7,9 @@
 
 namespace fabriclab::fabric {
 
-EntropyPicker::EntropyPicker(EntropyAlgo algo, std::uint32_t n, RandomStream rng)
+EntropyPicker::EntropyPicker(EntropyAlgo algo, std::uint32_t n, RandomStream rng, std::uint32_t good_hint)
     : algo_(algo), n_(n), mask_(n - 1), rng_(rng) {
+  if (algo_ == EntropyAlgo::mixed) good_.reserve(good_hint);
   if (n == 0 || n > kMaxEntropies || !std::has_single_bit(n))
     throw std::logic_error("EntropyPicker: " + std::to_string(n) + " entropies, expected a power of two");
   xor_ = static_cast<std::uint32_t>(rng_.below(n_));

@@ -36,8 +36,9 @@ class EntropyPicker {
  public:
   static constexpr std::uint8_t kPenaltyEcn = 1, kPenaltyTrim = 4, kMaxPenalty = 15;
 
-  // `n`: a power of two, 1..kMaxEntropies.
-  EntropyPicker(EntropyAlgo algo, std::uint32_t n, RandomStream rng);
+  // `n`: a power of two, 1..kMaxEntropies; `good_hint`: room for that many good values
+  // up front (mixed: a clean ACK per packet sent, so the most a QP has outstanding).
+  EntropyPicker(EntropyAlgo algo, std::uint32_t n, RandomStream rng, std::uint32_t good_hint = 0);
 
   // The next packet's entropy, in [0, n).
   std::uint32_t next();

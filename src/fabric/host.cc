@@ -256,7 +256,8 @@ std::uint32_t Host::push_send_qp(SendQp s) {
     if (uet_)
       uet_send_.push_back({.picker = EntropyPicker(cfg_.uet.entropy, cfg_.uet.entropies,
                                                    RandomStream(ctx_->seed, "uet/entropy/" + std::to_string(host_id_) +
-                                                                                "/" + std::to_string(q))),
+                                                                                "/" + std::to_string(q)),
+                                                   sr_bits_),
                            .ev_of = std::vector<std::uint16_t>(sr_bits_),
                            .flying = none,
                            .sent = std::vector<Time>(sr_bits_),
