@@ -45,7 +45,7 @@ Time at_us(double v) { return Time::from_ps(std::llround(v * 1e6)); }
 TEST(Nscc, ItsConstantsScaleWithTheReferenceNetwork) {
   NsccBench b;
   EXPECT_EQ(b.cc.target(), us(9));
-  EXPECT_DOUBLE_EQ(b.cc.alpha(), 4 * kMss * 0.75 / 9e6);
+  EXPECT_DOUBLE_EQ(b.cc.increase_alpha(), 4 * kMss * 0.75 / 9e6);
   EXPECT_DOUBLE_EQ(b.cc.fi(), 5 * kMss);
   EXPECT_DOUBLE_EQ(b.cc.eta(), 0.15 * kMss);
   EXPECT_DOUBLE_EQ(b.cc.fi_scale(), 0.25);
@@ -58,7 +58,7 @@ TEST(Nscc, ItsConstantsScaleWithTheReferenceNetwork) {
   Nscc slow(p, CcContext{sim, Gbps(50), us(24), 4096, nullptr, 0, 0, 4198});
   EXPECT_EQ(slow.target(), us(18));
   EXPECT_DOUBLE_EQ(slow.fi(), 5 * kMss);
-  EXPECT_DOUBLE_EQ(slow.alpha(), 4 * kMss * 1.5 / 18e6);
+  EXPECT_DOUBLE_EQ(slow.increase_alpha(), 4 * kMss * 1.5 / 18e6);
   EXPECT_DOUBLE_EQ(slow.max_window(), 225000);
 }
 

@@ -77,7 +77,7 @@ class Nscc final : public CongestionControl {
   Time target() const { return target_; }
   Time avg_delay() const { return Time::from_ps(static_cast<std::int64_t>(avg_delay_)); }
   // Derived constants, for tests and time series.
-  double alpha() const { return alpha_; }
+  double increase_alpha() const { return alpha_; }  // proportional increase, per ps
   double fi() const { return fi_; }
   double eta() const { return eta_; }
   double fi_scale() const { return fi_scale_; }
