@@ -25,12 +25,7 @@ class GrowingRing {
   std::size_t size() const { return count_; }
   const T& front() const { return ring_[head_]; }
   void push_back(const T& v) {
-    if (count_ == ring_.size()) {  // full: double, oldest first
-      std::vector<T> bigger(std::max<std::size_t>(16, ring_.size() * 2));
-      for (std::size_t k = 0; k < count_; ++k) bigger[k] = ring_[(head_ + k) & (ring_.size() - 1)];
-      ring_ = std::move(bigger);
-      head_ = 0;
-    }
+    if (count_ == ring_.size()) reserve(ring_.size() * 2);  // full: double, oldest first
     ring_[(head_ + count_++) & (ring_.size() - 1)] = v;
   }
   T pop_front() {

@@ -137,8 +137,8 @@ std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt)
   if (nic.transport == Transport::irn) return irn_bdp_cap(nic.irn, nic.mtu, rate, rtt);
   if (nic.transport != Transport::uet) return 0;
   std::uint64_t cap = nic.uet.max_outstanding;
+  const auto bdp = static_cast<double>(bytes_in(rate, rtt).count());
   if (cap == 0) {
-    const double bdp = static_cast<double>(rate.bps()) * static_cast<double>(rtt.ps()) / 8e12;
     cap = std::max<std::uint64_t>(64, 8 * static_cast<std::uint64_t>(std::ceil(bdp / nic.mtu)));
     if (cap > kMaxIrnCap)
       throw InputError("nic.uet.max_outstanding = 0: 8 BDPs (" + to_string(rtt) + " at " + to_string(rate) + ") are " +
@@ -149,7 +149,6 @@ std::uint32_t selective_repeat_cap(const NicConfig& nic, BitRate rate, Time rtt)
     // A pull target travels modulo 256 pull units and is unwrapped against the credit
     // granted: it may run ahead of it by the most a sender holds (speculative_bdp BDPs)
     // and behind it by a round trip of pulls (a BDP).
-    const double bdp = static_cast<double>(rate.bps()) * static_cast<double>(rtt.ps()) / 8e12;
     const auto fits = [&](double unit) {
       return std::ceil((nic.uet.speculative_bdp * bdp + nic.mtu) / unit) + std::ceil(bdp / unit) + 1 <= 127;
     };
@@ -180,8 +179,8 @@ void Host::set_base_rtt(Time t, std::uint32_t sr_cap, Time uet_rto) {
   if (uet_ && uet_rto_ <= Time()) throw std::logic_error("host " + name() + ": UET without its timeout");
   if (rccc_) {
     const BitRate line = port(0).rate();
-    spec_credit_ = static_cast<std::int64_t>(cfg_.uet.speculative_bdp * static_cast<double>(line.bps()) *
-                                             static_cast<double>(t.ps()) / 8e12);
+    spec_credit_ = static_cast<std::int64_t>(cfg_.uet.speculative_bdp * static_cast<double>(bytes_in(line, t).count()));
+    pull_lead_ = (spec_credit_ + cfg_.mtu + pull_unit_ - 1) / pull_unit_;
     // The pacer grants pull_unit_ of payload per period: its share of full frames' wire
     // bytes, at pull_share of the line rate.
     const std::uint64_t frame = max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes;
@@ -319,7 +318,7 @@ void Host::post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag) {
   c.ring[(c.head + c.count++) & (c.ring.size() - 1)] = Message{s.npkts, static_cast<std::uint32_t>(npkts), bytes,
                                                                s.bytes, tag};
   // RCCC: a sender without credit whose new message no packet of its own will announce
-  // (nothing unsent, nothing lost) asks for it.
+  // (nothing unsent before it) asks for it.
   const bool announced = s.next_psn < s.npkts;
   s.npkts += static_cast<std::uint32_t>(npkts);
   s.bytes += bytes;
@@ -573,7 +572,7 @@ void Host::learn_peer(RecvQp& r, const Packet& data) {
   r.peer_known = true;
 }
 
-Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
+Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn, std::uint32_t ev) {
   Packet* a = ctx_->packets.acquire();
   a->hash_key = r.ack_hash_key;
   a->flow = r.flow;
@@ -582,16 +581,16 @@ Packet* Host::reply_to(const RecvQp& r, std::uint32_t qpn) {
   a->dst_qp = r.peer_qp;
   a->src_qp = qpn;
   a->udp_sport = r.peer_sport;
-  if (uet_) {  // on the entropy of the data it answers, which it echoes
-    a->udp_sport = static_cast<std::uint16_t>(r.peer_sport | echo_ev_);
-    a->hash_key ^= ev_delta_[echo_ev_];
+  if (uet_) {
+    a->udp_sport = static_cast<std::uint16_t>(r.peer_sport | ev);
+    a->hash_key ^= ev_delta_[ev];
   }
   a->ecn = kEcnNotEct;
   return a;
 }
 
 void Host::send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome, std::uint32_t about) {
-  Packet* a = reply_to(r, qpn);
+  Packet* a = reply_to(r, qpn, echo_ev_);  // (UET: on the entropy of the data it answers, which it echoes)
   a->psn = psn;
   if (about != kNone) a->src_qp = about;
   a->opcode = Opcode::rc_ack;
@@ -628,7 +627,7 @@ void Host::notify_congestion(RecvQp& r, std::uint32_t qpn) {
     r.becn_pending = true;  // counted when the ACK carrying it leaves
     return;
   }
-  Packet* c = reply_to(r, qpn);
+  Packet* c = reply_to(r, qpn, echo_ev_);
   c->opcode = Opcode::cnp;
   c->priority = cfg_.cnp.cnp_802p_prio;
   c->dscp = cfg_.cnp.cnp_dscp & 63;
@@ -698,9 +697,8 @@ void Host::on_data(Packet* p) {
   ++ctx_->ledger.data_packets_arrived;
   ctx_->ledger.data_bytes_arrived += p->payload;
   if (!r.peer_known) learn_peer(r, *p);
-  if (uet_) {  // its replies echo its entropy and PSN
+  if (uet_) {  // its replies echo its entropy (and its PSN: send_ack's `about`)
     echo_ev_ = p->udp_sport & ev_mask_;
-    echo_psn_ = p->psn;
     if (rccc_) note_pull_target(r, q, p->syndrome);  // (a trimmed header's too)
   }
   if (p->ecn == kEcnCe) {
@@ -753,7 +751,7 @@ void Host::on_data(Packet* p) {
     r.since_ack += advanced;
     const bool complete = r.expected == r.npkts;
     if (r.since_ack >= ack_every_ || complete || message_end) {
-      send_ack(r, q, r.expected - 1, kAethAck, uet_ ? echo_psn_ : kNone);
+      send_ack(r, q, r.expected - 1, kAethAck, uet_ ? psn : kNone);
       r.since_ack = 0;
     }
     if (complete) qp_complete(r);
@@ -787,7 +785,7 @@ void Host::on_data(Packet* p) {
     }
   } else {
     ++duplicates_;
-    send_ack(r, q, r.expected - 1, kAethAck, uet_ ? echo_psn_ : kNone);
+    send_ack(r, q, r.expected - 1, kAethAck, uet_ ? psn : kNone);
   }
   if (echo_stack_) ctx_->telemetry.release(std::exchange(echo_stack_, 0));  // answered by no ACK
   release_packet(*ctx_, p);
@@ -1034,11 +1032,7 @@ bool Host::on_sr_ack(const Packet& p, SendQp& s, std::uint32_t q, Time now, Time
   if (!x.recovery && (p.syndrome == kAethNakTrimmed || !uet_)) sr_begin_episode(x, s, s.una);
   bool found = false;                   // this NACK shows a packet lost
   if (p.syndrome == kAethNakTrimmed) {  // that packet is lost (again, if it was resent), and only it
-    put_bit(x.resent, at & mask, false);
-    mark_lost(x, q, at, true);
-    x.trimmed_end = std::max(x.trimmed_end, at + 1);
-    x.scan = std::min(x.scan, at);
-    if (uet_) set_flying(q, at, false);
+    sr_lose(x, q, at);
     // RCCC: its resend needs credit that no packet of this QP will ask for.
     if (rccc_ && uet_send_[q].credit <= 0 && s.next_psn >= s.npkts) maybe_send_rts(s, q);
     found = true;
@@ -1103,14 +1097,17 @@ void Host::uet_check_timer(SendQp& s, std::uint32_t q, Time now) {
 
 void Host::uet_timeout(SendQp& s, std::uint32_t q, std::uint32_t n) {
   SrSend& x = sr_send_[q];
-  const std::uint32_t mask = sr_bits_ - 1;
   if (!x.recovery) sr_begin_episode(x, s, s.una);
-  put_bit(x.resent, n & mask, false);
-  mark_lost(x, q, n, true);  // lost for certain, as a trimmed one
+  sr_lose(x, q, n);
+  uet_send_[q].picker.on_timeout(uet_send_[q].ev_of[n & (sr_bits_ - 1)]);
+}
+
+void Host::sr_lose(SrSend& x, std::uint32_t q, std::uint32_t n) {
+  put_bit(x.resent, n & (sr_bits_ - 1), false);
+  mark_lost(x, q, n, true);
   x.trimmed_end = std::max(x.trimmed_end, n + 1);
   x.scan = std::min(x.scan, n);
-  set_flying(q, n, false);
-  uet_send_[q].picker.on_timeout(uet_send_[q].ev_of[n & mask]);
+  if (uet_) set_flying(q, n, false);
 }
 
 void Host::maybe_send_rts(const SendQp& s, std::uint32_t q) {
@@ -1151,8 +1148,7 @@ std::uint32_t Host::note_pull_target(RecvQp& r, std::uint32_t q, std::uint8_t co
   const auto target = static_cast<std::uint32_t>(std::max<std::int64_t>(0, std::int64_t{r.latest_pull} + ahead));
   // A code further ahead than a sender can ask for is an old one that fell more than
   // 128 units behind (held in paused queues): ignored.
-  const std::int64_t lead = (spec_credit_ + cfg_.mtu + pull_unit_ - 1) / pull_unit_;
-  if (std::int64_t{target} > std::int64_t{r.latest_pull} + lead) return r.latest_pull;
+  if (std::int64_t{target} > std::int64_t{r.latest_pull} + pull_lead_) return r.latest_pull;
   r.pull_target = std::max(r.pull_target, target);
   if (r.pull_target > r.latest_pull && !r.in_pull) {
     r.in_pull = true;
@@ -1166,8 +1162,7 @@ std::uint32_t Host::note_pull_target(RecvQp& r, std::uint32_t q, std::uint8_t co
 }
 
 void Host::send_pull(RecvQp& r, std::uint32_t q) {
-  echo_ev_ = 0;  // (pulls leave on the base entropy)
-  Packet* a = reply_to(r, q);
+  Packet* a = reply_to(r, q, 0);  // (pulls leave on the base entropy)
   a->opcode = Opcode::rc_ack;
   a->syndrome = kAethPull;
   a->src_qp = r.latest_pull;
@@ -1307,10 +1302,9 @@ void Host::process(Packet* p) {
     on_data(p);
     return;
   }
-  if (p->opcode == Opcode::rc_ack && p->syndrome == kAethPull) [[unlikely]] {
-    on_pull(*p);
-  } else if (p->opcode == Opcode::rc_ack && p->syndrome == kAethRts) [[unlikely]] {
-    on_rts(*p);
+  if (p->opcode == Opcode::rc_ack && (p->syndrome == kAethPull || p->syndrome == kAethRts)) [[unlikely]] {
+    if (p->syndrome == kAethPull) on_pull(*p);
+    else on_rts(*p);
   } else if (p->opcode == Opcode::rc_ack) {
     on_ack(*p);
     if (p->becn && !echo_ecn_) {

@@ -420,7 +420,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   void set_flying(std::uint32_t q, std::uint32_t psn, bool v);
   void record_send(SendQp& s, std::uint32_t psn, Time now);
   void learn_peer(RecvQp& r, const Packet& data);
-  Packet* reply_to(const RecvQp& r, std::uint32_t qpn);
+  // A control frame to r's sender, on entropy `ev` under UET (its base port otherwise).
+  Packet* reply_to(const RecvQp& r, std::uint32_t qpn, std::uint32_t ev);
   // `about`: an IRN NACK's PSN (the packet SACKed, or trimmed), carried in src_qp.
   void send_ack(RecvQp& r, std::uint32_t qpn, std::uint32_t psn, std::uint8_t syndrome, std::uint32_t about = kNone);
   // A CE-marked packet arrived on `r`: a notification if the pacing allows one.
@@ -440,6 +441,9 @@ class Host final : public Node, public EventHandler, public RateListener {
   Time uet_oldest_flying(const SendQp& s, std::uint32_t q, std::uint32_t& n) const;
   void uet_check_timer(SendQp& s, std::uint32_t q, Time now);
   void uet_timeout(SendQp& s, std::uint32_t q, std::uint32_t n);
+  // IRN, UET: PSN n is lost for certain (trimmed, or timed out under UET): resent first,
+  // again if it was resent already.
+  void sr_lose(SrSend& x, std::uint32_t q, std::uint32_t n);
   // RCCC: a request to send unless one went less than a base RTT ago.
   void maybe_send_rts(const SendQp& s, std::uint32_t q);
   // IRN, UET: PSN n of QP q known lost (v) or no longer (resent, acknowledged); keeps
@@ -528,13 +532,14 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::uint32_t ev_mask_ = 0;
   std::vector<std::uint32_t> ev_delta_;
   Time uet_rto_;
-  std::uint32_t echo_ev_ = 0, echo_psn_ = kNone;
+  std::uint32_t echo_ev_ = 0;
   // RCCC: on; the pull unit (bytes), the pacer's time per pull, a QP's first credit (and
   // the most it may hold); the pacer's queue of receiving QPs, and whether it is running.
   bool rccc_ = false;
   std::uint32_t pull_unit_ = 0;
   Time pull_period_;
   std::int64_t spec_credit_ = 0;
+  std::int64_t pull_lead_ = 0;  // the most pull units a sender's target can run ahead of its grant
   GrowingRing<std::uint32_t> pull_queue_;
   bool pacer_running_ = false;
   std::uint64_t pulls_sent_ = 0, rts_sent_ = 0;
