@@ -52,6 +52,10 @@ int run_run(const RunArgs& a) {
     fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct->p50), us(o.fct->p99),
                us(o.fct->max), o.retransmitted);
   else fmt::print("  no flow finished; {} packets retransmitted\n", o.retransmitted);
+  if (o.slowdown_table && o.slowdown)
+    fmt::print("  FCT slowdown p50 {:.3f}, p99 {:.3f} over {} flows; short flows (<= {}) p99 {}\n", o.slowdown->p50,
+               o.slowdown->p99, o.slowdown->count, to_string(cfg.value.output.short_flow),
+               o.short_slowdown ? fmt::format("{:.3f}", o.short_slowdown->p99) : std::string("-"));
   fmt::print("  {} drops ({} on lossless priorities), {} ECN marks, {} CNPs, {} PFC frames\n", o.drops,
              o.lossless_drops, o.ecn_marks, o.cnps_sent, o.pfc_frames);
   fmt::print("  {} events, {} packet-hops in {:.2f} s wall ({:.1f} M packet-hops/s) after {:.2f} s of set-up\n",
@@ -69,10 +73,14 @@ int run_run(const RunArgs& a) {
     fmt::print("  {} of {} collectives done ({} offloaded, {} in software), longest {}\n", done, o.collectives.size(),
                offloaded, done - offloaded, us(longest));
   }
-  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}{}\n", out,
+  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}{}{}{}\n", out,
              o.collectives.empty() ? "" : ", collectives.csv",
              o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv",
-             cfg.value.output.window.empty() ? "" : ", ports_window.csv, flows_window.csv");
+             cfg.value.output.window.empty() ? "" : ", ports_window.csv, flows_window.csv",
+             !o.slowdown_table ? ""
+             : o.slowdown      ? ", slowdown.csv, slowdown.png"
+                               : ", slowdown.csv",
+             cfg.value.output.traffic_matrix ? ", traffic_matrix.csv" : "");
   if (!o.rank_stats.empty()) {
     // Each rank's windows, the frames it sent to other ranks, and its time in the windows'
     // exchanges (mostly waiting for the slowest rank).

@@ -1,6 +1,7 @@
 #include "fabric/network.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <stdexcept>
 
@@ -234,6 +235,78 @@ Time Network::base_rtt_of_longest_path() const {
   Time longest;
   for (const auto& h : hosts_) longest = std::max(longest, cost[h->id()]);
   return longest;
+}
+
+Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames) const {
+  const WireRounding rounding = ctx_.wire.rounding;
+  const std::uint32_t dst_node = hosts_.at(to)->id();
+  // The links of one path at a time, depth first over the routes' equal-cost next hops.
+  std::vector<const Port*> path;
+  Time best = Time::max();
+  std::size_t paths = 0;
+  const auto time_of = [&] {
+    // Turning at link k: the first frame up to it, every frame through it, the last one
+    // after it.
+    Time worst;
+    for (std::size_t k = 0; k < path.size(); ++k) {
+      Time t;
+      for (std::size_t i = 0; i < path.size(); ++i) {
+        const Port& p = *path[i];
+        const Bytes b = i < k ? frames.first : i == k ? frames.all : frames.last;
+        t += p.delay() + serialization_time(b, p.rate(), rounding);
+      }
+      worst = std::max(worst, t);
+    }
+    return worst;
+  };
+  const auto walk = [&](auto&& self, std::uint32_t node) -> void {
+    if (paths >= kMaxIdealPaths || path.size() > 64) return;
+    if (node == dst_node) {
+      ++paths;
+      best = std::min(best, time_of());
+      return;
+    }
+    const Node& n = *nodes_[node];
+    const auto go = [&](const Port& p) {
+      path.push_back(&p);
+      self(self, p.peer()->owner().id());
+      path.pop_back();
+    };
+    if (node < hosts_.size()) {
+      if (path.empty() && n.port_count() > 0) go(n.port(0));  // a host sends, never forwards
+      return;
+    }
+    for (const std::uint16_t port : switches_[node - hosts_.size()]->next_hops(to)) go(n.port(port));
+  };
+  walk(walk, from);
+  return best;
+}
+
+Time Network::ideal_fct(const FlowSpec& f) const {
+  const WireFormat& w = ctx_.wire;
+  // A data frame of `payload` bytes on the wire (Packet::seal's count for a WRITE).
+  const auto frame = [&](std::uint64_t payload, bool reth) {
+    const std::uint64_t n = w.header_bytes + (reth ? kRethBytes : 0) + payload + (4 - payload % 4) % 4 + w.int_bytes;
+    return std::max<std::uint64_t>(n, w.min_frame_bytes) + w.gap_bytes;
+  };
+  std::uint64_t total = 0, first = 0, smallest = std::numeric_limits<std::uint64_t>::max();
+  for (std::uint32_t q = 0; q < f.qps; ++q) {
+    const std::uint64_t share = f.bytes / f.qps + (q < f.bytes % f.qps ? 1 : 0);
+    if (share == 0) continue;
+    const std::uint64_t packets = (share + nic_.mtu - 1) / nic_.mtu, last = share - (packets - 1) * nic_.mtu;
+    const std::uint64_t head = frame(packets == 1 ? last : nic_.mtu, true);
+    first = std::max(first, head);
+    total += head;
+    if (packets > 1) total += (packets - 2) * frame(nic_.mtu, false) + frame(last, false);
+    smallest = std::min(smallest, packets == 1 ? head : frame(last, false));
+  }
+  const auto bytes = [](std::uint64_t n) { return Bytes::from_count(static_cast<std::int64_t>(n)); };
+  const Time t = least_path_time(hosts_.at(f.src)->id(), f.dst, {bytes(first), bytes(total), bytes(smallest)});
+  if (t == Time::max() || nic_.flow_end != FlowEnd::acked) return t;
+  const Bytes ack = bytes(std::max<std::uint64_t>(w.header_bytes + kAethBytes + w.int_bytes, w.min_frame_bytes) +
+                          w.gap_bytes);
+  const Time back = least_path_time(hosts_.at(f.dst)->id(), f.src, {ack, ack, ack});
+  return back == Time::max() ? back : t + back;
 }
 
 void Network::check_buffers() {

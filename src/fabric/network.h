@@ -103,6 +103,20 @@ class Network final : private FlowEvents {
   // twice, a data frame of nic.mtu out and an ACK frame back serialized at each link's
   // rate (the larger sum where paths of equal hops differ).
   Time base_rtt_of_longest_path() const;
+  // Flow `f`'s ideal completion time: what it takes alone on the idle network, as its FCT
+  // counts (nic.flow_end). Its frames (every QP's, sized as the NIC sends them: a message's
+  // first with its RETH, payloads padded, the INT bytes when the policy reads INT, each
+  // with the gap) leave back to back and cross a path of links i (delay d_i, rate r_i)
+  // store-and-forward; the last byte arrives after
+  //   max over links k of [ sum_{i<k} (d_i + w_1/r_i) + W/r_k + d_k + sum_{i>k} (d_i + w_n/r_i) ]
+  // (w_1 the first frame, W all of them, w_n the last: the frames queue at the slowest
+  // link, k; with every rate equal, sum_i (d_i + w_1/r_i) + (W - w_1)/r + ...), least over
+  // the routed equal-cost paths (static routes included; the first kMaxIdealPaths); plus,
+  // when nic.flow_end = last_ack_received, an ACK frame's way back. Serializations are
+  // rounded as the wire format rounds each frame. Time::max() when no path reaches the
+  // destination. Once prepared.
+  static constexpr std::size_t kMaxIdealPaths = 4096;
+  Time ideal_fct(const FlowSpec& f) const;
   // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
   void start_flow(std::uint32_t id, Time at);
   // Told of every flow that finishes, after the network has started the flows waiting on
@@ -243,6 +257,12 @@ class Network final : private FlowEvents {
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
+  // The frames a path carries for ideal_fct: the first's, all of them, the last's bytes.
+  struct PathFrames {
+    Bytes first, all, last;
+  };
+  // ideal_fct's least time over the routed paths from node `from` to host `to`.
+  Time least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames) const;
   Time base_rtt_ = Time();
   // The host whose event finishes flow `f` (nic.flow_end): its receiver or its sender.
   std::uint32_t finishing_host(const FlowSpec& f) const { return nic_.flow_end == FlowEnd::acked ? f.src : f.dst; }

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <span>
 #include <vector>
 
 #include "core/params.h"
@@ -161,6 +162,11 @@ class alignas(64) Switch final : public Node, public EventHandler {
                   const HostGroups& own, const HostGroups& fixed, const std::vector<std::uint32_t>& begin,
                   const std::vector<std::uint16_t>& ports);
 
+  // The equal-cost egress ports toward host `host` (once routed).
+  std::span<const std::uint16_t> next_hops(std::uint32_t host) const {
+    const Route& r = route_to(host);
+    return {route_ports_.data() + r.first, r.count};
+  }
   // Entries of its forwarding table: one per edge switch (and one for hosts no switch
   // reaches), one per host routed on its own.
   std::size_t route_entries() const {

@@ -51,36 +51,38 @@ std::string suggestion(const ParamRegistry& reg, const std::string& key, const s
   return fmt::format(" (did you mean '{}'?)", best);
 }
 
-// `text` parsed for `s`; `where` and the key prefix errors.
-params::Value parse_value(const params::Spec& s, const std::string& text, const std::string& where) {
+// `text` parsed for `s`; `where` and the key as written (`shown`: a list entry's
+// "load.0.load") prefix errors.
+params::Value parse_value(const params::Spec& s, const std::string& text, const std::string& where,
+                          const std::string& shown) {
   try {
     return params::parse(s, text);
   } catch (const InputError& e) {
-    throw InputError(fmt::format("{}: key '{}': {}", where, s.key, e.what()));
+    throw InputError(fmt::format("{}: key '{}': {}", where, shown, e.what()));
   }
 }
 
 // A TOML leaf as the text parse_value expects, or an error naming its place.
-std::string leaf_text(const params::Spec& s, const toml::node& n, const std::string& where) {
+std::string leaf_text(const params::Spec& s, const toml::node& n, const std::string& where, const std::string& shown) {
   if (auto v = n.value<std::string>()) return *v;
   if (n.is_boolean()) return *n.value<bool>() ? "true" : "false";
   const bool bare_unit = !s.unit.empty();  // a bare number is in s.unit (a device's rate or time)
   if (n.is_integer()) {
     if (!bare_unit && (s.kind == ParamKind::time || s.kind == ParamKind::bytes || s.kind == ParamKind::rate))
-      throw InputError(fmt::format("{}: key '{}': a bare number has no unit; write {} as a string", where, s.key,
+      throw InputError(fmt::format("{}: key '{}': a bare number has no unit; write {} as a string", where, shown,
                                    params::describe(s.kind)));
     return std::to_string(*n.value<std::int64_t>());
   }
   if (n.is_floating_point()) {
     if (bare_unit) return plain_decimal(*n.value<double>());
     if (s.kind != ParamKind::real)
-      throw InputError(fmt::format("{}: key '{}': expected {}", where, s.key, params::describe(s.kind)));
+      throw InputError(fmt::format("{}: key '{}': expected {}", where, shown, params::describe(s.kind)));
     std::ostringstream out;
     out.precision(17);
     out << *n.value<double>();
     return out.str();
   }
-  throw InputError(fmt::format("{}: key '{}': expected {}", where, s.key, params::describe(s.kind)));
+  throw InputError(fmt::format("{}: key '{}': expected {}", where, shown, params::describe(s.kind)));
 }
 
 std::string place(const std::string& origin, const toml::node& n) {
@@ -154,6 +156,21 @@ std::string Config::path(const std::string& k) const {
   return (std::filesystem::path(from.substr(0, line)).parent_path() / value).string();
 }
 
+std::string Config::entry_origin(const std::string& list, std::size_t i) const {
+  const std::string prefix = list + "." + std::to_string(i) + ".";
+  std::string best = "--set";
+  std::pair<long, long> at{-1, -1};
+  for (auto it = values_.lower_bound(prefix); it != values_.end() && it->first.starts_with(prefix); ++it) {
+    const std::string& o = it->second.origin;
+    if (o == "default" || o == "--set") continue;
+    // "FILE:LINE:COLUMN"
+    const auto c2 = o.rfind(':'), c1 = o.rfind(':', c2 - 1);
+    const std::pair<long, long> here{std::stol(o.substr(c1 + 1, c2 - c1 - 1)), std::stol(o.substr(c2 + 1))};
+    if (at.first < 0 || here < at) at = here, best = o;
+  }
+  return best;
+}
+
 nlohmann::ordered_json Config::echo() const {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [k, v] : values_) j[k] = v.value.text;
@@ -217,7 +234,9 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
     const ParamSpec* s = r.find(leaf.key);
     const std::string shown = leaf.list < 0 ? leaf.key : leaf.item_key;
     if (!s) throw InputError(fmt::format("{}: unknown key '{}'{}", where, shown, suggestion(r, leaf.key, shown)));
-    Setting st{s, parse_value(*s, leaf_text(*s, *leaf.node, where), where), where, leaf.list, leaf.item, leaf.item_key};
+    Setting st{s,         parse_value(*s, leaf_text(*s, *leaf.node, where, shown), where, shown),
+               where,     leaf.list,
+               leaf.item, leaf.item_key};
     set.insert_or_assign(shown, std::move(st));
   }
   for (const auto& o : overrides) {
@@ -243,12 +262,13 @@ std::vector<Setting> read_settings(const ParamRegistry& reg, const std::string& 
       if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(r, field, key)));
       // Stored as the file's entries are ("collective.1.bytes", whatever "01" was written).
       const std::string canonical = fmt::format("{}.{}.{}", lists[static_cast<std::size_t>(l)].name, i, field);
-      set.insert_or_assign(canonical, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", l, i, canonical});
+      set.insert_or_assign(canonical,
+                           Setting{s, parse_value(*s, o.substr(eq + 1), "--set", canonical), "--set", l, i, canonical});
       continue;
     }
     const ParamSpec* s = reg.find(key);
     if (!s) throw InputError(fmt::format("--set: unknown key '{}'{}", key, suggestion(reg, key)));
-    set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set"), "--set", -1, 0, {}});
+    set.insert_or_assign(key, Setting{s, parse_value(*s, o.substr(eq + 1), "--set", key), "--set", -1, 0, {}});
   }
   if (list_sizes) *list_sizes = sizes;
   std::vector<Setting> out;

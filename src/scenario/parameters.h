@@ -106,6 +106,9 @@ class Config {
   // that file's folder (like an include); one from --set or the default, to the working
   // directory, as given.
   std::string path(const std::string& key) const;
+  // Where entry i of list `list` (`[[list]]`) was set: its earliest key in a file
+  // ("f.toml:12:1"), or "--set" when only overrides set it.
+  std::string entry_origin(const std::string& list, std::size_t i) const;
   // {"key": "value", ...} in key order, for result files.
   nlohmann::ordered_json echo() const;
 

@@ -31,6 +31,9 @@ const params::Table<TrafficSpec>& traffic_table() {
                "training: bytes each GPU receives before computing (0B = no distribution phase)")
         .time("training.compute", &T::compute, "training: compute time between a GPU's data and its allreduce", "0ps",
               "1s")
+        .time("warmup", &T::warmup,
+              "flows that start before this are left out of the slowdown statistics (slowdown.csv, summary.json); "
+              "they still run")
         .integer("incast.receiver", &T::incast_receiver, "incast: the receiving host")
         .integer("incast.senders", &T::incast_senders, "incast: senders (0 = every other host)")
         .text("flows_file", &T::flows_file,

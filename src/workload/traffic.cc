@@ -62,6 +62,8 @@ std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hos
       return read_flows_csv(t.flows_file, hosts);
     case Pattern::training: return training_flows(t, hosts);
     case Pattern::none: break;
+    case Pattern::load:
+      throw InputError("traffic.pattern = \"load\": its flows come from the [[load]] entries (workload/load.h)");
   }
   return out;
 }

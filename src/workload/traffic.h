@@ -6,6 +6,8 @@
 //                drawn from the run's seed
 //   all_to_all   every host sends `bytes` to every other host
 //   none         no flows (a scenario of collectives only)
+//   load         the [[load]] entries overlaid: flows of sizes from a distribution at
+//                Poisson arrivals, incast bursts (workload/load.h)
 //   flows        a CSV file with the header `src,dst,bytes,start,priority,qps` (sizes and
 //                times with units: "1MB", "10us"); errors name the file and line
 //   training     data-parallel training iterations over every host (a GPU each): per
@@ -34,13 +36,14 @@
 
 namespace fabriclab::workload {
 
-enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training, none };
-inline constexpr params::EnumNames<Pattern, 6> kPatternNames{{{Pattern::incast, "incast"},
+enum class Pattern : std::uint8_t { incast, permutation, all_to_all, flows, training, none, load };
+inline constexpr params::EnumNames<Pattern, 7> kPatternNames{{{Pattern::incast, "incast"},
                                                               {Pattern::permutation, "permutation"},
                                                               {Pattern::all_to_all, "all_to_all"},
                                                               {Pattern::flows, "flows"},
                                                               {Pattern::training, "training"},
-                                                              {Pattern::none, "none"}}};
+                                                              {Pattern::none, "none"},
+                                                              {Pattern::load, "load"}}};
 
 struct TrafficSpec {
   Pattern pattern = Pattern::incast;
@@ -62,6 +65,8 @@ struct TrafficSpec {
   std::string training_policy = "stall";
   Bytes distribution_bytes = Bytes::from_count(8'000'000);
   Time compute;
+  // Flows that start before this are left out of the slowdown statistics (they still run).
+  Time warmup;
 };
 
 // Where each training flow sits in make_flows' list, for n GPUs: iteration t's

@@ -77,7 +77,7 @@ TEST(CollectivesScenario, EntryErrorsNameTheEntryAndItsPlace) {
   EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("collective = 3\n", "x.toml"); }),
             "x.toml:1:14: key 'collective' must be a list of tables, written [[collective]]");
   EXPECT_EQ(input_error_of([] { fabric_parameters().resolve_text("[[collective]]\niterations = 0\n", "x.toml"); }),
-            "x.toml:2:14: key 'iterations': 0 is below the minimum 1");
+            "x.toml:2:14: key 'collective.0.iterations': 0 is below the minimum 1");
 }
 
 TEST(CollectivesScenario, RanksArePlacedOnHosts) {

@@ -5,9 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "error_message.h"
+#include "fabric/cc/congestion.h"
 #include "scenario/batch/sweep.h"
 #include "scenario/experiments/registry.h"
 #include "scenario/fabric/fabric_scenario.h"
@@ -238,6 +240,39 @@ TEST(Experiment, SprayingComparesEveryDesignOnFourWorkloads) {
     EXPECT_GT(row("permutation", d).at("reassembly_peak_packets").get<double>(), 0) << d;
   }
   for (const char* f : {"results.csv", "makespan.png", "imbalance.png", "reassembly.png", "report.md"})
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+}
+
+// The fct-slowdown experiment on a k = 4 fat-tree for 1 ms of arrivals: 2 workloads x 2
+// loads x every design. Within a workload and load every design runs the same flows (one
+// seed); Hadoop's mean flow is 14.2 times smaller than web search's (120 420.75 B against
+// 1 711 250 B: the files' means), so at the same load it has about 14 times the flows;
+// no slowdown is below 1 (the ideal is the flow alone on the idle fabric).
+TEST(Experiment, FctSlowdownComparesEveryDesignOnTheSameFlows) {
+  const fs::path out = temp("exp_fct_slowdown");
+  const ExperimentOutcome o = run("fct-slowdown", out, {"topology.k=4", "load.0.duration=1ms", "traffic.warmup=100us"});
+  const auto& runs = o.results.at("runs");
+  const std::size_t designs = 4 + fabric::cc_policies().size() - 2;  // PFC alone, 3 DCQCN presets, the others
+  ASSERT_EQ(runs.size(), 2 * 2 * designs);
+  std::map<std::string, double> flows;  // by workload and load
+  for (const auto& r : runs) {
+    const std::string key = r.at("workload").get<std::string>() + "-" + r.at("load").dump();
+    const std::string label = key + "-" + r.at("design").get<std::string>();
+    EXPECT_EQ(r.at("finished"), r.at("flows")) << label;
+    EXPECT_GT(r.at("counted").get<double>(), 0) << label;
+    if (flows.count(key) == 0) flows[key] = r.at("flows").get<double>();
+    EXPECT_EQ(r.at("flows").get<double>(), flows[key]) << label;
+    EXPECT_GE(r.at("slowdown_p50").get<double>(), 1.0 - 1e-9) << label;
+    EXPECT_GE(r.at("slowdown_p99").get<double>(), r.at("slowdown_p50").get<double>()) << label;
+  }
+  for (const char* load : {"0.3", "0.5"}) {
+    const double ratio = flows.at(std::string("hadoop-") + load) / flows.at(std::string("web-search-") + load);
+    EXPECT_GT(ratio, 8) << load;
+    EXPECT_LT(ratio, 25) << load;
+  }
+  EXPECT_GT(flows.at("hadoop-0.5"), flows.at("hadoop-0.3"));
+  for (const char* f :
+       {"results.csv", "slowdown_web-search-30pct_p99.png", "slowdown_hadoop-50pct_p50.png", "report.md"})
     EXPECT_TRUE(fs::exists(out / f)) << f;
 }
 

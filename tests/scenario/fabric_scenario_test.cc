@@ -283,14 +283,9 @@ TEST(FabricScenario, FlowEndPointIsChosenAndNamed) {
   ASSERT_TRUE(acked.fct && placed.fct);
   EXPECT_GT(acked.fct->max, placed.fct->max);
   EXPECT_GT(acked.fct->p50, placed.fct->p50);
-  const std::string flows = slurp(dir / "acked" / "flows.csv");
-  std::size_t rows = 0;
-  for (std::size_t at = flows.find('\n'); at + 1 < flows.size(); at = flows.find('\n', at + 1)) {
-    const std::size_t end = flows.find('\n', at + 1);
-    EXPECT_EQ(flows.substr(end - 18, 18), ",last_ack_received") << flows.substr(at + 1, end - at - 1);
-    ++rows;
-  }
-  EXPECT_EQ(rows, 16u);
+  const CsvTable flows = read_csv(dir / "acked" / "flows.csv");
+  for (std::size_t r = 0; r < flows.rows(); ++r) EXPECT_EQ(flows.text(r, "finish_at"), "last_ack_received") << r;
+  EXPECT_EQ(flows.rows(), 16u);
   EXPECT_NE(slurp(dir / "acked" / "summary.json").find("\"finish_at\": \"last_ack_received\""), std::string::npos);
   EXPECT_NE(slurp(dir / "placed" / "summary.json").find("\"finish_at\": \"last_byte_placed\""), std::string::npos);
 }
@@ -488,9 +483,10 @@ TEST(FabricScenario, OutputsAreIdenticalForTheSameSeed) {
   for (const char* f : {"flows.csv", "ports.csv"}) EXPECT_EQ(slurp(dir / "a" / f), slurp(dir / "b" / f)) << f;
   const std::string flows = slurp(dir / "a" / "flows.csv");
   EXPECT_EQ(flows.substr(0, flows.find('\n')),
-            "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at");
+            "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at,"
+            "ideal_fct_ns,slowdown");
   EXPECT_EQ(flows.substr(flows.find('\n') + 1, 2), "0,");
-  EXPECT_EQ(flows.substr(flows.find('\n', flows.find('\n') + 1) - 17, 17), ",last_byte_placed");  // the default
+  EXPECT_EQ(read_csv(dir / "a" / "flows.csv").text(0, "finish_at"), "last_byte_placed");  // the default
   const std::string ports = slurp(dir / "a" / "ports.csv");
   EXPECT_EQ(ports.substr(0, ports.find('\n')),
             "node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,pfc_resume_sent,"

@@ -59,6 +59,7 @@ Definition reorder();               // reorder.cc
 Definition collectives();           // collectives.cc
 Definition transports();            // transports.cc
 Definition spraying();              // spraying.cc
+Definition fct_slowdown();          // fct_slowdown.cc
 
 // Numbers as the reports show them: one or two decimals, a share in percent.
 std::string f1(double x);

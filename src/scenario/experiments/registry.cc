@@ -28,7 +28,8 @@ const std::vector<Definition>& definitions() {
   static const std::vector<Definition> d = {experiments::training(),    experiments::congestion_spreading(),
                                             experiments::ecn_cnp_pfc(), experiments::ecmp_vs_spray(),
                                             experiments::reorder(),     experiments::collectives(),
-                                            experiments::transports(),  experiments::spraying()};
+                                            experiments::transports(),  experiments::spraying(),
+                                            experiments::fct_slowdown()};
   return d;
 }
 

@@ -21,6 +21,38 @@ namespace {
 void add_flows(const FabricSetup& setup, Network& net) {
   const FabricScenario& s = setup.value;
   const Config& cfg = setup.config;
+  if (s.traffic.pattern == workload::Pattern::load) {
+    if (s.loads.empty())
+      throw InputError(fmt::format("{}: traffic.pattern = \"load\" needs at least one [[load]] entry",
+                                   cfg.origin("traffic.pattern")));
+    std::vector<workload::LoadGenerator::Resolved> loads;
+    for (std::size_t i = 0; i < s.loads.size(); ++i) {
+      workload::LoadGenerator::Resolved r{.spec = s.loads[i], .cdf = {}, .matrix = {}};
+      const auto key = [&](const char* k) { return fmt::format("load.{}.{}", i, k); };
+      if (r.spec.kind == workload::LoadKind::poisson) {
+        if (r.spec.cdf.empty())
+          throw InputError(fmt::format("{}: load.{}: a poisson load needs load.{}.cdf, its flow-size distribution",
+                                       cfg.entry_origin("load", i), i, i));
+        r.cdf = workload::Cdf::read(cfg.path(key("cdf")));
+        if (r.spec.pairs == workload::Pairs::matrix) {
+          if (r.spec.matrix.empty())
+            throw InputError(
+                fmt::format("{}: load.{}.pairs = matrix needs load.{}.matrix", cfg.origin(key("pairs")), i, i));
+          r.matrix = workload::read_traffic_matrix(cfg.path(key("matrix")),
+                                                   static_cast<std::uint32_t>(net.host_count()));
+        }
+      }
+      loads.push_back(std::move(r));
+    }
+    std::vector<BitRate> rates;
+    for (std::uint32_t h = 0; h < net.host_count(); ++h) rates.push_back(net.host(h).port(0).rate());
+    workload::LoadGenerator gen(std::move(loads), std::move(rates), s.sim.seed);
+    for (fabric::FlowSpec f; gen.next(f);) net.add_flow(f);
+    return;
+  }
+  if (!s.loads.empty())
+    throw InputError(fmt::format("{}: [[load]] entries need traffic.pattern = \"load\" (it is \"{}\")",
+                                 cfg.entry_origin("load", 0), cfg.text("traffic.pattern")));
   workload::TrafficSpec tr = s.traffic;
   tr.flows_file = cfg.path("traffic.flows_file");
   for (const auto& f : workload::make_flows(tr, static_cast<std::uint32_t>(net.host_count()), s.sim.seed))

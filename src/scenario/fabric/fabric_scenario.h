@@ -6,7 +6,7 @@
 //                 the trajectory fingerprint, and the wall time (the only field that varies
 //                 between identical runs)
 //   flows.csv     flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,
-//                 finish_at
+//                 finish_at,ideal_fct_ns,slowdown (scenario/fabric/slowdown.h)
 //                 and the congestion control with every DCQCN value used
 //   ports.csv     node,port,tx_bytes,tx_packets,drops,ecn_marks,pfc_pause_sent,pfc_pause_received,
 //                 pfc_resume_sent,pfc_resume_received,paused_ns,max_queue_bytes,rerouted,trimmed
@@ -14,6 +14,9 @@
 //                 (scenario/observers/window_counts.h), and their block in summary.json
 //   collectives.csv  with [[collective]] entries: one row per collective instance
 //                 (scenario/fabric/collectives.h), and their block in summary.json
+//   slowdown.csv  with traffic.pattern = "load" or output.slowdown: FCT slowdown per
+//                 flow-size bucket, and slowdown.png (scenario/fabric/slowdown.h)
+//   traffic_matrix.csv  with output.traffic_matrix: src,dst,bytes placed per pair of hosts
 //   ops.csv       with output.ops (`run --trace-ops`): every operation's ready, fired and
 //                 completed times
 //
@@ -31,6 +34,8 @@
 #include "fabric/params.h"
 #include "nicmodel/params.h"
 #include "scenario/fabric/collectives.h"
+#include "scenario/fabric/slowdown.h"
+#include "workload/load.h"
 #include "workload/params.h"
 #include "scenario/parameters.h"
 
@@ -74,7 +79,13 @@ struct FabricScenario {
     bool ops = false;                   // ops.csv: every collective operation's times
     bool pcap_fcs = false;              // captured frames end with their FCS
     std::uint32_t pcap_psn_offset = 0;  // added to the PSNs written (mod 2^24)
+    bool slowdown = false;              // slowdown.csv and its plot (always with traffic.pattern = "load")
+    std::string slowdown_buckets;       // upper edges, "10KB,100KB"; "" = twenty of equal count
+    Bytes short_flow = Bytes::from_count(100'000);
+    bool traffic_matrix = false;  // traffic_matrix.csv
   } output;
+  // traffic.pattern = "load": the loads overlaid ([[load]] entries, workload/load.h).
+  std::vector<workload::LoadSpec> loads;
   // Offloaded collectives ([[collective]] entries) and what their NICs have: the timed
   // model's NIC and host keys ("nic.counters", "host.poll", ...), the fabric timing the
   // messages.
@@ -129,6 +140,10 @@ struct FabricOutcome {
     Time mean, p50, p99, max;
   };
   std::optional<Completions> fct;
+  // FCT slowdown over the flows counted (scenario/fabric/slowdown.h): all, and the short
+  // ones; whether slowdown.csv was asked for (traffic.pattern = "load", output.slowdown).
+  std::optional<SlowdownStats> slowdown, short_slowdown;
+  bool slowdown_table = false;
   std::uint64_t retransmitted = 0;  // packets, all flows
   std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
   std::uint64_t pfc_resumes = 0;  // of pfc_frames, the resumes (XON)

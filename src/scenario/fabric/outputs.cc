@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <vector>
 
@@ -15,9 +16,11 @@ namespace fabriclab::scenario {
 
 using fabric::Network;
 
-std::string flows_csv(Network& net, FabricOutcome& o) {
+std::string flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow) {
   // finish_at: the end point of finish_ns and fct_ns (nic.flow_end), on every row.
-  std::string flows = "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at\n";
+  std::string flows =
+      "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at,ideal_fct_ns,"
+      "slowdown\n";
   const std::string_view finish_at = name_of(fabric::kFlowEndNames, net.nic_config().flow_end);
   std::vector<std::int64_t> fcts;
   for (std::size_t i = 0; i < net.flows().size(); ++i) {
@@ -32,9 +35,11 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
       // bits per ns = Gb/s
       gbps = fmt::format("{:.3f}", static_cast<double>(f.spec.bytes) * 8.0 * 1000.0 / static_cast<double>(d.ps()));
     }
-    flows += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(), net.host(f.spec.dst).name(),
-                         f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin, fct, gbps,
-                         f.retransmitted, finish_at);
+    const std::string ideal = slow.ideal[i] == Time::max() ? "" : ns_text(slow.ideal[i]);
+    const std::string slowdown = slow.slowdown[i] < 0 ? "" : fmt::format("{:.4f}", slow.slowdown[i]);
+    flows += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(),
+                         net.host(f.spec.dst).name(), f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started),
+                         fin, fct, gbps, f.retransmitted, finish_at, ideal, slowdown);
   }
   if (!fcts.empty()) {
     long double sum = 0;  // a 64-bit mantissa: the sum of the ps is exact up to 2^64 ps (213 days)
@@ -44,6 +49,16 @@ std::string flows_csv(Network& net, FabricOutcome& o) {
                                        Time::from_ps(nearest_rank(fcts, 1.0))};
   }
   return flows;
+}
+
+std::string traffic_matrix_csv(const Network& net) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> bytes;
+  for (const auto& f : net.flows())
+    if (f.delivered > 0) bytes[{f.spec.src, f.spec.dst}] += f.delivered;
+  std::string out = "src,dst,bytes\n";
+  for (const auto& [pair, b] : bytes)
+    out += fmt::format("{},{},{}\n", net.host(pair.first).name(), net.host(pair.second).name(), b);
+  return out;
 }
 
 std::string ports_csv(const Network& net, fabric::PortCounters& all) {
@@ -187,7 +202,7 @@ void link_elements_json(Network& net, const FabricScenario& s, const ReorderReco
 
 nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, Network& net,
                                     const FabricOutcome& o, const fabric::PortCounters& all,
-                                    const ReorderRecorder* reorder) {
+                                    const ReorderRecorder* reorder, const Slowdowns& slow) {
   const FabricScenario& s = setup.value;
   const auto& l = net.ledger();
   nlohmann::ordered_json j;
@@ -215,7 +230,8 @@ nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string&
                 {"fct_ns_p50", fct(&FabricOutcome::Completions::p50)},
                 {"fct_ns_p99", fct(&FabricOutcome::Completions::p99)},
                 {"fct_ns_max", fct(&FabricOutcome::Completions::max)},
-                {"retransmitted_packets", o.retransmitted}};
+                {"retransmitted_packets", o.retransmitted},
+                {"slowdown", slowdown_summary(slow)}};
   // clang-format on
   j["totals"] = {{"data_packets_sent", l.data_packets_sent},
                  {"data_bytes_sent", l.data_bytes_sent},

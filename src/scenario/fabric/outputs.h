@@ -9,12 +9,17 @@
 #include "fabric/counters.h"
 #include "fabric/network.h"
 #include "scenario/fabric/fabric_scenario.h"
+#include "scenario/fabric/slowdown.h"
 #include "scenario/observers/reorder_recorder.h"
 
 namespace fabriclab::scenario {
 
 // flows.csv; sets o.retransmitted and the FCT percentiles.
-std::string flows_csv(fabric::Network& net, FabricOutcome& o);
+std::string flows_csv(fabric::Network& net, FabricOutcome& o, const Slowdowns& slow);
+// traffic_matrix.csv (output.traffic_matrix): src,dst,bytes -- the payload the flows placed
+// per pair of hosts, by host name, pairs in order, none of 0 bytes: the file a [[load]]
+// of pairs = "matrix" reads (workload/load.h).
+std::string traffic_matrix_csv(const fabric::Network& net);
 // ports.csv (PortCounters' fields); `all` gets every port's counts added up. Throws
 // std::logic_error when the ports' drops and the ledger's drops by reason disagree.
 std::string ports_csv(const fabric::Network& net, fabric::PortCounters& all);
@@ -22,6 +27,6 @@ std::string ports_csv(const fabric::Network& net, fabric::PortCounters& all);
 // output.reorder_metrics watched ports.
 nlohmann::ordered_json summary_json(const FabricSetup& setup, const std::string& scenario, fabric::Network& net,
                                     const FabricOutcome& o, const fabric::PortCounters& all,
-                                    const ReorderRecorder* reorder);
+                                    const ReorderRecorder* reorder, const Slowdowns& slow);
 
 }  // namespace fabriclab::scenario

@@ -58,6 +58,19 @@ const params::Table<FabricScenario>& scenario_table() {
         .text("window", &S::Output::window,
               "also count ports and flows over this span of the run, \"FROM..TO\" (\"150ms..300ms\"): "
               "ports_window.csv, flows_window.csv, summary.json window (\"\" = off)")
+        .flag(
+            "slowdown", &S::Output::slowdown,
+            "write slowdown.csv and slowdown.png: FCT over the ideal FCT per flow-size bucket (on with traffic.pattern "
+            "= \"load\")")
+        .text(
+            "slowdown_buckets", &S::Output::slowdown_buckets,
+            "slowdown.csv's buckets by their upper edges, \"10KB,100KB,1MB\" (\"\" = twenty of equal count by size, as "
+            "the HPCC paper's figures)")
+        .bytes("short_flow", &S::Output::short_flow, "flows up to this size are short: summary.json's slowdown.short",
+               "1B")
+        .flag("traffic_matrix", &S::Output::traffic_matrix,
+              "write traffic_matrix.csv: src,dst,bytes, the payload the flows placed per pair of hosts (what "
+              "load.N.matrix reads)")
         .flag("ops", &S::Output::ops,
               "write ops.csv: each collective operation's ready, fired and completed times (`run --trace-ops`)");
     params::Table<S> t;
@@ -87,6 +100,7 @@ const Parameters<FabricScenario>& fabric_parameters() {
     const FabricScenario defaults;  // named: GCC 12 misreads a temporary's strings as uninitialized
     Parameters<FabricScenario> q(scenario_table(), defaults);
     q.list("collective", &FabricScenario::collectives, collective_table());
+    q.list("load", &FabricScenario::loads, workload::load_table());
     return q;
   }();
   return p;

@@ -86,23 +86,6 @@ fabric::RunTotals run_with_progress(Network& net, const FabricScenario& s, const
   return totals;
 }
 
-// Where [[collective]] entry i was set: the first of its keys not left at its default.
-// Where [[collective]] entry i was set: its earliest key in the file ("f.toml:12:1"), or
-// "--set" when only overrides set it.
-std::string entry_origin(const Config& cfg, std::size_t i) {
-  std::string best = "--set";
-  std::pair<long, long> at{-1, -1};
-  for (const auto& f : collective_table().fields()) {
-    const std::string& o = cfg.origin(fmt::format("collective.{}.{}", i, f.spec.key));
-    if (o == "default" || o == "--set") continue;
-    // "FILE:LINE:COLUMN"
-    const auto c2 = o.rfind(':'), c1 = o.rfind(':', c2 - 1);
-    const std::pair<long, long> here{std::stol(o.substr(c1 + 1, c2 - c1 - 1)), std::stol(o.substr(c2 + 1))};
-    if (at.first < 0 || here < at) at = here, best = o;
-  }
-  return best;
-}
-
 // The outcome's counts beyond the run's totals.
 void collect(Network& net, FabricOutcome& o) {
   o.fingerprint = net.fingerprint();
@@ -153,8 +136,9 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
     specs[i].schedule = setup.config.path(fmt::format("collective.{}.schedule", i));
   if (!specs.empty() || workload::training_on_engine(s.traffic))
     collectives = std::make_unique<ScenarioCollectives>(specs, s.collective_traffic, s.offload, s.topology, s.sim.seed,
-                                                        *net,
-                                                        [&](std::size_t i) { return entry_origin(setup.config, i); });
+                                                        *net, [&](std::size_t i) {
+                                                          return setup.config.entry_origin("collective", i);
+                                                        });
   if (workload::training_on_engine(s.traffic)) collectives->add_training(s.traffic, s.offload, *net);
   if (collectives && s.output.ops) collectives->trace_ops();
   prepare_outputs_once(opt.out_dir, opt.ranks);
@@ -180,7 +164,14 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
     o.collectives = collectives->rows();
     o.collective_nics = collectives->nics();
   }
-  const std::string flows = flows_csv(*net, o);
+  const Slowdowns slow = slowdowns(*net, s.traffic.warmup,
+                                   parse_slowdown_buckets(s.output.slowdown_buckets,
+                                                          setup.config.origin("output.slowdown_buckets")),
+                                   s.output.short_flow);
+  const std::string flows = flows_csv(*net, o, slow);
+  o.slowdown = slow.all;
+  o.short_slowdown = slow.short_flows;
+  o.slowdown_table = s.output.slowdown || s.traffic.pattern == workload::Pattern::load;
   fabric::PortCounters all;
   const std::string ports = ports_csv(*net, all);
   o.drops = all.drops;
@@ -193,8 +184,13 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   write_file(dir / "ports.csv", ports);
   if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
   if (collectives && s.output.ops) write_file(dir / "ops.csv", collectives->ops_csv());
+  if (s.output.traffic_matrix) write_file(dir / "traffic_matrix.csv", traffic_matrix_csv(*net));
+  if (o.slowdown_table) {
+    write_file(dir / "slowdown.csv", slowdown_csv(slow));
+    slowdown_plot(dir, slow);
+  }
   if (obs.reorder) obs.reorder->write(dir);
-  nlohmann::ordered_json summary = summary_json(setup, opt.scenario, *net, o, all, obs.reorder.get());
+  nlohmann::ordered_json summary = summary_json(setup, opt.scenario, *net, o, all, obs.reorder.get(), slow);
   if (obs.window) {
     const WindowCounts::Result span = obs.window->result(o.totals.end);
     obs.window->write(dir, span);

@@ -1,0 +1,183 @@
+// Loads in a scenario (traffic.pattern = "load", [[load]] entries) and the FCT slowdown
+// outputs: flows.csv's ideal FCT and slowdown, slowdown.csv's buckets and summary.json's
+// slowdown block, each recomputed here from flows.csv; errors name the key.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error_message.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/report/csv_table.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+using testing::input_error_of;
+
+const std::string kExamples = FABRICLAB_EXAMPLES;
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto d = std::filesystem::path(::testing::TempDir()) / name;
+  std::filesystem::remove_all(d);
+  return d;
+}
+
+FabricOutcome run_load(const std::filesystem::path& out, const std::vector<std::string>& sets = {}) {
+  return run_fabric(resolve(fabric_parameters(), kExamples + "/load.toml", sets),
+                    {.scenario = "load.toml", .out_dir = out.string()});
+}
+
+TEST(LoadScenario, SlowdownByBucketAgreesWithFlowsCsv) {
+  const auto out = fresh_dir("load-example");
+  const FabricOutcome o = run_load(out);
+  EXPECT_TRUE(o.totals.all_finished);
+  EXPECT_EQ(o.lossless_drops, 0u);
+  const CsvTable flows = read_csv(out / "flows.csv");
+  // The incast load's 20 bursts of 8 flows of 64 KB are among them.
+  std::size_t incast = 0;
+  std::vector<std::pair<double, double>> counted;  // (bytes, slowdown), started after the warm-up
+  double least = 1e9;
+  for (std::size_t r = 0; r < flows.rows(); ++r) {
+    if (flows.number(r, "bytes") == 64000) ++incast;
+    const double fct = flows.number(r, "fct_ns"), ideal = flows.number(r, "ideal_fct_ns");
+    const double slowdown = flows.number(r, "slowdown");
+    EXPECT_NEAR(slowdown, fct / ideal, 5e-5) << "flow " << r;  // written with 4 decimals
+    least = std::min(least, fct / ideal);
+    if (flows.number(r, "start_ns") >= 200'000) counted.emplace_back(flows.number(r, "bytes"), slowdown);
+  }
+  EXPECT_GE(incast, 20u * 8);
+  EXPECT_GE(least, 1.0 - 1e-9);  // the ideal is what a flow alone takes: none beats it
+  const CsvTable buckets = read_csv(out / "slowdown.csv");
+  ASSERT_EQ(buckets.rows(), 20u);
+  // Twenty buckets of equal count, by size: bucket k holds the flows of ranks [k n / 20,
+  // (k + 1) n / 20), its p99 the nearest rank of their slowdowns.
+  std::stable_sort(counted.begin(), counted.end(), [](auto& a, auto& b) { return a.first < b.first; });
+  const std::size_t n = counted.size();
+  for (std::size_t k = 0; k < 20; ++k) {
+    const std::size_t lo = k * n / 20, hi = (k + 1) * n / 20;
+    EXPECT_EQ(buckets.number(k, "count"), static_cast<double>(hi - lo));
+    EXPECT_EQ(buckets.number(k, "min_bytes"), counted[lo].first);
+    EXPECT_EQ(buckets.number(k, "max_bytes"), counted[hi - 1].first);
+    std::vector<double> v;
+    for (std::size_t j = lo; j < hi; ++j) v.push_back(counted[j].second);
+    std::sort(v.begin(), v.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()) - 1e-9));
+    EXPECT_NEAR(buckets.number(k, "p99"), v[std::max<std::size_t>(rank, 1) - 1], 1e-4);
+    EXPECT_NEAR(buckets.number(k, "max"), v.back(), 1e-4);
+  }
+  const auto summary = nlohmann::json::parse(slurp(out / "summary.json"));
+  const auto& s = summary["flows"]["slowdown"];
+  EXPECT_EQ(s["all"]["count"].get<std::size_t>(), n);
+  EXPECT_EQ(s["warmup_ns"], "200000.000");
+  std::size_t short_ones = 0;
+  for (const auto& [bytes, sd] : counted) short_ones += bytes <= 100'000 ? 1 : 0;
+  EXPECT_EQ(s["short"]["count"].get<std::size_t>(), short_ones);
+  EXPECT_TRUE(std::filesystem::exists(out / "slowdown.png"));
+  EXPECT_TRUE(std::filesystem::exists(out / "slowdown.gp"));
+  // The same seed, the same flows, byte for byte.
+  const auto again = fresh_dir("load-example-again");
+  run_load(again);
+  EXPECT_EQ(slurp(out / "flows.csv"), slurp(again / "flows.csv"));
+  EXPECT_EQ(slurp(out / "slowdown.csv"), slurp(again / "slowdown.csv"));
+}
+
+TEST(LoadScenario, DeclaredBucketsSplitBySize) {
+  const auto out = fresh_dir("load-buckets");
+  run_load(out, {"output.slowdown_buckets=100KB,1MB", "traffic.warmup=0ps"});
+  const CsvTable flows = read_csv(out / "flows.csv");
+  std::vector<double> count(3, 0);
+  for (std::size_t r = 0; r < flows.rows(); ++r) {
+    const double b = flows.number(r, "bytes");
+    ++count[b <= 100'000 ? 0 : b <= 1'000'000 ? 1 : 2];
+  }
+  const CsvTable buckets = read_csv(out / "slowdown.csv");
+  std::size_t row = 0;
+  for (std::size_t k = 0; k < 3; ++k) {
+    if (count[k] == 0) continue;  // an empty bucket has no row
+    EXPECT_EQ(buckets.number(row, "count"), count[k]);
+    ++row;
+  }
+  EXPECT_EQ(buckets.rows(), row);
+  EXPECT_EQ(buckets.number(0, "min_bytes"), 1);
+  EXPECT_EQ(buckets.number(0, "max_bytes"), 100'000);
+  EXPECT_EQ(input_error_of([] { run_load("", {"output.slowdown_buckets=1MB,100KB"}); }),
+            "--set: output.slowdown_buckets: '100KB': edges must be positive sizes in ascending order "
+            "(\"10KB,100KB,1MB\")");
+}
+
+// One flow alone across a k = 4 fat-tree (six links, pod to pod): its slowdown is 1.
+TEST(LoadScenario, ASingleFlowOnAnIdleFabricHasSlowdownOne) {
+  const auto out = fresh_dir("one-flow");
+  const std::string toml =
+      "[topology]\nkind = \"fat_tree\"\nk = 4\nlink_delay = \"1us\"\n[traffic]\npattern = \"incast\"\nbytes = "
+      "\"1MB\"\nincast.receiver = 15\nincast.senders = 1\n[output]\nslowdown = true\n";
+  run_fabric(resolve_text(fabric_parameters(), toml, "one.toml"), {.scenario = "one.toml", .out_dir = out.string()});
+  const CsvTable flows = read_csv(out / "flows.csv");
+  ASSERT_EQ(flows.rows(), 1u);
+  EXPECT_EQ(flows.text(0, "slowdown"), "1.0000");
+  EXPECT_EQ(flows.text(0, "fct_ns"), flows.text(0, "ideal_fct_ns"));
+  const CsvTable buckets = read_csv(out / "slowdown.csv");
+  ASSERT_EQ(buckets.rows(), 1u);
+  EXPECT_EQ(buckets.number(0, "p99"), 1.0);
+}
+
+// output.traffic_matrix: the incast example's 16 senders each placed 1 MB at h0; the
+// file is what a matrix load reads: h0's link in is the busiest (16 MB of weight), so at
+// load 0.5 each sender offers 0.5 x 100G / 16.
+TEST(LoadScenario, TheTrafficMatrixOutIsWhatAMatrixLoadReads) {
+  const auto out = fresh_dir("matrix-out");
+  run_fabric(resolve(fabric_parameters(), kExamples + "/incast.toml", {"output.traffic_matrix=true"}),
+             {.scenario = "incast.toml", .out_dir = out.string()});
+  const CsvTable m = read_csv(out / "traffic_matrix.csv");
+  ASSERT_EQ(m.rows(), 16u);
+  for (std::size_t r = 0; r < m.rows(); ++r) {
+    EXPECT_EQ(m.text(r, "dst"), "h0");
+    EXPECT_EQ(m.text(r, "bytes"), "1000000");
+  }
+  EXPECT_EQ(m.text(0, "src"), "h1");
+  std::vector<workload::LoadGenerator::Resolved> loads(1);
+  loads[0].spec.pairs = workload::Pairs::matrix;
+  loads[0].spec.load = 0.5;
+  loads[0].cdf = workload::Cdf::read(kExamples + "/cdf/hadoop.cdf");
+  loads[0].matrix = workload::read_traffic_matrix((out / "traffic_matrix.csv").string(), 17);
+  const double mean = loads[0].cdf.mean();
+  const workload::LoadGenerator g(std::move(loads), std::vector<BitRate>(17, Gbps(100)), 1);
+  EXPECT_EQ(g.arrival_rate(0, 0), 0);
+  for (std::uint32_t h = 1; h <= 16; ++h) EXPECT_NEAR(g.arrival_rate(0, h), 0.5 * 100e9 / 16 / (8 * mean), 1e-6) << h;
+}
+
+TEST(LoadScenario, ErrorsNameTheKey) {
+  const auto build = [](const std::string& toml) { build_network(resolve_text(fabric_parameters(), toml, "s.toml")); };
+  EXPECT_EQ(input_error_of([&] { build("[traffic]\npattern = \"load\"\n"); }),
+            "s.toml:2:11: traffic.pattern = \"load\" needs at least one [[load]] entry");
+  EXPECT_EQ(input_error_of([&] { build("[traffic]\npattern = \"incast\"\n[[load]]\nload = 0.5\n"); }),
+            "s.toml:4:8: [[load]] entries need traffic.pattern = \"load\" (it is \"incast\")");
+  EXPECT_EQ(input_error_of([&] { build("[traffic]\npattern = \"load\"\n[[load]]\nload = 0.5\n"); }),
+            "s.toml:4:8: load.0: a poisson load needs load.0.cdf, its flow-size distribution");
+  EXPECT_EQ(input_error_of([&] {
+              build("[traffic]\npattern = \"load\"\n[[load]]\ncdf = \"" + kExamples +
+                    "/cdf/hadoop.cdf\"\npairs = \"matrix\"\n");
+            }),
+            "s.toml:5:9: load.0.pairs = matrix needs load.0.matrix");
+  EXPECT_NE(input_error_of([&] {
+              build("[traffic]\npattern = \"load\"\n[[load]]\ncdf = \"missing.cdf\"\n");
+            }).find("missing.cdf"),
+            std::string::npos);
+  EXPECT_EQ(input_error_of([&] { build("[traffic]\npattern = \"load\"\n[[load]]\nload = 1.5\n"); }),
+            "s.toml:4:8: key 'load.0.load': 1.5 is above the maximum 1");
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
