@@ -73,14 +73,15 @@ int run_run(const RunArgs& a) {
     fmt::print("  {} of {} collectives done ({} offloaded, {} in software), longest {}\n", done, o.collectives.size(),
                offloaded, done - offloaded, us(longest));
   }
-  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}{}{}{}\n", out,
+  fmt::print("  outputs: {}/summary.json, flows.csv, ports.csv{}{}{}{}{}{}\n", out,
              o.collectives.empty() ? "" : ", collectives.csv",
              o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv",
              cfg.value.output.window.empty() ? "" : ", ports_window.csv, flows_window.csv",
              !o.slowdown_table ? ""
              : o.slowdown      ? ", slowdown.csv, slowdown.png"
                                : ", slowdown.csv",
-             cfg.value.output.traffic_matrix ? ", traffic_matrix.csv" : "");
+             cfg.value.output.traffic_matrix ? ", traffic_matrix.csv" : "",
+             cfg.value.output.ns3 ? ", fct.txt, pfc.txt" : "");
   if (!o.rank_stats.empty()) {
     // Each rank's windows, the frames it sent to other ranks, and its time in the windows'
     // exchanges (mostly waiting for the slowest rank).

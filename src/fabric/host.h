@@ -236,6 +236,8 @@ class Host final : public Node, public EventHandler, public RateListener {
   void on_event(std::uint64_t tag) override;
   void rate_raised(std::uint32_t qp) override;
 
+  // Send QP `qpn`'s UDP source port (its base: UET's entropies set its low bits).
+  std::uint16_t send_source_port(std::uint32_t qpn) const { return send_.at(qpn).sport; }
   // Each sending QP: f(qpn, flow, its congestion control, bytes acknowledged).
   template <typename F>
   void for_each_send_qp(F&& f) const {

@@ -117,6 +117,11 @@ class Network final : private FlowEvents {
   // destination. Once prepared.
   static constexpr std::size_t kMaxIdealPaths = 4096;
   Time ideal_fct(const FlowSpec& f) const;
+  // Flow `id`'s UDP source port (its first QP's; 0 for a flow of no QP). Once prepared.
+  std::uint16_t source_port(std::uint32_t id) const {
+    const auto& qps = send_qps_.at(id);
+    return qps.empty() ? 0 : hosts_[qps.front().first]->send_source_port(qps.front().second);
+  }
   // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
   void start_flow(std::uint32_t id, Time at);
   // Told of every flow that finishes, after the network has started the flows waiting on

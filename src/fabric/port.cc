@@ -45,6 +45,7 @@ void Port::pause(std::uint8_t prio, std::uint16_t quanta) {
   const Time now = ctx_->sim.now();
   ++pfc_received_;
   if (quanta == 0) ++pfc_resume_received_;
+  if (record_pfc_) pfc_records_.push_back({now, prio, quanta});
   last_pfc_rx_[prio] = now;
   if (pause_until_[prio] <= now) {  // not paused: the previous interval has ended
     paused_closed_[prio] += pause_until_[prio] - pause_start_[prio];

@@ -122,6 +122,15 @@ class alignas(64) Port final : public EventHandler {
   // Reaction to a received PFC frame: pause `prio` for `quanta` x 512 bit times at this
   // port's rate (0 = resume now).
   void pause(std::uint8_t prio, std::uint16_t quanta);
+  // Every pause() from now on, recorded (output.ns3's pfc.txt): when, which class, how
+  // long (0: a resume). Written by this port's part alone.
+  struct PfcRecord {
+    Time at;
+    std::uint8_t prio;
+    std::uint16_t quanta;
+  };
+  void record_pfc() { record_pfc_ = true; }
+  const std::vector<PfcRecord>& pfc_records() const { return pfc_records_; }
   // Pauses received from now on last until their XON, whatever their quanta
   // (PfcConfig::pause_until_xon; its owner sets it when the network is finalized).
   void set_pause_until_xon(bool v) { pause_until_xon_ = v; }
@@ -243,6 +252,8 @@ class alignas(64) Port final : public EventHandler {
   std::array<Time, 8> paused_closed_{};  // paused time in intervals that have ended
   std::uint64_t pfc_sent_ = 0, pfc_received_ = 0, link_drops_ = 0, rx_errors_ = 0;
   std::uint64_t pfc_resume_sent_ = 0, pfc_resume_received_ = 0;  // of those, XON (zero quanta)
+  bool record_pfc_ = false;
+  std::vector<PfcRecord> pfc_records_;
 };
 
 }  // namespace fabriclab::fabric

@@ -12,7 +12,14 @@ expect version 0 '^fabriclab [0-9]+\.[0-9]+\.[0-9]+$' -- "$fl" --version
 expect help-counters 0 'Build a collective' -- "$fl" counters --help
 expect help-verify 0 'Prove a schedule file' -- "$fl" verify --help
 expect no-subcommand 2 'A subcommand is required' -- "$fl"
-expect unknown-subcommand 2 "^fabriclab: error: unknown command 'bogus' \(expected one of: counters, verify, plan, advise, exec, run, offload, experiment, sweep, tune, analyze, stream\)$" -- "$fl" bogus
+expect unknown-subcommand 2 "^fabriclab: error: unknown command 'bogus' \(expected one of: counters, verify, plan, advise, exec, run, offload, experiment, collbench, sweep, tune, analyze, stream\)$" -- "$fl" bogus
+# collbench: nccl-tests' table on the fabric; its errors name what cannot run.
+expect collbench-table 0 '^#       size         count      type   redop    root     time   algbw   busbw #wrong$' -- \
+  "$fl" collbench allreduce --algorithm ring --ranks 4 -b 1MB -e 4MB -f 4 --out "$tmp/collbench" --quiet
+expect collbench-own-collective 2 "collbench adds the one \\[\\[collective\\]\\] it measures; the scenario has 1 of its own" -- \
+  "$fl" collbench allreduce "$data/../../examples/collectives.toml" --out "$tmp/collbench2" --quiet
+expect collbench-size 2 "collbench: --minbytes: '1 MQ' is not a size" -- \
+  "$fl" collbench allreduce -b '1 MQ' --out "$tmp/collbench3" --quiet
 expect unknown-collective 2 "unknown collective 'allreduse'" -- \
   "$fl" counters --collective allreduse --algorithm ring --ranks 4
 expect unknown-algorithm 2 "unknown algorithm 'tree' for bcast \(expected one of: binomial, knomial\)" -- \

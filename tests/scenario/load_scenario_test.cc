@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
+#include <map>
 #include <sstream>
 
 #include "error_message.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/csv_table.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -21,12 +22,7 @@ using testing::input_error_of;
 
 const std::string kExamples = FABRICLAB_EXAMPLES;
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const std::filesystem::path& p) { return read_text(p); }
 
 std::filesystem::path fresh_dir(const std::string& name) {
   const auto d = std::filesystem::path(::testing::TempDir()) / name;
@@ -156,6 +152,70 @@ TEST(LoadScenario, TheTrafficMatrixOutIsWhatAMatrixLoadReads) {
   const workload::LoadGenerator g(std::move(loads), std::vector<BitRate>(17, Gbps(100)), 1);
   EXPECT_EQ(g.arrival_rate(0, 0), 0);
   for (std::uint32_t h = 1; h <= 16; ++h) EXPECT_NEAR(g.arrival_rate(0, h), 0.5 * 100e9 / 16 / (8 * mean), 1e-6) << h;
+}
+
+// output.ns3 on the incast example (616 PFC frames): fct.txt and pfc.txt read back by a
+// reader of the documented format (scenario/fabric/ns3.h), every field against flows.csv
+// and ports.csv; and the same files from the run split in two parts.
+TEST(LoadScenario, Ns3OutputsReadBackAsTheModelWritesThem) {
+  const auto out = fresh_dir("ns3-out");
+  const auto split = fresh_dir("ns3-out-split");
+  const auto run = [](const std::filesystem::path& dir, std::vector<std::string> sets) {
+    sets.push_back("output.ns3=true");
+    run_fabric(resolve(fabric_parameters(), kExamples + "/incast.toml", sets),
+               {.scenario = "incast.toml", .out_dir = dir.string()});
+  };
+  run(out, {});
+  run(split, {"sim.partitions=2"});
+  EXPECT_EQ(slurp(out / "fct.txt"), slurp(split / "fct.txt"));
+  EXPECT_EQ(slurp(out / "pfc.txt"), slurp(split / "pfc.txt"));
+  // fct.txt: "%08x %08x %u %u %lu %lu %lu %lu", the model's IPs 0x0b000001 + h x 0x100.
+  const CsvTable flows = read_csv(out / "flows.csv");
+  std::map<std::uint32_t, std::size_t> row_of_src;  // incast: one flow per sender
+  for (std::size_t r = 0; r < flows.rows(); ++r)
+    row_of_src[static_cast<std::uint32_t>(std::stoul(flows.text(r, "src").substr(1)))] = r;
+  std::istringstream fct(slurp(out / "fct.txt"));
+  std::string sip, dip;
+  std::uint64_t sport = 0, dport = 0, size = 0, start = 0, time = 0, standalone = 0, last_end = 0;
+  std::size_t lines = 0;
+  while (fct >> sip >> dip >> sport >> dport >> size >> start >> time >> standalone) {
+    ++lines;
+    ASSERT_EQ(sip.size(), 8u);
+    const std::uint32_t src = (std::stoul(sip, nullptr, 16) >> 8) & 0xffff;  // the model's ip_to_node_id
+    EXPECT_EQ((std::stoul(dip, nullptr, 16) >> 8) & 0xffff, 0u);
+    EXPECT_EQ(std::stoul(sip, nullptr, 16) & 0xff0000ffu, 0x0b000001u);
+    ASSERT_EQ(row_of_src.count(src), 1u) << sip;
+    const std::size_t r = row_of_src[src];
+    EXPECT_EQ(dport, 100u);
+    EXPECT_GE(sport, 1u);
+    EXPECT_EQ(size, flows.number(r, "bytes"));
+    EXPECT_EQ(start, static_cast<std::uint64_t>(flows.number(r, "start_ns")));
+    EXPECT_EQ(time, static_cast<std::uint64_t>(std::floor(flows.number(r, "fct_ns"))));
+    EXPECT_EQ(standalone, static_cast<std::uint64_t>(std::floor(flows.number(r, "ideal_fct_ns"))));
+    EXPECT_GE(start + time, last_end);  // in finish order
+    last_end = start + time;
+  }
+  EXPECT_EQ(lines, 16u);
+  // pfc.txt: "%lu %u %u %u %u" -- time, node, type, interface (port + 1), pause / resume.
+  const CsvTable ports = read_csv(out / "ports.csv");
+  double pauses = 0, resumes = 0;
+  for (std::size_t r = 0; r < ports.rows(); ++r) {
+    pauses += ports.number(r, "pfc_pause_received") - ports.number(r, "pfc_resume_received");
+    resumes += ports.number(r, "pfc_resume_received");
+  }
+  std::istringstream pfc(slurp(out / "pfc.txt"));
+  std::uint64_t at = 0, node = 0, type = 0, iface = 0, pause = 0, last = 0;
+  double seen_pauses = 0, seen_resumes = 0;
+  while (pfc >> at >> node >> type >> iface >> pause) {
+    EXPECT_GE(at, last);
+    last = at;
+    EXPECT_EQ(type, node < 17 ? 0u : 1u);  // 17 hosts, then the switch
+    EXPECT_GE(iface, 1u);
+    (pause == 1 ? seen_pauses : seen_resumes) += 1;
+  }
+  EXPECT_GT(seen_pauses, 0);
+  EXPECT_EQ(seen_pauses, pauses);
+  EXPECT_EQ(seen_resumes, resumes);
 }
 
 TEST(LoadScenario, ErrorsNameTheKey) {

@@ -110,7 +110,7 @@ std::vector<Variant> variants(const Config& base) {
 // A variant's collectives, read back from its collectives.csv.
 struct Measured {
   std::size_t instances = 0, done = 0, offloaded = 0, software = 0;
-  double makespan_us = 0, completion_us = 0, busbw_gbps = 0, stall_us = 0;  // means over those done
+  double makespan_us = 0, completion_us = 0, busbw_GBps = 0, stall_us = 0;  // means over those done
   double pfc_frames = 0, ecn_marks = 0, cnps = 0, incast_fct_max_us = 0;
 };
 
@@ -127,12 +127,12 @@ Measured measure(const Ran& run) {
     last_done = std::max(last_done, c.number(r, "done_ns"));
     m.completion_us += c.number(r, "completion_ns") / 1000;
     m.stall_us += c.number(r, "stall_ns") / 1000;
-    m.busbw_gbps += c.number(r, "busbw_gbps");
+    m.busbw_GBps += c.number(r, "busbw_GBps");
   }
   if (m.done > 0) {
     m.completion_us /= static_cast<double>(m.done);
     m.stall_us /= static_cast<double>(m.done);
-    m.busbw_gbps /= static_cast<double>(m.done);
+    m.busbw_GBps /= static_cast<double>(m.done);
     m.makespan_us = (last_done - first_issue) / 1000;
   }
   const auto& s = run.summary;
@@ -155,9 +155,9 @@ void fabric_section(const std::map<std::string, Measured>& by, const fs::path& o
       const Measured& f = by.at(fmt::format("full-{}-{}", a.tag, size));
       const Measured& t = by.at(fmt::format("4to1-{}-{}", a.tag, size));
       table.push_back({a.tag, size, f1(f.completion_us) + done_text(f), f1(t.completion_us) + done_text(t),
-                       f1(f.busbw_gbps), f1(t.busbw_gbps),
+                       f2(f.busbw_GBps), f2(t.busbw_GBps),
                        f.completion_us > 0 ? f2(t.completion_us / f.completion_us) : "-"});
-      if (std::string(size) == kSizes[2]) dat += fmt::format("{} {:.2f} {:.2f}\n", a.tag, f.busbw_gbps, t.busbw_gbps);
+      if (std::string(size) == kSizes[2]) dat += fmt::format("{} {:.2f} {:.2f}\n", a.tag, f.busbw_GBps, t.busbw_GBps);
     }
   // Headlines: the best algorithm at each size on the full fabric, and what 4:1 costs at the largest.
   for (std::size_t k = 0; k < std::size(kSizes); ++k) {
@@ -177,20 +177,20 @@ void fabric_section(const std::map<std::string, Measured>& by, const fs::path& o
   for (const Algo& a : kAlgos) {
     const Measured& f = by.at(fmt::format("full-{}-{}", a.tag, kSizes[2]));
     const Measured& t = by.at(fmt::format("4to1-{}-{}", a.tag, kSizes[2]));
-    if (f.busbw_gbps > 0)
-      r.headlines.push_back(fmt::format("{} at {}: busbw {} Gb/s on the full fabric, {} on 4:1 ({}x the time)", a.tag,
-                                        kSizes[2], f1(f.busbw_gbps), f1(t.busbw_gbps),
+    if (f.busbw_GBps > 0)
+      r.headlines.push_back(fmt::format("{} at {}: busbw {} GB/s on the full fabric, {} on 4:1 ({}x the time)", a.tag,
+                                        kSizes[2], f2(f.busbw_GBps), f2(t.busbw_GBps),
                                         f2(t.completion_us / f.completion_us)));
   }
   write_file(out / "fabric.dat", dat);
   draw_plot(out, "busbw",
-            histogram(fmt::format("Bus bandwidth at {} (nccl-tests convention)", kSizes[2]), "busbw (Gb/s)",
+            histogram(fmt::format("Bus bandwidth at {} (nccl-tests convention)", kSizes[2]), "busbw (GB/s)",
                       "fabric.dat", {"full fabric", "4:1"}, std::size(kAlgos), "set xtics rotate by -20\n"));
   r.body +=
       "## Where the fabric limits\n\nEach algorithm alone, every NIC with counters to spare. Completion is "
       "issue to the host seeing it done (its poll); 4:1 / full is the slowdown of the oversubscribed fabric.\n\n" +
-      markdown_table({"algorithm", "size", "completion full (us)", "completion 4:1 (us)", "busbw full (Gb/s)",
-                      "busbw 4:1 (Gb/s)", "4:1 / full"},
+      markdown_table({"algorithm", "size", "completion full (us)", "completion 4:1 (us)", "busbw full (GB/s)",
+                      "busbw 4:1 (GB/s)", "4:1 / full"},
                      table) +
       "\n" + plot_line("busbw.png", "bus bandwidth at the largest size") +
       "Small sizes are latency-bound: a ring of P ranks pays 2(P-1) steps of NIC processing, counter-cache "
@@ -287,14 +287,14 @@ void analyze(const Config& base, const std::vector<Ran>& runs, const fs::path& o
                "path (offloaded or software) and stall per instance; the makespan of a stream; from summary.json: "
                "PFC pause frames, ECN marks, CNPs, and the incast's longest flow.";
   std::map<std::string, Measured> by;
-  std::string csv = "variant,instances,done,offloaded,software,completion_us,busbw_gbps,stall_us,makespan_us,"
+  std::string csv = "variant,instances,done,offloaded,software,completion_us,busbw_GBps,stall_us,makespan_us,"
                     "pfc_pause_frames,ecn_marks,cnps,incast_fct_max_us\n";
   nlohmann::ordered_json jv = nlohmann::ordered_json::array();
   for (const Ran& run : runs) {
     const Measured m = measure(run);
     by[run.v.label] = m;
     csv += fmt::format("{},{},{},{},{},{:.3f},{:.3f},{:.3f},{:.3f},{:.0f},{:.0f},{:.0f},{:.3f}\n", run.v.label,
-                       m.instances, m.done, m.offloaded, m.software, m.completion_us, m.busbw_gbps, m.stall_us,
+                       m.instances, m.done, m.offloaded, m.software, m.completion_us, m.busbw_GBps, m.stall_us,
                        m.makespan_us, m.pfc_frames, m.ecn_marks, m.cnps, m.incast_fct_max_us);
     jv.push_back({{"variant", run.v.label},
                   {"instances", m.instances},
@@ -302,7 +302,7 @@ void analyze(const Config& base, const std::vector<Ran>& runs, const fs::path& o
                   {"offloaded", m.offloaded},
                   {"software", m.software},
                   {"completion_us", m.completion_us},
-                  {"busbw_gbps", m.busbw_gbps},
+                  {"busbw_GBps", m.busbw_GBps},
                   {"stall_us", m.stall_us},
                   {"makespan_us", m.makespan_us},
                   {"pfc_pause_frames", m.pfc_frames},

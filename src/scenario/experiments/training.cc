@@ -87,7 +87,7 @@ struct Setup {
   workload::TrainingLayout l;
   double s_bytes = 0;     // the allreduce's bytes
   double factor = 0;      // busbw / algbw = 2(n-1)/n
-  double link_gbps = 0;   // a GPU's link, Gb/s
+  double link_GBps = 0;   // a GPU's link, GB/s
   std::string algorithm;  // traffic.training.algorithm: "flows", or the planner's run offloaded
   bool engine() const { return algorithm != "flows"; }
 };
@@ -104,7 +104,7 @@ Setup setup_of(const Config& base, const std::vector<Ran>& runs) {
   s.l = workload::training_layout(t, n);
   s.s_bytes = static_cast<double>(base.bytes("traffic.bytes").count());
   s.factor = busbw_factor("allreduce", static_cast<std::int32_t>(n));  // nccl-tests: 2(n-1)/n
-  s.link_gbps = static_cast<double>(base.rate("topology.host_rate").bps()) / 1e9;
+  s.link_GBps = static_cast<double>(base.rate("topology.host_rate").bps()) / 8e9;
   s.algorithm = base.text("traffic.training.algorithm");
   return s;
 }
@@ -127,10 +127,10 @@ void describe(const Config& base, const Setup& s, Report& r) {
         "Per iteration: its time (first distribution flow started to its last collective seen complete) and where "
         "it goes: the distribution phase, the compute, the allreduce (its buckets' first issue to their last "
         "completion, from collectives.csv) and what follows it (an all-to-all, if any); the allreduce's bandwidth "
-        "by the nccl-tests convention: algbw = bytes / time, busbw = algbw x 2(n-1)/n, in Gb/s (10^9 bits/s, as every "
-        "rate here); "
+        "by the nccl-tests convention: algbw = bytes / time, busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes/s, "
+        "nccl-tests' unit); "
         "its buckets offloaded and in software, and their time stalled for counters. A GPU's link carries at most " +
-        f2(s.link_gbps) + " Gb/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN marks.";
+        f2(s.link_GBps) + " GB/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN marks.";
     return;
   }
   r.varied = fmt::format(
@@ -145,14 +145,14 @@ void describe(const Config& base, const Setup& s, Report& r) {
   r.measured =
       "Per iteration: its time (first transfer started to last allreduce step delivered), the distribution phase, "
       "the allreduce (first step started to last step delivered), and the allreduce's bandwidth by the nccl-tests "
-      "convention: algbw = bytes / time, busbw = algbw x 2(n-1)/n, in Gb/s (10^9 bits/s). A GPU's link carries at "
+      "convention: algbw = bytes / time, busbw = algbw x 2(n-1)/n, in GB/s (10^9 bytes/s). A GPU's link carries at "
       "most " +
-      f2(s.link_gbps) +
-      " Gb/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN "
+      f2(s.link_GBps) +
+      " GB/s of frames, a little less of payload. Also: PFC pause frames, CNPs and ECN "
       "marks over the whole run.";
 }
 
-// One iteration of a run, in ns and Gb/s (all 0 when some GPU did not finish it).
+// One iteration of a run, in ns and GB/s (all 0 when some GPU did not finish it).
 struct Iteration {
   bool done = true;
   double iter_ns = 0, dist_ns = 0, ar_ns = 0, algbw = 0, busbw = 0;
@@ -199,7 +199,7 @@ Iteration engine_iteration_of(const Setup& s, const CsvTable& f, const CsvTable&
   x.compute_ns = s.l.distribution ? issue - dist_end : 0;
   x.after_ns = end - done;
   x.ar_ns = done - issue;
-  x.algbw = s.s_bytes * 8 / x.ar_ns;  // bits per ns = Gb/s
+  x.algbw = s.s_bytes / x.ar_ns;  // bytes per ns = GB/s
   x.busbw = x.algbw * s.factor;
   return x;
 }
@@ -227,7 +227,7 @@ Iteration iteration_of(const Setup& s, const CsvTable& f, std::uint32_t it) {
   x.iter_ns = done ? last - first : 0;
   x.ar_ns = done ? last - ar_first : 0;
   x.dist_ns = done && l.distribution ? dist_end - first : 0;
-  x.algbw = done ? s.s_bytes * 8 / x.ar_ns : 0;  // bits per ns = Gb/s
+  x.algbw = done ? s.s_bytes / x.ar_ns : 0;  // bytes per ns = GB/s
   x.busbw = x.algbw * s.factor;
   return x;
 }
@@ -242,7 +242,7 @@ struct Tables {
 
 Tables tabulate(const Setup& s, const std::vector<Ran>& runs) {
   Tables t;
-  t.csv = "variant,iteration,iteration_us,distribution_us,compute_us,allreduce_us,after_us,algbw_gbps,busbw_gbps,"
+  t.csv = "variant,iteration,iteration_us,distribution_us,compute_us,allreduce_us,after_us,algbw_GBps,busbw_GBps,"
           "buckets_offloaded,buckets_software,stall_us,finished\n";
   t.busbw_dat = "# variant";
   for (std::uint32_t it = 0; it < s.l.iterations; ++it) t.busbw_dat += fmt::format(" iteration{}", it + 1);
@@ -274,8 +274,8 @@ Tables tabulate(const Setup& s, const std::vector<Ran>& runs) {
                        {"compute_us", us_of_ns(x.compute_ns)},
                        {"allreduce_us", us_of_ns(x.ar_ns)},
                        {"after_us", us_of_ns(x.after_ns)},
-                       {"algbw_gbps", x.algbw},
-                       {"busbw_gbps", x.busbw},
+                       {"algbw_GBps", x.algbw},
+                       {"busbw_GBps", x.busbw},
                        {"buckets_offloaded", x.offloaded},
                        {"buckets_software", x.software},
                        {"stall_us", us_of_ns(x.stall_ns)}});
@@ -335,10 +335,10 @@ void draw_plots(const Setup& s, std::size_t runs, const std::string& cdf_plot, c
                           s.l.iterations, s.n, static_cast<double>(runs) - 0.4));
   std::vector<std::string> series;
   for (std::uint32_t it = 0; it < s.l.iterations; ++it) series.push_back(fmt::format("iteration {}", it + 1));
-  const double link = s.link_gbps;
+  const double link = s.link_GBps;
   draw_plot(
       out, "busbw",
-      histogram(fmt::format("{} bus bandwidth, {} GPUs", what, s.n), "busbw (Gb/s)", "busbw.dat", series, runs,
+      histogram(fmt::format("{} bus bandwidth, {} GPUs", what, s.n), "busbw (GB/s)", "busbw.dat", series, runs,
                 fmt::format("set yrange [0:{:.2f}]\nset arrow from graph 0, first {:.3f} to graph 1, first {:.3f} "
                             "nohead dt 2 lw 2\nset label 'link rate' at graph 0.02, first {:.3f} offset 0,0.7\n",
                             link * 1.15, link, link, link)));
@@ -354,7 +354,7 @@ void draw_plots(const Setup& s, std::size_t runs, const std::string& cdf_plot, c
 void report(const Config& base, const Setup& s, const Tables& t, Report& r) {
   r.body += "## Results\n\n" +
             markdown_table({"variant", "iteration", "iteration (us)", "distribution (us)", "allreduce (us)",
-                            "algbw (Gb/s)", "busbw (Gb/s)", "buckets offloaded / in software", "stall (us)"},
+                            "algbw (GB/s)", "busbw (GB/s)", "buckets offloaded / in software", "stall (us)"},
                            t.table) +
             "\n";
   if (s.engine()) r.body += plot_line("breakdown.png", "where the last iteration's time goes, per variant");
@@ -374,10 +374,10 @@ void report(const Config& base, const Setup& s, const Tables& t, Report& r) {
       continue;
     }
     if (!s.engine()) {  // the ring of flows overlaps the distribution: no breakdown
-      r.headlines.push_back(fmt::format("{}: allreduce of {} over {} GPUs in {:.1f} us, busbw {:.1f} Gb/s (last "
+      r.headlines.push_back(fmt::format("{}: allreduce of {} over {} GPUs in {:.1f} us, busbw {:.2f} GB/s (last "
                                         "iteration {:.1f} us); {} PFC pause frames",
                                         v["variant"].get<std::string>(), base.shown("traffic.bytes"), s.n,
-                                        last["allreduce_us"].get<double>(), last["busbw_gbps"].get<double>(),
+                                        last["allreduce_us"].get<double>(), last["busbw_GBps"].get<double>(),
                                         last["iteration_us"].get<double>(), v["pfc_pause_frames"].dump()));
       continue;
     }
@@ -387,11 +387,11 @@ void report(const Config& base, const Setup& s, const Tables& t, Report& r) {
                             last["stall_us"].get<double>());
     r.headlines.push_back(fmt::format(
         "{}: iteration {:.1f} us = distribution {:.1f} + compute {:.1f} + allreduce "
-        "{:.1f}{} (busbw {:.1f} Gb/s{}); {} PFC pause frames",
+        "{:.1f}{} (busbw {:.2f} GB/s{}); {} PFC pause frames",
         v["variant"].get<std::string>(), last["iteration_us"].get<double>(), last["distribution_us"].get<double>(),
         last["compute_us"].get<double>(), last["allreduce_us"].get<double>(),
         last["after_us"].get<double>() > 0 ? fmt::format(" + all-to-all {:.1f}", last["after_us"].get<double>()) : "",
-        last["busbw_gbps"].get<double>(), buckets, v["pfc_pause_frames"].dump()));
+        last["busbw_GBps"].get<double>(), buckets, v["pfc_pause_frames"].dump()));
   }
 }
 

@@ -152,6 +152,8 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
     for (const char* key : {"impair.link", "reseq.link", "output.pcap", "output.reorder_metrics"})
       if (!cfg.text(key).empty()) refuse(key);
     if (s.output.timeseries_interval > Time()) refuse("output.timeseries_interval");
+    // pfc.txt reads every port's records, which rank 0 does not hold of the others' ports.
+    if (n_ranks > 1 && s.output.ns3) refuse("output.ns3");
     // The messages below start with where the split was asked for.
     const std::string head = n_ranks > 1 && s.sim.partitions == 1
                                  ? fmt::format("a run on {} MPI ranks", n_ranks)
@@ -233,6 +235,9 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup, fabric::Exchang
   add_flows(setup, *net);
   add_static_routes(setup, *net);
   add_link_elements(setup, *net);
+  if (s.output.ns3)  // pfc.txt: every PFC frame every port receives
+    for (fabric::Node* n : net->nodes())
+      for (std::size_t p = 0; p < n->port_count(); ++p) n->port(p).record_pfc();
   split_into_parts(setup, *net, ranks);
   return net;
 }

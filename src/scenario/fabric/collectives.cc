@@ -122,9 +122,9 @@ std::int64_t nccl_size(const std::string& collective, std::int64_t bytes, std::i
   return collective == "allgather" || collective == "alltoall" ? bytes * n : bytes;
 }
 
-double algbw_gbps(const CollectiveRow& r) {
-  // bits per ns = Gb/s
-  return static_cast<double>(nccl_size(r.collective, r.bytes, r.ranks)) * 8.0 * 1000.0 /
+double algbw_GBps(const CollectiveRow& r) {
+  // bytes per ns = GB/s
+  return static_cast<double>(nccl_size(r.collective, r.bytes, r.ranks)) * 1000.0 /
          static_cast<double>(r.result.job.completion().ps());
 }
 
@@ -369,7 +369,7 @@ std::string ScenarioCollectives::ops_csv() const {
 std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
   std::string csv =
       "name,iteration,collective,algorithm,strategy,ranks,bytes,issue_ns,start_ns,done_ns,stall_ns,completion_ns,"
-      "path,counters_max_per_nic,algbw_gbps,busbw_gbps,messages,retransmitted_packets\n";
+      "path,counters_max_per_nic,algbw_GBps,busbw_GBps,messages,retransmitted_packets\n";
   for (const CollectiveRow& r : rows) {
     const nicmodel::JobResult& j = r.result.job;
     // Blank: what did not happen before the run ended (not issued, not started, not done).
@@ -383,9 +383,9 @@ std::string collectives_csv(const std::vector<CollectiveRow>& rows) {
     if (r.result.done()) {
       done = ns_text(j.done);
       completion = ns_text(j.completion());
-      const double gbps = algbw_gbps(r);
-      algbw = fmt::format("{:.3f}", gbps);
-      busbw = fmt::format("{:.3f}", gbps * busbw_factor(r.collective, r.ranks));
+      const double a = algbw_GBps(r);
+      algbw = fmt::format("{:.4f}", a);
+      busbw = fmt::format("{:.4f}", a * busbw_factor(r.collective, r.ranks));
     }
     csv += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.name, r.iteration, r.collective,
                        r.algorithm, r.strategy, r.ranks, r.bytes, issue, start, done, stall, completion, path,
@@ -406,7 +406,7 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
     retransmitted += r.result.retransmitted;
     if (!r.result.done()) continue;
     completions.push_back(r.result.job.completion().ps());
-    if (const double f = busbw_factor(r.collective, r.ranks); f > 0 && r.bytes > 0) busbws.push_back(algbw_gbps(r) * f);
+    if (const double f = busbw_factor(r.collective, r.ranks); f > 0 && r.bytes > 0) busbws.push_back(algbw_GBps(r) * f);
     stall = stall + r.result.job.stall();
     if (r.result.job.offloaded) {
       ++offloaded;
@@ -427,13 +427,13 @@ nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& row
   j["completion_p50_ns"] = percentile(0.50);
   j["completion_p99_ns"] = percentile(0.99);
   j["completion_max_ns"] = percentile(1.0);
-  // NCCL's bus bandwidth (collectives.csv's busbw_gbps): the slowest and the mean, for
-  // tune's objectives; null when no collective that moves data is done.
-  j["busbw_gbps_min"] = nullptr;
-  j["busbw_gbps_mean"] = nullptr;
+  // NCCL's bus bandwidth (collectives.csv's busbw_GBps, GB/s as nccl-tests): the slowest
+  // and the mean, for tune's objectives; null when no collective that moves data is done.
+  j["busbw_GBps_min"] = nullptr;
+  j["busbw_GBps_mean"] = nullptr;
   if (!busbws.empty()) {
-    j["busbw_gbps_min"] = *std::min_element(busbws.begin(), busbws.end());
-    j["busbw_gbps_mean"] = std::accumulate(busbws.begin(), busbws.end(), 0.0) / static_cast<double>(busbws.size());
+    j["busbw_GBps_min"] = *std::min_element(busbws.begin(), busbws.end());
+    j["busbw_GBps_mean"] = std::accumulate(busbws.begin(), busbws.end(), 0.0) / static_cast<double>(busbws.size());
   }
   j["stall_total_ns"] = ns_text(stall);
   j["counters_max_per_nic"] = max_counters;

@@ -144,8 +144,9 @@ double busbw_factor(const std::string& collective, std::int32_t n);
 // planner's `bytes` is a block per rank (allgather) or per destination (alltoall), whose
 // nccl-tests size is n blocks.
 std::int64_t nccl_size(const std::string& collective, std::int64_t bytes, std::int32_t n);
-// A collective done: nccl-tests' algbw, its nccl_size over its completion, in Gb/s.
-double algbw_gbps(const CollectiveRow& r);
+// A collective done: nccl-tests' algbw, its nccl_size over its completion, in GB/s (10^9
+// bytes/s, nccl-tests' unit; collectives.csv and collbench use it).
+double algbw_GBps(const CollectiveRow& r);
 
 std::string collectives_csv(const std::vector<CollectiveRow>& rows);
 nlohmann::ordered_json collectives_summary(const std::vector<CollectiveRow>& rows, const CollectiveNics& nics);

@@ -17,6 +17,7 @@
 //   slowdown.csv  with traffic.pattern = "load" or output.slowdown: FCT slowdown per
 //                 flow-size bucket, and slowdown.png (scenario/fabric/slowdown.h)
 //   traffic_matrix.csv  with output.traffic_matrix: src,dst,bytes placed per pair of hosts
+//   fct.txt, pfc.txt  with output.ns3: the HPCC ns-3 RDMA model's outputs (scenario/fabric/ns3.h)
 //   ops.csv       with output.ops (`run --trace-ops`): every operation's ready, fired and
 //                 completed times
 //
@@ -83,6 +84,7 @@ struct FabricScenario {
     std::string slowdown_buckets;       // upper edges, "10KB,100KB"; "" = twenty of equal count
     Bytes short_flow = Bytes::from_count(100'000);
     bool traffic_matrix = false;  // traffic_matrix.csv
+    bool ns3 = false;             // fct.txt and pfc.txt in the HPCC ns-3 model's formats (ns3.h)
   } output;
   // traffic.pattern = "load": the loads overlaid ([[load]] entries, workload/load.h).
   std::vector<workload::LoadSpec> loads;

@@ -71,6 +71,9 @@ const params::Table<FabricScenario>& scenario_table() {
         .flag("traffic_matrix", &S::Output::traffic_matrix,
               "write traffic_matrix.csv: src,dst,bytes, the payload the flows placed per pair of hosts (what "
               "load.N.matrix reads)")
+        .flag("ns3", &S::Output::ns3,
+              "also write fct.txt and pfc.txt in the HPCC ns-3 RDMA model's formats (its scripts read them; not over "
+              "MPI ranks)")
         .flag("ops", &S::Output::ops,
               "write ops.csv: each collective operation's ready, fired and completed times (`run --trace-ops`)");
     params::Table<S> t;

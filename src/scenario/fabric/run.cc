@@ -9,6 +9,7 @@
 #include "core/progress.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/fabric/lookup.h"
+#include "scenario/fabric/ns3.h"
 #include "scenario/fabric/outputs.h"
 #include "scenario/observers/pcap_writer.h"
 #include "scenario/observers/reorder_recorder.h"
@@ -185,6 +186,10 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
   if (collectives && s.output.ops) write_file(dir / "ops.csv", collectives->ops_csv());
   if (s.output.traffic_matrix) write_file(dir / "traffic_matrix.csv", traffic_matrix_csv(*net));
+  if (s.output.ns3) {
+    write_file(dir / "fct.txt", ns3_fct_txt(*net, slow));
+    write_file(dir / "pfc.txt", ns3_pfc_txt(*net));
+  }
   if (o.slowdown_table) {
     write_file(dir / "slowdown.csv", slowdown_csv(slow));
     slowdown_plot(dir, slow);
