@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 shift || true
-all_targets=(scenario_toml flows_csv cdf schedule_json program_json capture cli)
+all_targets=(scenario_toml flows_csv cdf ns3_topology schedule_json program_json capture cli)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 jobs=${FUZZ_JOBS:-1}
@@ -42,10 +42,11 @@ bin=build/asan/fuzz
 # Seeds, derived from the tree on every run.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{scenario_toml,flows_csv,cdf,schedule_json,program_json,capture,cli} "$out/dicts"
+mkdir -p "$seeds"/{scenario_toml,flows_csv,cdf,ns3_topology,schedule_json,program_json,capture,cli} "$out/dicts"
 cp examples/*.toml "$seeds/scenario_toml/"
 cp examples/*.csv "$seeds/flows_csv/"
 cp examples/cdf/*.cdf "$seeds/cdf/"
+cp tests/data/ns3/*topology.txt "$seeds/ns3_topology/"
 cp tests/data/*.json "$seeds/schedule_json/"
 cp examples/programs/*.json "$seeds/program_json/"
 # Nesting past the readers' depth bound (64 levels), which mutations of the shipped

@@ -512,6 +512,9 @@ const params::Table<TopologySpec>& topology_table() {
         .integer("ring_switches", &T::ring_switches, "ring: switches in the ring", 3, 4096)
         .integer("hosts_per_switch", &T::hosts_per_switch, "ring: hosts on each switch", 1, 1024)
         .integer("k", &T::k, "fat_tree: switch radix k (even; k^3/4 hosts)", 2, 64)
+        .text("file", &T::file,
+              "ns3: the HPCC ns-3 RDMA model's topology.txt, every link at its own rate and delay (relative to the "
+              "scenario)")
         .custom(
             {"host_rate", Kind::rate, "rate of host links", "1Mbps", "", {}},
             [](T& s, const Value& v) { s.host_link.rate = BitRate::from_bps(v.i); },

@@ -1,11 +1,14 @@
 #include "fabric/topology.h"
 
+#include <cctype>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/input.h"
 
 namespace fabriclab::fabric {
 
@@ -49,6 +52,7 @@ void check_port_counts(const TopologySpec& t) {
     case TopologyKind::ring:
       return check_ports("each switch", std::uint64_t{t.hosts_per_switch} + 2,
                          key("hosts_per_switch", t.hosts_per_switch) + " + 2 ring links");
+    case TopologyKind::ns3: return;  // Network::connect counts each node's
   }
 }
 }  // namespace
@@ -68,6 +72,7 @@ std::uint32_t host_count(const TopologySpec& t) {
     case TopologyKind::leaf_spine: n = std::uint64_t{t.leaves} * t.hosts_per_leaf; break;
     case TopologyKind::fat_tree: n = std::uint64_t{t.k} * t.k * t.k / 4; break;
     case TopologyKind::ring: n = std::uint64_t{t.ring_switches} * t.hosts_per_switch; break;
+    case TopologyKind::ns3: n = read_ns3_topology(t.file).hosts(); break;
   }
   if (n > kMaxHosts) throw InputError("the topology has " + std::to_string(n) + " hosts (at most 2^20)");
   return static_cast<std::uint32_t>(n);
@@ -117,7 +122,85 @@ std::string link_rates_text(const std::vector<LinkRate>& v) {
 
 namespace {
 void build_shape(Network& net, const TopologySpec& t);
+
+// The next whitespace-separated word of `text` from `at`, and the line it is on.
+bool next_word(const std::string& text, std::size_t& at, std::size_t& line, std::string& word) {
+  while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) line += text[at++] == '\n' ? 1 : 0;
+  if (at >= text.size()) return false;
+  const std::size_t from = at;
+  while (at < text.size() && !std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+  word = text.substr(from, at - from);
+  return true;
+}
 }  // namespace
+
+std::uint32_t Ns3Topology::hosts() const {
+  std::uint32_t h = 0;
+  for (const bool s : is_switch) h += s ? 0 : 1;
+  return h;
+}
+
+Ns3Topology read_ns3_topology(const std::string& path) {
+  if (path.empty()) throw InputError("topology.kind = \"ns3\" needs topology.file, the ns-3 model's topology.txt");
+  const std::string text = read_input(path, "ns-3 topology", kTableBytes);
+  std::size_t at = 0, line = 1;
+  std::string word;
+  const auto word_of = [&](const char* what) {
+    if (!next_word(text, at, line, word))
+      throw InputError(fmt::format("{}:{}: the file ends where {} was expected", path, line, what));
+    return word;
+  };
+  const auto number = [&](const char* what, std::uint64_t max) {
+    const std::string w = word_of(what);
+    if (w.empty() || w.size() > 10 || w.find_first_not_of("0123456789") != std::string::npos || std::stoull(w) > max)
+      throw InputError(fmt::format("{}:{}: {}: expected a whole number 0..{}, got '{}'", path, line, what, max, w));
+    return static_cast<std::uint32_t>(std::stoull(w));
+  };
+  Ns3Topology t;
+  t.nodes = number("the number of nodes", kMaxHosts + 65536);
+  const std::uint32_t switches = number("the number of switches", t.nodes);
+  const std::uint32_t links = number("the number of links", 16u << 20);
+  t.is_switch.assign(t.nodes, false);
+  for (std::uint32_t s = 0; s < switches; ++s) {
+    const std::uint32_t id = number("a switch's node id", t.nodes - 1);
+    if (t.is_switch[id]) throw InputError(fmt::format("{}:{}: switch {} is listed twice", path, line, id));
+    t.is_switch[id] = true;
+  }
+  if (t.hosts() < 2) throw InputError(fmt::format("{}: {} host(s): a network needs two at least", path, t.hosts()));
+  std::vector<std::uint32_t> host_links(t.nodes, 0);
+  for (std::uint32_t k = 0; k < links; ++k) {
+    Ns3Topology::Link l{};
+    l.a = number("a link's first node", t.nodes - 1);
+    const std::size_t at_line = line;
+    l.b = number("a link's second node", t.nodes - 1);
+    if (l.a == l.b) throw InputError(fmt::format("{}:{}: a link from node {} to itself", path, at_line, l.a));
+    try {
+      l.rate = parse_bit_rate(word_of("a link's rate"));
+      l.delay = parse_time(word_of("a link's delay"));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}:{}: {}", path, line, e.what()));
+    }
+    if (l.rate.bps() <= 0) throw InputError(fmt::format("{}:{}: a link's rate must be positive", path, line));
+    const std::string error = word_of("a link's error rate");
+    char* end = nullptr;
+    const double e = std::strtod(error.c_str(), &end);
+    if (end != error.c_str() + error.size() || !(e >= 0))
+      throw InputError(fmt::format("{}:{}: error rate '{}': expected a number", path, line, error));
+    if (e != 0)
+      throw InputError(fmt::format("{}:{}: error rate {}: random loss on every link is not modelled (impair.* drops "
+                                   "on one link); write 0",
+                                   path, line, error));
+    for (const std::uint32_t n : {l.a, l.b})
+      if (!t.is_switch[n] && ++host_links[n] > 1)
+        throw InputError(fmt::format("{}:{}: host node {} has a second link: a host has one NIC port", path, line, n));
+    t.links.push_back(l);
+  }
+  for (std::uint32_t n = 0; n < t.nodes; ++n)
+    if (!t.is_switch[n] && host_links[n] == 0) throw InputError(fmt::format("{}: host node {} has no link", path, n));
+  if (next_word(text, at, line, word))
+    throw InputError(fmt::format("{}:{}: '{}' after the {} links the first line announces", path, line, word, links));
+  return t;
+}
 
 void build_topology(Network& net, const TopologySpec& t) {
   build_shape(net, t);
@@ -222,6 +305,17 @@ void build_shape(Network& net, const TopologySpec& t) {
         for (std::uint32_t a = 0; a < half; ++a)
           for (std::uint32_t c = 0; c < half; ++c)
             net.connect(sw(edges + p * half + a), sw(edges + aggs + a * half + c), fl.rate, fl.delay);
+      return;
+    }
+    case TopologyKind::ns3: {
+      const Ns3Topology n = read_ns3_topology(t.file);
+      // Hosts first, then switches, each in node-id order.
+      std::vector<Node*> node(n.nodes);
+      for (std::uint32_t id = 0; id < n.nodes; ++id)
+        if (!n.is_switch[id]) node[id] = &net.host(net.add_host());
+      for (std::uint32_t id = 0; id < n.nodes; ++id)
+        if (n.is_switch[id]) node[id] = &net.switch_at(net.add_switch("n" + std::to_string(id)));
+      for (const auto& l : n.links) net.connect(*node[l.a], *node[l.b], l.rate, l.delay);
       return;
     }
   }

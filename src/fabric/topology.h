@@ -10,6 +10,16 @@
 //                  (shortest paths go both ways around: a classic PFC deadlock setting)
 //   fat_tree       3-tier k-ary fat-tree (Al-Fares et al., SIGCOMM 2008): k pods of k/2
 //                  edge and k/2 aggregation switches, (k/2)^2 cores, k^3/4 hosts
+//   ns3            any graph, from `file`: the HPCC ns-3 RDMA model's topology.txt (its
+//                  first line "NODES SWITCHES LINKS", then the switches' node ids, then a
+//                  line per link "A B RATE DELAY ERROR_RATE", rates and delays with ns-3's
+//                  units: "100Gbps", "0.001ms"); every node not named a switch is a host
+//                  with one link. Hosts are numbered by node id (host index = its rank
+//                  among the hosts, named hN), switches come after them in node-id order
+//                  (named nID, the file's id), and ports in the order of the file's links,
+//                  as ns-3 numbers a node's devices. Links at their own rate and delay
+//                  (host_rate, fabric_rate, link_delay do not apply); an error rate other
+//                  than 0 is refused (random loss is impair.*'s, on one link).
 // Host links use `host_link`, switch-to-switch links `fabric_link`.
 #pragma once
 
@@ -23,13 +33,14 @@
 
 namespace fabriclab::fabric {
 
-enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree, ring };
-inline constexpr params::EnumNames<TopologyKind, 6> kTopologyKindNames{{{TopologyKind::back_to_back, "back_to_back"},
+enum class TopologyKind : std::uint8_t { back_to_back, single_switch, two_switches, leaf_spine, fat_tree, ring, ns3 };
+inline constexpr params::EnumNames<TopologyKind, 7> kTopologyKindNames{{{TopologyKind::back_to_back, "back_to_back"},
                                                                         {TopologyKind::single_switch, "single_switch"},
                                                                         {TopologyKind::two_switches, "two_switches"},
                                                                         {TopologyKind::leaf_spine, "leaf_spine"},
                                                                         {TopologyKind::fat_tree, "fat_tree"},
-                                                                        {TopologyKind::ring, "ring"}}};
+                                                                        {TopologyKind::ring, "ring"},
+                                                                        {TopologyKind::ns3, "ns3"}}};
 
 struct LinkSpec {
   BitRate rate = BitRate::from_bps(100'000'000'000);
@@ -57,7 +68,22 @@ struct TopologySpec {
   std::uint32_t ring_switches = 4, hosts_per_switch = 1;
   LinkSpec host_link, fabric_link;
   std::vector<LinkRate> link_rates;  // after the shape is built
+  std::string file;                  // ns3: topology.txt
 };
+
+// An ns-3 topology.txt read and checked (InputError naming the file and line).
+struct Ns3Topology {
+  std::uint32_t nodes = 0;
+  std::vector<bool> is_switch;  // by node id
+  struct Link {
+    std::uint32_t a, b;
+    BitRate rate;
+    Time delay;
+  };
+  std::vector<Link> links;
+  std::uint32_t hosts() const;
+};
+Ns3Topology read_ns3_topology(const std::string& path);
 
 TopologyKind parse_topology_kind(const std::string& name);  // throws InputError
 const char* to_string(TopologyKind k);

@@ -37,7 +37,9 @@ double estimated_work(const FabricScenario& s) {
   for (const CollectiveSpec& c : s.collectives) bytes += static_cast<double>(c.bytes.count()) * c.iterations;
   const double carried = static_cast<double>(s.sim.stop_time.ps()) * 1e-12 *
                          static_cast<double>(s.topology.host_link.rate.bps()) / 8;
-  return static_cast<double>(fabric::host_count(s.topology)) * std::min(bytes, carried);
+  // (an ns-3 topology's hosts are in its file, relative to the scenario: counted as one)
+  const double hosts = s.topology.kind == fabric::TopologyKind::ns3 ? 1 : fabric::host_count(s.topology);
+  return hosts * std::min(bytes, carried);
 }
 
 // The points `which` (indices), the biggest first by estimated_work, equals in order.

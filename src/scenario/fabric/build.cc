@@ -174,7 +174,8 @@ void split_into_parts(const FabricSetup& setup, Network& net, fabric::Exchange* 
     if (net.host_count() < parts)
       throw InputError(fmt::format("{} needs a host per part at least; the topology has {}", head, net.host_count()));
     // Parts meet every link delay (the window): a link without one would never let them part.
-    if (s.topology.host_link.delay <= Time() || s.topology.fabric_link.delay <= Time())
+    if (s.topology.kind != fabric::TopologyKind::ns3 &&  // (its file's links: the run checks those it cuts)
+        (s.topology.host_link.delay <= Time() || s.topology.fabric_link.delay <= Time()))
       throw InputError(fmt::format("{} needs a delay on every link (topology.link_delay = {}, set at {})", head,
                                    cfg.shown("topology.link_delay"), cfg.origin("topology.link_delay")));
     net.set_partitioner(s.sim.partitioner);
@@ -217,7 +218,9 @@ std::unique_ptr<Network> build_network(const FabricSetup& setup, fabric::Exchang
   check_across_keys(setup);
   auto net = std::make_unique<Network>(s.nic, s.sw, s.sim.seed);
   net->set_wire_format(s.wire);
-  fabric::build_topology(*net, s.topology);
+  fabric::TopologySpec topo = s.topology;
+  topo.file = cfg.path("topology.file");  // relative to the scenario
+  fabric::build_topology(*net, topo);
   // A buffer too small for its reserves and headroom, before the flows (which can take
   // seconds and gigabytes at scale) are built; located at the key the message names.
   try {
