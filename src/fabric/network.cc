@@ -244,20 +244,28 @@ Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFr
   std::vector<const Port*> path;
   Time best = Time::max();
   std::size_t paths = 0;
-  const auto time_of = [&] {
-    // Turning at link k: the first frame up to it, every frame through it, the last one
-    // after it.
-    Time worst;
-    for (std::size_t k = 0; k < path.size(); ++k) {
-      Time t;
-      for (std::size_t i = 0; i < path.size(); ++i) {
-        const Port& p = *path[i];
-        const Bytes b = i < k ? frames.first : i == k ? frames.all : frames.last;
-        t += p.delay() + serialization_time(b, p.rate(), rounding);
-      }
-      worst = std::max(worst, t);
+  __extension__ using I128 = __int128;
+  // Turning at link k: the first frame up to it, every frame through it (each serialized
+  // and rounded as the wire does), the last one after it; in 128 bits, Time::max() past
+  // what a Time holds.
+  std::vector<I128> after;  // per link: the last frame's delay + serialization over the links after it
+  const auto time_of = [&]() -> Time {
+    const std::size_t n = path.size();
+    const auto ser = [&](Bytes b, const Port& p) {
+      return static_cast<I128>(serialization_time(b, p.rate(), rounding).ps());
+    };
+    after.assign(n + 1, 0);
+    for (std::size_t i = n; i-- > 0;) after[i] = after[i + 1] + path[i]->delay().ps() + ser(frames.last, *path[i]);
+    I128 before = 0, worst = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      const Port& p = *path[k];
+      I128 through = p.delay().ps();
+      for (const auto& [bytes, count] : frames.all) through += ser(bytes, p) * count;
+      worst = std::max(worst, before + through + after[k + 1]);
+      before += p.delay().ps() + ser(frames.first, p);
     }
-    return worst;
+    return worst > std::numeric_limits<std::int64_t>::max() ? Time::max()
+                                                            : Time::from_ps(static_cast<std::int64_t>(worst));
   };
   const auto walk = [&](auto&& self, std::uint32_t node) -> void {
     if (paths >= kMaxIdealPaths || path.size() > 64) return;
@@ -289,24 +297,28 @@ Time Network::ideal_fct(const FlowSpec& f) const {
     const std::uint64_t n = w.header_bytes + (reth ? kRethBytes : 0) + payload + (4 - payload % 4) % 4 + w.int_bytes;
     return std::max<std::uint64_t>(n, w.min_frame_bytes) + w.gap_bytes;
   };
-  std::uint64_t total = 0, first = 0, smallest = std::numeric_limits<std::uint64_t>::max();
+  const auto bytes = [](std::uint64_t n) { return Bytes::from_count(static_cast<std::int64_t>(n)); };
+  std::uint64_t first = 0, smallest = std::numeric_limits<std::uint64_t>::max();
+  std::map<std::uint64_t, std::uint64_t> count;  // frames by wire bytes (a few sizes)
   for (std::uint32_t q = 0; q < f.qps; ++q) {
     const std::uint64_t share = f.bytes / f.qps + (q < f.bytes % f.qps ? 1 : 0);
     if (share == 0) continue;
     const std::uint64_t packets = (share + nic_.mtu - 1) / nic_.mtu, last = share - (packets - 1) * nic_.mtu;
     const std::uint64_t head = frame(packets == 1 ? last : nic_.mtu, true);
     first = std::max(first, head);
-    total += head;
-    if (packets > 1) total += (packets - 2) * frame(nic_.mtu, false) + frame(last, false);
+    ++count[head];
+    if (packets > 2) count[frame(nic_.mtu, false)] += packets - 2;
+    if (packets > 1) ++count[frame(last, false)];
     smallest = std::min(smallest, packets == 1 ? head : frame(last, false));
   }
-  const auto bytes = [](std::uint64_t n) { return Bytes::from_count(static_cast<std::int64_t>(n)); };
-  const Time t = least_path_time(hosts_.at(f.src)->id(), f.dst, {bytes(first), bytes(total), bytes(smallest)});
+  PathFrames frames{bytes(first), bytes(smallest), {}};
+  for (const auto& [b, n] : count) frames.all.emplace_back(bytes(b), n);
+  const Time t = least_path_time(hosts_.at(f.src)->id(), f.dst, frames);
   if (t == Time::max() || nic_.flow_end != FlowEnd::acked) return t;
   const Bytes ack = bytes(std::max<std::uint64_t>(w.header_bytes + kAethBytes + w.int_bytes, w.min_frame_bytes) +
                           w.gap_bytes);
-  const Time back = least_path_time(hosts_.at(f.dst)->id(), f.src, {ack, ack, ack});
-  return back == Time::max() ? back : t + back;
+  const Time back = least_path_time(hosts_.at(f.dst)->id(), f.src, {ack, ack, {{ack, 1}}});
+  return back == Time::max() || back.ps() > std::numeric_limits<std::int64_t>::max() - t.ps() ? Time::max() : t + back;
 }
 
 void Network::check_buffers() {

@@ -109,12 +109,13 @@ class Network final : private FlowEvents {
   // with the gap) leave back to back and cross a path of links i (delay d_i, rate r_i)
   // store-and-forward; the last byte arrives after
   //   max over links k of [ sum_{i<k} (d_i + w_1/r_i) + W/r_k + d_k + sum_{i>k} (d_i + w_n/r_i) ]
-  // (w_1 the first frame, W all of them, w_n the last: the frames queue at the slowest
-  // link, k; with every rate equal, sum_i (d_i + w_1/r_i) + (W - w_1)/r + ...), least over
-  // the routed equal-cost paths (static routes included; the first kMaxIdealPaths); plus,
-  // when nic.flow_end = last_ack_received, an ACK frame's way back. Serializations are
-  // rounded as the wire format rounds each frame. Time::max() when no path reaches the
-  // destination. Once prepared.
+  // (w_1 the first frame, W/r_k every frame's serialization, each rounded as the wire
+  // format rounds a frame, w_n the last: the frames queue at the slowest link, k), least
+  // over the routed equal-cost paths (static routes included; the first kMaxIdealPaths);
+  // plus, when nic.flow_end = last_ack_received, an ACK frame's way back. Every frame on
+  // one path: a flow of several QPs, or sprayed, can beat it where the paths are slower
+  // than the host link (its frames then share several). Time::max() when no path reaches
+  // the destination or the time does not fit a Time. Once prepared.
   static constexpr std::size_t kMaxIdealPaths = 4096;
   Time ideal_fct(const FlowSpec& f) const;
   // Flow `id`'s UDP source port (its first QP's; 0 for a flow of no QP). Once prepared.
@@ -263,8 +264,11 @@ class Network final : private FlowEvents {
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
   // The frames a path carries for ideal_fct: the first's, all of them, the last's bytes.
+  // The frames a path carries for ideal_fct: the first's and the last's wire bytes, and
+  // every frame as (wire bytes, how many).
   struct PathFrames {
-    Bytes first, all, last;
+    Bytes first, last;
+    std::vector<std::pair<Bytes, std::uint64_t>> all;
   };
   // ideal_fct's least time over the routed paths from node `from` to host `to`.
   Time least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames) const;

@@ -17,6 +17,7 @@ namespace fabriclab::workload {
 namespace {
 
 constexpr std::uint64_t kCdfBytes = std::uint64_t{1} << 20;  // a CDF of a million bytes is not one
+constexpr double kMaxSize = 9007199254740992.0;              // 2^53 bytes: exact in a double
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -62,8 +63,8 @@ Cdf Cdf::parse(std::string_view text, const std::string& name) {
       throw InputError(
           fmt::format("{}: expected two numbers, a size in bytes and a cumulative probability, got '{}'", where, line));
     Point pt;
-    if (!parse_number(fields[0], pt.size) || pt.size < 0)
-      throw InputError(fmt::format("{}: size '{}': expected a number of bytes, at least 0", where, fields[0]));
+    if (!parse_number(fields[0], pt.size) || pt.size < 0 || pt.size > kMaxSize)
+      throw InputError(fmt::format("{}: size '{}': expected a number of bytes, from 0 to 2^53", where, fields[0]));
     if (!parse_number(fields[1], pt.p) || pt.p < 0)
       throw InputError(
           fmt::format("{}: probability '{}': expected a number from 0 to 1 (or a percentage)", where, fields[1]));
@@ -95,6 +96,10 @@ Cdf Cdf::parse(std::string_view text, const std::string& name) {
   if (c.points_.back().size < 1)
     throw InputError(fmt::format("{}:{}: the largest size is {}: flows carry at least one byte", name, lines.back(),
                                  c.points_.back().size));
+  if (c.mean() < 1)
+    throw InputError(fmt::format("{}: the mean size is {:g} bytes: every flow carries one byte at least, so a load "
+                                 "drawn from it would offer more than asked",
+                                 name, c.mean()));
   return c;
 }
 
@@ -156,9 +161,9 @@ const params::Table<LoadSpec>& load_table() {
                 "group), matrix (weights of load.N.matrix)")
         .integer("groups", &L::groups, "within, between: hosts split by index into this many equal groups", 2, 65536)
         .text("matrix", &L::matrix, "matrix: a traffic matrix, CSV src,dst,bytes (relative to the scenario)")
-        .time("start", &L::start, "the load's first arrivals")
-        .time("duration", &L::duration, "arrivals from start for this long", "1ns")
-        .time("every", &L::every, "incast: a burst this often (the first at start)", "1ns")
+        .time("start", &L::start, "the load's first arrivals", "0ps", "1000s")
+        .time("duration", &L::duration, "arrivals from start for this long", "1ns", "1000s")
+        .time("every", &L::every, "incast: a burst this often (the first at start)", "1ns", "1000s")
         .integer("fan_in", &L::fan_in, "incast: senders per burst, picked at random", 1, 65535)
         .bytes("bytes", &L::bytes, "incast: bytes each sender sends", "1B")
         .integer("receiver", &L::receiver, "incast: the receiving host (-1: one at random per burst)", -1, 65535)
@@ -188,8 +193,9 @@ TrafficMatrix read_traffic_matrix(const std::string& path, std::uint32_t hosts) 
     const std::string where = reader.where(row);
     const std::uint32_t s = host(row.fields[0], where, "src"), d = host(row.fields[1], where, "dst");
     double b = 0;
-    if (!parse_number(row.fields[2], b) || b < 0)
-      throw InputError(fmt::format("{}: column bytes: expected a number at least 0, got '{}'", where, row.fields[2]));
+    if (!parse_number(row.fields[2], b) || b < 0 || b > 1e18)
+      throw InputError(
+          fmt::format("{}: column bytes: expected a number from 0 to 1e18, got '{}'", where, row.fields[2]));
     if (s == d && b > 0) throw InputError(where + ": src and dst are the same host");
     if (b > 0) sum[{s, d}] += b;
   }
@@ -209,15 +215,19 @@ struct LoadGenerator::Source {
   std::vector<double> cumulative;
 };
 
-LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> host_rates, std::uint64_t seed)
+LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> host_rates, std::uint64_t seed,
+                             const std::function<std::string(std::size_t)>& where)
     : loads_(std::move(loads)), rates_(std::move(host_rates)), seed_(seed) {
   const auto hosts = static_cast<std::uint32_t>(rates_.size());
   if (hosts < 2) throw InputError("traffic.pattern = \"load\" needs at least two hosts");
   sources_.resize(loads_.size());
+  double expected = 0;  // flows, all loads
   for (std::uint32_t i = 0; i < loads_.size(); ++i) {
     const LoadSpec& l = loads_[i].spec;
-    const std::string key = fmt::format("load.{}", i);
+    const std::string key = (where ? where(i) + ": " : std::string()) + fmt::format("load.{}", i);
+    const double duration_ps = static_cast<double>(l.duration.ps());
     if (l.kind == LoadKind::incast) {
+      expected += std::ceil(duration_ps / static_cast<double>(l.every.ps())) * l.fan_in;
       if (l.fan_in > hosts - 1)
         throw InputError(fmt::format("{}.fan_in = {}: only {} other hosts", key, l.fan_in, hosts - 1));
       if (l.receiver >= static_cast<std::int64_t>(hosts))
@@ -259,6 +269,7 @@ LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> h
       s.rng = RandomStream(seed, fmt::format("traffic/load/{}/{}", i, h));
       const double bps = l.pairs == Pairs::matrix ? scale * row[h] : l.load * static_cast<double>(rates_[h].bps());
       s.per_ps = bps / (8 * mean) / 1e12;
+      expected += s.per_ps * duration_ps;
       if (l.pairs == Pairs::matrix) {
         double c = 0;
         for (const auto& e : loads_[i].matrix.entries)
@@ -272,6 +283,14 @@ LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> h
       advance(i, h);
     }
   }
+  // Every flow is a QP at each end before the run: a load of hundreds of millions is a
+  // mistake (a duration in seconds where milliseconds were meant), refused before it is
+  // made.
+  if (expected > kMaxLoadFlows)
+    throw InputError(
+        fmt::format("{}the [[load]] entries would make about {:.3g} flows, more than a run holds ({:.3g}): "
+                    "shorten their duration or lower their load",
+                    where && !loads_.empty() ? where(0) + ": " : "", expected, kMaxLoadFlows));
 }
 
 LoadGenerator::~LoadGenerator() = default;
@@ -327,6 +346,7 @@ bool LoadGenerator::next(fabric::FlowSpec& out) {
     const LoadSpec& l = loads_[p.load].spec;
     if (l.kind == LoadKind::incast) {
       burst(p.load, p.at);
+      ready_load_ = p.load;
       continue;
     }
     Source& s = sources_[p.load][p.host];
@@ -360,9 +380,11 @@ bool LoadGenerator::next(fabric::FlowSpec& out) {
     const std::uint64_t size = loads_[p.load].cdf.size_at(s.rng.uniform());
     ready_.assign(1, {.src = p.host, .dst = dst, .bytes = size, .start = p.at, .priority = l.priority, .qps = l.qps});
     ready_next_ = 0;
+    ready_load_ = p.load;
     advance(p.load, p.host);
   }
   out = ready_[ready_next_++];
+  last_load_ = ready_load_;
   return true;
 }
 

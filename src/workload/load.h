@@ -12,18 +12,22 @@
 //
 // Randomness: one stream per load and sending host (the arrivals, sizes and destinations
 // of host h in load i come from "traffic/load/i/h"), one per incast load for its bursts:
-// what a host sends does not depend on how many other hosts there are or which part runs
-// them. LoadGenerator hands out the flows of every load merged in start order (ties: by
-// load, then host), one at a time, from state per sending host: it never holds the list.
+// when a host sends and how much does not depend on how many other hosts there are or
+// which part runs them (whom it sends to does: the destinations are drawn among them). LoadGenerator hands out the
+// flows of every load merged in start order (ties: by load, then host), one at a time, from state per sending host: it
+// never holds the list.
 //
 // CDF files: one point per line, "SIZE PROBABILITY" (spaces, tabs or a comma between),
 // sizes in bytes non-decreasing, probabilities non-decreasing and the last exactly 1 -- or,
 // the HPCC files' convention, percentages ending at exactly 100 (the last point says
 // which). Lines starting with '#' are comments. A first point above 0 is a point mass at
-// its size; equal sizes make a point mass, equal probabilities an empty stretch.
+// its size; equal sizes make a point mass, equal probabilities an empty stretch. Sizes are
+// at most 2^53 bytes (exact in a double) and the mean at least 1 byte (every flow carries
+// one: a smaller mean would offer more than the load asks).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <queue>
 #include <string>
@@ -105,9 +109,10 @@ struct TrafficMatrix {
 TrafficMatrix read_traffic_matrix(const std::string& path, std::uint32_t hosts);
 
 // The flows of `loads` over hosts whose links run at `host_rates` (bits/s), in start order.
-// Every load's files are read and checked when it is made (InputError naming
-// "load.N.KEY" or the file); `where(i, key)` gives the text that names load i's key in a
-// message (its origin in the scenario).
+// The loads are checked when it is made (InputError naming "load.N.KEY", after `where(N)`
+// when given: where entry N was set, "f.toml:12:1"), among them the flows they would make:
+// at most kMaxLoadFlows expected in all.
+inline constexpr double kMaxLoadFlows = 1 << 27;
 class LoadGenerator {
  public:
   struct Resolved {
@@ -115,7 +120,8 @@ class LoadGenerator {
     Cdf cdf;               // poisson
     TrafficMatrix matrix;  // matrix
   };
-  LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> host_rates, std::uint64_t seed);
+  LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> host_rates, std::uint64_t seed,
+                const std::function<std::string(std::size_t)>& where = {});
   ~LoadGenerator();
   LoadGenerator(const LoadGenerator&) = delete;
   LoadGenerator& operator=(const LoadGenerator&) = delete;
@@ -124,6 +130,8 @@ class LoadGenerator {
   bool next(fabric::FlowSpec& out);
   // Load i's per-host arrival rate (flows per second) of host h (0 for incast loads).
   double arrival_rate(std::size_t i, std::uint32_t h) const;
+  // The load the flow next() gave last came from.
+  std::uint32_t last_load() const { return last_load_; }
 
  private:
   struct Source;
@@ -146,6 +154,7 @@ class LoadGenerator {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue_;
   std::vector<fabric::FlowSpec> ready_;  // an incast burst's flows, handed out in order
   std::size_t ready_next_ = 0;
+  std::uint32_t last_load_ = 0, ready_load_ = 0;
 };
 
 }  // namespace fabriclab::workload

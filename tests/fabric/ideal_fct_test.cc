@@ -60,6 +60,16 @@ TEST(IdealFct, FourLinksWithASlowerCoreQueueAtItsSlowestLink) {
   EXPECT_EQ(c.fct(), c.ideal());
 }
 
+TEST(IdealFct, EachFrameIsRoundedAsTheWireRoundsIt) {
+  // At 56 Gb/s a byte takes 1000/7 ps: each frame's time rounds up on its own, 4198 ->
+  // 599 715 ps, 4182 -> 597 429, 1894 -> 270 572 (all three: 1 467 716; W at once would
+  // round to 1 467 715). The frames queue at the last link: 1 us + 599 715 + 1 us +
+  // 1 467 716 = 4 067 431 ps.
+  Chain c({56, 56}, {1000, 1000});
+  EXPECT_EQ(c.ideal(), ps(4'067'431));
+  EXPECT_EQ(c.fct(), c.ideal());
+}
+
 TEST(IdealFct, WithTheLastAckTheAckComesBack) {
   NicConfig nic;
   nic.flow_end = FlowEnd::acked;

@@ -68,7 +68,7 @@ TEST(Cdf, BadFilesAreNamedByLine) {
   EXPECT_EQ(input_error_of([] { Cdf::parse("0 0\n100 0.5 7\n", "f.cdf"); }),
             "f.cdf:2: expected two numbers, a size in bytes and a cumulative probability, got '100 0.5 7'");
   EXPECT_EQ(input_error_of([] { Cdf::parse("0 0\n1e3x 1\n", "f.cdf"); }),
-            "f.cdf:2: size '1e3x': expected a number of bytes, at least 0");
+            "f.cdf:2: size '1e3x': expected a number of bytes, from 0 to 2^53");
   EXPECT_EQ(input_error_of([] { Cdf::parse("0 0\n100 nan\n", "f.cdf"); }),
             "f.cdf:2: probability 'nan': expected a number from 0 to 1 (or a percentage)");
   EXPECT_EQ(input_error_of([] { Cdf::parse("# only a comment\n\n", "f.cdf"); }),
@@ -76,6 +76,12 @@ TEST(Cdf, BadFilesAreNamedByLine) {
   EXPECT_EQ(input_error_of([] { Cdf::parse("0 0\n0 1\n", "f.cdf"); }),
             "f.cdf:2: the largest size is 0: flows carry at least one byte");
   EXPECT_NE(input_error_of([] { Cdf::read("/nonexistent/x.cdf"); }).find("/nonexistent/x.cdf"), std::string::npos);
+  // Sizes of at least a byte are drawn: a mean below one would offer more than the load.
+  EXPECT_EQ(input_error_of([] { Cdf::parse("0 0.5\n1 1\n", "f.cdf"); }),
+            "f.cdf: the mean size is 0.25 bytes: every flow carries one byte at least, so a load drawn from it would "
+            "offer more than asked");
+  EXPECT_EQ(input_error_of([] { Cdf::parse("0 0\n1e17 1\n", "f.cdf"); }),
+            "f.cdf:2: size '1e17': expected a number of bytes, from 0 to 2^53");
 }
 
 // The moments of a piecewise-linear CDF, by hand: a point mass at the first size, then
@@ -276,6 +282,17 @@ TEST(LoadGenerator, AMatrixSharesTheLoadByItsWeights) {
   std::ofstream(path) << "src,dst,bytes\nh0,h9,3\n";
   EXPECT_EQ(input_error_of([&] { read_traffic_matrix(path.string(), 4); }),
             path.string() + ":2: column dst: expected a host 0..3 (or h0..h3), got 'h9'");
+}
+
+TEST(LoadGenerator, ALoadOfMoreFlowsThanARunHoldsIsRefusedBeforeItIsMade) {
+  // Hadoop at 100 % for 1000 s on 16 hosts: 100G / (8 x 120 420.75 B) = 103 804 flows per
+  // second per host, 1.66e9 in all.
+  LoadSpec spec;
+  spec.load = 1;
+  spec.duration = sec(1000);
+  EXPECT_EQ(input_error_of([&] { LoadGenerator(one_load(spec), std::vector<BitRate>(16, Gbps(100)), 1); }),
+            "the [[load]] entries would make about 1.66e+09 flows, more than a run holds (1.34e+08): shorten their "
+            "duration or lower their load");
 }
 
 TEST(LoadGenerator, IncastBurstsComeEveryPeriodFromDistinctSenders) {

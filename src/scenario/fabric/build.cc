@@ -46,8 +46,19 @@ void add_flows(const FabricSetup& setup, Network& net) {
     }
     std::vector<BitRate> rates;
     for (std::uint32_t h = 0; h < net.host_count(); ++h) rates.push_back(net.host(h).port(0).rate());
-    workload::LoadGenerator gen(std::move(loads), std::move(rates), s.sim.seed);
-    for (fabric::FlowSpec f; gen.next(f);) net.add_flow(f);
+    workload::LoadGenerator gen(std::move(loads), std::move(rates), s.sim.seed,
+                                [&](std::size_t i) { return cfg.entry_origin("load", i); });
+    for (fabric::FlowSpec f; gen.next(f);) try {
+        net.add_flow(f);
+      } catch (const InputError& e) {  // (a size its QPs' PSNs cannot number)
+        const std::size_t i = gen.last_load();
+        throw InputError(fmt::format("{}: load.{} ({}): {}", cfg.entry_origin("load", i), i,
+                                     s.loads[i].kind == workload::LoadKind::poisson
+                                         ? "its sizes from " + cfg.text(fmt::format("load.{}.cdf", i)) + ", load." +
+                                               std::to_string(i) + ".qps QPs each"
+                                         : "load." + std::to_string(i) + ".bytes",
+                                     e.what()));
+      }
     return;
   }
   if (!s.loads.empty())

@@ -7,20 +7,20 @@
 //            "%08x %08x %u %u %lu %lu %lu %lu": source IP, destination IP, UDP source
 //            port, destination port, size (bytes), start time (ns), FCT (ns), standalone
 //            FCT (ns). A host's IP is the model's node_id_to_ip: 0x0b000001 + (h / 256)
-//            x 0x10000 + (h % 256) x 0x100 for host index h (the model numbers hosts
-//            first, as fabriclab does); the source port is the flow's first QP's (what a
-//            capture shows); the destination port is 100, what the model's traffic
-//            generator gives every flow (fct_analysis.py's "normal" flows). The FCT ends
-//            where flows.csv's does (nic.flow_end; the model's ends at the sender's last
-//            ACK: nic.flow_end = last_ack_received matches it). The standalone FCT is
+//            x 0x10000 + (h % 256) x 0x100 for host index h (the file's node id when the
+//            topology numbers its hosts first, as the model's generators do; after
+//            topology.kind = "ns3" renumbered switches-first ids, fabriclab's); the source port is the flow's first
+//            QP's (what a capture shows); the destination port is 100, what the model's traffic generator gives every
+//            flow (fct_analysis.py's "normal" flows). The FCT ends where flows.csv's does (nic.flow_end; the model's
+//            ends at the sender's last ACK: nic.flow_end = last_ack_received matches it). The standalone FCT is
 //            fabriclab's ideal FCT (flows.csv's ideal_fct_ns: the flow alone on the idle
 //            network), not the model's base RTT + bytes with headers / bottleneck rate,
 //            so that fct / standalone is flows.csv's slowdown. Times truncated to the ns.
 //   pfc.txt  one line per PFC frame a port received (per class it names), in time order
-//            (ties: node, port, arrival): "%lu %u %u %u %u": time (ns), node id, node
-//            type (0 host, 1 switch), interface index (the port + 1: the model's device
-//            0 is the loopback), 1 pause / 0 resume (zero quanta) -- the model's
-//            QbbNetDevice "QbbPfc" trace, which get_pfc writes.
+//            (ties: node, port, arrival): "%lu %u %u %u %u": time (ns), node id
+//            (fabriclab's: hosts first, then switches), node type (0 host, 1 switch), interface index (the port + 1:
+//            the model's device 0 is the loopback), 1 pause / 0 resume (zero quanta) -- the model's QbbNetDevice
+//            "QbbPfc" trace, which get_pfc writes.
 #pragma once
 
 #include <string>
