@@ -52,7 +52,7 @@ int run_run(const RunArgs& a) {
     fmt::print("  FCT p50 {}, p99 {}, max {}; {} packets retransmitted\n", us(o.fct->p50), us(o.fct->p99),
                us(o.fct->max), o.retransmitted);
   else fmt::print("  no flow finished; {} packets retransmitted\n", o.retransmitted);
-  if (o.slowdown_table && o.slowdown)
+  if (scenario::writes_slowdown_table(cfg.value) && o.slowdown)
     fmt::print("  FCT slowdown p50 {:.3f}, p99 {:.3f} over {} flows; short flows (<= {}) p99 {}\n", o.slowdown->p50,
                o.slowdown->p99, o.slowdown->count, to_string(cfg.value.output.short_flow),
                o.short_slowdown ? fmt::format("{:.3f}", o.short_slowdown->p99) : std::string("-"));
@@ -77,9 +77,9 @@ int run_run(const RunArgs& a) {
              o.collectives.empty() ? "" : ", collectives.csv",
              o.collectives.empty() || !cfg.value.output.ops ? "" : ", ops.csv",
              cfg.value.output.window.empty() ? "" : ", ports_window.csv, flows_window.csv",
-             !o.slowdown_table ? ""
-             : o.slowdown      ? ", slowdown.csv, slowdown.png"
-                               : ", slowdown.csv",
+             !scenario::writes_slowdown_table(cfg.value) ? ""
+             : o.slowdown                                ? ", slowdown.csv, slowdown.png"
+                                                         : ", slowdown.csv",
              cfg.value.output.traffic_matrix ? ", traffic_matrix.csv" : "",
              cfg.value.output.ns3 ? ", fct.txt, pfc.txt" : "");
   if (!o.rank_stats.empty()) {

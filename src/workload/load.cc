@@ -113,21 +113,6 @@ double Cdf::mean() const {
   return m;
 }
 
-double Cdf::probability_at_most(double x) const {
-  if (x < points_.front().size) return 0;
-  double p = points_.front().p;
-  for (std::size_t k = 1; k < points_.size(); ++k) {
-    const Point &a = points_[k - 1], &b = points_[k];
-    if (x >= b.size) {
-      p = b.p;
-      continue;
-    }
-    if (b.size > a.size) p = a.p + (b.p - a.p) * (x - a.size) / (b.size - a.size);
-    break;
-  }
-  return p;
-}
-
 std::uint64_t Cdf::size_at(double u) const {
   double x = points_.front().size;
   if (u >= points_.front().p) {
@@ -217,7 +202,7 @@ struct LoadGenerator::Source {
 
 LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> host_rates, std::uint64_t seed,
                              const std::function<std::string(std::size_t)>& where)
-    : loads_(std::move(loads)), rates_(std::move(host_rates)), seed_(seed) {
+    : loads_(std::move(loads)), rates_(std::move(host_rates)) {
   const auto hosts = static_cast<std::uint32_t>(rates_.size());
   if (hosts < 2) throw InputError("traffic.pattern = \"load\" needs at least two hosts");
   sources_.resize(loads_.size());

@@ -54,8 +54,6 @@ class Cdf {
   const std::vector<Point>& points() const { return points_; }
   // The mean of the piecewise-linear distribution, in bytes.
   double mean() const;
-  // P(size <= x) under it.
-  double probability_at_most(double x) const;
   // The size at cumulative probability u in [0, 1): linear between points, truncated, at
   // least 1.
   std::uint64_t size_at(double u) const;
@@ -149,7 +147,6 @@ class LoadGenerator {
 
   std::vector<Resolved> loads_;
   std::vector<BitRate> rates_;
-  std::uint64_t seed_;
   std::vector<std::vector<Source>> sources_;  // per load, per host
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue_;
   std::vector<fabric::FlowSpec> ready_;  // an incast burst's flows, handed out in order

@@ -108,8 +108,10 @@ TEST(LoadScenario, DeclaredBucketsSplitBySize) {
   EXPECT_EQ(buckets.rows(), row);
   EXPECT_EQ(buckets.number(0, "min_bytes"), 1);
   EXPECT_EQ(buckets.number(0, "max_bytes"), 100'000);
-  EXPECT_EQ(input_error_of([] { run_load("", {"output.slowdown_buckets=1MB,100KB"}); }),
-            "--set: output.slowdown_buckets: '100KB': edges must be positive sizes in ascending order "
+  // Refused as the scenario is read, before any run.
+  EXPECT_EQ(input_error_of(
+                [] { resolve(fabric_parameters(), kExamples + "/load.toml", {"output.slowdown_buckets=1MB,100KB"}); }),
+            "--set: key 'output.slowdown_buckets': '100KB': edges must be positive sizes in ascending order "
             "(\"10KB,100KB,1MB\")");
 }
 

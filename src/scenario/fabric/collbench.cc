@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/input.h"
+#include "fabric/topology.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
@@ -48,7 +49,9 @@ CollbenchResult run_collbench(const CollbenchOptions& o) {
         fmt::format("{}: collbench adds the one [[collective]] it measures; the scenario has {} of its own", o.scenario,
                     probe.value.collectives.size() - 1));
   const CollectiveSpec& spec = probe.value.collectives.front();
-  const auto hosts = static_cast<std::int32_t>(build_network(probe)->host_count());
+  fabric::TopologySpec topo = probe.value.topology;
+  topo.file = probe.config.path("topology.file");  // relative to the scenario
+  const auto hosts = static_cast<std::int32_t>(fabric::host_count(topo));
   if (o.ranks > hosts)
     throw InputError(fmt::format("collbench: --ranks {}: the scenario's fabric has {} hosts", o.ranks, hosts));
   const std::int32_t n = o.ranks > 0 ? o.ranks : hosts;

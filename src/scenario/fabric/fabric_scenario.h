@@ -75,13 +75,13 @@ struct FabricScenario {
   } reseq;
   struct Output {
     std::string pcap, reorder_metrics, timeseries_ports;
-    std::string window;                 // "FROM..TO": ports_window.csv, flows_window.csv
-    Time timeseries_interval;           // 0 = no time series
-    bool ops = false;                   // ops.csv: every collective operation's times
-    bool pcap_fcs = false;              // captured frames end with their FCS
-    std::uint32_t pcap_psn_offset = 0;  // added to the PSNs written (mod 2^24)
-    bool slowdown = false;              // slowdown.csv and its plot (always with traffic.pattern = "load")
-    std::string slowdown_buckets;       // upper edges, "10KB,100KB"; "" = twenty of equal count
+    std::string window;                   // "FROM..TO": ports_window.csv, flows_window.csv
+    Time timeseries_interval;             // 0 = no time series
+    bool ops = false;                     // ops.csv: every collective operation's times
+    bool pcap_fcs = false;                // captured frames end with their FCS
+    std::uint32_t pcap_psn_offset = 0;    // added to the PSNs written (mod 2^24)
+    bool slowdown = false;                // slowdown.csv and its plot (always with traffic.pattern = "load")
+    std::vector<Bytes> slowdown_buckets;  // upper edges, ascending; none = twenty of equal count
     Bytes short_flow = Bytes::from_count(100'000);
     bool traffic_matrix = false;  // traffic_matrix.csv
     bool ns3 = false;             // fct.txt and pfc.txt in the HPCC ns-3 model's formats (ns3.h)
@@ -109,6 +109,10 @@ nlohmann::ordered_json dcqcn_echo(const fabric::DcqcnParams& rp, const fabric::C
 // settings that cannot load from runs that fail. (Rules that need the topology, such as
 // reserves and headroom within the buffer, are found by the run.)
 void check_across_keys(const FabricSetup& setup);
+
+// Whether the run writes slowdown.csv and its plot: traffic.pattern = "load" or
+// output.slowdown.
+bool writes_slowdown_table(const FabricScenario& s);
 
 // The network, its topology and its flows, ready to run.
 // `ranks`: the run is split over the processes it joins (MPI ranks; see
@@ -143,9 +147,8 @@ struct FabricOutcome {
   };
   std::optional<Completions> fct;
   // FCT slowdown over the flows counted (scenario/fabric/slowdown.h): all, and the short
-  // ones; whether slowdown.csv was asked for (traffic.pattern = "load", output.slowdown).
+  // ones (none without an output directory: nothing reads the ideal FCTs).
   std::optional<SlowdownStats> slowdown, short_slowdown;
-  bool slowdown_table = false;
   std::uint64_t retransmitted = 0;  // packets, all flows
   std::uint64_t drops = 0, lossless_drops = 0, ecn_marks = 0, pfc_frames = 0;
   std::uint64_t pfc_resumes = 0;  // of pfc_frames, the resumes (XON)

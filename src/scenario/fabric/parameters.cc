@@ -1,6 +1,7 @@
 // The keys of `fabriclab run`: the models' tables (fabric/params.h, workload/params.h)
 // nested under their prefixes, and the run's own, bound to FabricScenario.
 #include "scenario/fabric/fabric_scenario.h"
+#include "scenario/fabric/slowdown.h"
 
 namespace fabriclab::scenario {
 
@@ -62,10 +63,16 @@ const params::Table<FabricScenario>& scenario_table() {
             "slowdown", &S::Output::slowdown,
             "write slowdown.csv and slowdown.png: FCT over the ideal FCT per flow-size bucket (on with traffic.pattern "
             "= \"load\")")
-        .text(
-            "slowdown_buckets", &S::Output::slowdown_buckets,
-            "slowdown.csv's buckets by their upper edges, \"10KB,100KB,1MB\" (\"\" = twenty of equal count by size, as "
-            "the HPCC paper's figures)")
+        .custom(
+            {"slowdown_buckets",
+             params::Kind::text,
+             "slowdown.csv's buckets by their upper edges, \"10KB,100KB,1MB\" (\"\" = twenty of equal count by size, "
+             "as the HPCC paper's figures)",
+             "",
+             "",
+             {}},
+            [](S::Output& o, const params::Value& v) { o.slowdown_buckets = parse_slowdown_buckets(v.text); },
+            [](const S::Output& o) { return slowdown_buckets_text(o.slowdown_buckets); })
         .bytes("short_flow", &S::Output::short_flow, "flows up to this size are short: summary.json's slowdown.short",
                "1B")
         .flag("traffic_matrix", &S::Output::traffic_matrix,

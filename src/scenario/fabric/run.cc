@@ -165,14 +165,13 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
     o.collectives = collectives->rows();
     o.collective_nics = collectives->nics();
   }
-  const Slowdowns slow = slowdowns(*net, s.traffic.warmup,
-                                   parse_slowdown_buckets(s.output.slowdown_buckets,
-                                                          setup.config.origin("output.slowdown_buckets")),
-                                   s.output.short_flow);
+  // The ideal FCTs feed flows.csv, fct.txt, slowdown.csv and the summary: none without them.
+  const Slowdowns slow = opt.out_dir.empty()
+                             ? Slowdowns::none(net->flows().size())
+                             : slowdowns(*net, s.traffic.warmup, s.output.slowdown_buckets, s.output.short_flow);
   const std::string flows = flows_csv(*net, o, slow);
   o.slowdown = slow.all;
   o.short_slowdown = slow.short_flows;
-  o.slowdown_table = s.output.slowdown || s.traffic.pattern == workload::Pattern::load;
   fabric::PortCounters all;
   const std::string ports = ports_csv(*net, all);
   o.drops = all.drops;
@@ -190,7 +189,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
     write_file(dir / "fct.txt", ns3_fct_txt(*net, slow));
     write_file(dir / "pfc.txt", ns3_pfc_txt(*net));
   }
-  if (o.slowdown_table) {
+  if (writes_slowdown_table(s)) {
     write_file(dir / "slowdown.csv", slowdown_csv(slow));
     slowdown_plot(dir, slow);
   }

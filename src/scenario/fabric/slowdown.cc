@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/stats.h"
+#include "scenario/fabric/fabric_scenario.h"
 #include "scenario/parameters.h"
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
@@ -34,7 +35,7 @@ nlohmann::ordered_json json_of(const std::optional<SlowdownStats>& s) {
 
 }  // namespace
 
-std::vector<Bytes> parse_slowdown_buckets(const std::string& text, const std::string& origin) {
+std::vector<Bytes> parse_slowdown_buckets(const std::string& text) {
   std::vector<Bytes> edges;
   for (const std::string& item : split_list(text, ',')) {
     if (item.empty()) continue;
@@ -42,15 +43,23 @@ std::vector<Bytes> parse_slowdown_buckets(const std::string& text, const std::st
     try {
       b = parse_bytes(item);
     } catch (const InputError& e) {
-      throw InputError(fmt::format("{}: output.slowdown_buckets: '{}': {}", origin, item, e.what()));
+      throw InputError(fmt::format("'{}': {}", item, e.what()));
     }
     if (b.count() <= 0 || (!edges.empty() && b <= edges.back()))
-      throw InputError(fmt::format("{}: output.slowdown_buckets: '{}': edges must be positive sizes in ascending "
-                                   "order (\"10KB,100KB,1MB\")",
-                                   origin, item));
+      throw InputError(fmt::format("'{}': edges must be positive sizes in ascending order (\"10KB,100KB,1MB\")", item));
     edges.push_back(b);
   }
   return edges;
+}
+
+std::string slowdown_buckets_text(const std::vector<Bytes>& edges) {
+  std::string s;
+  for (const Bytes b : edges) s += (s.empty() ? "" : ",") + to_string(b);
+  return s;
+}
+
+bool writes_slowdown_table(const FabricScenario& s) {
+  return s.output.slowdown || s.traffic.pattern == workload::Pattern::load;
 }
 
 Slowdowns slowdowns(const fabric::Network& net, Time warmup, const std::vector<Bytes>& edges, Bytes short_max) {
@@ -84,12 +93,15 @@ Slowdowns slowdowns(const fabric::Network& net, Time warmup, const std::vector<B
       const std::uint64_t lo = b == 0 ? 0 : static_cast<std::uint64_t>(edges[b - 1].count());
       const std::uint64_t hi = b == edges.size() ? std::numeric_limits<std::uint64_t>::max()
                                                  : static_cast<std::uint64_t>(edges[b].count());
-      const auto v = values([&](std::uint32_t i) { return flows[i].spec.bytes > lo && flows[i].spec.bytes <= hi; });
-      if (v.empty()) continue;
-      std::uint64_t mx = 0;
+      std::vector<double> v;
+      std::uint64_t largest = 0;
       for (const std::uint32_t i : counted)
-        if (flows[i].spec.bytes > lo && flows[i].spec.bytes <= hi) mx = std::max(mx, flows[i].spec.bytes);
-      r.buckets.push_back({lo + 1, b == edges.size() ? mx : hi, stats_of(v)});
+        if (const std::uint64_t size = flows[i].spec.bytes; size > lo && size <= hi) {
+          v.push_back(r.slowdown[i]);
+          largest = std::max(largest, size);
+        }
+      if (v.empty()) continue;
+      r.buckets.push_back({lo + 1, b == edges.size() ? largest : hi, stats_of(v)});
     }
     return r;
   }

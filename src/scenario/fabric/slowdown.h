@@ -41,12 +41,20 @@ struct Slowdowns {
     SlowdownStats stats;
   };
   std::vector<Bucket> buckets;
+  // For `flows` flows, no ideal and no slowdown (a run that writes no outputs).
+  static Slowdowns none(std::size_t flows) {
+    Slowdowns s;
+    s.ideal.assign(flows, Time::max());
+    s.slowdown.assign(flows, -1);
+    return s;
+  }
 };
 
 // `edges`: the buckets' upper edges, ascending ("" in the scenario: none, equal counts).
 Slowdowns slowdowns(const fabric::Network& net, Time warmup, const std::vector<Bytes>& edges, Bytes short_max);
-// Parses output.slowdown_buckets ("10KB,100KB,1MB"): InputError naming the key's origin.
-std::vector<Bytes> parse_slowdown_buckets(const std::string& text, const std::string& origin);
+// output.slowdown_buckets ("10KB,100KB,1MB") read (InputError naming the item) and written.
+std::vector<Bytes> parse_slowdown_buckets(const std::string& text);
+std::string slowdown_buckets_text(const std::vector<Bytes>& edges);
 
 std::string slowdown_csv(const Slowdowns& s);
 // slowdown.png and its script in `dir`, from slowdown.csv there; nothing when no bucket.
