@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 shift || true
-all_targets=(scenario_toml flows_csv cdf ns3_topology schedule_json program_json capture cli)
+all_targets=(scenario_toml flows_csv cdf ns3_topology ns3_import schedule_json program_json capture cli)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all_targets[@]}")
 jobs=${FUZZ_JOBS:-1}
@@ -42,11 +42,19 @@ bin=build/asan/fuzz
 # Seeds, derived from the tree on every run.
 seeds=$out/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{scenario_toml,flows_csv,cdf,ns3_topology,schedule_json,program_json,capture,cli} "$out/dicts"
+mkdir -p "$seeds"/{scenario_toml,flows_csv,cdf,ns3_topology,ns3_import,schedule_json,program_json,capture,cli} "$out/dicts"
 cp examples/*.toml "$seeds/scenario_toml/"
 cp examples/*.csv "$seeds/flows_csv/"
 cp examples/cdf/*.cdf "$seeds/cdf/"
 cp tests/data/ns3/*topology.txt "$seeds/ns3_topology/"
+# import-ns3's inputs as one file: config.txt (naming topology.txt and flow.txt beside it),
+# "---", flow.txt, "---", topology.txt.
+for d in tests/data/ns3/*/; do
+  topo=$d/topology.txt
+  [ -f "$topo" ] || topo=tests/data/ns3/leaf-spine-topology.txt
+  { sed -e 's/^TOPOLOGY_FILE .*/TOPOLOGY_FILE topology.txt/' -e 's/^FLOW_FILE .*/FLOW_FILE flow.txt/' "$d/config.txt"
+    printf -- '---\n'; cat "$d/flow.txt"; printf -- '---\n'; cat "$topo"; } >"$seeds/ns3_import/$(basename "$d").txt"
+done
 cp tests/data/*.json "$seeds/schedule_json/"
 cp examples/programs/*.json "$seeds/program_json/"
 # Nesting past the readers' depth bound (64 levels), which mutations of the shipped

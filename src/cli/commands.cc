@@ -15,11 +15,11 @@ const char* const kExitCodes =
     "fabriclab; 130 or 143 interrupted (SIGINT, SIGTERM).";
 
 std::vector<Command> add_commands(CLI::App& app) {
-  std::vector<Command> commands = {add_counters_command(app), add_verify_command(app),     add_plan_command(app),
-                                   add_advise_command(app),   add_exec_command(app),       add_run_command(app),
-                                   add_offload_command(app),  add_experiment_command(app), add_collbench_command(app),
-                                   add_sweep_command(app),    add_tune_command(app),       add_analyze_command(app),
-                                   add_stream_command(app)};
+  std::vector<Command> commands = {add_counters_command(app),   add_verify_command(app),     add_plan_command(app),
+                                   add_advise_command(app),     add_exec_command(app),       add_run_command(app),
+                                   add_offload_command(app),    add_experiment_command(app), add_collbench_command(app),
+                                   add_import_ns3_command(app), add_sweep_command(app),      add_tune_command(app),
+                                   add_analyze_command(app),    add_stream_command(app)};
   for (const Command& c : commands) c.app->footer(kExitCodes);
   return commands;
 }

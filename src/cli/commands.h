@@ -29,6 +29,7 @@ Command add_run_command(CLI::App& app);
 Command add_offload_command(CLI::App& app);
 Command add_experiment_command(CLI::App& app);
 Command add_collbench_command(CLI::App& app);
+Command add_import_ns3_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
 Command add_tune_command(CLI::App& app);
 Command add_analyze_command(CLI::App& app);

@@ -84,6 +84,20 @@ void Reader::expect_header(const std::vector<std::string>& names) {
   has_header_ = true;
 }
 
+void Reader::expect_header(const std::vector<std::string>& names, const std::vector<std::string>& optional) {
+  std::vector<std::string> all = names;
+  all.insert(all.end(), optional.begin(), optional.end());
+  const std::string expected = optional.empty() ? joined(names) : fmt::format("{}' or '{}", joined(names), joined(all));
+  std::string line;
+  if (!next_line(line)) throw InputError(fmt::format("{}: empty (expected the header '{}')", path_, expected));
+  check_columns(line);
+  header_ = split(line, options_.trim);
+  const bool ok = header_.size() >= names.size() && header_.size() <= all.size() &&
+                  std::equal(header_.begin(), header_.end(), all.begin());
+  if (!ok) throw InputError(fmt::format("{}:{}: expected the header '{}'", path_, line_, expected));
+  has_header_ = true;
+}
+
 bool Reader::next(Row& row) {
   if (!has_header_) throw std::logic_error("csv::Reader::next before the header");
   std::string line;

@@ -50,6 +50,9 @@ class Reader {
   // The header must be exactly `names`. InputError "PATH:LINE: expected the header
   // 'a,b,c'", or "PATH: empty (expected the header 'a,b,c')".
   void expect_header(const std::vector<std::string>& names);
+  // The header must be `names` followed by the first k of `optional` (k >= 0, in that
+  // order); header().size() tells which. The message lists both forms.
+  void expect_header(const std::vector<std::string>& names, const std::vector<std::string>& optional);
 
   // The next row; false at the end of the input. InputError "PATH:LINE: expected N
   // columns, got M" when its width is not the header's. Call after the header.

@@ -21,6 +21,10 @@ struct FlowSpec {
   std::uint64_t bytes = 0;
   Time start;
   std::uint8_t priority = 3;
+  // The flow's label as the HPCC ns-3 model's flow.txt gives it (its "dport": 100 for the
+  // traffic generator's flows, another value to tell a class apart), written in fct.txt
+  // only; every frame still goes to RoCEv2's UDP port 4791.
+  std::uint16_t dport = 100;
   std::uint32_t qps = 1;
   std::vector<std::uint32_t> after = {};  // flows (listed before this one) to wait for
   Time after_delay = {};                  // then wait this long

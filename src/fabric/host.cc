@@ -347,6 +347,7 @@ void Host::complete_messages(SendQp& s) {
   SendConn& c = conns_[s.conn];
   while (c.count > 0 && c.at(0).first_psn + c.at(0).npkts <= s.una) {
     const std::uint32_t tag = c.at(0).tag;
+    c.completed_bytes += c.at(0).bytes;
     c.head = (c.head + 1) & (c.ring.size() - 1);
     --c.count;
     c.cursor = c.cursor > 0 ? c.cursor - 1 : 0;

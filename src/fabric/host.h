@@ -229,6 +229,11 @@ class Host final : public Node, public EventHandler, public RateListener {
   // Posts a message of `bytes` (0 allowed: one packet without payload) on a sending
   // connection QP; InputError past 2^31 packets on one connection.
   void post(std::uint32_t qp, std::uint64_t bytes, std::uint32_t tag);
+  // The payload of a sending connection QP's messages completed so far (RC: wholly
+  // acknowledged; UC: sent).
+  std::uint64_t connection_bytes_completed(std::uint32_t qp) const {
+    return conns_.at(send_.at(qp).conn).completed_bytes;
+  }
 
   Packet* next_packet(Port& port) override;
   void receive(Port& port, Packet* p) override;
@@ -331,6 +336,7 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::vector<Message> ring;  // capacity a power of two
     std::size_t head = 0, count = 0;
     std::size_t cursor = 0;  // the message being sent, counted from head
+    std::uint64_t completed_bytes = 0;
     Message& at(std::size_t k) { return ring[(head + k) & (ring.size() - 1)]; }
   };
   struct RecvQp {

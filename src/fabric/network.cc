@@ -414,6 +414,12 @@ void Network::flow_finished(std::uint32_t flow) {
   if (flow_observer_) flow_observer_->flow_finished(flow);
 }
 
+Network::ConnectionBytes Network::connection_bytes(std::uint32_t c) const {
+  const Conn& k = conns_.at(c);
+  return {k.src, k.dst,
+          k.gathered != ~std::uint64_t{0} ? k.gathered : hosts_[k.src]->connection_bytes_completed(k.send_qp)};
+}
+
 void Network::start_flow(std::uint32_t id, Time at) {
   FlowState& f = flows_.at(id);
   if (!prepared_ || f.spec.start != Time::max() || !f.spec.after.empty() || f.started != Time::max())

@@ -135,6 +135,13 @@ class Network final : private FlowEvents {
   std::uint32_t open_connection(std::uint32_t src, std::uint32_t dst, std::uint8_t priority,
                                 std::uint32_t messages_hint = 4);
   std::size_t connection_count() const { return conns_.size(); }
+  // Connection `c`'s hosts and the payload of its messages completed (RC: acknowledged),
+  // once the run has finished (over several processes: on rank 0).
+  struct ConnectionBytes {
+    std::uint32_t src, dst;
+    std::uint64_t completed;
+  };
+  ConnectionBytes connection_bytes(std::uint32_t c) const;
   void set_message_events(MessageEvents* events) { message_events_ = events; }
   // During the run: a message of `bytes` on connection `c`, its packets tagged `tag`.
   void post(std::uint32_t c, std::uint64_t bytes, std::uint32_t tag) {
@@ -304,6 +311,7 @@ class Network final : private FlowEvents {
     std::uint32_t src, dst, messages_hint;
     std::uint8_t priority;
     std::uint32_t send_qp = 0;
+    std::uint64_t gathered = ~std::uint64_t{0};  // over ranks: the sender's count, on rank 0
   };
   std::vector<Conn> conns_;
   MessageEvents* message_events_ = nullptr;

@@ -452,6 +452,8 @@ void Run::gather_results() {
         w.put(f.finish);
       }
     }
+    for (const Network::Conn& k : net_.conns_)
+      if (runs_here(k.src)) w.put(net_.hosts_[k.src]->connection_bytes_completed(k.send_qp));
     for (const Network::Snapshot* reading : readings()) {
       const Network::Snapshot& s = *reading;
       for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n)
@@ -496,6 +498,8 @@ void Run::gather_results() {
         f.finish = rd.get<Time>();
       }
     }
+    for (Network::Conn& k : net_.conns_)
+      if (owner(k.src)) k.gathered = rd.get<std::uint64_t>();
     for (Network::Snapshot* reading : readings()) {
       Network::Snapshot& s = *reading;
       for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n)

@@ -1,6 +1,7 @@
 #include "fabric/topology.h"
 
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -140,6 +141,33 @@ std::uint32_t Ns3Topology::hosts() const {
   return h;
 }
 
+BitRate parse_ns3_data_rate(std::string_view text) {
+  const std::size_t unit = text.find_first_not_of("0123456789.");
+  const std::string_view number = text.substr(0, unit == std::string_view::npos ? text.size() : unit);
+  const std::string_view name = unit == std::string_view::npos ? std::string_view{} : text.substr(unit);
+  struct Unit {
+    std::string_view ns3, ours;
+    bool bytes;
+  };
+  static constexpr Unit kUnits[] = {{"bps", "bps", false},   {"b/s", "bps", false},   {"kbps", "Kbps", false},
+                                    {"kb/s", "Kbps", false}, {"Kbps", "Kbps", false}, {"Kb/s", "Kbps", false},
+                                    {"Mbps", "Mbps", false}, {"Mb/s", "Mbps", false}, {"Gbps", "Gbps", false},
+                                    {"Gb/s", "Gbps", false}, {"Bps", "bps", true},    {"B/s", "bps", true},
+                                    {"KBps", "Kbps", true},  {"KB/s", "Kbps", true},  {"kBps", "Kbps", true},
+                                    {"kB/s", "Kbps", true},  {"MBps", "Mbps", true},  {"MB/s", "Mbps", true},
+                                    {"GBps", "Gbps", true},  {"GB/s", "Gbps", true}};
+  for (const Unit& u : kUnits) {
+    if (u.ns3 != name || number.empty()) continue;
+    const BitRate r = parse_bit_rate(std::string(number) + std::string(u.ours));
+    if (!u.bytes) return r;
+    if (r.bps() > INT64_MAX / 8) break;
+    return BitRate::from_bps(r.bps() * 8);
+  }
+  throw InputError(fmt::format("'{}': expected a rate as ns-3 writes it, a number and one of bps, b/s, Kbps, Kb/s, "
+                               "Mbps, Mb/s, Gbps, Gb/s or a byte rate (Bps, KB/s, MB/s, GB/s, ...)",
+                               text));
+}
+
 Ns3Topology read_ns3_topology(const std::string& path) {
   if (path.empty()) throw InputError("topology.kind = \"ns3\" needs topology.file, the ns-3 model's topology.txt");
   const std::string text = read_input(path, "ns-3 topology", kTableBytes);
@@ -175,7 +203,7 @@ Ns3Topology read_ns3_topology(const std::string& path) {
     l.b = number("a link's second node", t.nodes - 1);
     if (l.a == l.b) throw InputError(fmt::format("{}:{}: a link from node {} to itself", path, at_line, l.a));
     try {
-      l.rate = parse_bit_rate(word_of("a link's rate"));
+      l.rate = parse_ns3_data_rate(word_of("a link's rate"));
       l.delay = parse_time(word_of("a link's delay"));
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}:{}: {}", path, line, e.what()));

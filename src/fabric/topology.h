@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/params.h"
@@ -84,6 +85,10 @@ struct Ns3Topology {
   std::uint32_t hosts() const;
 };
 Ns3Topology read_ns3_topology(const std::string& path);
+// A rate as ns-3's DataRate writes it: a decimal and bps, b/s, kbps, kb/s, Kbps, Kb/s,
+// Mbps, Mb/s, Gbps, Gb/s (bits, powers of 1000) or Bps, B/s, KBps, KB/s, kBps, kB/s, MBps,
+// MB/s, GBps, GB/s (bytes); exact to the bit per second, else InputError.
+BitRate parse_ns3_data_rate(std::string_view text);
 
 TopologyKind parse_topology_kind(const std::string& name);  // throws InputError
 const char* to_string(TopologyKind k);

@@ -37,7 +37,7 @@ const params::Table<TrafficSpec>& traffic_table() {
         .integer("incast.receiver", &T::incast_receiver, "incast: the receiving host")
         .integer("incast.senders", &T::incast_senders, "incast: senders (0 = every other host)")
         .text("flows_file", &T::flows_file,
-              "flows: CSV file src,dst,bytes,start,priority,qps (relative to the scenario)");
+              "flows: CSV file src,dst,bytes,start,priority,qps[,dport] (relative to the scenario)");
     return t;
   }();
   return table;

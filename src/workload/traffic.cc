@@ -149,7 +149,7 @@ std::uint64_t parse_uint(const std::string& v, const std::string& where, const c
   return x;
 }
 
-// One row of a flows file (its six fields).
+// One row of a flows file (its six fields, and the dport when the file has that column).
 fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& where, std::uint32_t hosts) {
   fabric::FlowSpec s;
   s.src = static_cast<std::uint32_t>(parse_uint(f[0], where, "src", hosts - 1));
@@ -165,6 +165,7 @@ fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& w
   s.priority = static_cast<std::uint8_t>(parse_uint(f[4], where, "priority", 7));
   s.qps = static_cast<std::uint32_t>(parse_uint(f[5], where, "qps", 1u << 16));
   if (s.qps == 0) throw InputError(where + ": column qps: at least 1");
+  if (f.size() > 6) s.dport = static_cast<std::uint16_t>(parse_uint(f[6], where, "dport", 65535));
   if (s.src == s.dst) throw InputError(where + ": src and dst are the same host");
   return s;
 }
@@ -173,7 +174,7 @@ fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& w
 std::vector<fabric::FlowSpec> read_flows_csv(const std::string& path, std::uint32_t hosts) {
   InputStream in(path, "flows file", kTableBytes);
   csv::Reader reader(in, path, {.comments = true, .trim = true});
-  reader.expect_header({"src", "dst", "bytes", "start", "priority", "qps"});
+  reader.expect_header({"src", "dst", "bytes", "start", "priority", "qps"}, {"dport"});
   std::vector<fabric::FlowSpec> out;
   for (csv::Row row; reader.next(row);) out.push_back(flow_of(row.fields, reader.where(row), hosts));
   if (out.empty()) throw InputError(path + ": no flows");

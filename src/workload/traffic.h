@@ -9,7 +9,8 @@
 //   load         the [[load]] entries overlaid: flows of sizes from a distribution at
 //                Poisson arrivals, incast bursts (workload/load.h)
 //   flows        a CSV file with the header `src,dst,bytes,start,priority,qps` (sizes and
-//                times with units: "1MB", "10us"); errors name the file and line
+//                times with units: "1MB", "10us"), and optionally a last column `dport`
+//                (the flow's label in fct.txt, FlowSpec::dport); errors name the file and line
 //   training     data-parallel training iterations over every host (a GPU each): per
 //                iteration, a distribution phase (each GPU i receives `distribution_bytes`
 //                from GPU (i + n/2) mod n: elephants across the fabric), then, `compute`

@@ -12,7 +12,23 @@ expect version 0 '^fabriclab [0-9]+\.[0-9]+\.[0-9]+$' -- "$fl" --version
 expect help-counters 0 'Build a collective' -- "$fl" counters --help
 expect help-verify 0 'Prove a schedule file' -- "$fl" verify --help
 expect no-subcommand 2 'A subcommand is required' -- "$fl"
-expect unknown-subcommand 2 "^fabriclab: error: unknown command 'bogus' \(expected one of: counters, verify, plan, advise, exec, run, offload, experiment, collbench, sweep, tune, analyze, stream\)$" -- "$fl" bogus
+expect unknown-subcommand 2 "^fabriclab: error: unknown command 'bogus' \(expected one of: counters, verify, plan, advise, exec, run, offload, experiment, collbench, import-ns3, sweep, tune, analyze, stream\)$" -- "$fl" bogus
+# import-ns3: the HPCC ns-3 model's inputs as a scenario that runs; a key it cannot honour
+# is named with its line, an approximation only taken when asked for.
+expect import-ns3 0 "^run it: fabriclab run $tmp/ns3/scenario.toml$" -- \
+  "$fl" import-ns3 "$data/ns3/leaf-spine/config.txt" --out "$tmp/ns3"
+expect import-ns3-copied 0 '^topology.txt$' -- ls "$tmp/ns3"
+expect import-ns3-runs 0 '4 of 4 flows delivered' -- "$fl" run "$tmp/ns3/scenario.toml" --out "$tmp/ns3/run"
+expect import-ns3-fct 0 '^0b000001 0b000301 [0-9]+ 100 1000000 10000 [0-9]+ [0-9]+$' -- cat "$tmp/ns3/run/fct.txt"
+sed 's/^CC_MODE .*/CC_MODE 2/; s/^ACK_HIGH_PRIO .*/ACK_HIGH_PRIO 1/' "$data/ns3/dcqcn-incast/config.txt" >"$tmp/ns3-bad.txt"
+cp "$data/ns3/dcqcn-incast/topology.txt" "$data/ns3/dcqcn-incast/flow.txt" "$tmp/"
+expect import-ns3-refused 2 "ns3-bad.txt:11: CC_MODE: 2: expected 1 \\(DCQCN\\), 3 \\(HPCC\\)" -- \
+  "$fl" import-ns3 "$tmp/ns3-bad.txt" --out "$tmp/ns3-bad"
+sed 's/^ACK_HIGH_PRIO .*/ACK_HIGH_PRIO 1/' "$data/ns3/dcqcn-incast/config.txt" >"$tmp/ns3-approx.txt"
+expect import-ns3-approximation 2 'ns3-approx.txt:38: ACK_HIGH_PRIO: 1: the model' -- \
+  "$fl" import-ns3 "$tmp/ns3-approx.txt" --out "$tmp/ns3-approx"
+expect import-ns3-approximated 0 '^approximated: .*ns3-approx.txt:38: ACK_HIGH_PRIO' -- \
+  "$fl" import-ns3 "$tmp/ns3-approx.txt" --out "$tmp/ns3-approx" --approximate
 # collbench: nccl-tests' table on the fabric; its errors name what cannot run.
 expect collbench-table 0 '^#       size         count      type   redop    root     time   algbw   busbw #wrong$' -- \
   "$fl" collbench allreduce --algorithm ring --ranks 4 -b 1MB -e 4MB -f 4 --out "$tmp/collbench" --quiet

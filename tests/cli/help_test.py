@@ -19,7 +19,7 @@ import sys
 
 def helps(fabriclab):
     top = subprocess.run([fabriclab, "--help"], capture_output=True, text=True, check=True).stdout
-    commands = re.findall(r"^  ([a-z]+)\s{2,}", top.split("Subcommands:")[1], re.M)
+    commands = re.findall(r"^  ([a-z][a-z0-9-]*)\s{2,}", top.split("Subcommands:")[1], re.M)
     out = {}
     for c in commands:
         text = subprocess.run([fabriclab, c, "--help"], capture_output=True, text=True, check=True).stdout

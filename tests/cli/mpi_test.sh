@@ -184,7 +184,9 @@ split_runs leaf-spine-pint "$examples/leaf-spine.toml" --set nic.congestion_cont
 # share their parts' progress before each step; four ring allreduces beside an incast,
 # then the same in software (fallback, 100 counters: a 64-rank ring needs 126), then on
 # a fat-tree split by METIS, with a random placement.
-also="collectives.csv ops.csv" split_runs collectives "$examples/collectives.toml" --set output.ops=true
+# (The traffic matrix with the collectives' messages, each rank counting its senders'.)
+also="collectives.csv ops.csv traffic_matrix.csv" split_runs collectives "$examples/collectives.toml" \
+  --set output.ops=true --set output.traffic_matrix=true
 also="collectives.csv ops.csv" split_runs collectives-software "$examples/collectives.toml" --set nic.counters=100 \
   --set collective.0.policy=fallback --set output.ops=true
 also="collectives.csv ops.csv" split_runs collectives-fat-tree "$examples/collectives.toml" \

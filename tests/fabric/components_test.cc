@@ -250,6 +250,26 @@ TEST(Traffic, FlowsFileErrorsNameTheLine) {
   EXPECT_EQ(flows[0].bytes, 1'000'000u);
   EXPECT_EQ(flows[0].start, us(10));
   EXPECT_EQ(flows[0].qps, 2u);
+  EXPECT_EQ(flows[0].dport, 100u);  // no dport column: the ns-3 generator's label
+  // An optional last column, dport: the flow's label in fct.txt.
+  {
+    std::ofstream f(path);
+    f << "src,dst,bytes,start,priority,qps,dport\nh0,h3,1MB,10us,3,2,200\n1,2,1KB,0ns,3,1,65536\n";
+  }
+  EXPECT_EQ(testing::input_error_of([&] { workload::read_flows_csv(path, 4); }),
+            path + ":3: column dport: expected an integer 0..65535, got '65536'");
+  {
+    std::ofstream f(path);
+    f << "src,dst,bytes,start,priority,qps,dport\nh0,h3,1MB,10us,3,2,200\n";
+  }
+  EXPECT_EQ(workload::read_flows_csv(path, 4)[0].dport, 200u);
+  {
+    std::ofstream f(path);
+    f << "src,dst,bytes,start,priority,qps,port\nh0,h3,1MB,10us,3,2,200\n";
+  }
+  EXPECT_EQ(testing::input_error_of([&] { workload::read_flows_csv(path, 4); }),
+            path + ":1: expected the header 'src,dst,bytes,start,priority,qps' or "
+                   "'src,dst,bytes,start,priority,qps,dport'");
   std::remove(path.c_str());
 }
 

@@ -462,6 +462,43 @@ TEST(CollectivesScenario, UetCompletesTheCollectivesOverALossyLink) {
 // a training workload's collectives. (Not its ports.csv: two frames reaching a queue at
 // one picosecond from different parts can queue the other way round, which moves a
 // queue's maximum by a frame; see docs/fabric.md.)
+// output.traffic_matrix counts the collectives' messages: a ring allreduce of 64 KiB over
+// 4 ranks (hosts 0-3) sends 2 (P - 1) = 6 chunks of 64 KiB / 4 = 16 KiB from each rank to
+// the next, 98 304 bytes per pair; a flow of 1000 bytes from h0 to h1 adds to its pair.
+TEST(CollectivesScenario, TheTrafficMatrixCountsTheCollectivesMessages) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fabriclab_collectives_tm_" + std::to_string(getpid()));
+  const std::string toml = R"(
+[topology]
+kind = "single_switch"
+hosts = 4
+[traffic]
+pattern = "permutation"
+bytes = "1000B"
+[output]
+traffic_matrix = true
+[[collective]]
+algorithm = "ring"
+bytes = "64KiB"
+)";
+  for (const char* parts : {"1", "2"}) {
+    const FabricSetup setup = fabric_parameters().resolve_text(toml, "tm.toml",
+                                                               {std::string("sim.partitions=") + parts});
+    const FabricOutcome o = run_fabric(setup, {.scenario = "tm.toml", .out_dir = (dir / parts).string()});
+    ASSERT_TRUE(o.totals.all_finished);
+    // The permutation (Sattolo's cycle from the seed) gives each host one flow of 1000
+    // bytes: read it from flows.csv, then add the ring's 98 304 per pair.
+    std::map<std::pair<std::string, std::string>, std::uint64_t> want;
+    for (int h = 0; h < 4; ++h) want[{"h" + std::to_string(h), "h" + std::to_string((h + 1) % 4)}] = 98'304;
+    const CsvTable flows = read_csv(dir / parts / "flows.csv");
+    ASSERT_EQ(flows.rows(), 4u);
+    for (std::size_t r = 0; r < flows.rows(); ++r) want[{flows.text(r, "src"), flows.text(r, "dst")}] += 1000;
+    std::string expected = "src,dst,bytes\n";
+    for (const auto& [pair, b] : want) expected += pair.first + "," + pair.second + "," + std::to_string(b) + "\n";
+    EXPECT_EQ(slurp(dir / parts / "traffic_matrix.csv"), expected) << parts;
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(CollectivesScenario, PartitionedRunsGiveTheSameCollectives) {
   const auto dir = std::filesystem::temp_directory_path() / ("fabriclab_collectives_parts_" + std::to_string(getpid()));
   const std::string example = std::string(FABRICLAB_EXAMPLES) + "/collectives.toml";

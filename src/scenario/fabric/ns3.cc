@@ -23,7 +23,7 @@ std::string ns3_fct_txt(const fabric::Network& net, const Slowdowns& slow) {
     const fabric::FlowState& f = flows[i];
     const std::int64_t ideal = slow.ideal[i] == Time::max() ? 0 : ns(slow.ideal[i]);
     out += fmt::format("{:08x} {:08x} {} {} {} {} {} {}\n", ns3_host_ip(f.spec.src), ns3_host_ip(f.spec.dst),
-                       net.source_port(i), 100, f.spec.bytes, ns(f.started), ns(f.finish - f.started), ideal);
+                       net.source_port(i), f.spec.dport, f.spec.bytes, ns(f.started), ns(f.finish - f.started), ideal);
   }
   return out;
 }

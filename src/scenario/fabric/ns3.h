@@ -10,12 +10,12 @@
 //            x 0x10000 + (h % 256) x 0x100 for host index h (the file's node id when the
 //            topology numbers its hosts first, as the model's generators do; after
 //            topology.kind = "ns3" renumbered switches-first ids, fabriclab's); the source port is the flow's first
-//            QP's (what a capture shows); the destination port is 100, what the model's traffic generator gives every
-//            flow (fct_analysis.py's "normal" flows). The FCT ends where flows.csv's does (nic.flow_end; the model's
-//            ends at the sender's last ACK: nic.flow_end = last_ack_received matches it). The standalone FCT is
-//            fabriclab's ideal FCT (flows.csv's ideal_fct_ns: the flow alone on the idle
-//            network), not the model's base RTT + bytes with headers / bottleneck rate,
-//            so that fct / standalone is flows.csv's slowdown. Times truncated to the ns.
+//            QP's (what a capture shows); the destination port is the flow's `dport` (100 unless a flows file's
+//            dport column gives another: what the model's traffic generator gives every flow). The FCT ends where
+//            flows.csv's does (nic.flow_end; the model's ends at the sender's last ACK: nic.flow_end =
+//            last_ack_received matches it). The standalone FCT is fabriclab's ideal FCT (flows.csv's ideal_fct_ns: the
+//            flow alone on the idle network), not the model's base RTT + bytes with headers / bottleneck rate, so that
+//            fct / standalone is flows.csv's slowdown. Times truncated to the ns.
 //   pfc.txt  one line per PFC frame a port received (per class it names), in time order
 //            (ties: node, port, arrival): "%lu %u %u %u %u": time (ns), node id
 //            (fabriclab's: hosts first, then switches), node type (0 host, 1 switch), interface index (the port + 1:

@@ -55,6 +55,9 @@ std::string traffic_matrix_csv(const Network& net) {
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint64_t> bytes;
   for (const auto& f : net.flows())
     if (f.delivered > 0) bytes[{f.spec.src, f.spec.dst}] += f.delivered;
+  for (std::uint32_t c = 0; c < net.connection_count(); ++c)  // the collectives' messages
+    if (const fabric::Network::ConnectionBytes k = net.connection_bytes(c); k.completed > 0)
+      bytes[{k.src, k.dst}] += k.completed;
   std::string out = "src,dst,bytes\n";
   for (const auto& [pair, b] : bytes)
     out += fmt::format("{},{},{}\n", net.host(pair.first).name(), net.host(pair.second).name(), b);

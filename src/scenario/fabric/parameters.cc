@@ -76,8 +76,8 @@ const params::Table<FabricScenario>& scenario_table() {
         .bytes("short_flow", &S::Output::short_flow, "flows up to this size are short: summary.json's slowdown.short",
                "1B")
         .flag("traffic_matrix", &S::Output::traffic_matrix,
-              "write traffic_matrix.csv: src,dst,bytes, the payload the flows placed per pair of hosts (what "
-              "load.N.matrix reads)")
+              "write traffic_matrix.csv: src,dst,bytes, the payload the flows placed and the collectives' messages "
+              "completed per pair of hosts (what load.N.matrix reads)")
         .flag("ns3", &S::Output::ns3,
               "also write fct.txt and pfc.txt in the HPCC ns-3 RDMA model's formats (its scripts read them; not over "
               "MPI ranks)")

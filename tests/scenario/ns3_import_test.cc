@@ -1,0 +1,241 @@
+// import-ns3 (scenario/fabric/ns3_import.h): the HPCC ns-3 model's inputs written by hand
+// for the repository's DCQCN incast examples (tests/data/ns3/*/config.txt, topology.txt,
+// flow.txt) import to scenarios whose runs equal, byte for byte, those of scenarios
+// written by hand from docs/fabric.md (expected.toml beside them): every output file,
+// summary.json but for the echo of its input. Refused and approximated keys are named
+// with their line.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error_message.h"
+#include "scenario/fabric/fabric_scenario.h"
+#include "scenario/fabric/ns3.h"
+#include "scenario/fabric/ns3_import.h"
+#include "scenario/report/files.h"
+
+namespace fabriclab::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::input_error_of;
+
+const std::string kData = FABRICLAB_TEST_DATA;
+
+fs::path fresh_dir(const std::string& name) {
+  const auto d = fs::path(::testing::TempDir()) / name;
+  fs::remove_all(d);
+  return d;
+}
+
+// summary.json without the echo of the input (the file's name and its keys) and the wall
+// time.
+std::string outcome_of(const fs::path& summary) {
+  nlohmann::json j = nlohmann::json::parse(read_text(summary));
+  j.erase("scenario");
+  j.erase("config");
+  j["run"].erase("wall_seconds");
+  return j.dump(1);
+}
+
+// Imports tests/data/ns3/NAME/config.txt, runs it and NAME/expected.toml, and holds every
+// output of the two runs equal.
+void expect_import_runs_as_expected(const std::string& name) {
+  const fs::path dir = fs::path(kData) / "ns3" / name;
+  const fs::path imported = fresh_dir("ns3-import-" + name);
+  const std::string scenario = write_ns3_import(import_ns3((dir / "config.txt").string()), imported.string());
+  const fs::path a = fresh_dir("ns3-import-run-" + name), b = fresh_dir("ns3-expected-run-" + name);
+  const FabricOutcome got = run_fabric(resolve(fabric_parameters(), scenario),
+                                       {.scenario = "imported", .out_dir = a.string()});
+  const FabricOutcome want = run_fabric(resolve(fabric_parameters(), (dir / "expected.toml").string()),
+                                        {.scenario = "expected", .out_dir = b.string()});
+  EXPECT_TRUE(want.totals.all_finished);
+  EXPECT_GT(want.totals.events, 1000u);
+  EXPECT_EQ(got.fingerprint, want.fingerprint);
+  EXPECT_EQ(got.totals.events, want.totals.events);
+  std::size_t files = 0;
+  for (const auto& f : fs::directory_iterator(b)) {
+    const std::string file = f.path().filename().string();
+    ++files;
+    if (file == "summary.json") EXPECT_EQ(outcome_of(a / file), outcome_of(b / file));
+    else EXPECT_EQ(read_text(a / file), read_text(b / file)) << file;
+  }
+  EXPECT_GE(files, 5u);  // summary.json, flows.csv, ports.csv, fct.txt, pfc.txt
+}
+
+// examples/ecn-cnp-pfc.toml's incast under the model's DCQCN with run.py's values: the
+// import takes config.txt's values where the hand-written scenario leaves the preset's.
+TEST(Ns3Import, TheDcqcnIncastRunsAsTheScenarioWrittenByHand) { expect_import_runs_as_expected("dcqcn-incast"); }
+
+// examples/incast.toml under DCQCN with other values for every DCQCN key, 4096-byte
+// packets, an ACK per 8192 bytes and flows from 1 us (0.000001 s).
+TEST(Ns3Import, EveryDcqcnKeyAndTheAckIntervalAreTakenAsGiven) { expect_import_runs_as_expected("incast16"); }
+
+// A graph (switches numbered first) under HPCC: copied as topology.txt, flows renumbered
+// to host indices, their dport kept -- fct.txt, read as the model writes it, shows 200
+// for the two flows flow.txt labels so.
+TEST(Ns3Import, AGraphUnderHpccRunsAsTheScenarioWrittenByHand) {
+  expect_import_runs_as_expected("leaf-spine");
+  const fs::path imported = fresh_dir("ns3-import-graph");
+  const Ns3Import i = import_ns3(kData + "/ns3/leaf-spine/config.txt");
+  EXPECT_EQ(i.topology, read_text(kData + "/ns3/leaf-spine-topology.txt"));
+  EXPECT_EQ(i.flows, "src,dst,bytes,start,priority,qps,dport\n0,3,1000000B,10us,3,1,100\n1,2,1000000B,10us,3,1,100\n"
+                     "2,0,500000B,20us,3,1,200\n3,1,500000B,20.001us,3,1,200\n");
+  const fs::path out = fresh_dir("ns3-import-graph-run");
+  run_fabric(resolve(fabric_parameters(), write_ns3_import(i, imported.string())),
+             {.scenario = "imported", .out_dir = out.string()});
+  std::istringstream fct(read_text(out / "fct.txt"));
+  std::string sip, dip;
+  std::uint64_t sport = 0, dport = 0, size = 0, start = 0, time = 0, standalone = 0;
+  std::map<std::uint32_t, std::uint64_t> dport_of_src;
+  while (fct >> sip >> dip >> sport >> dport >> size >> start >> time >> standalone) {
+    const std::uint32_t src = (std::stoul(sip, nullptr, 16) >> 8) & 0xffff;
+    dport_of_src[src] = dport;
+    EXPECT_EQ(size, src < 2 ? 1'000'000u : 500'000u);
+    EXPECT_GE(time, standalone);
+  }
+  EXPECT_EQ(dport_of_src, (std::map<std::uint32_t, std::uint64_t>{{0, 100}, {1, 100}, {2, 200}, {3, 200}}));
+}
+
+// A copy of dcqcn-incast with `edit` applied to config.txt (a line replaced, added or
+// removed) and flow.txt replaced when given; returns the config's path.
+std::string variant(const std::string& name, const std::map<std::string, std::string>& edit,
+                    const std::string& flows = "") {
+  const fs::path dir = fresh_dir("ns3-variant-" + name);
+  fs::create_directories(dir);
+  const fs::path from = fs::path(kData) / "ns3" / "dcqcn-incast";
+  fs::copy_file(from / "topology.txt", dir / "topology.txt");
+  std::ofstream(dir / "flow.txt") << (flows.empty() ? read_text(from / "flow.txt") : flows);
+  std::istringstream in(read_text(from / "config.txt"));
+  std::ofstream out(dir / "config.txt");
+  std::map<std::string, std::string> left = edit;
+  for (std::string line; std::getline(in, line);) {
+    const std::string key = line.substr(0, line.find(' '));
+    if (const auto e = left.find(key); e != left.end()) {
+      if (!e->second.empty()) out << key << " " << e->second << "\n";
+      left.erase(e);
+    } else {
+      out << line << "\n";
+    }
+  }
+  for (const auto& [key, value] : left) out << key << " " << value << "\n";
+  return (dir / "config.txt").string();
+}
+
+TEST(Ns3Import, RefusedKeysAreNamedWithTheirLines) {
+  const auto error = [](const std::string& config) { return input_error_of([&] { import_ns3(config); }); };
+  const std::string bad = variant("bad", {{"CC_MODE", "5"}, {"LINK_DOWN", "100 0 9"}, {"RATE_AI", ""}});
+  const std::string e = error(bad);
+  EXPECT_NE(e.find("config.txt:11: CC_MODE: 5: expected 1 (DCQCN), 3 (HPCC), 7 (TIMELY), 8 (DCTCP) or 10"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("config.txt:38: LINK_DOWN: a link taken down during the run is not modelled"), std::string::npos)
+      << e;
+  EXPECT_EQ(error(variant("unknown", {{"NOT_A_KEY", "1"}})),
+            variant("unknown", {{"NOT_A_KEY", "1"}}) +
+                ":48: 'NOT_A_KEY' is not a key of the HPCC ns-3 model's config.txt (scratch/third.cc)");
+  const std::string twice = variant("twice", {});
+  std::ofstream(twice, std::ios::app) << "CC_MODE 1\n";
+  EXPECT_EQ(error(twice), twice + ":48: CC_MODE is given again (first on line 11)");
+  EXPECT_EQ(error(variant("count", {{"KMAX_MAP", "2 100000000000 400"}})),
+            variant("count", {{"KMAX_MAP", "2 100000000000 400"}}) + ":41: KMAX_MAP: expected 5 value(s), got 3");
+  EXPECT_NE(error(variant("rate", {{"KMIN_MAP", "1 25000000000 100"}}))
+                .find("config.txt:42: KMIN_MAP: no entry for 100Gbps (100000000000 bps), a rate of the topology's"),
+            std::string::npos);
+  EXPECT_NE(error(variant("ai", {{"RATE_AI", ""}})).find("config.txt: RATE_AI (not given): missing"),
+            std::string::npos);
+  EXPECT_NE(error(variant("unit", {{"RATE_AI", "20Mbits"}})).find("RATE_AI: '20Mbits': expected a rate as ns-3"),
+            std::string::npos);
+  EXPECT_NE(error(variant("gain", {{"EWMA_GAIN", "0.001"}}))
+                .find("EWMA_GAIN: 0.001: fabriclab's alpha gain is in "
+                      "steps of 1/1024"),
+            std::string::npos);
+}
+
+TEST(Ns3Import, FlowFileErrorsNameTheLine) {
+  const auto error = [](const std::string& flows) {
+    const std::string config = variant("flows", {}, flows);
+    const std::string e = input_error_of([&] { import_ns3(config); });
+    return e.substr(e.find("flow.txt"));
+  };
+  EXPECT_EQ(error("2\n1 0 3 100 1000 2\n2 9 3 100 1000 2\n"), "flow.txt:3: node 9 is a switch, not a host");
+  EXPECT_EQ(error("2\n1 0 3 100 1000 2\n2 0 3 100 1000 1.5\n"),
+            "flow.txt:3: starts at 1.5 s, before the flow above it: the model reads flow.txt in order and needs "
+            "ascending start times");
+  EXPECT_EQ(error("3\n1 0 3 100 1000 2\n"), "flow.txt: 1 flow(s) where the first line announces 3");
+  EXPECT_EQ(error("1\n1 0 3 100 1000\n"), "flow.txt:2: expected 'src dst pg dport size start_time' (6 fields), got 5");
+  EXPECT_EQ(error("1\n1 0 8 100 1000 2\n"), "flow.txt:2: pg: expected a whole number 0..7, got '8'");
+  EXPECT_EQ(error("1\n1 0 3 100 1000 2e-6\n"),
+            "flow.txt:2: start_time: expected a decimal number of seconds (to the ps), got '2e-6'");
+}
+
+// What fabriclab can only approximate is refused unless asked for, then listed and
+// written in the scenario's header.
+TEST(Ns3Import, ApproximationsNeedTheFlagAndAreListed) {
+  const std::string config = variant("approx", {{"ACK_HIGH_PRIO", "1"}, {"L2_ACK_INTERVAL", "1500"}});
+  const std::string e = input_error_of([&] { import_ns3(config); });
+  EXPECT_NE(e.find("can only approximate these (import-ns3 --approximate takes them as said)"), std::string::npos);
+  EXPECT_NE(e.find("config.txt:24: L2_ACK_INTERVAL: an ACK every 1500 bytes is not a whole number of 1000-byte "
+                   "packets: fabriclab ACKs every 2 packets"),
+            std::string::npos)
+      << e;
+  const Ns3Import i = import_ns3(config, {.approximate = true});
+  ASSERT_EQ(i.approximations.size(), 2u);
+  EXPECT_NE(i.approximations[1].find("config.txt:38: ACK_HIGH_PRIO: 1: the model's hosts send ACKs on PFC class 0"),
+            std::string::npos);
+  EXPECT_NE(i.scenario.find("# APPROXIMATED: " + i.approximations[0]), std::string::npos);
+  EXPECT_NE(i.scenario.find("ack_every = 2  # L2_ACK_INTERVAL"), std::string::npos);
+}
+
+// Each CC_MODE imports to its policy and a scenario that loads; DCTCP's Kmin = Kmax (the
+// model's step marking: every packet above K) becomes WRED from K to K + 1 byte at 100 %.
+TEST(Ns3Import, EveryCcModeImportsToAScenarioThatLoads) {
+  struct Mode {
+    const char* cc_mode;
+    std::map<std::string, std::string> edit;
+    std::vector<std::string> want;
+  };
+  const std::vector<Mode> modes = {
+      {"1", {}, {"congestion_control = \"dcqcn\"", "preset = \"ns3-mlx\"", "header_bytes = 48"}},
+      {"3",
+       {{"HAS_WIN", "1"}, {"VAR_WIN", "1"}},
+       {"congestion_control = \"hpcc\"", "eta = 0.95", "max_stage = 0", "rai = \"20Mbps\"", "fast_react = false"}},
+      {"10",
+       {{"HAS_WIN", "1"}, {"VAR_WIN", "1"}, {"PINT_LOG_BASE", "1.01"}},
+       {"feedback = \"pint\"", "pint_log_base = 1.01", "pint_prob = 1"}},
+      {"7",
+       {{"HAS_WIN", "1"}, {"VAR_WIN", "1"}},
+       {"congestion_control = \"timely\"", "preset = \"ns3-vwin\"", "ai = \"20Mbps\"", "hai_rate = \"200Mbps\"",
+        "header_bytes = 56"}},
+      {"8",
+       {{"EWMA_GAIN", "0.0625"}, {"KMIN_MAP", "1 100000000000 30"}, {"KMAX_MAP", "1 100000000000 30"}},
+       {"congestion_control = \"dctcp\"", "g = 0.0625", "window = \"off\"", "rate_ai = \"1000Mbps\"",
+        "green_min_threshold = \"30KB\"", "green_max_threshold = \"30001B\"", "green_drop_probability = 100"}},
+  };
+  for (const Mode& m : modes) {
+    std::map<std::string, std::string> edit = m.edit;
+    edit["CC_MODE"] = m.cc_mode;
+    const Ns3Import i = import_ns3(variant(std::string("mode") + m.cc_mode, edit));
+    for (const std::string& w : m.want) EXPECT_NE(i.scenario.find(w), std::string::npos) << m.cc_mode << ": " << w;
+    const fs::path dir = fresh_dir(std::string("ns3-mode-") + m.cc_mode);
+    const FabricSetup setup = resolve(fabric_parameters(), write_ns3_import(i, dir.string()));
+    EXPECT_NO_THROW(check_across_keys(setup)) << m.cc_mode;
+  }
+}
+
+// Rates as ns-3's DataRate writes them, exact to the bit per second.
+TEST(Ns3Import, DataRatesInNs3Units) {
+  EXPECT_EQ(fabric::parse_ns3_data_rate("50Mb/s").bps(), 50'000'000);
+  EXPECT_EQ(fabric::parse_ns3_data_rate("2.5Gbps").bps(), 2'500'000'000);
+  EXPECT_EQ(fabric::parse_ns3_data_rate("100kb/s").bps(), 100'000);
+  EXPECT_EQ(fabric::parse_ns3_data_rate("1KB/s").bps(), 8'000);
+  EXPECT_EQ(fabric::parse_ns3_data_rate("12bps").bps(), 12);
+  EXPECT_NE(input_error_of([] { fabric::parse_ns3_data_rate("Gbps"); }).find("expected a rate as ns-3"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabriclab::scenario
