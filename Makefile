@@ -44,6 +44,7 @@ bench: build
 	./build/release/bench/fabric_scale leaf_spine:16384 100us
 	./build/release/bench/fabric_scale fat_tree:16 100us
 	./bench/instructions_per_hop.sh leaf_spine:1024 50us
+	./bench/misses_per_hop.sh leaf_spine:8192 10us 20us
 	./bench/process_start.sh
 	./build/release/bench/offload_benchmark
 	./bench/counters_cli.sh 1024

@@ -7,20 +7,18 @@
 #   bench/instructions_per_hop.sh CASE [STOP]     e.g. leaf_spine:1024 100us
 # CASE as bench/fabric_scale takes it. Slow: cachegrind runs 50 to 100 times slower.
 set -euo pipefail
+shopt -s inherit_errexit  # a failure inside $(...) ends the script too
 case=${1:?usage: instructions_per_hop.sh CASE [STOP]}
 stop=${2:-100us}
 bin=$(dirname "$0")/../build/release/bench/fabric_scale
 [ -x "$bin" ] || { echo "build the release preset first (make build)" >&2; exit 2; }
+# shellcheck source=bench/cachegrind_fabric.sh
+source "$(dirname "$0")/cachegrind_fabric.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 count() {  # STOP -> "instructions D1-misses LLd-misses packet-hops", or a message and exit 1
   local out
-  if ! out=$(valgrind --tool=cachegrind --cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=33554432,16,64 \
-    --cachegrind-out-file="$tmp/cg" "$bin" "$case" "$1" 2>"$tmp/err"); then
-    echo "instructions_per_hop.sh: fabric_scale $case $1 failed:" >&2
-    grep -v '^==' "$tmp/err" >&2
-    exit 1
-  fi
+  out=$(cachegrind_fabric instructions_per_hop.sh "$bin" "$case" "$1" "$tmp/cg" "$tmp/err")
   field() { sed -n "s/.*$1 *\([0-9,]*\).*/\1/p" "$tmp/err" | head -1 | tr -d ,; }
   local values=("$(field 'I *refs:')" "$(field 'D1  misses:')" "$(field 'LLd misses:')"
     "$(sed -n 's/.* packet-hops \([0-9]*\) .*/\1/p' <<<"$out")")

@@ -106,9 +106,8 @@ class Config {
       std::size_t want = static_cast<std::size_t>(k->second);
       if (k->second < 0) {  // "n r1 v1 ... rn vn"
         std::uint64_t pairs = 0;
-        if (values.empty() ||
-            std::from_chars(values[0].data(), values[0].data() + values[0].size(), pairs).ec != std::errc() ||
-            pairs > 64)
+        const char* end = values.empty() ? nullptr : values[0].data() + values[0].size();
+        if (values.empty() || std::from_chars(values[0].data(), end, pairs).ptr != end || pairs > 64)
           throw InputError(fmt::format("{}:{}: {}: expected the number of rates first (0..64), then that many "
                                        "'RATE VALUE' pairs",
                                        path_, n, w[0]));
