@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -35,6 +37,29 @@ std::vector<std::string> cc_policy_names() {
   std::vector<std::string> names;
   for (const CcPolicy& p : cc_policies()) names.emplace_back(p.name);
   return names;
+}
+
+// "RATE=VALUE,...": each item's rate and value text, at most 64, no rate twice; errors
+// name the item.
+std::vector<std::pair<BitRate, std::string>> by_rate_items(const std::string& text) {
+  std::vector<std::pair<BitRate, std::string>> out;
+  if (text.empty()) return out;
+  const auto items = params::split_list(text);
+  if (items.size() > 64) throw InputError(fmt::format("{} rates: at most 64", items.size()));
+  for (const std::string& item : items) {
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos) throw InputError(fmt::format("'{}': expected RATE=VALUE", item));
+    BitRate rate;
+    try {
+      rate = parse_bit_rate(item.substr(0, eq));
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("'{}': {}", item, e.what()));
+    }
+    for (const auto& [r, v] : out)
+      if (r == rate) throw InputError(fmt::format("'{}': {} is given twice", item, to_string(rate)));
+    out.emplace_back(rate, item.substr(eq + 1));
+  }
+  return out;
 }
 }  // namespace
 
@@ -387,8 +412,9 @@ const params::Table<PfcConfig>& pfc_table() {
             {"lossless", Kind::text, "lossless priorities, comma-separated (\"3\", \"3,4\")", "", "", {}},
             [](C& c, const Value& v) { c.lossless = priority_mask(v.text); },
             [](const C& c) { return priority_list_text(c.lossless); })
-        .either("headroom", &C::headroom_auto, {"auto", "given"}, "auto",
-                "headroom per lossless group: the SONiC formula or a given size")
+        .choice("headroom", &C::headroom_mode, kHeadroomModeNames,
+                "headroom per lossless group: the SONiC formula (auto), a given size, or the HPCC ns-3 model's 3 x "
+                "the port's one-way BDP (ns3)")
         .bytes("headroom_size", &C::headroom, "headroom when switch.pfc.headroom = \"given\"")
         .bytes("mac_phy_delay", &C::mac_phy_delay, "formula term: MAC/PHY delay in bytes")
         .bytes("peer_response", &C::peer_response, "formula term: bytes the peer sends before it reacts")
@@ -421,6 +447,29 @@ const params::Table<SwitchConfig>& switch_table() {
         .choice("mmu.threshold", &C::threshold_mode, kThresholdModeNames, "shared-pool limit per priority group")
         .bytes("mmu.static_th", &C::static_th, "static limit per priority group")
         .integer("mmu.dynamic_th", &C::dynamic_th, "dynamic limit: 2^n x free shared buffer", -7, 7)
+        .custom(
+            {"mmu.dynamic_th_by_rate",
+             Kind::text,
+             "dynamic limits of the ingress ports at given rates, RATE=N comma-separated (\"400Gbps=-1\"; the "
+             "others: mmu.dynamic_th)",
+             "",
+             "",
+             {}},
+            [](C& c, const Value& v) {
+              c.dynamic_th_by_rate.clear();
+              for (const auto& [rate, text] : by_rate_items(v.text)) {
+                const auto n = params::parse_integer(text);
+                if (!n || *n < -7 || *n > 7)
+                  throw InputError(fmt::format("'{}={}': expected an integer -7..7", to_string(rate), text));
+                c.dynamic_th_by_rate.push_back({rate, static_cast<int>(*n)});
+              }
+            },
+            [](const C& c) {
+              std::vector<std::string> items;
+              for (const auto& d : c.dynamic_th_by_rate)
+                items.push_back(fmt::format("{}={}", to_string(d.rate), d.dynamic_th));
+              return fmt::format("{}", fmt::join(items, ","));
+            })
         .nest("pfc", &C::pfc, pfc_table())
         .flag("pfc_wd.enabled", &C::watchdog, "SONiC PFC watchdog on the lossless queues")
         .choice("pfc_wd.action", &C::wd_action, kWatchdogActionNames,
@@ -461,6 +510,45 @@ const params::Table<SwitchConfig>& switch_table() {
             [](C& c, const Value& v) { c.wred.pmax = v.d / 100.0; },
             // 15 digits: the percent the fraction was made from, not 0.01 x 100's rounding.
             [](const C& c) { return fmt::format("{:.15g}", c.wred.pmax * 100.0); })
+        .custom(
+            {"wred.by_rate",
+             Kind::text,
+             "marking of the egress ports at given rates, RATE=KMIN/KMAX/PMAX comma-separated (\"400Gbps=800KB/3200KB/"
+             "20\", Pmax in percent; the others: green_*)",
+             "",
+             "",
+             {}},
+            [](C& c, const Value& v) {
+              c.wred_by_rate.clear();
+              for (const auto& [rate, text] : by_rate_items(v.text)) {
+                const std::string item = to_string(rate) + "=" + text;
+                const auto parts = params::split_list(text, '/');
+                if (parts.size() != 3) throw InputError(fmt::format("'{}': expected RATE=KMIN/KMAX/PMAX", item));
+                Wred w;
+                char* end = nullptr;
+                try {
+                  w.kmin = parse_bytes(parts[0]).count();
+                  w.kmax = parse_bytes(parts[1]).count();
+                } catch (const InputError& e) {
+                  throw InputError(fmt::format("'{}': {}", item, e.what()));
+                }
+                const double pmax = std::strtod(parts[2].c_str(), &end);
+                if (parts[2].empty() || end != parts[2].c_str() + parts[2].size() || !(pmax >= 0 && pmax <= 100))
+                  throw InputError(fmt::format("'{}': Pmax '{}': expected a percent 0..100", item, parts[2]));
+                if (w.kmin < 0 || w.kmax <= w.kmin)
+                  throw InputError(fmt::format("'{}': Kmax must be above Kmin", item));
+                w.pmax = pmax / 100.0;
+                c.wred_by_rate.push_back({rate, w});
+              }
+            },
+            [](const C& c) {
+              std::vector<std::string> items;
+              for (const auto& r : c.wred_by_rate)
+                items.push_back(fmt::format("{}={}/{}/{:.15g}", to_string(r.rate),
+                                            to_string(Bytes::from_count(r.wred.kmin)),
+                                            to_string(Bytes::from_count(r.wred.kmax)), r.wred.pmax * 100.0));
+              return fmt::format("{}", fmt::join(items, ","));
+            })
         .either("wred.mark_at", &C::mark_at_enqueue, {"dequeue", "enqueue"}, "enqueue", "where the queue is measured")
         .either("wred.queue_bytes", &C::mark_by_port, {"queue", "port"}, "port",
                 "the bytes WRED reads: the packet's egress queue (per queue, as SONiC's WRED profiles) or the whole "

@@ -8,7 +8,15 @@
 namespace fabriclab::fabric {
 
 std::int64_t headroom_bytes(const PfcConfig& c, std::int64_t max_frame, BitRate rate, Time delay) {
-  if (!c.headroom_auto) return c.headroom.count();
+  if (c.headroom_mode == HeadroomMode::given) return c.headroom.count();
+  if (c.headroom_mode == HeadroomMode::ns3) {
+    __extension__ using u128 = unsigned __int128;
+    const u128 bdp = static_cast<u128>(rate.bps()) * static_cast<u128>(delay.ps() / 1000) / 8 / 1'000'000'000;
+    if (bdp * 3 > static_cast<u128>(INT64_MAX))
+      throw InputError("switch.pfc.headroom = \"ns3\": 3 x the one-way BDP of a " + to_string(rate) + " link of " +
+                       to_string(delay) + " overflows");
+    return static_cast<std::int64_t>(bdp * 3);
+  }
   const std::int64_t cable = bytes_in(rate, delay).count();
   return 2 * max_frame + 2 * cable + c.mac_phy_delay.count() + c.peer_response.count();
 }

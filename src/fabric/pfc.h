@@ -4,8 +4,9 @@
 //
 // Headroom, per lossless priority group of a receiving port: the bytes that can still
 // arrive once it decides to pause -- SONiC's formula, xoff = 2 x largest frame + 2 x the
-// bytes on the cable + mac_phy_delay + peer_response (cell occupancy 1, no gearbox) -- or
-// a size given outright.
+// bytes on the cable + mac_phy_delay + peer_response (cell occupancy 1, no gearbox) --,
+// a size given outright, or the HPCC ns-3 RDMA model's 3 x the port's one-way BDP
+// (third.cc: rate x delay in whole ns / 8 / 10^9 x 3, in integers).
 //
 // Refresh: a paused sender is paused again at half the pause time, so half the pause time
 // must cover a largest frame and the PFC frame itself at the port's rate.
@@ -14,15 +15,20 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/params.h"
 #include "core/units.h"
 #include "fabric/packet.h"
 
 namespace fabriclab::fabric {
 
+enum class HeadroomMode : std::uint8_t { formula, given, ns3 };
+inline constexpr params::EnumNames<HeadroomMode, 3> kHeadroomModeNames{
+    {{HeadroomMode::formula, "auto"}, {HeadroomMode::given, "given"}, {HeadroomMode::ns3, "ns3"}}};
+
 struct PfcConfig {
   bool enabled = true;
-  std::uint8_t lossless = 1u << 3;  // priorities that never drop
-  bool headroom_auto = true;        // SONiC's formula per port, else `headroom`
+  std::uint8_t lossless = 1u << 3;                     // priorities that never drop
+  HeadroomMode headroom_mode = HeadroomMode::formula;  // per port, or `headroom`
   Bytes headroom = Bytes::from_count(64 << 10);
   Bytes mac_phy_delay = Bytes::from_count(1536);  // formula terms
   Bytes peer_response = Bytes::from_count(3840);

@@ -47,6 +47,8 @@ Switch::Switch(FabricContext& ctx, std::string name, std::uint32_t switch_index,
             .mark_by_port = cfg.mark_by_port,
             .reserve_per_port = cfg.reserve_per_port,
             .release_at_start = cfg.release_at_start,
+            .wred_by_rate = !cfg.wred_by_rate.empty(),
+            .th_by_rate = !cfg.dynamic_th_by_rate.empty(),
             .trim = cfg.trim_threshold.count() > 0,
             .int_mode = ctx.wire.int_bytes == 0      ? IntMode::none
                         : ctx.wire.pint_log_base > 0 ? IntMode::pint
@@ -89,6 +91,17 @@ void Switch::finalize() {
   const int lossless = std::popcount(cfg_.pfc.active());
   for (std::size_t i = 0; i < port_count() && lossless > 0; ++i)
     check_pause_refresh(cfg_.pfc, cfg_.max_frame.count(), port(i).rate(), "switch " + name(), ctx_->wire);
+  // Each port's entry of the lists by rate, if its rate has one.
+  wreds_.assign(1, path_.wred);
+  alphas_.assign(1, alpha_);
+  for (const auto& w : cfg_.wred_by_rate) wreds_.push_back(w.wred);
+  for (const auto& d : cfg_.dynamic_th_by_rate) alphas_.push_back(std::ldexp(1.0, d.dynamic_th));
+  for (std::size_t i = 0; i < port_count(); ++i) {
+    for (std::size_t k = 0; k < cfg_.wred_by_rate.size(); ++k)
+      if (cfg_.wred_by_rate[k].rate == port(i).rate()) ports_[i].wred_class = static_cast<std::uint8_t>(k + 1);
+    for (std::size_t k = 0; k < cfg_.dynamic_th_by_rate.size(); ++k)
+      if (cfg_.dynamic_th_by_rate[k].rate == port(i).rate()) ports_[i].th_class = static_cast<std::uint8_t>(k + 1);
+  }
   std::int64_t headroom_total = 0;
   for (std::size_t i = 0; i < port_count(); ++i) {
     const Port& p = port(i);
@@ -206,9 +219,10 @@ void Switch::set_routes(const std::uint32_t* edge_of_host, std::size_t hosts,
   spray_next_.assign(path_.load_balance == LoadBalance::spray_round_robin ? hosts : 0, 0);
 }
 
-std::int64_t Switch::shared_limit() const {
+std::int64_t Switch::shared_limit(const SwitchPort& sp) const {
   if (path_.threshold_mode == ThresholdMode::static_th) return path_.static_th;
-  return static_cast<std::int64_t>(alpha_ * static_cast<double>(shared_size_ - shared_used_));
+  const double alpha = path_.th_by_rate ? alphas_[sp.th_class] : alpha_;
+  return static_cast<std::int64_t>(alpha * static_cast<double>(shared_size_ - shared_used_));
 }
 
 bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
@@ -231,7 +245,7 @@ bool Switch::admit(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
   }
   const std::int64_t before = shared_part(g);
   const std::int64_t after = before + size - to_reserve;
-  if (!g.xoff && after <= shared_limit() && shared_used_ + (after - before) <= shared_size_) {
+  if (!g.xoff && after <= shared_limit(sp) && shared_used_ + (after - before) <= shared_size_) {
     g.used += size;
     take_reserve();
     shared_used_ += after - before;
@@ -263,7 +277,7 @@ void Switch::release(std::uint16_t in, std::uint8_t pg, std::int64_t size) {
   if (g.used < 0 || g.reserved < 0) throw std::logic_error("switch " + name() + ": MMU accounting went negative");
   shared_used_ += shared_part(g) - before;
   if (g.xoff && g.headroom_used == 0 &&
-      shared_part(g) <= std::max<std::int64_t>(0, shared_limit() - path_.xon_offset)) {
+      shared_part(g) <= std::max<std::int64_t>(0, shared_limit(sp) - path_.xon_offset)) {
     g.xoff = false;
     g.refresh_at = Time::max();
     send_pause(in, pg, 0);
@@ -365,7 +379,8 @@ std::uint16_t Switch::choose_adaptive(const Packet& p, std::uint32_t b, std::uin
 
 void Switch::maybe_mark(SwitchPort& sp, Packet& p, std::uint8_t prio) {
   if (!path_.ecn || p.ecn == kEcnNotEct || p.ecn == kEcnCe || !is_data(p.opcode)) return;
-  const bool mark = path_.wred.mark(path_.mark_by_port ? sp.queued : sp.queue_bytes[prio], rng_);
+  const Wred& wred = path_.wred_by_rate ? wreds_[sp.wred_class] : path_.wred;
+  const bool mark = wred.mark(path_.mark_by_port ? sp.queued : sp.queue_bytes[prio], rng_);
   if (mark) {
     p.ecn = kEcnCe;
     ++sp.ecn_marks;

@@ -86,7 +86,14 @@ struct SwitchConfig {
   bool release_at_start = false;
   ThresholdMode threshold_mode = ThresholdMode::dynamic_th;
   Bytes static_th = Bytes::from_count(512 << 10);
-  int dynamic_th = 0;                                          // limit = 2^n x free shared buffer
+  int dynamic_th = 0;  // limit = 2^n x free shared buffer
+  // The dynamic threshold of an ingress port at a listed rate (the HPCC ns-3 model's
+  // pfc_a_shift, larger for ports faster than the NICs); other ports take dynamic_th.
+  struct RateDynamicTh {
+    BitRate rate;
+    int dynamic_th = 0;
+  };
+  std::vector<RateDynamicTh> dynamic_th_by_rate;
   PfcConfig pfc;                                               // the network's: its NICs read it too
   Bytes max_frame = Bytes::from_count(max_frame_bytes(4096));  // set by the Network from the NICs' MTU
   // PFC watchdog (SONiC PFC_WD): a lossless queue with packets, paused without a break
@@ -105,6 +112,13 @@ struct SwitchConfig {
   bool mark_at_enqueue = false;
   bool mark_by_port = false;  // WRED reads the egress port's bytes, all queues (else the packet's queue)
   Wred wred;
+  // The marking of an egress port at a listed rate (the HPCC ns-3 model's KMIN_MAP,
+  // KMAX_MAP, PMAX_MAP); other ports mark with `wred`.
+  struct RateWred {
+    BitRate rate;
+    Wred wred;
+  };
+  std::vector<RateWred> wred_by_rate;
   LoadBalance load_balance = LoadBalance::ecmp;
   // Adaptive routing and flowlets (lb adaptive, flowlet): the hashed port's advantage;
   // the idle gap that ends a flowlet; how a new flowlet picks its port; the entries of
@@ -233,6 +247,7 @@ class alignas(64) Switch final : public Node, public EventHandler {
   struct alignas(64) SwitchPort {
     std::uint8_t backlogged = 0;  // bit c: queue[c] holds packets
     std::uint8_t rr = 0;
+    std::uint8_t wred_class = 0, th_class = 0;  // its rate's entry of wreds_, alphas_ (0: the switch's)
     std::array<bool, 8> storm{};
     std::int64_t queued = 0, max_queued = 0;  // (max_queued: since take_max_queue_since)
     std::array<std::int64_t, 8> queue_bytes{};
@@ -263,7 +278,8 @@ class alignas(64) Switch final : public Node, public EventHandler {
     const std::int64_t s = g.used - g.headroom_used - path_.reserve;
     return s > 0 ? s : 0;
   }
-  std::int64_t shared_limit() const;
+  // The shared-pool limit of an ingress (port, PG) at `sp`.
+  std::int64_t shared_limit(const SwitchPort& sp) const;
   bool admit(std::uint16_t in, std::uint8_t pg, std::int64_t size);
   void release(std::uint16_t in, std::uint8_t pg, std::int64_t size);
   void send_pause(std::uint16_t in, std::uint8_t pg, std::uint16_t quanta);
@@ -321,12 +337,17 @@ class alignas(64) Switch final : public Node, public EventHandler {
     LoadBalance load_balance;
     WatchdogAction wd_action;
     bool ecn, mark_at_enqueue, mark_by_port, reserve_per_port, release_at_start;
-    bool trim;         // cfg_.trim_threshold > 0
-    IntMode int_mode;  // what a dequeue writes into a packet's INT stack, if anything
+    bool wred_by_rate, th_by_rate;  // some port has an entry of wreds_, alphas_: read its class
+    bool trim;                      // cfg_.trim_threshold > 0
+    IntMode int_mode;               // what a dequeue writes into a packet's INT stack, if anything
   };
   std::int64_t shared_size_ = 0, shared_used_ = 0;
   PacketPath path_;
   std::vector<SwitchPort> ports_;
+  // By class (SwitchPort::wred_class, th_class): 0 is path_.wred and alpha_, then the
+  // entries of cfg_.wred_by_rate and dynamic_th_by_rate.
+  std::vector<Wred> wreds_;
+  std::vector<double> alphas_;
   // Next hops: route_ports_[first, first + count). Groups with the same next hops share
   // one list (a leaf's uplinks serve every remote leaf), so what a switch reads per
   // packet -- its edge switch, then one route of a table by edge switch -- stays small

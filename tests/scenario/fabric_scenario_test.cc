@@ -2,6 +2,7 @@
 // lossless priority, conserve bytes (checked inside every run), are deterministic, and
 // keep their trajectory fingerprints; scenario errors name the key and the file line.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -45,6 +46,71 @@ FabricOutcome run_example(const std::string& name, const std::string& out = "") 
 // order -- incast's flows.csv is unchanged (a few ports' paused times move), the
 // leaf-spine marks 3 fewer packets, sends 4 fewer CNPs and ends 24 ns later.) When a change is intended, re-run the
 // example, check its outputs and update the constant here in the same commit, saying why.
+// switch.wred.by_rate and switch.mmu.dynamic_th_by_rate (the HPCC ns-3 model's maps by
+// link rate): on one switch with h3's link at 50G, h0 and h1 each send 1 MB to h2 and to
+// h3 at once, so both egress ports queue (2 x 100G into 100G, and into 50G). With the
+// switch's WRED at 10/20 MB nothing is marked; a 50G entry of 1/2 KB at 100 % marks at
+// port 3 only, a 100G entry at port 2 only (h0's and h1's egress carry only ACKs, which
+// are never marked). Then h0 (100G) and h3 (50G) send 4 MB each to h1 under a dynamic
+// threshold of 2^7 x the free buffer: no pause; a 50G entry of -7 pauses port 3 alone.
+TEST(FabricScenario, MarkingAndTheDynamicThresholdByPortRate) {
+  const auto dir = std::filesystem::temp_directory_path() / ("fabriclab_by_rate_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "two_incasts.csv") << "src,dst,bytes,start,priority,qps\n0,2,1MB,0ns,3,1\n1,2,1MB,0ns,3,1\n"
+                                              "0,3,1MB,0ns,3,1\n1,3,1MB,0ns,3,1\n";
+    std::ofstream(dir / "into_h1.csv") << "src,dst,bytes,start,priority,qps\n0,1,4MB,0ns,3,1\n3,1,4MB,0ns,3,1\n";
+  }
+  const std::string base = "[topology]\nkind = \"single_switch\"\nhosts = 4\nlink_rates = \"sw0:3=50Gbps\"\n"
+                           "[switch]\nbuffer = \"32MiB\"\n[switch.wred]\ngreen_min_threshold = \"10MB\"\n"
+                           "green_max_threshold = \"20MB\"\n[traffic]\npattern = \"flows\"\n";
+  // sw0's column of ports.csv, by port.
+  const auto per_port = [&](const std::string& flows, std::vector<std::string> sets, const char* column) {
+    sets.push_back("traffic.flows_file=" + (dir / flows).string());
+    const std::filesystem::path out = dir / "out";
+    std::filesystem::remove_all(out);
+    const FabricOutcome o = run_fabric(fabric_parameters().resolve_text(base, "by_rate.toml", sets),
+                                       {.scenario = "x", .out_dir = out.string()});
+    EXPECT_TRUE(o.totals.all_finished);
+    std::vector<double> v(4, -1);
+    const CsvTable t = read_csv(out / "ports.csv");
+    for (std::size_t r = 0; r < t.rows(); ++r)
+      if (t.text(r, "node") == "sw0") v[static_cast<std::size_t>(t.number(r, "port"))] = t.number(r, column);
+    return v;
+  };
+  const std::vector<double> none = per_port("two_incasts.csv", {}, "ecn_marks");
+  EXPECT_EQ(none, (std::vector<double>{0, 0, 0, 0}));
+  const std::vector<double> at50 = per_port("two_incasts.csv", {"switch.wred.by_rate=50Gbps=1KB/2KB/100"}, "ecn_marks");
+  EXPECT_EQ(at50[2], 0);
+  EXPECT_GT(at50[3], 0);
+  EXPECT_EQ(at50[0] + at50[1], 0);
+  const std::vector<double> at100 = per_port("two_incasts.csv", {"switch.wred.by_rate=100Gbps=1KB/2KB/100"},
+                                             "ecn_marks");
+  EXPECT_GT(at100[2], 0);
+  EXPECT_EQ(at100[3], 0);
+  EXPECT_EQ(at100[0] + at100[1], 0);
+
+  const std::vector<double> roomy = per_port("into_h1.csv", {"switch.mmu.dynamic_th=7"}, "pfc_pause_sent");
+  EXPECT_EQ(roomy, (std::vector<double>{0, 0, 0, 0}));
+  const std::vector<double> tight50 =
+      per_port("into_h1.csv", {"switch.mmu.dynamic_th=7", "switch.mmu.dynamic_th_by_rate=50Gbps=-7"}, "pfc_pause_sent");
+  EXPECT_EQ(tight50[0], 0);
+  EXPECT_GT(tight50[3], 0);
+
+  // The lists are checked where they are read, each item named.
+  const auto error = [&](const std::string& set) {
+    return testing::input_error_of([&] { fabric_parameters().resolve_text(base, "by_rate.toml", {set}); });
+  };
+  EXPECT_NE(error("switch.wred.by_rate=50Gbps=2KB/1KB/100").find("'50Gbps=2KB/1KB/100': Kmax must be above Kmin"),
+            std::string::npos);
+  EXPECT_NE(error("switch.wred.by_rate=50Gbps=1KB/2KB").find("expected RATE=KMIN/KMAX/PMAX"), std::string::npos);
+  EXPECT_NE(error("switch.wred.by_rate=50Gbps=1KB/2KB/1,50Gbps=1KB/2KB/2").find("50Gbps is given twice"),
+            std::string::npos);
+  EXPECT_NE(error("switch.mmu.dynamic_th_by_rate=400Gbps=-9").find("'400Gbps=-9': expected an integer -7..7"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(FabricScenario, IncastExample) {
   const FabricOutcome o = run_example("incast.toml");
   EXPECT_TRUE(o.totals.all_finished);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "error_message.h"
+#include "fabric/switch.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/fabric/ns3.h"
 #include "scenario/fabric/ns3_import.h"
@@ -224,6 +225,61 @@ TEST(Ns3Import, EveryCcModeImportsToAScenarioThatLoads) {
     const FabricSetup setup = resolve(fabric_parameters(), write_ns3_import(i, dir.string()));
     EXPECT_NO_THROW(check_across_keys(setup)) << m.cc_mode;
   }
+}
+
+// A config written as the model's config_doc.txt documents its keys, "KEY VALUE {meaning}",
+// and '#' lines read as the bare config does.
+TEST(Ns3Import, CommentsInBracesAndHashLinesAreSkipped) {
+  const fs::path dir = fs::path(kData) / "ns3" / "dcqcn-incast";
+  const fs::path commented = fresh_dir("ns3-commented");
+  fs::create_directories(commented);
+  fs::copy_file(dir / "topology.txt", commented / "topology.txt");
+  fs::copy_file(dir / "flow.txt", commented / "flow.txt");
+  {
+    std::istringstream in(read_text(dir / "config.txt"));
+    std::ofstream out(commented / "config.txt");
+    out << "# the DCQCN incast, every line with its meaning\n";
+    for (std::string line; std::getline(in, line);)
+      out << line << "  {what " << line.substr(0, line.find(' ')) << " means}\n";
+  }
+  // (the same scenario, but for the path in its first line)
+  const auto body = [](const std::string& toml) { return toml.substr(toml.find("\n[")); };
+  EXPECT_EQ(body(import_ns3((commented / "config.txt").string()).scenario),
+            body(import_ns3((dir / "config.txt").string()).scenario));
+}
+
+// Switch ports at two rates, as the model's fat-trees have them (100G to the hosts, 400G
+// between the switches): the NIC rate's thresholds for all, the 400G ports' by rate
+// (KMIN_MAP 400, KMAX_MAP 1600 KB there), their MMU shift one (400 > 100, 200 > 100, then
+// 100 is not: 3 - 2), every headroom 3 x its own BDP (100G x 1 us: 37 500 bytes; 400G x
+// 2 us: 300 000) -- nothing approximated.
+TEST(Ns3Import, SwitchPortsAtTwoRatesKeepTheirOwnThresholdsAndHeadroom) {
+  const fs::path dir = fresh_dir("ns3-two-rates");
+  fs::create_directories(dir);
+  std::ofstream(dir / "topology.txt") << "6 2 5\n4 5\n0 4 100Gbps 1us 0\n1 4 100Gbps 1us 0\n2 5 100Gbps 1us 0\n"
+                                         "3 5 100Gbps 1us 0\n4 5 400Gbps 2us 0\n";
+  std::ofstream(dir / "flow.txt") << "2\n0 2 3 100 100000 0\n1 3 3 100 100000 0\n";
+  const std::string config = variant("two-rates", {{"KMIN_MAP", "2 100000000000 100 400000000000 400"},
+                                                   {"KMAX_MAP", "2 100000000000 400 400000000000 1600"},
+                                                   {"PMAX_MAP", "2 100000000000 0.2 400000000000 0.2"}});
+  fs::copy_file(dir / "topology.txt", fs::path(config).parent_path() / "topology.txt",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(dir / "flow.txt", fs::path(config).parent_path() / "flow.txt", fs::copy_options::overwrite_existing);
+  const Ns3Import i = import_ns3(config);
+  EXPECT_TRUE(i.approximations.empty());
+  for (const char* want : {"green_min_threshold = \"100KB\"", "green_max_threshold = \"400KB\"",
+                           "green_drop_probability = 20", "by_rate = \"400Gbps=400KB/1600KB/20\"", "dynamic_th = -3",
+                           "dynamic_th_by_rate = \"400Gbps=-1\"", "headroom = \"ns3\""})
+    EXPECT_NE(i.scenario.find(want), std::string::npos) << want;
+  const FabricSetup setup = resolve(fabric_parameters(), write_ns3_import(i, (dir / "imported").string()));
+  const auto net = build_network(setup);
+  net->prepare();
+  ASSERT_EQ(net->switch_count(), 2u);
+  const fabric::Switch& sw = net->switch_at(0);  // node 4: hosts 0 and 1, then the 400G link
+  ASSERT_EQ(sw.port_count(), 3u);
+  EXPECT_EQ(sw.headroom_of(0), 37'500);
+  EXPECT_EQ(sw.headroom_of(2), 300'000);
+  EXPECT_TRUE(run_fabric(setup, {.scenario = "two-rates", .out_dir = ""}).totals.all_finished);
 }
 
 // Rates as ns-3's DataRate writes them, exact to the bit per second.

@@ -94,7 +94,9 @@ class Config {
     std::size_t n = 0;
     for (std::string line; std::getline(in, line);) {
       ++n;
-      std::vector<std::string> w = words_of(line);
+      // A comment: a line from '#', or the rest of a line from '{' (the model's
+      // config_doc.txt writes "KEY VALUE {what it means}"; third.cc skips those words).
+      std::vector<std::string> w = words_of(line.substr(0, line.find('{')));
       if (w.empty() || w[0][0] == '#') continue;
       const auto k = known_keys().find(w[0]);
       if (k == known_keys().end())
@@ -312,8 +314,8 @@ std::vector<Ns3Flow> read_flow_txt(const std::string& path, const fabric::Ns3Top
 // The HPCC model's switch-port rates: for each, ECN thresholds from the maps, the dynamic
 // threshold's shift and the headroom.
 struct PortModel {
-  std::set<std::int64_t> rates;  // bps of the switch ports
-  std::set<std::uint32_t> shifts;
+  std::set<std::int64_t> rates;                    // bps of the switch ports
+  std::map<std::int64_t, std::uint32_t> shift_of;  // by rate: the model's pfc_a_shift
   std::set<std::int64_t> headrooms;
   std::int64_t nic_rate = 0;
 };
@@ -343,7 +345,7 @@ PortModel port_model(const fabric::Ns3Topology& t) {
       m.headrooms.insert(static_cast<std::int64_t>(std::min<u128>(bdp * 3, kMaxHeadroom + 1)));
       std::uint32_t shift = 3;
       for (std::int64_t r = rate; r > m.nic_rate && shift > 0; r /= 2) --shift;
-      m.shifts.insert(shift);
+      m.shift_of[rate] = shift;
     }
   return m;
 }
@@ -454,13 +456,17 @@ class Importer {
     set("switch.buffer", toml_string(fmt::format("{}MiB", mb)), "BUFFER_SIZE (MB of 2^20 bytes)");
     set("switch.mmu.threshold", toml_string("dynamic"),
         "the model's MMU (USE_DYNAMIC_PFC_THRESHOLD is not read by it)");
-    if (m.shifts.size() > 1)
-      approximate("TOPOLOGY_FILE", fmt::format("switch ports faster than the NICs take a larger share of the free "
-                                               "buffer (shift {} .. {}); fabriclab has one dynamic threshold: 1/8, "
-                                               "the NIC-rate ports'",
-                                               *m.shifts.begin(), *m.shifts.rbegin()));
-    const std::uint32_t shift = m.shifts.empty() ? 3 : *m.shifts.rbegin();
+    // The shift of the NIC-rate ports (3: 1/8) for all, and the others' by their rate.
+    const auto nic = m.shift_of.find(m.nic_rate);
+    const std::uint32_t shift = nic != m.shift_of.end() ? nic->second : 3;
     set("switch.mmu.dynamic_th", fmt::format("-{}", shift), "the model's pfc_a_shift: free buffer >> shift");
+    std::string by_rate;
+    for (const auto& [rate, sh] : m.shift_of)
+      if (sh != shift)
+        by_rate += fmt::format("{}{}=-{}", by_rate.empty() ? "" : ",", rate_text(BitRate::from_bps(rate)), sh);
+    if (!by_rate.empty())
+      set("switch.mmu.dynamic_th_by_rate", toml_string(by_rate),
+          "pfc_a_shift of the ports faster than the NICs: one less per doubling");
     set("switch.mmu.reserve", toml_string("4KiB"), "the model's reserve per port and queue");
     set("switch.mmu.reserve_scope", toml_string("pg"), "the model's MMU");
     set("switch.mmu.release_at", toml_string("start"), "the model frees a packet's buffer as it starts out");
@@ -468,15 +474,9 @@ class Importer {
     std::string lossless;
     for (const std::uint32_t pg : pgs_) lossless += (lossless.empty() ? "" : ",") + std::to_string(pg);
     set("switch.pfc.lossless", toml_string(lossless), "every pg of FLOW_FILE");
-    if (m.headrooms.size() > 1)
-      approximate("TOPOLOGY_FILE", fmt::format("the model's headroom is 3 x each switch port's one-way BDP ({} .. {} "
-                                               "bytes here); fabriclab gives every port the largest",
-                                               *m.headrooms.begin(), *m.headrooms.rbegin()));
     if (!m.headrooms.empty() && *m.headrooms.rbegin() > kMaxHeadroom)
       refuse("TOPOLOGY_FILE", "a switch port's headroom (3 x its one-way BDP) passes 1 TiB");
-    set("switch.pfc.headroom", toml_string("given"), "the model's headroom");
-    set("switch.pfc.headroom_size", toml_string(fmt::format("{}B", m.headrooms.empty() ? 0 : *m.headrooms.rbegin())),
-        "3 x rate x delay / 8 of a switch port");
+    set("switch.pfc.headroom", toml_string("ns3"), "the model's: 3 x each port's rate x delay / 8");
     set("switch.pfc.xon_offset", toml_string("3KiB"), "the model's resume_offset");
     set("switch.pfc.pause_expiry", toml_string("xon"), "the model's pause holds until the resume (PAUSE_TIME unused)");
     set("switch.pfc.pause_refresh", toml_string("off"), "the model pauses once per XOFF");
@@ -491,10 +491,9 @@ class Importer {
     struct Marking {
       std::uint64_t kmin, kmax;
       double pmax;
-      bool operator<(const Marking& o) const { return std::tie(kmin, kmax, pmax) < std::tie(o.kmin, o.kmax, o.pmax); }
     };
-    std::map<std::int64_t, Marking> at;  // by rate
-    std::string pmax_text;               // the NIC rate's (else the first) as written
+    std::map<std::int64_t, Marking> at;             // by rate
+    std::map<std::int64_t, std::string> pmax_text;  // by rate, as written
     for (const char* key : {"KMIN_MAP", "KMAX_MAP", "PMAX_MAP"}) {
       if (!c_.has(key)) {
         refuse(key, "missing: the model looks up every switch port's rate in it");
@@ -512,36 +511,47 @@ class Importer {
           return;
         }
         Marking& mk = at[rate];
-        if (std::string_view(key) == "KMIN_MAP") mk.kmin = c_.whole_of(g->second, key);
-        else if (std::string_view(key) == "KMAX_MAP") mk.kmax = c_.whole_of(g->second, key);
-        else {
+        if (std::string_view(key) == "KMIN_MAP") {
+          mk.kmin = c_.whole_of(g->second, key);
+        } else if (std::string_view(key) == "KMAX_MAP") {
+          mk.kmax = c_.whole_of(g->second, key);
+        } else {
           mk.pmax = c_.real_of(g->second, key);
-          if (rate == m.nic_rate || pmax_text.empty()) pmax_text = g->second;
+          if (mk.pmax > 1)
+            refuse(key,
+                   fmt::format("{} at {}: a probability is at most 1", g->second, rate_text(BitRate::from_bps(rate))));
+          pmax_text[rate] = g->second;
         }
       }
     }
     if (at.empty()) return;
-    std::set<Marking> distinct;
-    for (const auto& [rate, mk] : at) distinct.insert(mk);
-    const auto nic = at.find(m.nic_rate);
-    const Marking mk = nic != at.end() ? nic->second : at.begin()->second;
-    if (distinct.size() > 1)
-      approximate("KMAX_MAP", "the switch ports' rates have different ECN thresholds; fabriclab marks every port at "
-                              "one: the NIC rate's");
-    if (mk.pmax > 1) refuse("PMAX_MAP", "a probability is at most 1");
-    if (mk.kmax <= mk.kmin) {
-      // The model marks every packet above Kmax and never reaches its ramp: a step at
-      // Kmax, which WRED from Kmax to a byte above it at 100 % is for whole bytes.
-      set("switch.wred.green_min_threshold", toml_string(fmt::format("{}KB", mk.kmax)),
-          "KMAX_MAP (KB of 1000 bytes), at or below KMIN_MAP: a step");
-      set("switch.wred.green_max_threshold", toml_string(fmt::format("{}B", mk.kmax * 1000 + 1)),
-          "every packet above KMAX_MAP marked");
-      set("switch.wred.green_drop_probability", "100", "a step (PMAX_MAP is never reached)");
-    } else {
-      set("switch.wred.green_min_threshold", toml_string(fmt::format("{}KB", mk.kmin)), "KMIN_MAP (KB of 1000 bytes)");
-      set("switch.wred.green_max_threshold", toml_string(fmt::format("{}KB", mk.kmax)), "KMAX_MAP");
-      set("switch.wred.green_drop_probability", percent(pmax_text), "PMAX_MAP (as a percent)");
+    // Kmin, Kmax, Pmax as WRED takes them: the model marks every packet above Kmax and,
+    // with Kmin >= Kmax, never reaches its ramp -- a step at Kmax, which WRED from Kmax to
+    // a byte above it at 100 % is for whole bytes.
+    struct Wred {
+      std::string kmin, kmax, pmax;
+      bool step;
+    };
+    const auto wred_of = [&](std::int64_t rate) {
+      const Marking& mk = at.at(rate);
+      if (mk.kmax <= mk.kmin)
+        return Wred{fmt::format("{}KB", mk.kmax), fmt::format("{}B", mk.kmax * 1000 + 1), "100", true};
+      return Wred{fmt::format("{}KB", mk.kmin), fmt::format("{}KB", mk.kmax), percent(pmax_text.at(rate)), false};
+    };
+    const std::int64_t base = at.contains(m.nic_rate) ? m.nic_rate : at.begin()->first;
+    const Wred w = wred_of(base);
+    set("switch.wred.green_min_threshold", toml_string(w.kmin),
+        w.step ? "KMAX_MAP (KB of 1000 bytes), at or below KMIN_MAP: a step" : "KMIN_MAP (KB of 1000 bytes)");
+    set("switch.wred.green_max_threshold", toml_string(w.kmax), w.step ? "every packet above KMAX_MAP" : "KMAX_MAP");
+    set("switch.wred.green_drop_probability", w.pmax, w.step ? "a step" : "PMAX_MAP (as a percent)");
+    std::string by_rate;
+    for (const auto& [rate, mk] : at) {
+      const Wred r = wred_of(rate);
+      if (rate == base || (r.kmin == w.kmin && r.kmax == w.kmax && r.pmax == w.pmax)) continue;
+      by_rate += fmt::format("{}{}={}/{}/{}", by_rate.empty() ? "" : ",", rate_text(BitRate::from_bps(rate)), r.kmin,
+                             r.kmax, r.pmax);
     }
+    if (!by_rate.empty()) set("switch.wred.by_rate", toml_string(by_rate), "the maps at the other switch-port rates");
     set("switch.wred.mark_at", toml_string("dequeue"), "the model marks as a packet leaves");
   }
 

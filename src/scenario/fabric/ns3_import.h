@@ -2,7 +2,8 @@
 // inputs (alibaba-edu/High-Precision-Congestion-Control, simulation/scratch/third.cc, which
 // SimAI and the ASTRA-sim ns-3 backend inherit) as a fabriclab scenario.
 //
-//   config.txt    "KEY VALUE..." a line; every key third.cc reads is mapped (the table in
+//   config.txt    "KEY VALUE..." a line (a '#' line, and the rest of a line from '{', are
+//                 comments: config_doc.txt's "KEY VALUE {meaning}"); every key third.cc reads is mapped (the table in
 //                 docs/fabric.md, "Importing the ns-3 model's inputs"), or refused naming
 //                 the key and its line when fabriclab cannot do what the value asks.
 //   TOPOLOGY_FILE its topology.txt (fabric::read_ns3_topology): a single switch with the
@@ -19,13 +20,16 @@
 // the working directory. Beyond config.txt, the scenario takes the model's mechanics where
 // fabriclab has them as declared variants: its frames (48 header bytes, ACKs padded to
 // 60, no gap, 43-byte PFC frames), its MMU (dynamic threshold 1/8 of the free buffer, 4 KiB
-// reserve per queue, headroom 3 x the port's one-way BDP, resume 3 KiB below the limit,
+// reserve per queue, headroom 3 x the port's one-way BDP (headroom = "ns3"), resume 3 KiB below the limit,
 // buffer freed as a packet starts out), its PFC (a pause holds until the resume, sent once),
 // every priority a flow uses lossless, FCT to the sender's last ACK, and fct.txt/pfc.txt
 // out. What still differs is listed in the scenario's header (and docs/fabric.md).
 //
-// Values the model takes that fabriclab can only approximate (ECN thresholds that differ
-// between the rates of the topology's switch ports, a window without VAR_WIN, ...) are
+// The maps by link rate (KMIN_MAP, KMAX_MAP, PMAX_MAP) and the MMU's shift by port rate
+// become switch.wred.by_rate and switch.mmu.dynamic_th_by_rate for the rates whose values
+// differ from the NICs' rate's.
+// Values the model takes that fabriclab can only approximate (ACKs on a class of their
+// own, a window without VAR_WIN, ...) are
 // errors naming the key, unless `approximate`: then each becomes a line of
 // `approximations`, written in the scenario's header too. Keys the model reads that do
 // not change a run (trace and queue-monitor files, DATA_RATE) are listed in `notes`.
