@@ -137,7 +137,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # One target: replay its regressions, then fuzz. Writes $out/status/TARGET: "ok", or what
 # failed.
 fuzz_one() {
-  local t=$1 status=$out/status/$t log=$out/logs/$t.log
+  local t=$1  # (its own line: a `local` expands all its words before it assigns any)
+  local status=$out/status/$t log=$out/logs/$t.log
   local regress=fuzz/regressions/$t findings=$out/findings/$t corpus=$out/corpus/$t
   mkdir -p "$findings" "$corpus"
   : >"$log"
