@@ -75,15 +75,6 @@ const std::vector<std::string>& Reader::read_header() {
   return header_;
 }
 
-void Reader::expect_header(const std::vector<std::string>& names) {
-  std::string line;
-  if (!next_line(line)) throw InputError(fmt::format("{}: empty (expected the header '{}')", path_, joined(names)));
-  check_columns(line);
-  header_ = split(line, options_.trim);
-  if (header_ != names) throw InputError(fmt::format("{}:{}: expected the header '{}'", path_, line_, joined(names)));
-  has_header_ = true;
-}
-
 void Reader::expect_header(const std::vector<std::string>& names, const std::vector<std::string>& optional) {
   std::vector<std::string> all = names;
   all.insert(all.end(), optional.begin(), optional.end());

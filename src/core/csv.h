@@ -47,12 +47,10 @@ class Reader {
   // The header is the first line that is not blank (or a comment); its fields are the
   // columns. InputError "PATH: empty (expected a header row)" when there is none.
   const std::vector<std::string>& read_header();
-  // The header must be exactly `names`. InputError "PATH:LINE: expected the header
-  // 'a,b,c'", or "PATH: empty (expected the header 'a,b,c')".
-  void expect_header(const std::vector<std::string>& names);
-  // The header must be `names` followed by the first k of `optional` (k >= 0, in that
-  // order); header().size() tells which. The message lists both forms.
-  void expect_header(const std::vector<std::string>& names, const std::vector<std::string>& optional);
+  // The header must be `names`, followed by the first k of `optional` (k >= 0, in that
+  // order; header().size() tells which). InputError "PATH:LINE: expected the header
+  // 'a,b,c'" (with optional columns: "'a,b' or 'a,b,c'"), or "PATH: empty (expected ...)".
+  void expect_header(const std::vector<std::string>& names, const std::vector<std::string>& optional = {});
 
   // The next row; false at the end of the input. InputError "PATH:LINE: expected N
   // columns, got M" when its width is not the header's. Call after the header.

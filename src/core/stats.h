@@ -117,12 +117,17 @@ class TimeWeighted {
 // sorted order, at least the first; 0 when v is empty. q n is a double: a product that
 // lands within 1e-9 above an integer (0.07 x 100 = 7.000000000000001) is taken as that
 // integer, so that a decimal q gets its exact rank.
+// nearest_rank_sorted takes `v` already in order (several quantiles of one sort).
 template <class T>
-inline T nearest_rank(std::vector<T> v, double q) {
+inline T nearest_rank_sorted(const std::vector<T>& v, double q) {
   if (v.empty()) return T{};
-  std::sort(v.begin(), v.end());
   const double rank = std::ceil(q * static_cast<double>(v.size()) - 1e-9);
   return v[rank < 1 ? 0 : std::min(static_cast<std::size_t>(rank), v.size()) - 1];
+}
+template <class T>
+inline T nearest_rank(std::vector<T> v, double q) {
+  std::sort(v.begin(), v.end());
+  return nearest_rank_sorted(v, q);
 }
 // The same for integers, so that a braced list deduces ({30, 10, 20}).
 inline std::int64_t nearest_rank(std::vector<std::int64_t> v, double q) {

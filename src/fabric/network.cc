@@ -244,6 +244,10 @@ Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFr
   std::vector<const Port*> path;
   Time best = Time::max();
   std::size_t paths = 0;
+  // The paths' links as (rate, delay): equal-cost paths mostly repeat one (every path of
+  // a fat-tree), whose time is then computed once.
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> seen;
+  std::vector<std::pair<std::int64_t, std::int64_t>> links;
   __extension__ using I128 = __int128;
   // Turning at link k: the first frame up to it, every frame through it (each serialized
   // and rounded as the wire does), the last one after it; in 128 bits, Time::max() past
@@ -271,6 +275,10 @@ Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFr
     if (paths >= kMaxIdealPaths || path.size() > 64) return;
     if (node == dst_node) {
       ++paths;
+      links.clear();
+      for (const Port* p : path) links.emplace_back(p->rate().bps(), p->delay().ps());
+      if (std::find(seen.begin(), seen.end(), links) != seen.end()) return;
+      seen.push_back(links);
       best = std::min(best, time_of());
       return;
     }
@@ -292,10 +300,10 @@ Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFr
 
 Time Network::ideal_fct(const FlowSpec& f) const {
   const WireFormat& w = ctx_.wire;
-  // A data frame of `payload` bytes on the wire (Packet::seal's count for a WRITE).
-  const auto frame = [&](std::uint64_t payload, bool reth) {
-    const std::uint64_t n = w.header_bytes + (reth ? kRethBytes : 0) + payload + (4 - payload % 4) % 4 + w.int_bytes;
-    return std::max<std::uint64_t>(n, w.min_frame_bytes) + w.gap_bytes;
+  // A data frame of `payload` bytes on the wire, gap included (as Packet::seal counts a
+  // WRITE; every data frame carries the INT header when the format has one).
+  const auto frame = [&](std::uint64_t payload, bool reth) -> std::uint64_t {
+    return frame_bytes_of(reth ? kRethBytes : 0, static_cast<std::uint32_t>(payload), true, w) + w.gap_bytes;
   };
   const auto bytes = [](std::uint64_t n) { return Bytes::from_count(static_cast<std::int64_t>(n)); };
   std::uint64_t first = 0, smallest = std::numeric_limits<std::uint64_t>::max();
@@ -315,8 +323,7 @@ Time Network::ideal_fct(const FlowSpec& f) const {
   for (const auto& [b, n] : count) frames.all.emplace_back(bytes(b), n);
   const Time t = least_path_time(hosts_.at(f.src)->id(), f.dst, frames);
   if (t == Time::max() || nic_.flow_end != FlowEnd::acked) return t;
-  const Bytes ack = bytes(std::max<std::uint64_t>(w.header_bytes + kAethBytes + w.int_bytes, w.min_frame_bytes) +
-                          w.gap_bytes);
+  const Bytes ack = bytes(frame_bytes_of(kAethBytes, 0, true, w) + w.gap_bytes);  // it echoes the INT stack
   const Time back = least_path_time(hosts_.at(f.dst)->id(), f.src, {ack, ack, {{ack, 1}}});
   return back == Time::max() || back.ps() > std::numeric_limits<std::int64_t>::max() - t.ps() ? Time::max() : t + back;
 }

@@ -270,7 +270,6 @@ class Network final : private FlowEvents {
   void flow_finished(std::uint32_t flow) override;
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
-  // The frames a path carries for ideal_fct: the first's, all of them, the last's bytes.
   // The frames a path carries for ideal_fct: the first's and the last's wire bytes, and
   // every frame as (wire bytes, how many).
   struct PathFrames {

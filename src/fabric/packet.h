@@ -50,11 +50,18 @@ struct WireFormat {
   bool operator==(const WireFormat&) const = default;
 };
 
-// The largest frame a NIC sends with `mtu` bytes of payload: a WRITE's first packet (RETH),
-// its payload padded to 4 bytes, with an INT header if the format has one.
-constexpr std::uint32_t max_frame_bytes(std::uint32_t mtu, const WireFormat& w = {}) {
-  const std::uint32_t n = w.header_bytes + kRethBytes + mtu + (4 - mtu % 4) % 4 + w.int_bytes;
+// A RoCE frame's bytes (the gap not included): the format's headers, the opcode's own
+// field (`extension`: RETH, AETH or a CNP's reserved bytes), the payload padded to 4 bytes
+// (BTH's pad count), the INT header if it carries one; at least the format's minimum.
+constexpr std::uint32_t frame_bytes_of(std::uint32_t extension, std::uint32_t payload, bool with_int,
+                                       const WireFormat& w) {
+  const std::uint32_t n = w.header_bytes + extension + payload + (4 - payload % 4) % 4 + (with_int ? w.int_bytes : 0);
   return n < w.min_frame_bytes ? w.min_frame_bytes : n;
+}
+// The largest frame a NIC sends with `mtu` bytes of payload: a WRITE's first packet (RETH),
+// with an INT header if the format has one.
+constexpr std::uint32_t max_frame_bytes(std::uint32_t mtu, const WireFormat& w = {}) {
+  return frame_bytes_of(kRethBytes, mtu, true, w);
 }
 
 // InfiniBand BTH opcodes (RoCEv2), as tshark shows them.
@@ -137,13 +144,11 @@ struct alignas(64) Packet {
       frame = static_cast<std::uint16_t>(w.pfc_frame_bytes);
       return;
     }
-    std::uint32_t n = w.header_bytes;
-    if (opcode == Opcode::rc_ack) n += kAethBytes;
-    else if (opcode == Opcode::cnp) n += 16;  // reserved
-    else if (has_reth(opcode)) n += kRethBytes;
-    n += payload + (4 - payload % 4) % 4;  // BTH pad count
-    if (telemetry) n += w.int_bytes;
-    frame = static_cast<std::uint16_t>(n < w.min_frame_bytes ? w.min_frame_bytes : n);
+    const std::uint32_t extension = opcode == Opcode::rc_ack ? kAethBytes
+                                    : opcode == Opcode::cnp  ? 16u  // reserved
+                                    : has_reth(opcode)       ? kRethBytes
+                                                             : 0u;
+    frame = static_cast<std::uint16_t>(frame_bytes_of(extension, payload, telemetry != 0, w));
   }
   std::uint32_t frame_bytes() const { return frame; }
   // Bytes a port spends on the frame: the frame plus the format's gap.

@@ -11,6 +11,7 @@
 #include "core/csv.h"
 #include "core/error.h"
 #include "core/input.h"
+#include "workload/traffic.h"
 
 namespace fabriclab::workload {
 
@@ -37,7 +38,7 @@ bool parse_number(std::string_view text, double& out) {
 
 Cdf Cdf::parse(std::string_view text, const std::string& name) {
   Cdf c;
-  std::vector<std::size_t> lines;
+  std::size_t last_line = 0;  // of the last point
   std::size_t line_no = 0;
   while (!text.empty()) {
     const std::size_t nl = text.find('\n');
@@ -79,22 +80,16 @@ Cdf Cdf::parse(std::string_view text, const std::string& name) {
                                      where, fields[1], last.p));
     }
     c.points_.push_back(pt);
-    lines.push_back(line_no);
+    last_line = line_no;
   }
   if (c.points_.empty()) throw InputError(name + ": no points (expected lines 'SIZE PROBABILITY')");
   const double top = c.points_.back().p;
   if (top != 1.0 && top != 100.0)
     throw InputError(fmt::format("{}:{}: the last probability is {}: a CDF ends at 1 (or at 100, in percent)", name,
-                                 lines.back(), top));
-  for (std::size_t k = 0; k < c.points_.size(); ++k) {
-    Point& pt = c.points_[k];
-    if (pt.p > top)
-      throw InputError(fmt::format("{}:{}: probability {} is above the last one ({})", name, lines[k], pt.p, top));
-    pt.p /= top;
-  }
-  c.points_.back().p = 1.0;
+                                 last_line, top));
+  for (Point& pt : c.points_) pt.p /= top;  // (none above top: they never decrease; top / top is 1)
   if (c.points_.back().size < 1)
-    throw InputError(fmt::format("{}:{}: the largest size is {}: flows carry at least one byte", name, lines.back(),
+    throw InputError(fmt::format("{}:{}: the largest size is {}: flows carry at least one byte", name, last_line,
                                  c.points_.back().size));
   if (c.mean() < 1)
     throw InputError(fmt::format("{}: the mean size is {:g} bytes: every flow carries one byte at least, so a load "
@@ -164,19 +159,10 @@ TrafficMatrix read_traffic_matrix(const std::string& path, std::uint32_t hosts) 
   csv::Reader reader(in, path, {.comments = true, .trim = true});
   reader.expect_header({"src", "dst", "bytes"});
   std::map<std::pair<std::uint32_t, std::uint32_t>, double> sum;
-  const auto host = [&](const std::string& v, const std::string& where, const char* column) {
-    std::string_view d = v;
-    if (!d.empty() && d.front() == 'h') d.remove_prefix(1);
-    std::uint64_t x = 0;
-    const auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), x);
-    if (d.empty() || ec != std::errc() || p != d.data() + d.size() || x >= hosts)
-      throw InputError(fmt::format("{}: column {}: expected a host 0..{} (or h0..h{}), got '{}'", where, column,
-                                   hosts - 1, hosts - 1, v));
-    return static_cast<std::uint32_t>(x);
-  };
   for (csv::Row row; reader.next(row);) {
     const std::string where = reader.where(row);
-    const std::uint32_t s = host(row.fields[0], where, "src"), d = host(row.fields[1], where, "dst");
+    const std::uint32_t s = parse_host(row.fields[0], where, "src", hosts),
+                        d = parse_host(row.fields[1], where, "dst", hosts);
     double b = 0;
     if (!parse_number(row.fields[2], b) || b < 0 || b > 1e18)
       throw InputError(

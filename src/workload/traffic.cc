@@ -1,6 +1,9 @@
 #include "workload/traffic.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
+#include <string_view>
 #include <fstream>
 #include <numeric>
 
@@ -136,14 +139,22 @@ std::vector<fabric::FlowSpec> training_flows(const TrafficSpec& t, std::uint32_t
   return out;
 }
 
+std::uint32_t parse_host(const std::string& v, const std::string& where, const char* column, std::uint32_t hosts) {
+  std::string_view d = v;
+  if (!d.empty() && d.front() == 'h') d.remove_prefix(1);
+  std::uint64_t x = 0;
+  const auto [p, ec] = std::from_chars(d.data(), d.data() + d.size(), x);
+  if (d.empty() || ec != std::errc() || p != d.data() + d.size() || x >= hosts)
+    throw InputError(fmt::format("{}: column {}: expected a host 0..{} (or h0..h{}), got '{}'", where, column,
+                                 hosts - 1, hosts - 1, v));
+  return static_cast<std::uint32_t>(x);
+}
+
 namespace {
 std::uint64_t parse_uint(const std::string& v, const std::string& where, const char* column, std::uint64_t max) {
   std::uint64_t x = 0;
-  std::string digits = v;
-  if (std::string(column) == "src" || std::string(column) == "dst")
-    if (!digits.empty() && digits[0] == 'h') digits = digits.substr(1);
-  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), x);
-  if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty() || x > max)
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || v.empty() || x > max)
     throw InputError(where + ": column " + column + ": expected an integer 0.." + std::to_string(max) + ", got '" + v +
                      "'");
   return x;
@@ -152,8 +163,8 @@ std::uint64_t parse_uint(const std::string& v, const std::string& where, const c
 // One row of a flows file (its six fields, and the dport when the file has that column).
 fabric::FlowSpec flow_of(const std::vector<std::string>& f, const std::string& where, std::uint32_t hosts) {
   fabric::FlowSpec s;
-  s.src = static_cast<std::uint32_t>(parse_uint(f[0], where, "src", hosts - 1));
-  s.dst = static_cast<std::uint32_t>(parse_uint(f[1], where, "dst", hosts - 1));
+  s.src = parse_host(f[0], where, "src", hosts);
+  s.dst = parse_host(f[1], where, "dst", hosts);
   try {
     const Bytes b = parse_bytes(f[2]);
     if (b.count() <= 0) throw InputError("must be positive");

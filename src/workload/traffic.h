@@ -91,5 +91,8 @@ bool training_on_engine(const TrafficSpec& t);
 Pattern parse_pattern(const std::string& name);  // throws InputError
 std::vector<fabric::FlowSpec> make_flows(const TrafficSpec& t, std::uint32_t hosts, std::uint64_t seed);
 std::vector<fabric::FlowSpec> read_flows_csv(const std::string& path, std::uint32_t hosts);
+// A host column of a table ("3" or "h3", below `hosts`); InputError "WHERE: column
+// COLUMN: expected a host 0..N-1 (or h0..hN-1), got '...'".
+std::uint32_t parse_host(const std::string& text, const std::string& where, const char* column, std::uint32_t hosts);
 
 }  // namespace fabriclab::workload

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "error_message.h"
 
@@ -77,6 +80,26 @@ TEST(Csv, ErrorsNameTheFileAndLine) {
   std::istringstream nothing("");
   Reader n(nothing, "n.csv");
   EXPECT_EQ(testing::input_error_of([&] { n.read_header(); }), "n.csv: empty (expected a header row)");
+}
+
+// Optional last columns: the required ones, then a prefix of the optional ones, in order.
+TEST(Csv, OptionalColumnsArePrefixesInOrder) {
+  for (const auto& [text, columns] :
+       std::vector<std::pair<std::string, std::size_t>>{{"a,b\n", 2}, {"a,b,c\n", 3}, {"a,b,c,d\n", 4}}) {
+    std::istringstream in(text);
+    Reader r(in, "o.csv");
+    r.expect_header({"a", "b"}, {"c", "d"});
+    EXPECT_EQ(r.header().size(), columns) << text;
+  }
+  for (const char* bad : {"a\n", "a,b,d\n", "a,b,c,d,e\n", "b,a\n"}) {
+    std::istringstream in(bad);
+    Reader r(in, "o.csv");
+    EXPECT_EQ(testing::input_error_of([&] {
+                r.expect_header({"a", "b"}, {"c", "d"});
+              }),
+              "o.csv:1: expected the header 'a,b' or 'a,b,c,d'")
+        << bad;
+  }
 }
 
 TEST(Csv, WideHeadersWideRowsAndLongLinesAreRefusedBeforeTheSplit) {

@@ -45,8 +45,8 @@ TEST(IdealFct, TwoLinksByHand) {
 
 TEST(IdealFct, FourLinksByHand) {
   Chain c({100, 100, 100, 100}, {1000, 500, 500, 1000});
-  // 3 us of delays, the first frame serialized on three links, then W on the last:
-  // 3000 + 3 x 335.84 + 821.92 + 1000 = 4829.44 ns.
+  // 2 us of delays before the last link, the first frame serialized on the three links
+  // before it, then W and the last link's 1 us: 2000 + 3 x 335.84 + 821.92 + 1000 = 4829.44 ns.
   EXPECT_EQ(c.ideal(), ps(4'829'440));
   EXPECT_EQ(c.fct(), c.ideal());
 }

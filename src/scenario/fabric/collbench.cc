@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/input.h"
 #include "fabric/topology.h"
+#include "offload/collectives.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/report/files.h"
 #include "scenario/report/gnuplot.h"
@@ -17,12 +18,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// nccl-tests' sizes are n blocks for these: the planner's bytes are one block.
-bool by_block(const std::string& c) { return c == "allgather" || c == "alltoall"; }
-// nccl-tests' count is a rank's part for these.
-bool count_per_rank(const std::string& c) { return by_block(c) || c == "reduce_scatter"; }
+// nccl-tests' count is a rank's part for these: those whose size is n of the planner's
+// blocks (nccl_size), and reduce_scatter.
+bool count_per_rank(const std::string& c) { return nccl_size(c, 1, 2) > 1 || c == "reduce_scatter"; }
 bool reduces(const std::string& c) { return c == "allreduce" || c == "reduce" || c == "reduce_scatter"; }
-bool rooted(const std::string& c) { return c == "bcast" || c == "reduce"; }
+bool rooted(const std::string& collective, const std::string& algorithm) {
+  for (const offload::AlgorithmInfo& a : offload::algorithms())
+    if (a.collective == collective && a.algorithm == algorithm) return a.uses_root;
+  return false;
+}
 
 }  // namespace
 
@@ -58,7 +62,7 @@ CollbenchResult run_collbench(const CollbenchOptions& o) {
   CollbenchResult r;
   r.type = std::string(offload::to_string(spec.shape.datatype));
   r.redop = reduces(o.collective) ? "sum" : "none";
-  r.root = rooted(o.collective) ? spec.shape.root : -1;
+  r.root = rooted(o.collective, o.algorithm) ? spec.shape.root : -1;
   r.ranks = n;
   const std::int64_t elem = offload::datatype_size(spec.shape.datatype);
   const std::int64_t unit = elem * (count_per_rank(o.collective) ? n : 1);
@@ -75,10 +79,7 @@ CollbenchResult run_collbench(const CollbenchOptions& o) {
   double busbw_sum = 0;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     const std::int64_t size = sizes[k];
-    const std::int64_t bytes = by_block(o.collective) ? size / n : size;
-    if (nccl_size(o.collective, bytes, n) != size)
-      throw std::logic_error(
-          fmt::format("collbench: {} bytes of {} are not nccl-tests' size {}", bytes, o.collective, size));
+    const std::int64_t bytes = size / nccl_size(o.collective, 1, n);  // (sizes are multiples of `unit`)
     std::vector<std::string> sets = base;
     sets.push_back(fmt::format("collective.0.bytes={}B", bytes));
     const FabricSetup setup = fabric_parameters().resolve_text(text, o.scenario, sets);

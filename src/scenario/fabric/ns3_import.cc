@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -17,6 +16,7 @@
 #include "core/input.h"
 #include "core/units.h"
 #include "fabric/topology.h"
+#include "scenario/report/files.h"
 
 namespace fabriclab::scenario {
 namespace {
@@ -213,8 +213,6 @@ std::string toml_string(const std::string& s) {
 
 std::string mbps(BitRate r) { return toml_string(decimal_in(r, "Mbps") + "Mbps"); }
 
-std::string rate_text(BitRate r) { return to_string(r); }
-
 // A probability written as a decimal ("0.2", "1", "0.015") as a percent, exactly ("20",
 // "100", "1.5"); an exponent goes through a double.
 std::string percent(const std::string& p) {
@@ -311,17 +309,12 @@ std::vector<Ns3Flow> read_flow_txt(const std::string& path, const fabric::Ns3Top
   return flows;
 }
 
-// The HPCC model's switch-port rates: for each, ECN thresholds from the maps, the dynamic
-// threshold's shift and the headroom.
+// The HPCC model's switch-port rates, each with its dynamic threshold's shift (the ECN
+// thresholds come from the maps by these rates).
 struct PortModel {
-  std::set<std::int64_t> rates;                    // bps of the switch ports
-  std::map<std::int64_t, std::uint32_t> shift_of;  // by rate: the model's pfc_a_shift
-  std::set<std::int64_t> headrooms;
+  std::map<std::int64_t, std::uint32_t> shift_of;  // by rate (bps): the model's pfc_a_shift
   std::int64_t nic_rate = 0;
 };
-
-// Beyond this the headroom is refused (a link of kilometres at terabits).
-constexpr std::int64_t kMaxHeadroom = std::int64_t{1} << 40;
 
 PortModel port_model(const fabric::Ns3Topology& t) {
   PortModel m;
@@ -337,12 +330,7 @@ PortModel port_model(const fabric::Ns3Topology& t) {
     for (const std::uint32_t end : {l.a, l.b}) {
       if (!t.is_switch[end]) continue;
       const std::int64_t rate = l.rate.bps();
-      m.rates.insert(rate);
-      // third.cc: headroom = rate * delay(ns) / 8 / 1e9 * 3; shift 3, less one per
-      // halving down to the NIC's rate.
-      __extension__ using u128 = unsigned __int128;
-      const u128 bdp = static_cast<u128>(rate) * static_cast<u128>(l.delay.ps() / 1000) / 8 / 1'000'000'000;
-      m.headrooms.insert(static_cast<std::int64_t>(std::min<u128>(bdp * 3, kMaxHeadroom + 1)));
+      // third.cc: shift 3, less one per halving down to the NIC's rate.
       std::uint32_t shift = 3;
       for (std::int64_t r = rate; r > m.nic_rate && shift > 0; r /= 2) --shift;
       m.shift_of[rate] = shift;
@@ -362,6 +350,7 @@ class Importer {
     out_.notes.push_back(fmt::format("TOPOLOGY_FILE: {}", topo_path));
     out_.notes.push_back(fmt::format("FLOW_FILE: {} ({} flows)", flow_path, flows.size()));
 
+    mode_ = c_.whole("CC_MODE", 1);
     simulation();
     topology(topo, topo_path);
     traffic(topo, flows);
@@ -426,7 +415,7 @@ class Importer {
     if (shape) {
       set("topology.kind", toml_string("single_switch"), "TOPOLOGY_FILE: one switch, host i on its port i");
       set("topology.hosts", std::to_string(hosts), "TOPOLOGY_FILE");
-      set("topology.host_rate", toml_string(rate_text(t.links[0].rate)), "TOPOLOGY_FILE");
+      set("topology.host_rate", toml_string(to_string(t.links[0].rate)), "TOPOLOGY_FILE");
       set("topology.link_delay", toml_string(to_string(t.links[0].delay)), "TOPOLOGY_FILE");
       return;
     }
@@ -456,14 +445,12 @@ class Importer {
     set("switch.buffer", toml_string(fmt::format("{}MiB", mb)), "BUFFER_SIZE (MB of 2^20 bytes)");
     set("switch.mmu.threshold", toml_string("dynamic"),
         "the model's MMU (USE_DYNAMIC_PFC_THRESHOLD is not read by it)");
-    // The shift of the NIC-rate ports (3: 1/8) for all, and the others' by their rate.
-    const auto nic = m.shift_of.find(m.nic_rate);
-    const std::uint32_t shift = nic != m.shift_of.end() ? nic->second : 3;
-    set("switch.mmu.dynamic_th", fmt::format("-{}", shift), "the model's pfc_a_shift: free buffer >> shift");
+    // Shift 3 (1/8) at the NICs' rate and below, the faster ports' by their rate.
+    set("switch.mmu.dynamic_th", "-3", "the model's pfc_a_shift: free buffer >> 3");
     std::string by_rate;
     for (const auto& [rate, sh] : m.shift_of)
-      if (sh != shift)
-        by_rate += fmt::format("{}{}=-{}", by_rate.empty() ? "" : ",", rate_text(BitRate::from_bps(rate)), sh);
+      if (sh != 3)
+        by_rate += fmt::format("{}{}=-{}", by_rate.empty() ? "" : ",", to_string(BitRate::from_bps(rate)), sh);
     if (!by_rate.empty())
       set("switch.mmu.dynamic_th_by_rate", toml_string(by_rate),
           "pfc_a_shift of the ports faster than the NICs: one less per doubling");
@@ -474,8 +461,6 @@ class Importer {
     std::string lossless;
     for (const std::uint32_t pg : pgs_) lossless += (lossless.empty() ? "" : ",") + std::to_string(pg);
     set("switch.pfc.lossless", toml_string(lossless), "every pg of FLOW_FILE");
-    if (!m.headrooms.empty() && *m.headrooms.rbegin() > kMaxHeadroom)
-      refuse("TOPOLOGY_FILE", "a switch port's headroom (3 x its one-way BDP) passes 1 TiB");
     set("switch.pfc.headroom", toml_string("ns3"), "the model's: 3 x each port's rate x delay / 8");
     set("switch.pfc.xon_offset", toml_string("3KiB"), "the model's resume_offset");
     set("switch.pfc.pause_expiry", toml_string("xon"), "the model's pause holds until the resume (PAUSE_TIME unused)");
@@ -503,11 +488,11 @@ class Importer {
       std::map<std::int64_t, std::string> given;
       for (std::size_t i = 1; i + 1 < v.size(); i += 2)
         given[static_cast<std::int64_t>(c_.whole_of(v[i], key, INT64_MAX))] = v[i + 1];
-      for (const std::int64_t rate : m.rates) {
+      for (const auto& [rate, shift] : m.shift_of) {
         const auto g = given.find(rate);
         if (g == given.end()) {
           refuse(key, fmt::format("no entry for {} ({} bps), a rate of the topology's switch ports",
-                                  rate_text(BitRate::from_bps(rate)), rate));
+                                  to_string(BitRate::from_bps(rate)), rate));
           return;
         }
         Marking& mk = at[rate];
@@ -519,7 +504,7 @@ class Importer {
           mk.pmax = c_.real_of(g->second, key);
           if (mk.pmax > 1)
             refuse(key,
-                   fmt::format("{} at {}: a probability is at most 1", g->second, rate_text(BitRate::from_bps(rate))));
+                   fmt::format("{} at {}: a probability is at most 1", g->second, to_string(BitRate::from_bps(rate))));
           pmax_text[rate] = g->second;
         }
       }
@@ -548,7 +533,7 @@ class Importer {
     for (const auto& [rate, mk] : at) {
       const Wred r = wred_of(rate);
       if (rate == base || (r.kmin == w.kmin && r.kmax == w.kmax && r.pmax == w.pmax)) continue;
-      by_rate += fmt::format("{}{}={}/{}/{}", by_rate.empty() ? "" : ",", rate_text(BitRate::from_bps(rate)), r.kmin,
+      by_rate += fmt::format("{}{}={}/{}/{}", by_rate.empty() ? "" : ",", to_string(BitRate::from_bps(rate)), r.kmin,
                              r.kmax, r.pmax);
     }
     if (!by_rate.empty()) set("switch.wred.by_rate", toml_string(by_rate), "the maps at the other switch-port rates");
@@ -557,22 +542,23 @@ class Importer {
 
   void nic() {
     const std::uint64_t payload = c_.whole("PACKET_PAYLOAD_SIZE", 1000, 9000);
-    if (payload < 256 || payload > 9000) refuse("PACKET_PAYLOAD_SIZE", "fabriclab's MTU is 256 .. 9000 bytes");
+    if (payload < 256) refuse("PACKET_PAYLOAD_SIZE", "fabriclab's MTU is 256 .. 9000 bytes");
     set("nic.mtu", toml_string(fmt::format("{}B", payload)), "PACKET_PAYLOAD_SIZE");
     set("nic.transport", toml_string("rc"), "the model's go-back-N");
     set("nic.flow_end", toml_string("last_ack_received"), "the model's FCT ends at the sender's last ACK");
+    // rdma-hw.cc: a receiver acknowledges a packet once the bytes it has received pass
+    // the interval (and, before that, at each L2_CHUNK_SIZE boundary), so from then on
+    // every packet: an interval up to a packet is an ACK per packet.
     const std::uint64_t ack = c_.whole("L2_ACK_INTERVAL", 0);
-    if (ack == 0) {
-      refuse("L2_ACK_INTERVAL", "0: the model's receivers never acknowledge (write 1: an ACK per packet)");
-    } else {
-      const std::uint64_t every = (ack + payload - 1) / payload;
-      if (ack > payload && ack % payload != 0)
-        approximate("L2_ACK_INTERVAL", fmt::format("an ACK every {} bytes is not a whole number of {}-byte packets: "
-                                                   "fabriclab ACKs every {} packets",
-                                                   ack, payload, every));
-      if (every > 65536) refuse("L2_ACK_INTERVAL", "more than 65536 packets per ACK");
-      set("nic.ack_every", std::to_string(std::min<std::uint64_t>(every, 65536)), "L2_ACK_INTERVAL (bytes)");
-    }
+    if (ack == 0)
+      refuse("L2_ACK_INTERVAL", "0: the model's senders ignore every ACK then, so no flow finishes (write 1: an "
+                                "ACK per packet)");
+    else if (ack > payload)
+      approximate("L2_ACK_INTERVAL", fmt::format("{} bytes: the model leaves a QP's packets unacknowledged until "
+                                                 "that many have arrived (but at L2_CHUNK_SIZE boundaries), then "
+                                                 "acknowledges each; fabriclab acknowledges each from the first",
+                                                 ack));
+    set("nic.ack_every", "1", "L2_ACK_INTERVAL: an ACK per packet");
     if (flag("L2_BACK_TO_ZERO", false))
       refuse("L2_BACK_TO_ZERO", "1: going back to the chunk's start on a NAK is not modelled (fabriclab goes back to "
                                 "the NAKed packet, as 0 does)");
@@ -584,17 +570,16 @@ class Importer {
     // The model's frames: PPP/Ethernet 14 + IPv4 20 + UDP 8 + pg 2 + seq 4 = 48 bytes
     // (+ its INT: TIMELY's 8-byte timestamp; HPCC's hop records are fabriclab's own);
     // ACKs padded to 60; no gap between frames; PFC frames 14 + 20 + 9.
-    const std::uint64_t mode = c_.whole("CC_MODE", 1);
-    set("wire.header_bytes", mode == 7 ? "56" : "48", "the model's headers");
+    set("wire.header_bytes", mode_ == 7 ? "56" : "48", "the model's headers");
     set("wire.min_frame_bytes", "60", "the model pads ACKs to 60 bytes");
     set("wire.gap_bytes", "0", "the model's point-to-point links have no gap");
     set("wire.pfc_frame_bytes", "43", "the model's PFC frame");
   }
 
   void congestion_control() {
-    const std::uint64_t mode = c_.whole("CC_MODE", 1);
+    const std::uint64_t mode = mode_;
     const bool has_win = flag("HAS_WIN", true), var_win = flag("VAR_WIN", false);
-    if (has_win && !flag("GLOBAL_T", true) && mode != 1)
+    if (!flag("GLOBAL_T", true) && has_win && mode != 1)
       approximate("GLOBAL_T", "0: each pair's own base RTT and BDP; fabriclab gives every QP the longest path's");
     const auto window_needed = [&](const char* what) {
       if (!has_win) approximate("HAS_WIN", fmt::format("0: {} runs with its window here", what));
@@ -626,7 +611,7 @@ class Importer {
   // A rate of a congestion control's key: at least `min` bps, at most 10 Tb/s.
   BitRate in_range(std::string_view key, BitRate r, std::int64_t min) {
     if (r.bps() < min || r.bps() > 10'000'000'000'000)
-      refuse(key, fmt::format("{}: expected {} .. 10Tbps", rate_text(r), rate_text(BitRate::from_bps(min))));
+      refuse(key, fmt::format("{}: expected {} .. 10Tbps", to_string(r), to_string(BitRate::from_bps(min))));
     return r;
   }
   BitRate min_rate() { return in_range("MIN_RATE", c_.rate("MIN_RATE", "100Mb/s"), 1000); }
@@ -651,7 +636,7 @@ class Importer {
     if (has_win) refuse("HAS_WIN", "1: DCQCN with a window is not modelled (the model's dcqcn runs write HAS_WIN 0)");
     set("nic.roce_rp.rate_reduce_monitor_period", whole_us("RATE_DECREASE_INTERVAL", 4, 0), "RATE_DECREASE_INTERVAL");
     set("nic.roce_rp.dce_tcp_rtt", whole_us("ALPHA_RESUME_INTERVAL", 55, 1), "ALPHA_RESUME_INTERVAL");
-    if (!c_.has("RP_TIMER")) refuse("RP_TIMER", "missing: the model reads it uninitialised");
+    if (!c_.has("RP_TIMER")) refuse("RP_TIMER", "missing: the model's timer is then 0 us (its global's zero)");
     else set("nic.roce_rp.rpg_time_reset", whole_us("RP_TIMER", 0, 1), "RP_TIMER");
     const double g = c_.real("EWMA_GAIN", 0);  // third.cc's default is 1 / 16 in integers: 0
     const double old = 1024 - g * 1024;
@@ -726,8 +711,8 @@ class Importer {
     for (const auto& [key, why] : kNotes)
       if (c_.has(key)) out_.notes.push_back(fmt::format("{} not used: {}", c_.where(key), why));
     for (const std::string& key : c_.unread())
-      out_.notes.push_back(fmt::format("{} not used: the model reads it under another CC_MODE than {}", c_.where(key),
-                                       c_.whole("CC_MODE", 1)));
+      out_.notes.push_back(
+          fmt::format("{} not used: the model reads it under another CC_MODE than {}", c_.where(key), mode_));
     set("output.ns3", "true", "FCT_OUTPUT_FILE, PFC_OUTPUT_FILE: fct.txt and pfc.txt");
   }
 
@@ -757,7 +742,8 @@ class Importer {
   Ns3ImportOptions opt_;
   Ns3Import out_;
   std::vector<Setting> settings_;
-  std::set<std::uint32_t> pgs_;
+  std::set<std::uint32_t> pgs_;  // of FLOW_FILE's flows (traffic())
+  std::uint64_t mode_ = 1;       // CC_MODE
   std::vector<std::string> refused_, approximated_;
 };
 
@@ -771,15 +757,11 @@ std::string write_ns3_import(const Ns3Import& imported, const std::string& dir) 
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot make the folder: {}", dir, ec.message()));
-  const auto write = [&](const char* name, const std::string& text) {
-    const fs::path p = fs::path(dir) / name;
-    std::ofstream f(p, std::ios::binary);
-    f << text;
-    if (!f.flush()) throw InputError(fmt::format("{}: cannot write", p.string()));
-  };
-  write("scenario.toml", imported.scenario);
-  write("flows.csv", imported.flows);
-  if (!imported.topology.empty()) write("topology.txt", imported.topology);
+  write_file(fs::path(dir) / "scenario.toml", imported.scenario);
+  write_file(fs::path(dir) / "flows.csv", imported.flows);
+  // A topology from an earlier import into the folder would be taken for this one's.
+  if (imported.topology.empty()) fs::remove(fs::path(dir) / "topology.txt", ec);
+  else write_file(fs::path(dir) / "topology.txt", imported.topology);
   return (fs::path(dir) / "scenario.toml").string();
 }
 

@@ -21,10 +21,12 @@ SlowdownStats stats_of(const std::vector<double>& v) {
   s.count = v.size();
   if (v.empty()) return s;
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  s.p50 = nearest_rank(v, 0.50);
-  s.p95 = nearest_rank(v, 0.95);
-  s.p99 = nearest_rank(v, 0.99);
-  s.max = *std::max_element(v.begin(), v.end());
+  std::vector<double> sorted = v;  // sorted once for the three ranks and the max
+  std::sort(sorted.begin(), sorted.end());
+  s.p50 = nearest_rank_sorted(sorted, 0.50);
+  s.p95 = nearest_rank_sorted(sorted, 0.95);
+  s.p99 = nearest_rank_sorted(sorted, 0.99);
+  s.max = sorted.back();
   return s;
 }
 
