@@ -30,6 +30,17 @@ struct FlowSpec {
   Time after_delay = {};                  // then wait this long
 };
 
+// Flows made on demand (a load's: workload::LoadGenerator), in start order; the network
+// takes them shortly before they start (Network::feed_flows).
+class FlowSource {
+ public:
+  virtual ~FlowSource() = default;
+  // The next flow; false when there are no more.
+  virtual bool next(FlowSpec& out) = 0;
+  // About how many it will make (0: unknown): the flow table is sized for them once.
+  virtual double expected_flows() const { return 0; }
+};
+
 // Line-aligned: a flow's receiver writes `delivered` for every packet, and in a
 // partitioned run the flows listed next to it may be received on another thread.
 struct alignas(64) FlowState {
@@ -77,7 +88,11 @@ class MessageEvents {
 //                   it (Time::max(): none); `idle`: no event is pending and no frame is
 //                   on its way anywhere, so only this work can make anything happen;
 //   step(at)        every part has run every event at or before `at` and none after;
-//                   it may schedule events at `at` or later in any part.
+//                   it may schedule events at `at` or later in any part;
+//   after_step(at)  right after step(at), no event between, once every process has
+//                   read the others' shares written after it (take_shared; one process:
+//                   at once); may schedule events as step() may, and returns whether
+//                   it did (an idle network then is not).
 // Over several processes (Network::set_partitions with an Exchange), every process keeps
 // a copy of the work, runs the events of its own parts only, and steps its copy at the
 // same instants; the copies agree because, after every window and every step, each
@@ -93,6 +108,7 @@ class Coordinator {
   virtual void begin() = 0;
   virtual Time next_step(bool idle) = 0;
   virtual void step(Time at) = 0;
+  virtual bool after_step(Time /*at*/) { return false; }
   virtual void share(ByteWriter& /*out*/) const {}
   virtual void take_shared(ByteReader& /*in*/) {}
   virtual void share_results(ByteWriter& /*out*/) const {}

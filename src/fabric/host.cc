@@ -213,6 +213,14 @@ std::uint32_t Host::add_recv_qp(std::uint32_t flow, std::uint64_t bytes) {
   r.flow = flow;
   r.bytes = bytes;
   r.npkts = static_cast<std::uint32_t>((bytes + cfg_.mtu - 1) / cfg_.mtu);
+  if (!free_recv_.empty()) {  // a freed number: its bitmap, cleared (placed_count was 0)
+    const std::uint32_t q = free_recv_.back();
+    free_recv_.pop_back();
+    r.placed = std::move(recv_[q].placed);
+    std::fill(r.placed.begin(), r.placed.end(), 0);
+    recv_[q] = std::move(r);
+    return q;
+  }
   if (recv_window_ > 0) r.placed.assign(recv_window_ / 64 + 1, 0);
   recv_.push_back(std::move(r));
   return static_cast<std::uint32_t>(recv_.size() - 1);
@@ -238,32 +246,97 @@ std::uint32_t Host::add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint
 }
 
 std::uint32_t Host::push_send_qp(SendQp s) {
-  const auto q = static_cast<std::uint32_t>(send_.size());
+  const bool reuse = !free_send_.empty();
+  const auto q = reuse ? free_send_.back() : static_cast<std::uint32_t>(send_.size());
+  // What names the QP (its source port, its random streams) is the order it was made in:
+  // without recycling that is its number.
+  const std::uint32_t serial = send_made_++;
   s.cc = make_congestion_control(cfg_.congestion_control,
                                  CcContext{ctx_->sim, port(0).rate(), base_rtt_, cfg_.mtu, this, q, tie_source(),
-                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed},
+                                           max_frame_bytes(cfg_.mtu, ctx_->wire) + ctx_->wire.gap_bytes, ctx_->seed,
+                                           serial},
                                  cfg_);
   // (UET: the entropy goes in the low bits, which the base leaves clear.)
-  s.sport = static_cast<std::uint16_t>(source_port(host_id_, q) & ~ev_mask_);
+  s.sport = static_cast<std::uint16_t>(source_port(host_id_, serial) & ~ev_mask_);
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(s.dst), s.sport, cfg_.ecmp_fields);
-  send_.push_back(std::move(s));
+  if (reuse) {
+    free_send_.pop_back();
+    send_[q] = std::move(s);
+  } else {
+    send_.push_back(std::move(s));
+  }
   if (sr_) {
     if (sr_bits_ == 0)
       throw std::logic_error("host " + name() + ": a selective-repeat QP before the network's base RTT");
     const std::vector<std::uint64_t> none(sr_bits_ / 64);
-    sr_send_.push_back({.sacked = none, .resent = none, .trimmed = none});
-    if (uet_)
-      uet_send_.push_back({.picker = EntropyPicker(cfg_.uet.entropy, cfg_.uet.entropies,
-                                                   RandomStream(ctx_->seed, "uet/entropy/" + std::to_string(host_id_) +
-                                                                                "/" + std::to_string(q)),
-                                                   sr_bits_),
-                           .ev_of = std::vector<std::uint16_t>(sr_bits_),
-                           .flying = none,
-                           .sent = std::vector<Time>(sr_bits_),
-                           .credit = rccc_ ? spec_credit_ : 0,
-                           .speculating = rccc_});
+    SrSend x{.sacked = none, .resent = none, .trimmed = none};
+    if (reuse) sr_send_[q] = std::move(x);
+    else sr_send_.push_back(std::move(x));
+    if (uet_) {
+      UetSend u{.picker = EntropyPicker(cfg_.uet.entropy, cfg_.uet.entropies,
+                                        RandomStream(ctx_->seed, "uet/entropy/" + std::to_string(host_id_) + "/" +
+                                                                     std::to_string(serial)),
+                                        sr_bits_),
+                .ev_of = std::vector<std::uint16_t>(sr_bits_),
+                .flying = none,
+                .sent = std::vector<Time>(sr_bits_),
+                .credit = rccc_ ? spec_credit_ : 0,
+                .speculating = rccc_};
+      if (reuse) uet_send_[q] = std::move(u);
+      else uet_send_.push_back(std::move(u));
+    }
   }
   return q;
+}
+
+bool Host::send_qp_finished(std::uint32_t qp) const {
+  const SendQp& s = send_.at(qp);
+  // (UC acknowledges nothing: a flow's QP is done once its last packet has left.)
+  const std::uint32_t done = cfg_.transport == Transport::uc ? s.next_psn : s.una;
+  return s.flow != kNone && s.conn == kNone && done >= s.npkts && !s.in_ring;
+}
+
+bool Host::recv_qp_finished(std::uint32_t qp) const {
+  const RecvQp& r = recv_.at(qp);
+  return r.flow != kNone && !r.conn && r.expected >= r.npkts && !r.in_pull;
+}
+
+void Host::free_send_qp(std::uint32_t qp) {
+  SendQp& s = send_.at(qp);
+  if (s.flow == kNone || s.conn != kNone)
+    throw std::logic_error("host " + name() + ": send QP " + std::to_string(qp) + " is not a flow's to free");
+  if (s.in_ring) throw std::logic_error("host " + name() + ": send QP " + std::to_string(qp) + " freed while sending");
+  // A pending retransmission check finds timer_at moved and does nothing; the congestion
+  // control's events run on, detached, until none is left (then it goes).
+  const Time now = ctx_->sim.now();
+  if (retired_.size() >= 2 * retired_kept_ + 16) {
+    std::erase_if(retired_, [&](const auto& cc) { return !cc->has_pending_events(now); });
+    retired_kept_ = retired_.size();
+  }
+  if (s.cc->has_pending_events(now)) {
+    s.cc->retire();
+    retired_.push_back(std::move(s.cc));
+  }
+  s.flow = kNone;
+  s.cc.reset();
+  s.timer_at = Time::max();
+  s.sent_at = {};
+  free_send_.push_back(qp);
+}
+
+void Host::free_recv_qp(std::uint32_t qp) {
+  RecvQp& r = recv_.at(qp);
+  if (r.flow == kNone || r.conn)
+    throw std::logic_error("host " + name() + ": receiving QP " + std::to_string(qp) + " is not a flow's to free");
+  if (r.in_pull)
+    throw std::logic_error("host " + name() + ": receiving QP " + std::to_string(qp) + " freed while it awaits a pull");
+  r.flow = kNone;
+  free_recv_.push_back(qp);
+}
+
+bool Host::late(const Packet& p) const {
+  const bool to_receiver = is_data(p.opcode) || (p.opcode == Opcode::rc_ack && p.syndrome == kAethRts);
+  return (to_receiver ? recv_[p.dst_qp].flow : send_[p.dst_qp].flow) != p.flow;
 }
 
 void Host::start_send_qp(std::uint32_t qp, Time at) {
@@ -1299,6 +1372,15 @@ void Host::process(Packet* p) {
     drop(*ctx_, p, DropReason::misdelivered);
     return;
   }
+  if (late(*p)) [[unlikely]] {
+    ++late_discarded_;
+    if (is_data(p->opcode)) {  // arrived, as on_data counts it, and discarded
+      ++ctx_->ledger.data_packets_arrived;
+      ctx_->ledger.data_bytes_arrived += p->payload;
+    }
+    release_packet(*ctx_, p);
+    return;
+  }
   if (is_data(p->opcode)) {
     on_data(p);
     return;
@@ -1373,7 +1455,7 @@ void Host::on_event(std::uint64_t tag) {
   // RTO check (lazy: one pending per QP, moved forward by progress; IRN may arm one
   // sooner, which supersedes it). With nothing in flight there is nothing to time out:
   // the next packet sent arms it again.
-  if (sr_ && now != s.timer_at) return;
+  if (now != s.timer_at) return;  // (go-back-N: never superseded; a freed QP's: its number's new QP's)
   s.timer_at = Time::max();
   if (uet_) {
     uet_check_timer(s, q, now);

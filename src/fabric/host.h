@@ -156,6 +156,10 @@ struct HostCounters {
   std::uint64_t reassembly_peak = 0;
   // UET's receiver credits: pulls sent (receiver), requests to send (sender).
   std::uint64_t pulls_sent = 0, rts_sent = 0;
+  // Packets that arrived for a QP destroyed since they were sent (a late ACK or CNP, a
+  // duplicate of data already placed): discarded, as a NIC discards a packet for a QP that
+  // no longer exists (Host::free_send_qp).
+  std::uint64_t late_discarded = 0;
 };
 
 struct NicConfig {
@@ -220,6 +224,23 @@ class Host final : public Node, public EventHandler, public RateListener {
   std::uint32_t add_send_qp(std::uint32_t flow, std::uint32_t dst, std::uint32_t dst_qpn, std::uint64_t bytes,
                             std::uint8_t priority, Time start);
   void start_send_qp(std::uint32_t qp, Time at);
+  // A load's finished flows give their QPs back (Network, between windows): send QP `qp`
+  // has finished for good when every packet is acknowledged (UC: sent) and it is out of
+  // the send ring (its congestion control's timers, if any, run on detached:
+  // CongestionControl::retire); receiving QP `qp` when every packet is placed and no pull
+  // is pending. A freed QP is destroyed and its number taken by the next QP made here,
+  // which keeps the UDP source port and random streams the QP made in that order would
+  // have had without recycling. A packet that then arrives for the old QP (its flow no
+  // longer the number's) is discarded and counted (HostCounters::late_discarded). The
+  // caller frees only finished QPs (as read where the host runs: over several processes,
+  // the others free their copies unread).
+  bool send_qp_finished(std::uint32_t qp) const;
+  bool recv_qp_finished(std::uint32_t qp) const;
+  void free_send_qp(std::uint32_t qp);
+  void free_recv_qp(std::uint32_t qp);
+  std::uint32_t send_peer_qp(std::uint32_t qp) const { return send_.at(qp).dst_qpn; }
+  // The send QP numbers made here, in use or free (with recycling, fewer than QPs made).
+  std::size_t send_qp_numbers() const { return send_.size(); }
   // Connection `id`'s QPs: the receiving one here, and the sending one toward (dst,
   // dst_qpn); both return their QPN. `messages_hint`: how many messages may be in flight
   // at once (storage reserved up front, so that posting allocates nothing).
@@ -248,7 +269,7 @@ class Host final : public Node, public EventHandler, public RateListener {
   void for_each_send_qp(F&& f) const {
     for (std::size_t q = 0; q < send_.size(); ++q) {
       const SendQp& s = send_[q];
-      if (s.conn != kNone) continue;  // a connection: no flow
+      if (s.conn != kNone || s.flow == kNone) continue;  // a connection (no flow), or freed
       const std::uint64_t acked = std::min<std::uint64_t>(s.bytes, std::uint64_t{s.una} * cfg_.mtu);
       f(static_cast<std::uint32_t>(q), s.flow, static_cast<const CongestionControl&>(*s.cc), acked);
     }
@@ -272,7 +293,8 @@ class Host final : public Node, public EventHandler, public RateListener {
             .cap_stalls = cap_stalls_,
             .reassembly_peak = held_peak_,
             .pulls_sent = pulls_sent_,
-            .rts_sent = rts_sent_};
+            .rts_sent = rts_sent_,
+            .late_discarded = late_discarded_};
   }
   std::uint64_t naks_sent() const { return naks_sent_; }
   std::uint64_t out_of_sequence_drops() const { return oos_drops_; }
@@ -321,9 +343,19 @@ class Host final : public Node, public EventHandler, public RateListener {
     std::uint64_t sent_off = 0, acked_off = 0;
     std::vector<Time> sent_at;
   };
-  // Appends `s` as send QP number send_.size(), with its congestion control, UDP source
-  // port and ECMP hash key; returns its number.
+  // Adds `s` as a send QP (a freed number, else send_.size()), with its congestion
+  // control, UDP source port and ECMP hash key; returns its number.
   std::uint32_t push_send_qp(SendQp s);
+  // Whether `p` is for a QP freed since it was sent (its number's flow is not p's).
+  bool late(const Packet& p) const;
+  // Freed QP numbers, reused last freed first; send QPs made so far (each one's serial).
+  std::vector<std::uint32_t> free_send_, free_recv_;
+  std::uint32_t send_made_ = 0;
+  std::uint64_t late_discarded_ = 0;
+  // Freed QPs' congestion controls with events still due (CongestionControl::retire),
+  // swept when they have doubled since the last sweep.
+  std::vector<std::unique_ptr<CongestionControl>> retired_;
+  std::size_t retired_kept_ = 0;
   // A sending connection's messages not yet completed, oldest first: a ring that grows
   // only when full.
   struct Message {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <span>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -139,21 +140,36 @@ void Network::connect(Node& a, Node& b, BitRate rate, Time delay) {
 
 std::uint32_t Network::add_flow(const FlowSpec& f) {
   if (prepared_) throw std::logic_error("Network::add_flow after the run was prepared");
+  return push_flow(f);
+}
+
+void Network::check_flow_size(std::uint64_t bytes, std::uint32_t qps, const std::string& what,
+                              const std::string& qps_key) const {
+  if (bytes == 0) throw InputError(what + ": must carry at least one byte");
+  if (qps == 0) throw InputError(what + ": needs at least one QP");
+  // A QP numbers its packets with 24-bit PSNs: the largest share must fit (checked here,
+  // before the run builds anything for the flows).
+  const std::uint64_t share = bytes / qps + (bytes % qps != 0 ? 1 : 0);
+  if (const std::uint64_t packets = (share + nic_.mtu - 1) / nic_.mtu; packets > kPsnMask)
+    throw InputError(fmt::format("{}: {} bytes over {} QP(s) make {} packets of nic.mtu = {} bytes on a QP, more "
+                                 "than its 24-bit PSNs number ({}); use more QPs ({})",
+                                 what, bytes, qps, packets, nic_.mtu, kPsnMask, qps_key));
+}
+
+void Network::feed_flows(std::unique_ptr<FlowSource> source, Time step) {
+  if (prepared_) throw std::logic_error("Network::feed_flows after the run was prepared");
+  if (feed_) throw std::logic_error("Network::feed_flows: one source per run");
+  if (step <= Time()) throw std::logic_error("Network::feed_flows: the step must be positive");
+  feed_ = std::make_unique<FlowFeed>(*this, std::move(source), step);
+}
+
+std::uint32_t Network::push_flow(const FlowSpec& f) {
   const std::string what = "flow " + std::to_string(flows_.size());
   if (f.src >= hosts_.size() || f.dst >= hosts_.size())
     throw InputError(what + ": host out of range (" + std::to_string(hosts_.size()) + " hosts)");
   if (f.src == f.dst) throw InputError(what + ": source and destination are the same host");
   if (flows_.size() >= kConnectionFlow) throw InputError(what + ": too many flows (at most 2^31)");
-  if (f.bytes == 0) throw InputError(what + ": must carry at least one byte");
-  if (f.qps == 0) throw InputError(what + ": needs at least one QP");
-  // A QP numbers its packets with 24-bit PSNs: the largest share must fit (checked here,
-  // before the run builds anything for the flows).
-  const std::uint64_t share = f.bytes / f.qps + (f.bytes % f.qps != 0 ? 1 : 0);
-  if (const std::uint64_t packets = (share + nic_.mtu - 1) / nic_.mtu; packets > kPsnMask)
-    throw InputError(fmt::format("{}: {} bytes over {} QP(s) make {} packets of nic.mtu = {} bytes on a QP, more "
-                                 "than its 24-bit PSNs number ({}); use more QPs (traffic.qps_per_flow, or the "
-                                 "flow list's qps column)",
-                                 what, f.bytes, f.qps, packets, nic_.mtu, kPsnMask));
+  check_flow_size(f.bytes, f.qps, what);
   if (f.priority > 7) throw InputError(what + ": priority must be 0..7");
   if (f.start < Time()) throw InputError(what + ": start must not be negative");
   if (f.after_delay < Time()) throw InputError(what + ": after_delay must not be negative");
@@ -372,27 +388,18 @@ void Network::prepare() {
   }
   for (auto& h : hosts_) h->set_base_rtt(base_rtt_, sr_cap, uet_rto());
   for (auto& s : switches_) s->set_int_window(base_rtt_);
+  // (Flows with `after` are all added before the run: fed flows have none.)
   dependents_.assign(flows_.size(), {});
   waiting_.assign(flows_.size(), 0);
-  send_qps_.assign(flows_.size(), {});
   for (std::uint32_t id = 0; id < flows_.size(); ++id) {
     const FlowSpec& f = flows_[id].spec;
     for (std::uint32_t d : f.after) dependents_[d].push_back(id);
     waiting_[id] = static_cast<std::uint32_t>(f.after.size());
-    const Time start = f.after.empty() ? f.start : Time::max();
-    if (f.after.empty()) flows_[id].started = f.start;
-    // The flow's bytes split over its QPs as evenly as possible, one message each.
-    for (std::uint32_t q = 0; q < f.qps; ++q) {
-      const std::uint64_t share = f.bytes / f.qps + (q < f.bytes % f.qps ? 1 : 0);
-      if (share == 0) {  // more QPs than bytes: the spare QPs count as done
-        ++flows_[id].qps_done;
-        continue;
-      }
-      const std::uint32_t rq = hosts_[f.dst]->add_recv_qp(id, share);
-      send_qps_[id].emplace_back(f.src, hosts_[f.src]->add_send_qp(id, f.dst, rq, share, f.priority, start));
-    }
   }
-  // Connections after the flows: the flows' QPNs (and so their UDP ports) do not move.
+  if (feed_) feed_->add_first();
+  for (std::uint32_t id = 0; id < flows_.size(); ++id) make_qps(id);
+  // Connections after the flows: the flows' QPNs (and so their UDP ports) do not move
+  // (those of flows fed during the run come after them).
   for (std::uint32_t c = 0; c < conns_.size(); ++c) {
     Conn& k = conns_[c];
     const std::uint32_t rq = hosts_[k.dst]->open_recv_connection(c);
@@ -406,12 +413,63 @@ void Network::prepare() {
   if (looks_for_deadlocks()) run_.observers_.push_back(&deadlock_check_);
   if (!snapshots_.empty()) run_.observers_.push_back(&snapshot_reader_);
   for (auto& s : switches_) s->start();
+  if (feed_) {  // (the coordinator's step first at an instant both have)
+    if (coordinator_) coordinators_ = std::make_unique<CoordinatorPair>(*coordinator_, *feed_);
+    coordinator_ = coordinators_ ? static_cast<Coordinator*>(coordinators_.get()) : feed_.get();
+  }
   if (coordinator_) coordinator_->begin();
+}
+
+void Network::make_qps(std::uint32_t id, bool fed) {
+  FlowState& row = flows_[id];
+  const FlowSpec& f = row.spec;
+  // Fed during the run: its work counted where it finishes, its start only where its
+  // sender runs (another process's copy of the host never runs).
+  if (fed) ++run_.ctx_of(hosts_[finishing_host(f)]->id(), ctx_).flows_left;
+  const Time start = !f.after.empty() || (fed && !runs_here(hosts_[f.src]->id())) ? Time::max() : f.start;
+  if (f.after.empty()) row.started = f.start;
+  if (send_qps_.size() <= id) {
+    send_qps_.resize(id + 1);
+    source_ports_.resize(id + 1, 0);
+  }
+  // The flow's bytes split over its QPs as evenly as possible, one message each.
+  for (std::uint32_t q = 0; q < f.qps; ++q) {
+    const std::uint64_t share = f.bytes / f.qps + (q < f.bytes % f.qps ? 1 : 0);
+    if (share == 0) {  // more QPs than bytes: the spare QPs count as done
+      ++row.qps_done;
+      continue;
+    }
+    const std::uint32_t rq = hosts_[f.dst]->add_recv_qp(id, share);
+    send_qps_[id].emplace_back(f.src, hosts_[f.src]->add_send_qp(id, f.dst, rq, share, f.priority, start));
+  }
+  if (!send_qps_[id].empty()) source_ports_[id] = hosts_[f.src]->send_source_port(send_qps_[id].front().second);
+}
+
+bool Network::sent_all(std::uint32_t id) const {
+  for (const auto& [h, q] : send_qps_[id])
+    if (!hosts_[h]->send_qp_finished(q)) return false;
+  return true;
+}
+
+bool Network::received_all(std::uint32_t id) const {
+  const Host& dst = *hosts_[flows_[id].spec.dst];
+  for (const auto& [h, q] : send_qps_[id])
+    if (!dst.recv_qp_finished(hosts_[h]->send_peer_qp(q))) return false;
+  return true;
+}
+
+void Network::free_qps(std::uint32_t id) {
+  Host& dst = *hosts_[flows_[id].spec.dst];
+  for (const auto& [h, q] : send_qps_[id]) {
+    dst.free_recv_qp(hosts_[h]->send_peer_qp(q));
+    hosts_[h]->free_send_qp(q);
+  }
+  send_qps_[id] = {};
 }
 
 void Network::flow_finished(std::uint32_t flow) {
   const Time now = sim_.now();
-  for (std::uint32_t d : dependents_[flow]) {
+  for (std::uint32_t d : flow < dependents_.size() ? std::span(dependents_[flow]) : std::span<std::uint32_t>()) {
     if (--waiting_[d] > 0) continue;
     const FlowSpec& f = flows_[d].spec;
     const Time at = std::max(now + f.after_delay, f.start);

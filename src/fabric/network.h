@@ -32,6 +32,7 @@
 #include "fabric/context.h"
 #include "fabric/deadlock.h"
 #include "fabric/exchange.h"
+#include "fabric/feed.h"
 #include "fabric/flows.h"
 #include "fabric/host.h"
 #include "fabric/port.h"
@@ -90,6 +91,18 @@ class Network final : private FlowEvents {
   // flows added before this one.
   std::uint32_t add_flow(const FlowSpec& f);
   const FlowTable& flows() const { return flows_; }
+  // InputError, naming `what` and where more QPs are asked for, unless a flow of `bytes`
+  // over `qps` QPs fits the QPs' 24-bit PSNs (add_flow checks it; feed_flows' callers
+  // check their largest flow up front).
+  void check_flow_size(std::uint64_t bytes, std::uint32_t qps, const std::string& what,
+                       const std::string& qps_key = "traffic.qps_per_flow, or the flow list's qps column") const;
+  // Flows that `source` makes while the run goes, instead of all before it (a load): the
+  // network adds each shortly before it starts, after the flows of add_flow, and frees the
+  // QPs of those that have finished for later ones (FlowFeed, feed.h: when, and what that
+  // changes). Flows in start order, without `after`, each passing add_flow's checks
+  // (else the run fails when it is added). Once, before run().
+  void feed_flows(std::unique_ptr<FlowSource> source, Time step);
+  const FlowFeed* feed() const { return feed_.get(); }
   // The configuration every host's NIC shares.
   const NicConfig& nic_config() const { return nic_; }
   // The unloaded RTT the congestion control's windows use (nic.base_rtt, or when 0 and
@@ -119,10 +132,7 @@ class Network final : private FlowEvents {
   static constexpr std::size_t kMaxIdealPaths = 4096;
   Time ideal_fct(const FlowSpec& f) const;
   // Flow `id`'s UDP source port (its first QP's; 0 for a flow of no QP). Once prepared.
-  std::uint16_t source_port(std::uint32_t id) const {
-    const auto& qps = send_qps_.at(id);
-    return qps.empty() ? 0 : hosts_[qps.front().first]->send_source_port(qps.front().second);
-  }
+  std::uint16_t source_port(std::uint32_t id) const { return source_ports_.at(id); }
   // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
   void start_flow(std::uint32_t id, Time at);
   // Told of every flow that finishes, after the network has started the flows waiting on
@@ -264,10 +274,21 @@ class Network final : private FlowEvents {
   void prepare();
 
  private:
-  friend class Run;  // reads the model it runs
+  friend class Run;       // reads the model it runs
+  friend class FlowFeed;  // adds flows and frees their QPs between windows
 
   RunTotals finish();
   void flow_finished(std::uint32_t flow) override;
+  std::uint32_t push_flow(const FlowSpec& f);  // add_flow's checks, then the row
+  // Flow `id`'s QPs at both ends, its start scheduled (Time::max() when it waits for
+  // others); `fed` during the run: counted as work of the part it finishes in, and
+  // started only where its sender runs.
+  void make_qps(std::uint32_t id, bool fed = false);
+  // A fed flow's QPs: whether every one has finished at the sender (or the receiver),
+  // read where that host runs; freed at both ends.
+  bool sent_all(std::uint32_t id) const;
+  bool received_all(std::uint32_t id) const;
+  void free_qps(std::uint32_t id);
   void claim_link(const Port& port) const;  // InputError if the link already has an element
   void build_routes();
   // The frames a path carries for ideal_fct: the first's and the last's wire bytes, and
@@ -295,7 +316,10 @@ class Network final : private FlowEvents {
   std::vector<std::vector<std::uint32_t>> dependents_;  // per flow: the flows waiting on it
   std::vector<std::uint32_t> waiting_;                  // per flow: dependences not yet finished
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> send_qps_;  // per flow: (host, QPN)
-  Run run_{*this};  // before the nodes: they release into its parts' pools
+  std::vector<std::uint16_t> source_ports_;                                     // per flow: its first QP's
+  std::unique_ptr<FlowFeed> feed_;
+  std::unique_ptr<CoordinatorPair> coordinators_;  // the coordinator and the feed, when both
+  Run run_{*this};                                 // before the nodes: they release into its parts' pools
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Switch>> switches_;
   std::vector<Node*> nodes_;

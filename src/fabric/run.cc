@@ -316,6 +316,20 @@ Time Run::coordinate(Time at, bool* idle_after) {
   bool now_idle = idle(), any_failed = failed != nullptr;
   if (exchange_) agree_after_step(now_idle, any_failed);
   if (failed) std::rethrow_exception(failed);
+  if (!any_failed) {
+    try {
+      // (What it schedules, it schedules alike on every process: the agreed `idle` holds
+      // but for it.)
+      if (net_.coordinator_->after_step(at)) now_idle = false;
+    } catch (...) {
+      if (!exchange_) throw;
+      failed = std::current_exception();
+    }
+    if (failed) {  // (every process's copy fails alike: their states agree)
+      coordinator_failed_ = true;
+      std::rethrow_exception(failed);
+    }
+  }
   if (idle_after) *idle_after = now_idle;
   // (Another process's step failed: it says so after this window, and the run ends.)
   return any_failed ? Time::max() : net_.coordinator_->next_step(now_idle);
@@ -459,7 +473,7 @@ void Run::gather_results() {
       for (std::uint32_t n = 0; n < net_.nodes_.size(); ++n)
         if (runs_here(n))
           for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i) w.put(s.ports[port_base_[n] + i]);
-      for (std::uint32_t id = 0; id < net_.flows_.size(); ++id)
+      for (std::uint32_t id = 0; id < s.delivered.size(); ++id)  // (a feed's flows: those added by then)
         if (runs_here(net_.flows_[id].spec.dst)) w.put(s.delivered[id]);
     }
     if (net_.coordinator_) net_.coordinator_->share_results(w);
@@ -506,7 +520,7 @@ void Run::gather_results() {
         if (owner(n))
           for (std::size_t i = 0; i < net_.nodes_[n]->port_count(); ++i)
             s.ports[port_base_[n] + i] = rd.get<PortCounters>();
-      for (std::uint32_t id = 0; id < net_.flows_.size(); ++id)
+      for (std::uint32_t id = 0; id < s.delivered.size(); ++id)
         if (owner(net_.flows_[id].spec.dst)) s.delivered[id] = rd.get<std::uint64_t>();
     }
     if (net_.coordinator_) net_.coordinator_->take_results(rd);
@@ -533,6 +547,7 @@ void Run::run_windows(Time stop, Time slice, const std::function<void(Time)>& pr
   // written by thread 0 while the others wait, read by all after the meeting.
   Time due = net_.coordinator_ ? net_.coordinator_->next_step(n_parts_ == 1 && idle()) : Time::max();
   bool idle_after_step = false;
+  std::uint64_t flows_added_by_step = 0;  // (a feed's: work the window's counts did not see)
   // Every thread runs the same loop on its parts (t, t + threads, ...): run the window,
   // sending into this window's outboxes; publish what the decision needs in this
   // window's slot; meet; over several processes, thread 0 exchanges the slots and the
@@ -654,8 +669,12 @@ void Run::run_windows(Time stop, Time slice, const std::function<void(Time)>& pr
           // Whatever happened above: over several processes, every one makes the step's
           // exchanges (and one whose step failed says so in them).
           try {
-            if (step) due = coordinate(until, &idle_after_step);
-            else if (settle) due = net_.coordinator_->next_step(true);
+            if (step) {
+              flows_added_by_step = 0;
+              const std::size_t flows = net_.flows_.size();
+              due = coordinate(until, &idle_after_step);
+              flows_added_by_step = net_.flows_.size() - flows;
+            } else if (settle) due = net_.coordinator_->next_step(true);
           } catch (...) {
             keep();
             due = Time::max();
@@ -676,6 +695,7 @@ void Run::run_windows(Time stop, Time slice, const std::function<void(Time)>& pr
       // The step released whole-network work (parts' own work only changes in their
       // events) and may have scheduled events.
       if (step && !idle_after_step) pending = std::max<std::uint64_t>(pending, 1);
+      if (step) left += flows_added_by_step;
       left += net_.held_ - net_.released_;
       if (left == 0 && has_work && !tail) {
         tail = true;

@@ -254,9 +254,10 @@ LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> h
       advance(i, h);
     }
   }
-  // Every flow is a QP at each end before the run: a load of hundreds of millions is a
-  // mistake (a duration in seconds where milliseconds were meant), refused before it is
-  // made.
+  // Every flow keeps a row of the flow table for the outputs (its QPs only while it
+  // runs): a load of hundreds of millions is a mistake (a duration in seconds where
+  // milliseconds were meant), refused before it is made.
+  expected_ = expected;
   if (expected > kMaxLoadFlows)
     throw InputError(
         fmt::format("{}the [[load]] entries would make about {:.3g} flows, more than a run holds ({:.3g}): "
@@ -265,6 +266,17 @@ LoadGenerator::LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> h
 }
 
 LoadGenerator::~LoadGenerator() = default;
+
+double LoadGenerator::flows_per_second() const {
+  double rate = 0;
+  for (std::size_t i = 0; i < loads_.size(); ++i) {
+    const LoadSpec& l = loads_[i].spec;
+    if (l.kind == LoadKind::incast) rate += l.fan_in / (static_cast<double>(l.every.ps()) / 1e12);
+    else
+      for (const Source& s : sources_[i]) rate += s.per_ps * 1e12;
+  }
+  return rate;
+}
 
 double LoadGenerator::arrival_rate(std::size_t i, std::uint32_t h) const {
   if (loads_[i].spec.kind != LoadKind::poisson) return 0;

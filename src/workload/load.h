@@ -111,7 +111,7 @@ TrafficMatrix read_traffic_matrix(const std::string& path, std::uint32_t hosts);
 // when given: where entry N was set, "f.toml:12:1"), among them the flows they would make:
 // at most kMaxLoadFlows expected in all.
 inline constexpr double kMaxLoadFlows = 1 << 27;
-class LoadGenerator {
+class LoadGenerator final : public fabric::FlowSource {
  public:
   struct Resolved {
     LoadSpec spec;
@@ -120,12 +120,16 @@ class LoadGenerator {
   };
   LoadGenerator(std::vector<Resolved> loads, std::vector<BitRate> host_rates, std::uint64_t seed,
                 const std::function<std::string(std::size_t)>& where = {});
-  ~LoadGenerator();
+  ~LoadGenerator() override;
   LoadGenerator(const LoadGenerator&) = delete;
   LoadGenerator& operator=(const LoadGenerator&) = delete;
 
   // The next flow in start order; false when every load has ended.
-  bool next(fabric::FlowSpec& out);
+  bool next(fabric::FlowSpec& out) override;
+  // Flows per second the loads make, all hosts together (the expected count: a Poisson
+  // load's arrival rates, an incast's fan_in per `every`).
+  double flows_per_second() const;
+  double expected_flows() const override { return expected_; }
   // Load i's per-host arrival rate (flows per second) of host h (0 for incast loads).
   double arrival_rate(std::size_t i, std::uint32_t h) const;
   // The load the flow next() gave last came from.
@@ -152,6 +156,7 @@ class LoadGenerator {
   std::vector<fabric::FlowSpec> ready_;  // an incast burst's flows, handed out in order
   std::size_t ready_next_ = 0;
   std::uint32_t last_load_ = 0, ready_load_ = 0;
+  double expected_ = 0;
 };
 
 }  // namespace fabriclab::workload

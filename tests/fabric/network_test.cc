@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "error_message.h"
 #include "fabric/network.h"
+#include "fabric/reorder_box.h"
 #include "fabric/switch.h"
 #include "fabric/topology.h"
 #include "loopback.h"
@@ -1176,6 +1177,157 @@ TEST(RunOverRanks, TooFewPartsOrTooManyThreadsAreRefused) {
             "partitions: 2 parts cannot run on 3 processes (at least one part each)");
   EXPECT_EQ(testing::input_error_of([&] { net->set_partitions(5, 2, rank0); }),
             "threads: expected 1..1 per process (5 parts on 3 processes), got 2");
+}
+
+// Flows fed while the run goes (Network::feed_flows) from a list.
+class ListSource final : public FlowSource {
+ public:
+  explicit ListSource(std::vector<FlowSpec> flows) : flows_(std::move(flows)) {}
+  bool next(FlowSpec& out) override {
+    if (next_ == flows_.size()) return false;
+    out = flows_[next_++];
+    return true;
+  }
+
+ private:
+  std::vector<FlowSpec> flows_;
+  std::size_t next_ = 0;
+};
+
+// 240 flows over 3 ms on the busy leaf-spine's fabric (ECN on, DCQCN: its timers keep
+// finished QPs busy for a while): each host starts one every 200 us, sizes 8 KB to 200 KB.
+std::vector<FlowSpec> stream_of_flows() {
+  std::vector<FlowSpec> flows;
+  for (std::uint32_t k = 0; k < 15; ++k)
+    for (std::uint32_t h = 0; h < 16; ++h)
+      flows.push_back({.src = h,
+                       .dst = (h + 1 + (k * 7 + h) % 15) % 16,
+                       .bytes = 8'000 + (k * 37 + h * 11) % 25 * 8'000,
+                       .start = us(200) * k + ns(250) * h,
+                       .priority = 3});
+  return flows;
+}
+std::unique_ptr<Network> fabric_for_stream() {
+  SwitchConfig sw;
+  sw.buffer = MiB(2);
+  sw.ecn = true;
+  NicConfig nic;
+  nic.congestion_control = "dcqcn";
+  nic.rto = us(100);  // (a finished QP's check ends sooner)
+  return leaf_spine(sw, 3, 4, 2, 4, nic);
+}
+std::unique_ptr<Network> fed_stream() {
+  auto net = fabric_for_stream();
+  net->feed_flows(std::make_unique<ListSource>(stream_of_flows()), us(50));
+  return net;
+}
+std::size_t send_qp_numbers(const Network& net) {
+  std::size_t n = 0;
+  for (std::uint32_t h = 0; h < net.host_count(); ++h) n += net.host(h).send_qp_numbers();
+  return n;
+}
+
+// Fed 50 us before they start, the flows run exactly as when all are added up front --
+// the same events, finishes and port counters -- while finished flows' QP numbers go to
+// later ones: far fewer numbers than flows.
+TEST(FlowFeed, FlowsFedAsTheRunGoesRunAsFlowsAddedUpFront) {
+  auto whole = fabric_for_stream();
+  for (const FlowSpec& f : stream_of_flows()) whole->add_flow(f);
+  const RunTotals w = whole->run(ms(50));
+  ASSERT_TRUE(w.all_finished);
+  auto fed = fed_stream();
+  const RunTotals r = fed->run(ms(50));
+  ASSERT_TRUE(r.all_finished);
+  ASSERT_EQ(fed->flows().size(), 240u);
+  EXPECT_EQ(fed->feed()->flows_added(), 240u);
+  EXPECT_EQ(r.events, w.events);
+  EXPECT_EQ(r.end, w.end);
+  for (std::size_t f = 0; f < 240; ++f) {
+    EXPECT_EQ(fed->flows()[f].started, whole->flows()[f].started) << f;
+    EXPECT_EQ(fed->flows()[f].finish, whole->flows()[f].finish) << f;
+    EXPECT_EQ(fed->source_port(static_cast<std::uint32_t>(f)), whole->source_port(static_cast<std::uint32_t>(f))) << f;
+  }
+  for (const Node* n : whole->nodes())
+    for (std::size_t p = 0; p < n->port_count(); ++p) {
+      const PortCounters a = Network::port_counters(*fed->nodes()[n->id()], p, r.end);
+      const PortCounters b = Network::port_counters(*n, p, w.end);
+      EXPECT_EQ(std::tuple(a.tx_bytes, a.ecn_marks, a.pfc_pause_sent, a.max_queue_bytes),
+                std::tuple(b.tx_bytes, b.ecn_marks, b.pfc_pause_sent, b.max_queue_bytes))
+          << n->name() << " port " << p;
+    }
+  std::uint64_t cnps = 0, late = 0;
+  for (std::uint32_t h = 0; h < 16; ++h) {
+    cnps += fed->host_counters(h).cnps_received;
+    late += fed->host_counters(h).late_discarded;
+  }
+  EXPECT_GT(cnps, 0u) << "congestion, so that DCQCN's timers run";
+  EXPECT_EQ(late, 0u);
+  EXPECT_EQ(send_qp_numbers(*whole), 240u);  // one per flow
+  EXPECT_LT(send_qp_numbers(*fed), 240u / 3);
+}
+
+// Split into parts, over threads or processes, the fed run frees the same QPs at the same
+// instants: the same trajectory (QP numbers are in its events), on every rank.
+TEST(FlowFeed, PartsAndRanksFreeTheSameQps) {
+  auto whole = fed_stream();
+  const RunTotals w = whole->run(ms(50));
+  ASSERT_TRUE(w.all_finished);
+  {
+    auto split = fed_stream();
+    const PartRun s = partitioned(*split, 2, 2, ms(50));
+    EXPECT_EQ(s.fingerprint, whole->fingerprint());
+    EXPECT_EQ(s.totals.events, w.events);
+    EXPECT_EQ(send_qp_numbers(*split), send_qp_numbers(*whole));
+  }
+  for (const auto& [ranks, parts] : {std::pair{2, 2u}, {3, 4u}}) {
+    const RanksRun r = over_ranks([] { return fed_stream(); }, ranks, parts, 1, ms(50));
+    for (int k = 0; k < ranks; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      ASSERT_EQ(r.errors[i], "") << ranks << " ranks";
+      EXPECT_EQ(r.fingerprints[i], whole->fingerprint()) << ranks << " ranks, rank " << k;
+      EXPECT_EQ(r.totals[i].events, w.events) << ranks << " ranks, rank " << k;
+      EXPECT_TRUE(r.totals[i].all_finished);
+      EXPECT_EQ(send_qp_numbers(*r.nets[i]), send_qp_numbers(*whole)) << ranks << " ranks, rank " << k;
+    }
+    for (std::size_t f = 0; f < whole->flows().size(); ++f)
+      EXPECT_EQ(r.nets[0]->flows()[f].finish, whole->flows()[f].finish) << ranks << " ranks, flow " << f;
+  }
+}
+
+// A packet held on a link past its flow's end arrives for a QP freed since: discarded and
+// counted. Flow 0 (h0 -> h1, two packets) has its PSN 0 delayed 500 us: PSN 1 arrives
+// first, the receiver NAKs, the sender goes back and the flow finishes within
+// microseconds; its QPs are free from the first instant after the sender's 100 us check
+// (its RTO) has passed, and flow 1 (h2 -> h1 at 300 us) takes h1's receiving QP. The
+// original PSN 0 then arrives for flow 1's QP (flow 2, at 700 us, keeps the run going).
+// Added up front, the same packet is a duplicate for flow 0's finished QP instead.
+TEST(FlowFeed, APacketForAFreedQpIsDiscardedAndCounted) {
+  const auto make = [](bool feed) {
+    SwitchConfig sw;
+    NicConfig nic;
+    nic.rto = us(100);
+    auto net = leaf_spine(sw, 1, 2, 1, 2, nic);  // h0, h1 on leaf 0; h2, h3 on leaf 1
+    ImpairmentConfig box;
+    box.rules = parse_impairment_rules("delay 0/0 500us");
+    box.max_hold = ms(1);
+    net->add_impairment(net->host(0).port(0), box);
+    std::vector<FlowSpec> flows{{.src = 0, .dst = 1, .bytes = 8192, .start = {}},
+                                {.src = 2, .dst = 1, .bytes = 8192, .start = us(300)},
+                                {.src = 3, .dst = 2, .bytes = 8192, .start = us(700)}};  // (runs past 500 us)
+    if (feed) net->feed_flows(std::make_unique<ListSource>(flows), us(50));
+    else
+      for (const auto& f : flows) net->add_flow(f);
+    return net;
+  };
+  for (const bool feed : {false, true}) {
+    auto net = make(feed);
+    const RunTotals t = net->run(ms(5));  // (conservation checked at the end)
+    ASSERT_TRUE(t.all_finished) << feed;
+    EXPECT_LT(net->flows()[0].finish, us(50)) << feed;
+    EXPECT_EQ(net->host_counters(1).late_discarded, feed ? 1u : 0u);
+    EXPECT_EQ(net->host_counters(1).duplicates, feed ? 0u : 1u);
+    EXPECT_EQ(net->ledger().data_packets_arrived, net->ledger().data_packets_sent);
+  }
 }
 
 }  // namespace

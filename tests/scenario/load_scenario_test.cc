@@ -239,6 +239,13 @@ TEST(LoadScenario, ErrorsNameTheKey) {
             std::string::npos);
   EXPECT_EQ(input_error_of([&] { build("[traffic]\npattern = \"load\"\n[[load]]\nload = 1.5\n"); }),
             "s.toml:4:8: key 'load.0.load': 1.5 is above the maximum 1");
+  // Flows fed during the run: a load whose largest flow one QP's 24-bit PSNs cannot number
+  // is refused before it, by its largest: 2^36 + 1 bytes are 2^24 + 1 packets of 4096.
+  EXPECT_EQ(input_error_of([&] {
+              build("[traffic]\npattern = \"load\"\n[[load]]\nkind = \"incast\"\nbytes = \"68719476737B\"\n");
+            }),
+            "s.toml:4:8: load.0 (load.0.bytes): its largest flow: 68719476737 bytes over 1 QP(s) make 16777217 packets "
+            "of nic.mtu = 4096 bytes on a QP, more than its 24-bit PSNs number (16777215); use more QPs (load.0.qps)");
 }
 
 }  // namespace

@@ -78,6 +78,11 @@ class CongestionControl {
   virtual void on_timeout(Time /*now*/) {}
   virtual void on_cnp(Time /*now*/) {}
   virtual const char* name() const = 0;
+  // Whether an event of its own is still due after `now`, and, when its QP is freed with
+  // some due (a load's finished flow, Host::free_send_qp), the end of its reports to the
+  // QP (RateListener): its events run on as they would have, telling no one.
+  virtual bool has_pending_events(Time /*now*/) const { return false; }
+  virtual void retire() {}
 };
 
 // `none`: always the line rate.
@@ -112,7 +117,12 @@ struct CcContext {
   std::uint32_t qp = 0;
   std::uint32_t tie_source = 0;         // the host's (Simulator: its events order ties as the host's do)
   std::uint32_t packet_wire_bytes = 0;  // a full packet's bytes on the wire (frame and gap)
-  std::uint64_t seed = 0;               // the run's (a policy's random stream: named by host and QP)
+  std::uint64_t seed = 0;               // the run's (a policy's random stream: named by host and `serial`)
+  std::uint32_t serial = 0;             // the QP's number among those its host made (its QPN unless recycled)
+  // When the QP counts as made: the run's start for every QP, those of flows fed during
+  // the run (Network::feed_flows) included, so that a fed flow's QP is the one it would
+  // have been had every flow been added before the run.
+  Time created;
 };
 
 // The feedback a policy reads (bits of CcPolicy::feedback; see the top of this file).

@@ -112,7 +112,8 @@ void DcqcnParams::validate() const {
         "the byte counter must be off)");
 }
 
-Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp)
+Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp,
+             Time created)
     : p_(params),
       sim_(sim),
       listener_(listener),
@@ -123,7 +124,7 @@ Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListen
       rt_(max_),
       alpha_period_(Time::from_ps(params.dce_tcp_rtt * kUs)),
       alpha_(params.initial_alpha_value / 1024.0),
-      alpha_ref_(sim.now()) {}
+      alpha_ref_(created) {}
 
 double Dcqcn::alpha_update(double a, bool cnp_seen) const {
   const double g = p_.dce_tcp_g;

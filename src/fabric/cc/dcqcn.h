@@ -169,8 +169,10 @@ const DcqcnPreset& dcqcn_preset(std::string_view name);
 
 class Dcqcn final : public CongestionControl, public EventHandler {
  public:
-  // `params` must outlive this object (the NIC's configuration).
-  Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp);
+  // `params` must outlive this object (the NIC's configuration); `created`: when the QP
+  // was made, where alpha's first decay period starts.
+  Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp,
+        Time created = Time());
 
   BitRate rate() const override { return BitRate::from_bps(rc_); }
   BitRate target_rate() const override { return BitRate::from_bps(rt_); }
@@ -178,6 +180,10 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   void on_sent(Time now, std::uint32_t wire_bytes) override;
   void on_cnp(Time now) override;
   const char* name() const override { return "dcqcn"; }
+  void retire() override { listener_ = nullptr; }
+  bool has_pending_events(Time now) const override {
+    return monitor_due_ != Time::max() || (timer_due_ != Time::max() && timer_due_ > now);
+  }
   void on_event(std::uint64_t tag) override;
 
   std::uint64_t cnps() const { return cnps_; }

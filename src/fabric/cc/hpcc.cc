@@ -31,7 +31,8 @@ Hpcc::Hpcc(const HpccParams& p, const CcContext& ctx)
     pint_.emplace(p.pint_log_base);
     pint_threshold_ = static_cast<std::uint32_t>(65536 * p.pint_prob);  // (the model's SetPintSmplThresh)
     if (pint_threshold_ < 65536)
-      pint_rng_.emplace(ctx.seed, "hpcc-pint/host" + std::to_string(ctx.tie_source) + "/qp" + std::to_string(ctx.qp));
+      pint_rng_.emplace(ctx.seed,
+                        "hpcc-pint/host" + std::to_string(ctx.tie_source) + "/qp" + std::to_string(ctx.serial));
   }
 }
 

@@ -2,7 +2,10 @@
 // routes, link elements, and the split into parts.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 #include "core/error.h"
@@ -44,21 +47,34 @@ void add_flows(const FabricSetup& setup, Network& net) {
       }
       loads.push_back(std::move(r));
     }
-    std::vector<BitRate> rates;
-    for (std::uint32_t h = 0; h < net.host_count(); ++h) rates.push_back(net.host(h).port(0).rate());
-    workload::LoadGenerator gen(std::move(loads), std::move(rates), s.sim.seed,
-                                [&](std::size_t i) { return cfg.entry_origin("load", i); });
-    for (fabric::FlowSpec f; gen.next(f);) try {
-        net.add_flow(f);
-      } catch (const InputError& e) {  // (a size its QPs' PSNs cannot number)
-        const std::size_t i = gen.last_load();
+    // Every flow's size fits its QPs' PSNs: checked on the largest each load can make,
+    // before the run (its flows are made while it goes).
+    for (std::size_t i = 0; i < loads.size(); ++i) {
+      const workload::LoadSpec& l = loads[i].spec;
+      const bool poisson = l.kind == workload::LoadKind::poisson;
+      const auto largest = poisson ? static_cast<std::uint64_t>(loads[i].cdf.points().back().size)
+                                   : static_cast<std::uint64_t>(l.bytes.count());
+      try {
+        net.check_flow_size(std::max<std::uint64_t>(largest, 1), l.qps, "its largest flow",
+                            fmt::format("load.{}.qps", i));
+      } catch (const InputError& e) {
         throw InputError(fmt::format("{}: load.{} ({}): {}", cfg.entry_origin("load", i), i,
-                                     s.loads[i].kind == workload::LoadKind::poisson
-                                         ? "its sizes from " + cfg.text(fmt::format("load.{}.cdf", i)) + ", load." +
-                                               std::to_string(i) + ".qps QPs each"
-                                         : "load." + std::to_string(i) + ".bytes",
+                                     poisson ? "its sizes from " + cfg.text(fmt::format("load.{}.cdf", i))
+                                             : "load." + std::to_string(i) + ".bytes",
                                      e.what()));
       }
+    }
+    std::vector<BitRate> rates;
+    for (std::uint32_t h = 0; h < net.host_count(); ++h) rates.push_back(net.host(h).port(0).rate());
+    auto gen = std::make_unique<workload::LoadGenerator>(std::move(loads), std::move(rates), s.sim.seed,
+                                                         [&](std::size_t i) { return cfg.entry_origin("load", i); });
+    // The network adds the flows about kFlowsPerStep at a time (every 1 us at least, 1 ms
+    // at most; whole nanoseconds), from the loads alone: the same instants however the
+    // run is split.
+    constexpr double kFlowsPerStep = 1024;
+    const double per_second = gen->flows_per_second();
+    const double step_ns = per_second > 0 ? std::clamp(std::floor(kFlowsPerStep / per_second * 1e9), 1e3, 1e6) : 1e6;
+    net.feed_flows(std::move(gen), Time::from_ps(static_cast<std::int64_t>(step_ns) * 1000));
     return;
   }
   if (!s.loads.empty())
@@ -115,8 +131,10 @@ void add_link_elements(const FabricSetup& setup, Network& net) {
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: impair.rules: {}", cfg.origin("impair.rules"), e.what()));
     }
+    // (A load's flows are made during the run: a rule naming one it never makes did
+    // nothing, which the run says.)
     for (const fabric::ImpairmentRule& r : ic.rules)
-      if (r.flow >= net.flows().size())
+      if (!net.feed() && r.flow >= net.flows().size())
         throw InputError(fmt::format("{}: impair.rules: '{}': there is no flow {} (the run has {} flow{}{})",
                                      cfg.origin("impair.rules"), r.text, r.flow, net.flows().size(),
                                      net.flows().size() == 1 ? "" : "s",

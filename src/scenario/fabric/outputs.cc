@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <vector>
@@ -16,7 +17,7 @@ namespace fabriclab::scenario {
 
 using fabric::Network;
 
-std::string flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow) {
+void flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow, FileWriter* out) {
   // finish_at: the end point of finish_ns and fct_ns (nic.flow_end), on every row.
   std::string flows =
       "flow_id,src,dst,bytes,start_ns,finish_ns,fct_ns,goodput_gbps,retransmitted_packets,finish_at,ideal_fct_ns,"
@@ -37,10 +38,16 @@ std::string flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow) {
     }
     const std::string ideal = slow.ideal[i] == Time::max() ? "" : ns_text(slow.ideal[i]);
     const std::string slowdown = slow.slowdown[i] < 0 ? "" : fmt::format("{:.4f}", slow.slowdown[i]);
-    flows += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(),
-                         net.host(f.spec.dst).name(), f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started),
-                         fin, fct, gbps, f.retransmitted, finish_at, ideal, slowdown);
+    if (!out) continue;
+    fmt::format_to(std::back_inserter(flows), "{},{},{},{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(),
+                   net.host(f.spec.dst).name(), f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin,
+                   fct, gbps, f.retransmitted, finish_at, ideal, slowdown);
+    if (flows.size() >= (1 << 20)) {  // (a row per flow: never the whole table in memory)
+      out->write(flows);
+      flows.clear();
+    }
   }
+  if (out) out->write(flows);
   if (!fcts.empty()) {
     long double sum = 0;  // a 64-bit mantissa: the sum of the ps is exact up to 2^64 ps (213 days)
     for (const std::int64_t f : fcts) sum += static_cast<long double>(f);
@@ -48,7 +55,6 @@ std::string flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow) {
                                        Time::from_ps(nearest_rank(fcts, 0.50)), Time::from_ps(nearest_rank(fcts, 0.99)),
                                        Time::from_ps(nearest_rank(fcts, 1.0))};
   }
-  return flows;
 }
 
 std::string traffic_matrix_csv(const Network& net) {
@@ -132,7 +138,7 @@ namespace {
 // The hosts' transport counters, added up.
 nlohmann::ordered_json transport_json(const Network& net) {
   std::uint64_t naks = 0, timeouts = 0, oos = 0, dups = 0, rx_drops = 0, misdelivered = 0, reordered = 0, give_ups = 0,
-                trimmed = 0, bitmap_drops = 0, cap_stalls = 0, reassembly_peak = 0;
+                trimmed = 0, bitmap_drops = 0, cap_stalls = 0, reassembly_peak = 0, late = 0;
   for (std::uint32_t h = 0; h < net.host_count(); ++h) {
     const fabric::HostCounters x = net.host_counters(h);
     naks += x.naks_sent;
@@ -141,6 +147,7 @@ nlohmann::ordered_json transport_json(const Network& net) {
     dups += x.duplicates;
     rx_drops += x.rx_buffer_drops;
     misdelivered += x.misdelivered;
+    late += x.late_discarded;
     reordered += x.reordered_accepted;
     give_ups += x.reorder_give_ups;
     trimmed += x.trimmed_received;
@@ -157,6 +164,7 @@ nlohmann::ordered_json transport_json(const Network& net) {
           {"reordered_accepted", reordered},
           {"rx_buffer_drops", rx_drops},
           {"misdelivered", misdelivered},
+          {"late_discarded", late},
           {"trimmed_received", trimmed},
           {"irn_bitmap_drops", bitmap_drops},
           {"irn_cap_stalls", cap_stalls},

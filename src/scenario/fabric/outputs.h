@@ -10,12 +10,14 @@
 #include "fabric/network.h"
 #include "scenario/fabric/fabric_scenario.h"
 #include "scenario/fabric/slowdown.h"
+#include "scenario/report/files.h"
 #include "scenario/observers/reorder_recorder.h"
 
 namespace fabriclab::scenario {
 
-// flows.csv; sets o.retransmitted and the FCT percentiles.
-std::string flows_csv(fabric::Network& net, FabricOutcome& o, const Slowdowns& slow);
+// flows.csv, into `out` a piece at a time when given; sets o.retransmitted and the FCT
+// percentiles.
+void flows_csv(fabric::Network& net, FabricOutcome& o, const Slowdowns& slow, FileWriter* out);
 // traffic_matrix.csv (output.traffic_matrix): src,dst,bytes -- the payload the flows placed
 // per pair of hosts, by host name, pairs in order, none of 0 bytes: the file a [[load]]
 // of pairs = "matrix" reads (workload/load.h).

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 
 #include "core/error.h"
 #include "core/progress.h"
@@ -169,7 +170,9 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   const Slowdowns slow = opt.out_dir.empty()
                              ? Slowdowns::none(net->flows().size())
                              : slowdowns(*net, s.traffic.warmup, s.output.slowdown_buckets, s.output.short_flow);
-  const std::string flows = flows_csv(*net, o, slow);
+  std::optional<FileWriter> flows_file;
+  if (!opt.out_dir.empty()) flows_file.emplace(std::filesystem::path(opt.out_dir) / "flows.csv");
+  flows_csv(*net, o, slow, flows_file ? &*flows_file : nullptr);
   o.slowdown = slow.all;
   o.short_slowdown = slow.short_flows;
   fabric::PortCounters all;
@@ -180,7 +183,7 @@ FabricOutcome run_fabric(const FabricSetup& setup, const FabricRunOptions& opt) 
   o.pfc_resumes = all.pfc_resume_sent;
   if (opt.out_dir.empty()) return o;
   const std::filesystem::path dir(opt.out_dir);
-  write_file(dir / "flows.csv", flows);
+  flows_file->commit();
   write_file(dir / "ports.csv", ports);
   if (collectives) write_file(dir / "collectives.csv", collectives_csv(o.collectives));
   if (collectives && s.output.ops) write_file(dir / "ops.csv", collectives->ops_csv());

@@ -62,8 +62,13 @@ WindowCounts::Result WindowCounts::result(Time end) const {
     // for a span the run never reached.
     r.ports.back().max_queue_bytes = from_start || from_taken ? last.ports[p].max_queue_bytes : 0;
   }
-  for (std::size_t i = 0; i < last.delivered.size(); ++i)
-    r.delivered.push_back(last.delivered[i] - (from_start ? 0 : first.delivered[i]));
+  // (A load's flows are added as the run goes: one added after a snapshot had delivered
+  // nothing by then.)
+  const auto at = [](const fabric::Network::Snapshot& s, std::size_t i) {
+    return i < s.delivered.size() ? s.delivered[i] : 0;
+  };
+  for (std::size_t i = 0; i < net_.flows().size(); ++i)
+    r.delivered.push_back(at(last, i) - (from_start ? 0 : at(first, i)));
   return r;
 }
 

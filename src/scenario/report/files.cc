@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 #include "core/error.h"
 
@@ -18,27 +19,34 @@ void prepare_outputs(const std::filesystem::path& dir, const std::string& mark) 
 }
 
 void write_file(const std::filesystem::path& p, const std::string& text) {
-  // Into a temporary file beside it, then renamed over it: a run killed meanwhile leaves
-  // the old file or the new one, never a torn one.
-  std::filesystem::path tmp = p;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    out.close();  // a failed flush (disk full) shows only here
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw InputError(fmt::format("{}: cannot write", p.string()));
-    }
-  }
+  FileWriter out(p);
+  out.write(text);
+  out.commit();
+}
+
+// Into a temporary file beside it, then renamed over it: a run killed meanwhile leaves
+// the old file or the new one, never a torn one.
+FileWriter::FileWriter(std::filesystem::path p) : path_(std::move(p)), tmp_(path_) {
+  tmp_ += ".tmp";
+  out_.open(tmp_, std::ios::binary);
+}
+
+FileWriter::~FileWriter() {
+  if (committed_) return;
+  out_.close();
+  std::error_code ignored;
+  std::filesystem::remove(tmp_, ignored);
+}
+
+void FileWriter::write(std::string_view text) { out_.write(text.data(), static_cast<std::streamsize>(text.size())); }
+
+void FileWriter::commit() {
+  out_.close();  // a failed flush (disk full) shows only here
+  if (!out_) throw InputError(fmt::format("{}: cannot write", path_.string()));  // (the destructor removes it)
   std::error_code ec;
-  std::filesystem::rename(tmp, p, ec);
-  if (ec) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw InputError(fmt::format("{}: cannot write: {}", p.string(), ec.message()));
-  }
+  std::filesystem::rename(tmp_, path_, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot write: {}", path_.string(), ec.message()));
+  committed_ = true;
 }
 
 std::string read_text(const std::filesystem::path& p) {

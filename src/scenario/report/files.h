@@ -6,8 +6,10 @@
 #pragma once
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "core/units.h"
 
@@ -17,6 +19,23 @@ namespace fabriclab::scenario {
 // (through FILE.tmp, renamed): a reader, or a run killed meanwhile, sees the old file or
 // the new one.
 void write_file(const std::filesystem::path& p, const std::string& text);
+// The same for a file written piece by piece (a table of a row per flow, never whole in
+// memory): into FILE.tmp, renamed over FILE by commit(); dropped uncommitted, the
+// temporary file goes.
+class FileWriter {
+ public:
+  explicit FileWriter(std::filesystem::path p);
+  ~FileWriter();
+  FileWriter(const FileWriter&) = delete;
+  FileWriter& operator=(const FileWriter&) = delete;
+  void write(std::string_view text);
+  void commit();  // InputError naming the file when it could not be written
+
+ private:
+  std::filesystem::path path_, tmp_;
+  std::ofstream out_;
+  bool committed_ = false;
+};
 std::string read_text(const std::filesystem::path& p);
 // InputError naming the file if it is missing or not JSON.
 nlohmann::json read_json(const std::filesystem::path& p);
