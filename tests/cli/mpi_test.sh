@@ -192,6 +192,10 @@ also="collectives.csv ops.csv" split_runs collectives-software "$examples/collec
 also="collectives.csv ops.csv" split_runs collectives-fat-tree "$examples/collectives.toml" \
   --set topology.kind=fat_tree --set topology.k=4 --set sim.partitioner=metis --set collective.0.placement=random \
   --set collective.0.ranks=12 --set output.ops=true
+# A load fed as the run goes (each rank adds the same flows and frees the same QPs, from
+# what the ranks found finished), beside collectives on the engine: both coordinators'
+# steps.
+also="collectives.csv" split_runs load-collectives "$examples/../tests/data/load/with-collectives.toml"
 # The training pattern's allreduces on the engine, four buckets an iteration, issued when
 # the iteration before is seen done (without the distribution flows, which a split run
 # refuses).

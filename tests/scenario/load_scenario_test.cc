@@ -220,6 +220,25 @@ TEST(LoadScenario, Ns3OutputsReadBackAsTheModelWritesThem) {
   EXPECT_EQ(seen_resumes, resumes);
 }
 
+// A load fed as the run goes beside collectives on the NIC engine (both coordinators
+// stepping): split into four parts on two threads, the same run, file for file.
+TEST(LoadScenario, AFedLoadBesideCollectivesRunsAlikeSplit) {
+  const std::string scenario = std::string(FABRICLAB_TEST_DATA) + "/load/with-collectives.toml";
+  std::vector<FabricOutcome> runs;
+  std::vector<std::filesystem::path> dirs;
+  for (const auto& sets : {std::vector<std::string>{}, {"sim.partitions=4", "sim.threads=2"}}) {
+    const auto out = dirs.emplace_back(fresh_dir("load-collectives-" + std::to_string(runs.size())));
+    runs.push_back(run_fabric(resolve(fabric_parameters(), scenario, sets),
+                              {.scenario = "with-collectives.toml", .out_dir = out.string()}));
+    ASSERT_TRUE(runs.back().totals.all_finished);
+    ASSERT_EQ(runs.back().collectives.size(), 4u);
+  }
+  EXPECT_GT(runs[0].flows, 400u);  // (Hadoop's mean, 120 KB, at 30 % of 16 links for 1 ms: ~500)
+  EXPECT_EQ(runs[0].fingerprint, runs[1].fingerprint);
+  for (const char* f : {"flows.csv", "ports.csv", "collectives.csv"})
+    EXPECT_EQ(slurp(dirs[0] / f), slurp(dirs[1] / f)) << f;
+}
+
 TEST(LoadScenario, ErrorsNameTheKey) {
   const auto build = [](const std::string& toml) { build_network(resolve_text(fabric_parameters(), toml, "s.toml")); };
   EXPECT_EQ(input_error_of([&] { build("[traffic]\npattern = \"load\"\n"); }),
