@@ -253,68 +253,99 @@ Time Network::base_rtt_of_longest_path() const {
   return longest;
 }
 
-Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames) const {
-  const WireRounding rounding = ctx_.wire.rounding;
-  const std::uint32_t dst_node = hosts_.at(to)->id();
-  // The links of one path at a time, depth first over the routes' equal-cost next hops.
-  std::vector<const Port*> path;
+Time Network::least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames, IdealCache* cache) const {
+  using Link = std::pair<std::int64_t, std::int64_t>;  // (rate in bit/s, delay in ps)
+  using Path = std::vector<Link>;
+  const Host& src = *hosts_.at(from);
+  const Host& dst = *hosts_.at(to);
+  if (src.port_count() == 0 || dst.port_count() == 0) return Time::max();
+  const auto link_of = [](const Port& p) { return Link{p.rate().bps(), p.delay().ps()}; };
+  // A path: the sender's link, the switches' links between the first switch and the
+  // last, the last switch's link to the receiver (the same rate and delay as the
+  // receiver's own: a link is the same both ways).
+  const Port& out = src.port(0);
+  const Node& first = out.peer()->owner();
+  const Node& last = dst.port(0).peer()->owner();
+  if (&first == &dst) return path_time(Path{link_of(out)}, frames);
+  if (first.id() < hosts_.size() || last.id() < hosts_.size()) return Time::max();  // a host forwards nothing
+  // The switches' part: every routed path from `first` to `last` toward `to` (with static
+  // routes, to `to` itself: a route may lead past `last`), depth first over the
+  // equal-cost next hops, those of equal links once (every path of a fat-tree).
+  const bool to_host = !static_routes_.empty();
+  const std::uint32_t target = to_host ? dst.id() : last.id();
+  const auto walk_all = [&] {
+    std::vector<Path> found;
+    std::vector<const Port*> path;
+    Path links;
+    std::size_t paths = 0;
+    const auto walk = [&](auto&& self, std::uint32_t node) -> void {
+      if (paths >= kMaxIdealPaths || path.size() > (to_host ? 63 : 62)) return;
+      if (node == target) {
+        ++paths;
+        links.clear();
+        for (const Port* p : path) links.push_back(link_of(*p));
+        if (std::find(found.begin(), found.end(), links) == found.end()) found.push_back(links);
+        return;
+      }
+      if (node < hosts_.size()) return;  // (a static route's way out of the fabric)
+      const Node& n = *nodes_[node];
+      for (const std::uint16_t port : switches_[node - hosts_.size()]->next_hops(to)) {
+        path.push_back(&n.port(port));
+        self(self, n.port(port).peer()->owner().id());
+        path.pop_back();
+      }
+    };
+    walk(walk, first.id());
+    return found;
+  };
+  // (Static routes are per destination host: then every flow walks its own.)
+  std::vector<Path> own;
+  const std::vector<Path>* middles = &own;
+  if (cache && !to_host) {
+    const std::uint64_t key = std::uint64_t{first.id()} << 32 | last.id();
+    auto it = cache->paths_.find(key);
+    if (it == cache->paths_.end()) it = cache->paths_.emplace(key, walk_all()).first;
+    middles = &it->second;
+  } else {
+    own = walk_all();
+  }
   Time best = Time::max();
-  std::size_t paths = 0;
-  // The paths' links as (rate, delay): equal-cost paths mostly repeat one (every path of
-  // a fat-tree), whose time is then computed once.
-  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> seen;
-  std::vector<std::pair<std::int64_t, std::int64_t>> links;
+  Path whole;
+  for (const Path& m : *middles) {
+    whole.assign(1, link_of(out));
+    whole.insert(whole.end(), m.begin(), m.end());
+    if (!to_host) whole.push_back(link_of(dst.port(0)));
+    best = std::min(best, path_time(whole, frames));
+  }
+  return best;
+}
+
+Time Network::path_time(const std::vector<std::pair<std::int64_t, std::int64_t>>& links,
+                        const PathFrames& frames) const {
+  const WireRounding rounding = ctx_.wire.rounding;
   __extension__ using I128 = __int128;
   // Turning at link k: the first frame up to it, every frame through it (each serialized
   // and rounded as the wire does), the last one after it; in 128 bits, Time::max() past
   // what a Time holds.
-  std::vector<I128> after;  // per link: the last frame's delay + serialization over the links after it
-  const auto time_of = [&]() -> Time {
-    const std::size_t n = path.size();
-    const auto ser = [&](Bytes b, const Port& p) {
-      return static_cast<I128>(serialization_time(b, p.rate(), rounding).ps());
-    };
-    after.assign(n + 1, 0);
-    for (std::size_t i = n; i-- > 0;) after[i] = after[i + 1] + path[i]->delay().ps() + ser(frames.last, *path[i]);
-    I128 before = 0, worst = 0;
-    for (std::size_t k = 0; k < n; ++k) {
-      const Port& p = *path[k];
-      I128 through = p.delay().ps();
-      for (const auto& [bytes, count] : frames.all) through += ser(bytes, p) * count;
-      worst = std::max(worst, before + through + after[k + 1]);
-      before += p.delay().ps() + ser(frames.first, p);
-    }
-    return worst > std::numeric_limits<std::int64_t>::max() ? Time::max()
-                                                            : Time::from_ps(static_cast<std::int64_t>(worst));
+  const std::size_t n = links.size();
+  const auto ser = [&](Bytes b, std::int64_t bps) {
+    return static_cast<I128>(serialization_time(b, BitRate::from_bps(bps), rounding).ps());
   };
-  const auto walk = [&](auto&& self, std::uint32_t node) -> void {
-    if (paths >= kMaxIdealPaths || path.size() > 64) return;
-    if (node == dst_node) {
-      ++paths;
-      links.clear();
-      for (const Port* p : path) links.emplace_back(p->rate().bps(), p->delay().ps());
-      if (std::find(seen.begin(), seen.end(), links) != seen.end()) return;
-      seen.push_back(links);
-      best = std::min(best, time_of());
-      return;
-    }
-    const Node& n = *nodes_[node];
-    const auto go = [&](const Port& p) {
-      path.push_back(&p);
-      self(self, p.peer()->owner().id());
-      path.pop_back();
-    };
-    if (node < hosts_.size()) {
-      if (path.empty() && n.port_count() > 0) go(n.port(0));  // a host sends, never forwards
-      return;
-    }
-    for (const std::uint16_t port : switches_[node - hosts_.size()]->next_hops(to)) go(n.port(port));
-  };
-  walk(walk, from);
-  return best;
+  std::vector<I128> after(n + 1, 0);  // per link: the last frame's delay + serialization over the links after it
+  for (std::size_t i = n; i-- > 0;) after[i] = after[i + 1] + links[i].second + ser(frames.last, links[i].first);
+  I128 before = 0, worst = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto [bps, delay] = links[k];
+    I128 through = delay;
+    for (const auto& [bytes, count] : frames.all) through += ser(bytes, bps) * count;
+    worst = std::max(worst, before + through + after[k + 1]);
+    before += delay + ser(frames.first, bps);
+  }
+  return worst > std::numeric_limits<std::int64_t>::max() ? Time::max()
+                                                          : Time::from_ps(static_cast<std::int64_t>(worst));
 }
 
-Time Network::ideal_fct(const FlowSpec& f) const {
+Time Network::ideal_fct(const FlowSpec& f, IdealCache* cache) const {
   const WireFormat& w = ctx_.wire;
   // A data frame of `payload` bytes on the wire, gap included (as Packet::seal counts a
   // WRITE; every data frame carries the INT header when the format has one).
@@ -337,10 +368,10 @@ Time Network::ideal_fct(const FlowSpec& f) const {
   }
   PathFrames frames{bytes(first), bytes(smallest), {}};
   for (const auto& [b, n] : count) frames.all.emplace_back(bytes(b), n);
-  const Time t = least_path_time(hosts_.at(f.src)->id(), f.dst, frames);
+  const Time t = least_path_time(f.src, f.dst, frames, cache);
   if (t == Time::max() || nic_.flow_end != FlowEnd::acked) return t;
   const Bytes ack = bytes(frame_bytes_of(kAethBytes, 0, true, w) + w.gap_bytes);  // it echoes the INT stack
-  const Time back = least_path_time(hosts_.at(f.dst)->id(), f.src, {ack, ack, {{ack, 1}}});
+  const Time back = least_path_time(f.dst, f.src, {ack, ack, {{ack, 1}}}, cache);
   return back == Time::max() || back.ps() > std::numeric_limits<std::int64_t>::max() - t.ps() ? Time::max() : t + back;
 }
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/pool.h"
@@ -129,8 +130,17 @@ class Network final : private FlowEvents {
   // one path: a flow of several QPs, or sprayed, can beat it where the paths are slower
   // than the host link (its frames then share several). Time::max() when no path reaches
   // the destination or the time does not fit a Time. Once prepared.
+  // `cache`: the routed paths between two switches, walked once for every flow between
+  // their hosts (without static routes, paths depend on the switches alone); one per
+  // thread.
   static constexpr std::size_t kMaxIdealPaths = 4096;
-  Time ideal_fct(const FlowSpec& f) const;
+  class IdealCache {
+    friend class Network;
+    // By (first switch, last switch): the distinct paths between them, each as its links'
+    // (rate in bit/s, delay in ps).
+    std::unordered_map<std::uint64_t, std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>> paths_;
+  };
+  Time ideal_fct(const FlowSpec& f, IdealCache* cache = nullptr) const;
   // Flow `id`'s UDP source port (its first QP's; 0 for a flow of no QP). Once prepared.
   std::uint16_t source_port(std::uint32_t id) const { return source_ports_.at(id); }
   // During the run: starts flow `id`, added with start = Time::max() (held), at `at`.
@@ -297,8 +307,10 @@ class Network final : private FlowEvents {
     Bytes first, last;
     std::vector<std::pair<Bytes, std::uint64_t>> all;
   };
-  // ideal_fct's least time over the routed paths from node `from` to host `to`.
-  Time least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames) const;
+  // ideal_fct's least time over the routed paths from host `from` to host `to`.
+  Time least_path_time(std::uint32_t from, std::uint32_t to, const PathFrames& frames, IdealCache* cache) const;
+  // The time of `frames` over links of (rate in bit/s, delay in ps), in order.
+  Time path_time(const std::vector<std::pair<std::int64_t, std::int64_t>>& links, const PathFrames& frames) const;
   Time base_rtt_ = Time();
   // The host whose event finishes flow `f` (nic.flow_end): its receiver or its sender.
   std::uint32_t finishing_host(const FlowSpec& f) const { return nic_.flow_end == FlowEnd::acked ? f.src : f.dst; }

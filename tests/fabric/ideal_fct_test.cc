@@ -98,5 +98,34 @@ TEST(IdealFct, TheBestOfTheEqualCostPaths) {
   EXPECT_EQ(net.ideal_fct({.src = b, .dst = a, .bytes = kBytes, .start = {}}), ps(5'829'440));
 }
 
+// The routed paths between two switches are walked once for every pair of their hosts
+// (Network::IdealCache); each flow still crosses its own hosts' links. a (100G) on s0;
+// s0-s1 at 100G; b (100G) and c (25G) on s1; every link 1 us.
+TEST(IdealFct, PathsBetweenSwitchesWalkedOnceKeepEachHostsOwnLinks) {
+  Network net({}, {}, 1);
+  const auto a = net.add_host("a"), b = net.add_host("b"), c = net.add_host("c");
+  const auto s0 = net.add_switch("s0"), s1 = net.add_switch("s1");
+  net.connect(net.host(a), net.switch_at(s0), Gbps(100), us(1));
+  net.connect(net.switch_at(s0), net.switch_at(s1), Gbps(100), us(1));
+  net.connect(net.switch_at(s1), net.host(b), Gbps(100), us(1));
+  net.connect(net.switch_at(s1), net.host(c), Gbps(25), us(1));
+  net.prepare();
+  Network::IdealCache cache;
+  const auto flow = [](std::uint32_t src, std::uint32_t dst) {
+    return FlowSpec{.src = src, .dst = dst, .bytes = kBytes, .start = {}};
+  };
+  // a -> b: three 100G links: 3 x (1 us + 335.84 ns) + (334.56 + 151.52) ns.
+  EXPECT_EQ(net.ideal_fct(flow(a, b), &cache), ps(4'493'600));
+  // a -> c, the same switches' path, then c's 25G link, where the frames queue: the first
+  // frame over two links (2 x 1335.84 ns), then all of W at 25G (3287.68 ns) and 1 us.
+  EXPECT_EQ(net.ideal_fct(flow(a, c), &cache), ps(6'959'360));
+  // c -> a: all of W through c's link first (1 us + 3287.68 ns), then the last frame over
+  // two 100G links (2 x 1151.52 ns).
+  EXPECT_EQ(net.ideal_fct(flow(c, a), &cache), ps(6'590'720));
+  for (std::uint32_t x = 0; x < 3; ++x)
+    for (std::uint32_t y = 0; y < 3; ++y)
+      if (x != y) EXPECT_EQ(net.ideal_fct(flow(x, y), &cache), net.ideal_fct(flow(x, y))) << x << " -> " << y;
+}
+
 }  // namespace
 }  // namespace fabriclab::fabric

@@ -72,9 +72,10 @@ Slowdowns slowdowns(const fabric::Network& net, Time warmup, const std::vector<B
   r.ideal.resize(flows.size());
   r.slowdown.assign(flows.size(), -1);
   std::vector<std::uint32_t> counted;  // flows in the statistics
+  fabric::Network::IdealCache paths;
   for (std::uint32_t i = 0; i < flows.size(); ++i) {
     const fabric::FlowState& f = flows[i];
-    r.ideal[i] = net.ideal_fct(f.spec);
+    r.ideal[i] = net.ideal_fct(f.spec, &paths);
     if (!f.finished() || r.ideal[i] == Time::max() || r.ideal[i] <= Time()) continue;
     r.slowdown[i] = static_cast<double>((f.finish - f.started).ps()) / static_cast<double>(r.ideal[i].ps());
     if (f.started >= warmup) counted.push_back(i);
