@@ -329,7 +329,6 @@ bool LoadGenerator::next(fabric::FlowSpec& out) {
     const LoadSpec& l = loads_[p.load].spec;
     if (l.kind == LoadKind::incast) {
       burst(p.load, p.at);
-      ready_load_ = p.load;
       continue;
     }
     Source& s = sources_[p.load][p.host];
@@ -363,11 +362,9 @@ bool LoadGenerator::next(fabric::FlowSpec& out) {
     const std::uint64_t size = loads_[p.load].cdf.size_at(s.rng.uniform());
     ready_.assign(1, {.src = p.host, .dst = dst, .bytes = size, .start = p.at, .priority = l.priority, .qps = l.qps});
     ready_next_ = 0;
-    ready_load_ = p.load;
     advance(p.load, p.host);
   }
   out = ready_[ready_next_++];
-  last_load_ = ready_load_;
   return true;
 }
 

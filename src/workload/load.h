@@ -132,8 +132,6 @@ class LoadGenerator final : public fabric::FlowSource {
   double expected_flows() const override { return expected_; }
   // Load i's per-host arrival rate (flows per second) of host h (0 for incast loads).
   double arrival_rate(std::size_t i, std::uint32_t h) const;
-  // The load the flow next() gave last came from.
-  std::uint32_t last_load() const { return last_load_; }
 
  private:
   struct Source;
@@ -155,7 +153,6 @@ class LoadGenerator final : public fabric::FlowSource {
   std::priority_queue<Pending, std::vector<Pending>, std::greater<>> queue_;
   std::vector<fabric::FlowSpec> ready_;  // an incast burst's flows, handed out in order
   std::size_t ready_next_ = 0;
-  std::uint32_t last_load_ = 0, ready_load_ = 0;
   double expected_ = 0;
 };
 
