@@ -218,6 +218,7 @@ std::uint32_t Host::add_recv_qp(std::uint32_t flow, std::uint64_t bytes) {
     free_recv_.pop_back();
     r.placed = std::move(recv_[q].placed);
     std::fill(r.placed.begin(), r.placed.end(), 0);
+    r.gen = (recv_[q].gen + 1) & kGenMask;
     recv_[q] = std::move(r);
     return q;
   }
@@ -261,6 +262,7 @@ std::uint32_t Host::push_send_qp(SendQp s) {
   s.hash_key = flow_hash_key(cfg_.ecmp_hash, host_ipv4(host_id_), host_ipv4(s.dst), s.sport, cfg_.ecmp_fields);
   if (reuse) {
     free_send_.pop_back();
+    s.gen = (send_[q].gen + 1) & kGenMask;
     send_[q] = std::move(s);
   } else {
     send_.push_back(std::move(s));
@@ -331,6 +333,7 @@ void Host::free_recv_qp(std::uint32_t qp) {
   if (r.in_pull)
     throw std::logic_error("host " + name() + ": receiving QP " + std::to_string(qp) + " freed while it awaits a pull");
   r.flow = kNone;
+  r.gap_due = Time::max();  // (a give-up check still queued finds it so)
   free_recv_.push_back(qp);
 }
 
@@ -341,7 +344,7 @@ bool Host::late(const Packet& p) const {
 
 void Host::start_send_qp(std::uint32_t qp, Time at) {
   send_.at(qp).start = at;
-  ctx_->sim.schedule_at(at, *this, kStart | qp);
+  ctx_->sim.schedule_at(at, *this, qp_tag(kStart, qp, send_[qp].gen));
 }
 
 std::uint32_t Host::open_recv_connection(std::uint32_t id) {
@@ -489,7 +492,7 @@ void Host::ring_remove(std::uint32_t q) {
 
 void Host::arm_timer(SendQp& s, std::uint32_t q, Time at) {
   s.timer_at = at;
-  ctx_->sim.schedule_at(at, *this, kRto | q);
+  ctx_->sim.schedule_at(at, *this, qp_tag(kRto, q, s.gen));
 }
 
 Packet* Host::make_data(SendQp& s) {
@@ -913,7 +916,7 @@ void Host::on_trimmed(RecvQp& r, std::uint32_t q, Packet* p) {
 void Host::arm_give_up(RecvQp& r, std::uint32_t q) {
   r.gap_at = r.expected;
   r.gap_due = ctx_->sim.now() + cfg_.reorder_timeout;
-  ctx_->sim.schedule_at(r.gap_due, *this, kGiveUp | q);
+  ctx_->sim.schedule_at(r.gap_due, *this, qp_tag(kGiveUp, q, r.gen));
 }
 
 void Host::on_ack(const Packet& p) {
@@ -1429,10 +1432,10 @@ void Host::on_event(std::uint64_t tag) {
     grant_pull();
     return;
   }
-  if ((tag & ~0xffffffffull) == kGiveUp) {
+  if ((tag & kKindMask) == kGiveUp) {
     const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
     RecvQp& r = recv_.at(q);
-    if (r.gap_due != ctx_->sim.now()) return;  // superseded
+    if (tag >> 40 != r.gen || r.gap_due != ctx_->sim.now()) return;  // a freed QP's, or superseded
     r.gap_due = Time::max();
     // The gap at the expected PSN did not fill in time: give up waiting, NAK it.
     if (r.placed_count > 0 && r.expected == r.gap_at && r.expected < r.npkts && !r.nak_sent) {
@@ -1445,8 +1448,9 @@ void Host::on_event(std::uint64_t tag) {
   }
   const auto q = static_cast<std::uint32_t>(tag & 0xffffffffu);
   SendQp& s = send_.at(q);
+  if (tag >> 40 != s.gen) return;  // a freed QP's
   const Time now = ctx_->sim.now();
-  if ((tag & ~0xffffffffull) == kStart) {
+  if ((tag & kKindMask) == kStart) {
     s.next_send = now;
     ring_insert(q);
     port(0).kick();
@@ -1455,7 +1459,7 @@ void Host::on_event(std::uint64_t tag) {
   // RTO check (lazy: one pending per QP, moved forward by progress; IRN may arm one
   // sooner, which supersedes it). With nothing in flight there is nothing to time out:
   // the next packet sent arms it again.
-  if (now != s.timer_at) return;  // (go-back-N: never superseded; a freed QP's: its number's new QP's)
+  if (now != s.timer_at) return;  // (go-back-N: never superseded)
   s.timer_at = Time::max();
   if (uet_) {
     uet_check_timer(s, q, now);

@@ -342,6 +342,7 @@ class Host final : public Node, public EventHandler, public RateListener {
     // windowed policy), and the send times by PSN mod their number (una..high kept).
     std::uint64_t sent_off = 0, acked_off = 0;
     std::vector<Time> sent_at;
+    std::uint32_t gen = 0;  // its number's reuses (qp_tag)
   };
   // Adds `s` as a send QP (a freed number, else send_.size()), with its congestion
   // control, UDP source port and ECMP hash key; returns its number.
@@ -399,6 +400,7 @@ class Host final : public Node, public EventHandler, public RateListener {
     bool in_pull = false;                                       // RCCC: in the pacer's queue
     std::vector<std::pair<std::uint32_t, std::uint32_t>> ends;  // connection, reorder window:
                                                                 // (PSN, tag) of last packets placed ahead
+    std::uint32_t gen = 0;                                      // its number's reuses (qp_tag)
   };
   // IRN's sender state beside each SendQp (sr_, IRN only): PSNs SACKed, PSNs resent in
   // the current recovery episode and PSNs trimmed (NACKed as such) since last sent,
@@ -436,6 +438,14 @@ class Host final : public Node, public EventHandler, public RateListener {
     kGiveUp = 5ull << 32,
     kPull = 6ull << 32,
   };
+  // A QP's event: its kind, its number, and its number's generation (bumped each time a
+  // freed number is reused, modulo 2^24): an event of a freed QP meets another generation
+  // and does nothing. Without recycling every generation is 0: the tags are kind | number.
+  static constexpr std::uint64_t kKindMask = 0xffull << 32;
+  static constexpr std::uint32_t kGenMask = 0xffffff;
+  static std::uint64_t qp_tag(std::uint64_t kind, std::uint32_t q, std::uint32_t gen) {
+    return kind | std::uint64_t{gen} << 40 | q;
+  }
   void arm_give_up(RecvQp& r, std::uint32_t q);
   void process(Packet* p);
   void send_pauses(std::uint16_t quanta);

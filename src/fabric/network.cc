@@ -401,6 +401,7 @@ void Network::prepare() {
   run_.prepare_parts();
   for (auto& s : switches_) s->finalize();
   for (auto& h : hosts_) h->finalize();
+  if (feed_) feed_->add_first();  // (the first instant's flows: routes check them with the others)
   build_routes();
   // (Only the policies that read ACKs and IRN's BDP cap use it: no walk of a 65 536-host
   // fabric for others.)
@@ -427,7 +428,6 @@ void Network::prepare() {
     for (std::uint32_t d : f.after) dependents_[d].push_back(id);
     waiting_[id] = static_cast<std::uint32_t>(f.after.size());
   }
-  if (feed_) feed_->add_first();
   for (std::uint32_t id = 0; id < flows_.size(); ++id) make_qps(id);
   // Connections after the flows: the flows' QPNs (and so their UDP ports) do not move
   // (those of flows fed during the run come after them).
@@ -454,9 +454,18 @@ void Network::prepare() {
 void Network::make_qps(std::uint32_t id, bool fed) {
   FlowState& row = flows_[id];
   const FlowSpec& f = row.spec;
-  // Fed during the run: its work counted where it finishes, its start only where its
-  // sender runs (another process's copy of the host never runs).
-  if (fed) ++run_.ctx_of(hosts_[finishing_host(f)]->id(), ctx_).flows_left;
+  // Fed during the run: checked as build_routes checks the others, its work counted where
+  // it finishes, its start only where its sender runs (another process's copy of the host
+  // never runs).
+  if (fed) {
+    const Node& first = hosts_[f.src]->port(0).peer()->owner();
+    const Node& last = hosts_[f.dst]->port(0).peer()->owner();
+    const bool reaches = first.id() == hosts_[f.dst]->id() ||
+                         (first.id() >= hosts_.size() && last.id() >= hosts_.size() &&
+                          (&first == &last || !switches_[first.id() - hosts_.size()]->next_hops(f.dst).empty()));
+    if (!reaches) throw InputError("no path from " + hosts_[f.src]->name() + " to " + hosts_[f.dst]->name());
+    ++run_.ctx_of(hosts_[finishing_host(f)]->id(), ctx_).flows_left;
+  }
   const Time start = !f.after.empty() || (fed && !runs_here(hosts_[f.src]->id())) ? Time::max() : f.start;
   if (f.after.empty()) row.started = f.start;
   if (send_qps_.size() <= id) {

@@ -19,6 +19,18 @@ void Resequencer::on_arrival(Packet* p) {
   }
   const std::uint64_t k = key(*p);
   Qp& q = qps_[k];
+  if (q.flow != p->flow) {
+    // A load's QP numbers are reused by later flows (higher ids): a late copy of an earlier
+    // flow's packet passes, as that flow's own state (every packet passed) would let it;
+    // a later flow starts the number over.
+    if (q.flow != kNoFlow && p->flow < q.flow) {
+      sender_.deliver_now(p);
+      return;
+    }
+    if (!q.held.empty()) give_up(q);
+    q.expected = 0;
+    q.flow = p->flow;
+  }
   const std::uint32_t psn = p->psn;
   if (psn < q.expected || q.held.count(psn)) {  // a retransmission, or a copy of one held
     sender_.deliver_now(p);

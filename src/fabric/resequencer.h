@@ -54,7 +54,9 @@ class Resequencer final : public LinkImpairment, public EventHandler {
     Packet* packet;
     Time since;
   };
+  static constexpr std::uint32_t kNoFlow = 0xffffffff;
   struct Qp {
+    std::uint32_t flow = kNoFlow;  // whose packets it orders (a QP number's flow may change)
     std::uint32_t expected = 0;
     std::map<std::uint32_t, Held> held;  // by PSN
     Time due = Time::max();              // the pending timeout check (the oldest held + timeout)

@@ -124,7 +124,9 @@ TEST(IdealFct, PathsBetweenSwitchesWalkedOnceKeepEachHostsOwnLinks) {
   EXPECT_EQ(net.ideal_fct(flow(c, a), &cache), ps(6'590'720));
   for (std::uint32_t x = 0; x < 3; ++x)
     for (std::uint32_t y = 0; y < 3; ++y)
-      if (x != y) EXPECT_EQ(net.ideal_fct(flow(x, y), &cache), net.ideal_fct(flow(x, y))) << x << " -> " << y;
+      if (x != y) {
+        EXPECT_EQ(net.ideal_fct(flow(x, y), &cache), net.ideal_fct(flow(x, y))) << x << " -> " << y;
+      }
 }
 
 }  // namespace

@@ -1330,5 +1330,23 @@ TEST(FlowFeed, APacketForAFreedQpIsDiscardedAndCounted) {
   }
 }
 
+// A fed flow between hosts no path joins is refused as one added before the run is, by
+// name: among the first instant's flows before the run, later when it is added.
+TEST(FlowFeed, AFlowWithoutAPathIsRefusedByName) {
+  const auto islands = [](Time start) {  // h0 - s0 - h1 and h2 - s1 - h3, unjoined
+    auto net = std::make_unique<Network>(NicConfig{}, SwitchConfig{}, 1);
+    for (int h = 0; h < 4; ++h) net->add_host("h" + std::to_string(h));
+    const auto s0 = net->add_switch("s0"), s1 = net->add_switch("s1");
+    for (std::uint32_t h = 0; h < 4; ++h) net->connect(net->host(h), net->switch_at(h < 2 ? s0 : s1), Gbps(100), us(1));
+    net->feed_flows(std::make_unique<ListSource>(
+                        std::vector<FlowSpec>{{.src = 0, .dst = 1, .bytes = 4096, .start = {}},
+                                              {.src = 0, .dst = 2, .bytes = 4096, .start = start}}),
+                    us(50));
+    return net;
+  };
+  EXPECT_EQ(testing::input_error_of([&] { islands(us(10))->run(ms(1)); }), "no path from h0 to h2");
+  EXPECT_EQ(testing::input_error_of([&] { islands(us(100))->run(ms(1)); }), "no path from h0 to h2");
+}
+
 }  // namespace
 }  // namespace fabriclab::fabric

@@ -122,7 +122,7 @@ struct CcContext {
   // When the QP counts as made: the run's start for every QP, those of flows fed during
   // the run (Network::feed_flows) included, so that a fed flow's QP is the one it would
   // have been had every flow been added before the run.
-  Time created;
+  Time created = Time();
 };
 
 // The feedback a policy reads (bits of CcPolicy::feedback; see the top of this file).

@@ -221,6 +221,7 @@ void Dcqcn::cut(Time now) {
 void Dcqcn::restart_timer(Time now) {
   timer_due_ = now + Time::from_ps(static_cast<std::int64_t>(p_.rpg_time_reset) * kUs);
   sim_.schedule_at(timer_due_, *this, kIncreaseTimer);
+  timer_last_ = timer_due_;
 }
 
 void Dcqcn::increase(std::uint32_t t, std::uint32_t bc) {

@@ -182,7 +182,7 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   const char* name() const override { return "dcqcn"; }
   void retire() override { listener_ = nullptr; }
   bool has_pending_events(Time now) const override {
-    return monitor_due_ != Time::max() || (timer_due_ != Time::max() && timer_due_ > now);
+    return monitor_due_ != Time::max() || (timer_last_ != Time::max() && timer_last_ > now);
   }
   void on_event(std::uint64_t tag) override;
 
@@ -218,6 +218,9 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   std::uint32_t t_ = 0, bc_ = 0;
   std::uint64_t bytes_ = 0;
   Time timer_due_ = Time::max(), monitor_due_ = Time::max();
+  // The latest increase-timer event scheduled (a recovery by bytes clears timer_due_ with
+  // one still queued, which then does nothing; scheduled times only grow).
+  Time timer_last_ = Time::max();
   std::uint64_t cnps_ = 0, cuts_ = 0;
 };
 

@@ -24,7 +24,7 @@ void ReorderRecorder::watch(fabric::Port& port) {
 void ReorderRecorder::on_frame(const fabric::Port& port, const fabric::Packet& p, bool egress) {
   if (!egress || !fabric::is_data(p.opcode)) return;
   const auto w = static_cast<std::size_t>(std::find(watched_.begin(), watched_.end(), &port) - watched_.begin());
-  auto& [flow, tracker] = seen_[{w, p.dst, p.dst_qp}];
+  auto& [flow, tracker] = seen_[{w, p.dst, p.dst_qp, p.flow}];
   flow = p.flow;
   tracker.add(p.psn, sim_.now());
 }
@@ -32,7 +32,7 @@ void ReorderRecorder::on_frame(const fabric::Port& port, const fabric::Packet& p
 std::vector<ReorderRecorder::Result> ReorderRecorder::results() const {
   std::vector<Result> out;
   for (const auto& [key, v] : seen_) {
-    const auto& [w, dst, qp] = key;
+    const auto& [w, dst, qp, id] = key;
     const fabric::Port& port = *watched_[w];
     out.push_back({fmt::format("{}:{}", port.owner().name(), port.index()), dst, qp, v.first, v.second.metrics()});
   }

@@ -48,8 +48,10 @@ class ReorderRecorder final : public fabric::PortTap {
   const Simulator& sim_;
   std::vector<std::unique_ptr<Fanout>> fanouts_;
   std::vector<const fabric::Port*> watched_;
-  // (watched port index, dst host, dst QP) -> flow and its metrics so far, in a fixed order
-  std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t>, std::pair<std::uint32_t, fabric::ReorderTracker>>
+  // (watched port index, dst host, dst QP, flow: a load's QP numbers are reused) -> flow
+  // and its metrics so far, in a fixed order
+  std::map<std::tuple<std::size_t, std::uint32_t, std::uint32_t, std::uint32_t>,
+           std::pair<std::uint32_t, fabric::ReorderTracker>>
       seen_;
 };
 
