@@ -52,10 +52,11 @@ void FlowFeed::add(Time before, bool during_run) {
     if (during_run) net_.make_qps(id, true);
     live_.push_back(id);
     done_.push_back(0);
-    ++added_;
     pull();
   }
 }
+
+std::uint64_t FlowFeed::flows_added() const { return net_.flows_.size() - first_; }
 
 Time FlowFeed::next_step(bool /*idle*/) {
   if (!has_next_) return Time::max();

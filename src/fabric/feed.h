@@ -39,9 +39,8 @@ class FlowFeed final : public Coordinator {
   // From Network::prepare, before the QPs are made: the flows starting before the first
   // instant; holds the run open (Network::hold) while the source has more.
   void add_first();
-  // Flows added so far, and QPs held now (both ends; a measure of what the feed keeps).
-  std::uint64_t flows_added() const { return added_; }
-  std::uint64_t flows_holding_qps() const { return live_.size(); }
+  // Flows added so far.
+  std::uint64_t flows_added() const;
 
   void begin() override {}
   Time next_step(bool idle) override;
@@ -61,7 +60,6 @@ class FlowFeed final : public Coordinator {
   Time step_;
   FlowSpec next_;
   bool has_next_ = false, held_ = false;
-  std::uint64_t added_ = 0;
   std::uint32_t first_ = 0;  // the first fed flow's id
   // Flows whose QPs are held, in id order; per flow fed (from first_), what has finished (1: its
   // sending QPs, 2: its receiving QPs). What this process found at the last instant

@@ -119,10 +119,6 @@ struct CcContext {
   std::uint32_t packet_wire_bytes = 0;  // a full packet's bytes on the wire (frame and gap)
   std::uint64_t seed = 0;               // the run's (a policy's random stream: named by host and `serial`)
   std::uint32_t serial = 0;             // the QP's number among those its host made (its QPN unless recycled)
-  // When the QP counts as made: the run's start for every QP, those of flows fed during
-  // the run (Network::feed_flows) included, so that a fed flow's QP is the one it would
-  // have been had every flow been added before the run.
-  Time created = Time();
 };
 
 // The feedback a policy reads (bits of CcPolicy::feedback; see the top of this file).

@@ -112,8 +112,7 @@ void DcqcnParams::validate() const {
         "the byte counter must be off)");
 }
 
-Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp,
-             Time created)
+Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp)
     : p_(params),
       sim_(sim),
       listener_(listener),
@@ -123,8 +122,7 @@ Dcqcn::Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListen
       rc_(max_),
       rt_(max_),
       alpha_period_(Time::from_ps(params.dce_tcp_rtt * kUs)),
-      alpha_(params.initial_alpha_value / 1024.0),
-      alpha_ref_(created) {}
+      alpha_(params.initial_alpha_value / 1024.0) {}
 
 double Dcqcn::alpha_update(double a, bool cnp_seen) const {
   const double g = p_.dce_tcp_g;

@@ -169,10 +169,10 @@ const DcqcnPreset& dcqcn_preset(std::string_view name);
 
 class Dcqcn final : public CongestionControl, public EventHandler {
  public:
-  // `params` must outlive this object (the NIC's configuration); `created`: when the QP
-  // was made, where alpha's first decay period starts.
-  Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp,
-        Time created = Time());
+  // `params` must outlive this object (the NIC's configuration). Alpha's first decay
+  // period starts at the run's start, for a QP made during the run too (a load's flow fed
+  // then is the QP it would have been had every flow been made before the run).
+  Dcqcn(const DcqcnParams& params, Simulator& sim, BitRate line, RateListener* listener, std::uint32_t qp);
 
   BitRate rate() const override { return BitRate::from_bps(rc_); }
   BitRate target_rate() const override { return BitRate::from_bps(rt_); }
@@ -209,7 +209,7 @@ class Dcqcn final : public CongestionControl, public EventHandler {
   std::int64_t rc_, rt_;    // bps
   Time alpha_period_;
   double alpha_ = 0;
-  Time alpha_ref_;  // start of the alpha period in progress
+  Time alpha_ref_;  // start of the alpha period in progress (the run's, at first)
   bool cnp_in_period_ = false;
   bool limited_ = false;      // below the maximum rate (or Rt below it) since a CNP
   bool cnp_pending_ = false;  // a CNP since the last monitor check

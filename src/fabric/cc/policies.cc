@@ -22,7 +22,7 @@ const std::vector<CcPolicy>& cc_policies() {
        }},
       {"dcqcn", kFeedbackCnp, [](const NicConfig& nic) { nic.dcqcn.validate(); },
        [](const CcContext& ctx, const NicConfig& nic) -> std::unique_ptr<CongestionControl> {
-         auto cc = std::make_unique<Dcqcn>(nic.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp, ctx.created);
+         auto cc = std::make_unique<Dcqcn>(nic.dcqcn, ctx.sim, ctx.line, ctx.listener, ctx.qp);
          cc->set_tie_source(ctx.tie_source);
          return cc;
        }},

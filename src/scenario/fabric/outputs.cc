@@ -27,10 +27,11 @@ void flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow, FileWriter
   for (std::size_t i = 0; i < net.flows().size(); ++i) {
     const auto& f = net.flows()[i];
     o.retransmitted += f.retransmitted;
+    if (f.finished()) fcts.push_back((f.finish - f.started).ps());
+    if (!out) continue;  // (the totals only)
     std::string fin, fct, gbps;
     if (f.finished()) {
       const Time d = f.finish - f.started;
-      fcts.push_back(d.ps());
       fin = ns_text(f.finish);
       fct = ns_text(d);
       // bits per ns = Gb/s
@@ -38,7 +39,6 @@ void flows_csv(Network& net, FabricOutcome& o, const Slowdowns& slow, FileWriter
     }
     const std::string ideal = slow.ideal[i] == Time::max() ? "" : ns_text(slow.ideal[i]);
     const std::string slowdown = slow.slowdown[i] < 0 ? "" : fmt::format("{:.4f}", slow.slowdown[i]);
-    if (!out) continue;
     fmt::format_to(std::back_inserter(flows), "{},{},{},{},{},{},{},{},{},{},{},{}\n", i, net.host(f.spec.src).name(),
                    net.host(f.spec.dst).name(), f.spec.bytes, f.started == Time::max() ? "" : ns_text(f.started), fin,
                    fct, gbps, f.retransmitted, finish_at, ideal, slowdown);
